@@ -1,0 +1,15 @@
+import { json } from '@/lib/api/respond';
+import { methods, route } from '@/lib/api/route';
+import { sessionCookie } from '@/lib/api/session-cookie';
+import { signInBodySchema } from '@/lib/schemas/accounts';
+import { principalFromSession, signIn, toSessionDto } from '@/lib/services/accounts';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  POST: route({ auth: 'public', body: signInBodySchema }, async ({ req, body }) => {
+    const { token, expiresAt } = await signIn(body.email, body.password);
+    const principal = await principalFromSession(token);
+    return json(toSessionDto(principal!), { headers: { 'set-cookie': sessionCookie(req, token, expiresAt) } });
+  }),
+});

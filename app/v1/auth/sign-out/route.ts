@@ -1,0 +1,15 @@
+import { readCookie, SESSION_COOKIE } from '@/lib/api/auth';
+import { json } from '@/lib/api/respond';
+import { methods, route } from '@/lib/api/route';
+import { clearedSessionCookie } from '@/lib/api/session-cookie';
+import { signOut } from '@/lib/services/accounts';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  POST: route({ auth: 'public' }, async ({ req }) => {
+    const token = readCookie(req, SESSION_COOKIE);
+    if (token) await signOut(token);
+    return json({ signed_out: true }, { headers: { 'set-cookie': clearedSessionCookie() } });
+  }),
+});

@@ -1,0 +1,12 @@
+import { methods, route } from '@/lib/api/route';
+import { createdApiKeySchema, tokenBodySchema } from '@/lib/schemas/accounts';
+import { createApiKeyWithPassword } from '@/lib/services/accounts';
+
+export const dynamic = 'force-dynamic';
+
+/** For scripts and CI: email + password in, a new API key out (shown once). */
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  POST: route({ auth: 'public', body: tokenBodySchema, response: createdApiKeySchema, status: 201 }, ({ body }) =>
+    createApiKeyWithPassword(body),
+  ),
+});

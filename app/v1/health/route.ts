@@ -1,0 +1,8 @@
+import { methods, route } from '@/lib/api/route';
+import { healthSchema } from '@/lib/schemas/health';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  GET: route({ auth: 'public', response: healthSchema }, async () => ({ status: 'ok' as const })),
+});

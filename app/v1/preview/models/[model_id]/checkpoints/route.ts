@@ -1,0 +1,25 @@
+import { methods, route } from '@/lib/api/route';
+import {
+  checkpointListSchema,
+  deleteCheckpointsBodySchema,
+  deleteCheckpointsResponseSchema,
+  listCheckpointsQuerySchema,
+} from '@/lib/schemas/checkpoints';
+import { modelIdParamsSchema } from '@/lib/schemas/models';
+import { deleteCheckpoints, listCheckpoints } from '@/lib/services/checkpoints';
+import { MODEL_NOT_FOUND } from '@/lib/services/models';
+
+export const dynamic = 'force-dynamic';
+
+const params = modelIdParamsSchema;
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  GET: route(
+    { params, notFound: MODEL_NOT_FOUND, query: listCheckpointsQuerySchema, response: checkpointListSchema },
+    ({ principal, params, query }) => listCheckpoints(principal, params.model_id, query),
+  ),
+  DELETE: route(
+    { params, notFound: MODEL_NOT_FOUND, body: deleteCheckpointsBodySchema, response: deleteCheckpointsResponseSchema },
+    ({ principal, params, body }) => deleteCheckpoints(principal, params.model_id, body.steps),
+  ),
+});

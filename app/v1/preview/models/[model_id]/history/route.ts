@@ -1,0 +1,15 @@
+import { methods, route } from '@/lib/api/route';
+import { modelIdParamsSchema } from '@/lib/schemas/models';
+import { historyQuerySchema, historySchema } from '@/lib/schemas/trajectories';
+import { MODEL_NOT_FOUND } from '@/lib/services/models';
+import { getHistory } from '@/lib/services/trajectories';
+
+export const dynamic = 'force-dynamic';
+
+/** Extension: the run's metric history per step, downsampled for charts. */
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  GET: route(
+    { params: modelIdParamsSchema, notFound: MODEL_NOT_FOUND, query: historyQuerySchema, response: historySchema },
+    ({ principal, params, query }) => getHistory(principal, params.model_id, query),
+  ),
+});

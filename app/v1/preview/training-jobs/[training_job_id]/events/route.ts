@@ -1,0 +1,12 @@
+import { methods, route } from '@/lib/api/route';
+import { jobEventListSchema, jobIdParamsSchema, listEventsQuerySchema } from '@/lib/schemas/training-jobs';
+import { JOB_NOT_FOUND, listEvents } from '@/lib/services/training-jobs';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  GET: route(
+    { params: jobIdParamsSchema, notFound: JOB_NOT_FOUND, query: listEventsQuerySchema, response: jobEventListSchema },
+    ({ principal, params, query }) => listEvents(principal, params.training_job_id, query),
+  ),
+});

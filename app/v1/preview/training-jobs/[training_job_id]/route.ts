@@ -1,0 +1,11 @@
+import { methods, route } from '@/lib/api/route';
+import { jobIdParamsSchema, trainingJobSchema } from '@/lib/schemas/training-jobs';
+import { getJob, JOB_NOT_FOUND } from '@/lib/services/training-jobs';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  GET: route({ params: jobIdParamsSchema, notFound: JOB_NOT_FOUND, response: trainingJobSchema }, ({ principal, params }) =>
+    getJob(principal, params.training_job_id),
+  ),
+});

@@ -1,0 +1,11 @@
+import { methods, route } from '@/lib/api/route';
+import { createRlJobBodySchema, jobCreatedSchema } from '@/lib/schemas/training-jobs';
+import { createRlJob } from '@/lib/services/training-jobs';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  POST: route({ body: createRlJobBodySchema, bodyLimit: 'large', response: jobCreatedSchema }, ({ principal, body }) =>
+    createRlJob(principal, body),
+  ),
+});

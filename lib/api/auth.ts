@@ -1,0 +1,64 @@
+import { ApiError } from './errors';
+import type { ErrorFlavor } from './respond';
+import { API_KEY_PREFIX } from '@/lib/services/credentials';
+import { principalFromApiKey, principalFromSession, type Principal } from '@/lib/services/accounts';
+
+export const SESSION_COOKIE = 'tb_session';
+
+export function readCookie(req: Request, name: string): string | undefined {
+  const header = req.headers.get('cookie');
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+function unauthenticated(flavor: ErrorFlavor): ApiError {
+  return flavor === 'chat'
+    ? new ApiError('unauthenticated', 'Authentication failed', { type: 'AuthenticationError' })
+    : new ApiError('unauthenticated', 'Not authenticated');
+}
+
+/**
+ * Cookie-authenticated writes must come from our own pages. Bearer-key requests need no such check:
+ * a browser never attaches the key by itself. SameSite=Lax already blocks most cross-site posts; the
+ * Origin / Sec-Fetch-Site check closes the rest (same-site subdomains, old browsers).
+ */
+export function assertSameOrigin(req: Request): void {
+  if (['GET', 'HEAD', 'OPTIONS'].includes(req.method)) return;
+  const site = req.headers.get('sec-fetch-site');
+  if (site === 'same-origin') return;
+  const origin = req.headers.get('origin');
+  const host = req.headers.get('x-forwarded-host') ?? req.headers.get('host');
+  if (origin && host) {
+    try {
+      if (new URL(origin).host === host) return;
+    } catch {
+      // malformed Origin falls through to the rejection
+    }
+  }
+  throw new ApiError('forbidden', 'Cross-site request rejected: use an API key for requests from other origins');
+}
+
+/** Resolves the caller from `Authorization: Bearer` (API key) or the dashboard session cookie. */
+export async function authenticate(req: Request, flavor: ErrorFlavor): Promise<Principal> {
+  const header = req.headers.get('authorization');
+  if (header !== null) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match || !match[1].startsWith(API_KEY_PREFIX)) throw unauthenticated(flavor);
+    const principal = await principalFromApiKey(match[1]);
+    if (!principal) throw unauthenticated(flavor);
+    return principal;
+  }
+  const token = readCookie(req, SESSION_COOKIE);
+  if (token) {
+    const principal = await principalFromSession(token);
+    if (principal) {
+      assertSameOrigin(req);
+      return principal;
+    }
+  }
+  throw unauthenticated(flavor);
+}

@@ -1,0 +1,172 @@
+import type { z } from 'zod';
+
+/** A pydantic/FastAPI-style validation item: the preview routes' 422 contract (compat §1.4). */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+}
+
+export type ErrorCode =
+  | 'validation'
+  | 'bad_request'
+  | 'unauthenticated'
+  | 'payment_required'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal'
+  | 'unavailable';
+
+const STATUS: Record<ErrorCode, number> = {
+  validation: 422,
+  bad_request: 400,
+  unauthenticated: 401,
+  payment_required: 402,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+};
+
+export interface ApiErrorOptions {
+  issues?: ValidationIssue[];
+  /** Chat envelope only: the offending request field. */
+  param?: string | null;
+  /** Chat envelope only: vLLM's error class name (`Bad Request`, `BadRequestError`, `NotFoundError`…). */
+  type?: string;
+  /** Overrides the status implied by the code (chat validation errors are 400, not 422). */
+  status?: number;
+  headers?: Record<string, string>;
+}
+
+/** The one error type services and handlers throw; lib/api/respond.ts is the one place it becomes a response. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly issues?: ValidationIssue[];
+  readonly param?: string | null;
+  readonly type?: string;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = options.status ?? STATUS[code];
+    this.issues = options.issues;
+    this.param = options.param;
+    this.type = options.type;
+    this.headers = options.headers;
+  }
+
+  static validation(issues: ValidationIssue[]): ApiError {
+    return new ApiError('validation', issues[0]?.msg ?? 'Validation error', { issues });
+  }
+
+  /** A semantic check failing on one field: pydantic's `value_error` shape. */
+  static valueError(loc: (string | number)[], text: string, input?: unknown): ApiError {
+    return ApiError.validation([{ loc, msg: `Value error, ${text}`, type: 'value_error', ...(input === undefined ? {} : { input }) }]);
+  }
+
+  static notFound(message: string): ApiError {
+    return new ApiError('not_found', message);
+  }
+}
+
+type Location = 'body' | 'query' | 'path' | 'header';
+
+function quote(values: readonly unknown[]): string {
+  const items = values.map((v) => `'${String(v)}'`);
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+}
+
+/**
+ * Translates zod issues into the pydantic v2 `type`/`msg` pairs real clients and FastAPI users know
+ * (compat §1.4). Query values arrive as strings, hence the `*_parsing` types there.
+ */
+export function zodIssuesToValidation(error: z.ZodError, location: Location): ValidationIssue[] {
+  return error.issues.map((issue) => {
+    const loc = [location, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+    const hasInput = 'input' in issue;
+    const input = hasInput ? (issue as { input?: unknown }).input : undefined;
+    const withInput = (item: ValidationIssue): ValidationIssue => (hasInput ? { ...item, input } : item);
+    switch (issue.code) {
+      case 'invalid_type': {
+        if (!hasInput || input === undefined) return { loc, msg: 'Field required', type: 'missing' };
+        const fromString = typeof input === 'string';
+        switch (issue.expected) {
+          case 'int':
+            if (typeof input === 'number')
+              return withInput({ loc, msg: 'Input should be a valid integer, got a number with a fractional part', type: 'int_from_float' });
+            return withInput(
+              fromString
+                ? { loc, msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }
+                : { loc, msg: 'Input should be a valid integer', type: 'int_type' },
+            );
+          case 'number':
+            return withInput(
+              fromString
+                ? { loc, msg: 'Input should be a valid number, unable to parse string as a number', type: 'float_parsing' }
+                : { loc, msg: 'Input should be a valid number', type: 'float_type' },
+            );
+          case 'boolean':
+            return withInput(
+              fromString
+                ? { loc, msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' }
+                : { loc, msg: 'Input should be a valid boolean', type: 'bool_type' },
+            );
+          case 'string':
+            return withInput({ loc, msg: 'Input should be a valid string', type: 'string_type' });
+          case 'array':
+            return withInput({ loc, msg: 'Input should be a valid list', type: 'list_type' });
+          case 'object':
+          case 'record':
+            return withInput({ loc, msg: 'Input should be a valid dictionary', type: 'dict_type' });
+          default:
+            return withInput({ loc, msg: `Input should be a valid ${issue.expected}`, type: `${issue.expected}_type` });
+        }
+      }
+      case 'invalid_format':
+        if (issue.format === 'uuid' || issue.format === 'guid')
+          return withInput({ loc, msg: 'Input should be a valid UUID, invalid character or length', type: 'uuid_parsing' });
+        return withInput({ loc, msg: `Input should be a valid ${issue.format}`, type: 'string_pattern_mismatch' });
+      case 'too_big':
+        if (issue.origin === 'string')
+          return withInput({ loc, msg: `String should have at most ${issue.maximum} characters`, type: 'string_too_long' });
+        if (issue.origin === 'array')
+          return withInput({ loc, msg: `List should have at most ${issue.maximum} items`, type: 'too_long' });
+        return withInput(
+          issue.inclusive
+            ? { loc, msg: `Input should be less than or equal to ${issue.maximum}`, type: 'less_than_equal' }
+            : { loc, msg: `Input should be less than ${issue.maximum}`, type: 'less_than' },
+        );
+      case 'too_small':
+        if (issue.origin === 'string')
+          return withInput({ loc, msg: `String should have at least ${issue.minimum} characters`, type: 'string_too_short' });
+        if (issue.origin === 'array')
+          return withInput({ loc, msg: `List should have at least ${issue.minimum} items`, type: 'too_short' });
+        return withInput(
+          issue.inclusive
+            ? { loc, msg: `Input should be greater than or equal to ${issue.minimum}`, type: 'greater_than_equal' }
+            : { loc, msg: `Input should be greater than ${issue.minimum}`, type: 'greater_than' },
+        );
+      case 'invalid_value':
+        return withInput({ loc, msg: `Input should be ${quote(issue.values)}`, type: 'enum' });
+      case 'invalid_union':
+        return withInput({ loc, msg: 'Input does not match any of the accepted shapes', type: 'union_tag_invalid' });
+      default:
+        return withInput({ loc, msg: `Value error, ${issue.message}`, type: 'value_error' });
+    }
+  });
+}

@@ -1,0 +1,50 @@
+import { ApiError } from './errors';
+
+/** Preview (training) routes answer FastAPI-style; chat routes answer with vLLM/OpenAI's envelope (compat §1.4). */
+export type ErrorFlavor = 'preview' | 'chat';
+
+export function json(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status: init.status ?? 200,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...init.headers },
+  });
+}
+
+const CHAT_TYPES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'AuthenticationError',
+  402: 'PaymentRequiredError',
+  403: 'PermissionDeniedError',
+  404: 'NotFoundError',
+  405: 'MethodNotAllowedError',
+  413: 'Bad Request',
+  415: 'Bad Request',
+  422: 'Bad Request',
+  429: 'RateLimitError',
+  500: 'InternalServerError',
+  503: 'ServiceUnavailableError',
+};
+
+/** The single mapping from thrown errors to HTTP responses. Unknown errors never leak their text. */
+export function errorResponse(err: unknown, flavor: ErrorFlavor): Response {
+  if (!(err instanceof ApiError)) {
+    console.error('[tuneboard] unhandled error', err);
+    err = new ApiError('internal', 'Internal server error');
+  }
+  const e = err as ApiError;
+  const headers: Record<string, string> = { ...e.headers };
+  if (e.status === 401 && flavor === 'preview') headers['www-authenticate'] = 'Bearer';
+  if (flavor === 'chat') {
+    const status = e.code === 'validation' ? 400 : e.status;
+    const message =
+      e.code === 'validation' && e.issues?.length
+        ? e.issues.map((i) => `${i.msg} (${i.loc.join('.')})`).join('; ')
+        : e.message;
+    return json(
+      { error: { message, type: e.type ?? CHAT_TYPES[status] ?? 'Error', param: e.param ?? null, code: status } },
+      { status, headers },
+    );
+  }
+  const detail = e.code === 'validation' && e.issues ? e.issues : e.message;
+  return json({ detail }, { status: e.status, headers });
+}

@@ -1,0 +1,140 @@
+import type { z } from 'zod';
+import { authenticate } from './auth';
+import { parseJsonText, readBodyText } from './body';
+import { ApiError, zodIssuesToValidation } from './errors';
+import { errorResponse, json, type ErrorFlavor } from './respond';
+import { config } from '@/lib/config';
+import type { Principal } from '@/lib/services/accounts';
+
+type Schema = z.ZodType;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteDefinition<P, Q, B, R> {
+  /** Which error envelope and 401 text this route uses. Default: preview. */
+  flavor?: ErrorFlavor;
+  /** `public` routes ignore Authorization entirely (health). Default: required. */
+  auth?: 'required' | 'public';
+  params?: P;
+  /** Message of the 404 a malformed path id gets (compat §1.5: a non-UUID path id is simply unknown). */
+  notFound?: string;
+  query?: Q;
+  body?: B;
+  /** `large` for routes that carry trajectories (compat §1.3). */
+  bodyLimit?: 'large' | 'small';
+  response?: R;
+  /** HTTP status of a successful non-Response result. */
+  status?: number;
+}
+
+export interface HandlerInput<P, Q, B> {
+  req: Request;
+  params: Out<P>;
+  query: Out<Q>;
+  body: Out<B>;
+}
+
+type NextContext = { params: Promise<Record<string, string | string[] | undefined>> };
+export type RouteHandler = (req: Request, ctx: NextContext) => Promise<Response>;
+
+function searchParamsObject(url: URL): Record<string, string> {
+  // Repeated scalar parameters: the last one wins, as in FastAPI.
+  const out: Record<string, string> = {};
+  url.searchParams.forEach((value, key) => {
+    out[key] = value;
+  });
+  return out;
+}
+
+/**
+ * The declarative wrapper every /v1 handler goes through: authenticate, parse path/query/body with the
+ * zod contract, call one service, check the response against its schema outside production, and map
+ * every thrown error in one place (lib/api/respond.ts).
+ */
+export function route<
+  P extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  B extends Schema | undefined = undefined,
+  R extends Schema | undefined = undefined,
+>(
+  def: RouteDefinition<P, Q, B, R> & { auth: 'public' },
+  handler: (input: HandlerInput<P, Q, B>) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
+): RouteHandler;
+export function route<
+  P extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  B extends Schema | undefined = undefined,
+  R extends Schema | undefined = undefined,
+>(
+  def: RouteDefinition<P, Q, B, R>,
+  handler: (
+    input: HandlerInput<P, Q, B> & { principal: Principal },
+  ) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
+): RouteHandler;
+// The implementation sees the union of both overloads; the overloads above carry the precise types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function route(def: RouteDefinition<any, any, any, any>, handler: (input: any) => Promise<unknown>): RouteHandler {
+  const flavor = def.flavor ?? 'preview';
+  return async (req, ctx) => {
+    try {
+      let params: unknown = undefined;
+      if (def.params) {
+        const raw = ctx?.params ? await ctx.params : {};
+        const parsed = def.params.safeParse(raw);
+        if (!parsed.success) throw ApiError.notFound(def.notFound ?? 'Not Found');
+        params = parsed.data;
+      }
+
+      const principal = def.auth === 'public' ? undefined : await authenticate(req, flavor);
+
+      let query: unknown = undefined;
+      if (def.query) {
+        const parsed = def.query.safeParse(searchParamsObject(new URL(req.url)), { reportInput: true });
+        if (!parsed.success) throw ApiError.validation(zodIssuesToValidation(parsed.error, 'query'));
+        query = parsed.data;
+      }
+
+      let body: unknown = undefined;
+      if (def.body) {
+        const limit = def.bodyLimit === 'large' ? config.largeBodyLimitBytes : config.smallBodyLimitBytes;
+        const parsedText = parseJsonText(await readBodyText(req, limit), flavor);
+        if (!parsedText.present) {
+          throw ApiError.validation([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+        }
+        const parsed = def.body.safeParse(parsedText.value, { reportInput: true });
+        if (!parsed.success) throw ApiError.validation(zodIssuesToValidation(parsed.error, 'body'));
+        body = parsed.data;
+      }
+
+      const result = await handler({ req, params, query, body, principal });
+      if (result instanceof Response) return result;
+      if (def.response && !config.isProduction) {
+        const checked = def.response.safeParse(result);
+        if (!checked.success) {
+          // A contract break is our bug: fail loudly in development and tests rather than ship it.
+          console.error('[tuneboard] response does not match its schema', req.method, req.url, checked.error.issues);
+          throw new Error('Response schema mismatch');
+        }
+      }
+      return json(result, { status: def.status ?? 200 });
+    } catch (err) {
+      return errorResponse(err, flavor);
+    }
+  };
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+type Method = (typeof METHODS)[number];
+
+/**
+ * Exports for a route file: the given methods, and a JSON 405 for every other one, so that no /v1
+ * path ever answers with Next's empty 405 or an HTML page.
+ */
+export function methods(
+  handlers: Partial<Record<Method, RouteHandler>>,
+  flavor: ErrorFlavor = 'preview',
+): Record<Method, RouteHandler> {
+  const allow = Object.keys(handlers).join(', ');
+  const notAllowed: RouteHandler = async () =>
+    errorResponse(new ApiError('method_not_allowed', 'Method Not Allowed', { headers: { allow } }), flavor);
+  return Object.fromEntries(METHODS.map((m) => [m, handlers[m] ?? notAllowed])) as Record<Method, RouteHandler>;
+}

@@ -1,0 +1,46 @@
+import path from 'node:path';
+
+/**
+ * Server configuration from the environment, read once. Every knob has an embedded default so that a
+ * fresh clone runs with nothing set (README "Configuration" lists them).
+ */
+function intEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return Math.floor(value);
+}
+
+const MiB = 1024 * 1024;
+
+export const config = {
+  get databaseUrl(): string | undefined {
+    return process.env.DATABASE_URL || undefined;
+  },
+  get databasePoolSize(): number {
+    return intEnv('TUNEBOARD_DB_POOL_SIZE', 10);
+  },
+  /** PGlite data directory, or `memory://` for an in-memory database. */
+  get dataDir(): string {
+    const dir = process.env.TUNEBOARD_DATA_DIR || path.join('.data', 'pglite');
+    return dir.startsWith('memory://') ? dir : path.resolve(dir);
+  },
+  get artifactDir(): string {
+    return path.resolve(process.env.TUNEBOARD_ARTIFACT_DIR || path.join('.data', 'artifacts'));
+  },
+  /** Body limit of training-job and /log routes, which carry per-token logprobs (compat §1.3: ≥ 256 MiB). */
+  get largeBodyLimitBytes(): number {
+    return intEnv('TUNEBOARD_MAX_BODY_MB', 256) * MiB;
+  },
+  /** Body limit of every other JSON route. */
+  get smallBodyLimitBytes(): number {
+    return intEnv('TUNEBOARD_MAX_SMALL_BODY_MB', 8) * MiB;
+  },
+  get baseModelsFile(): string {
+    return path.resolve(process.env.TUNEBOARD_BASE_MODELS_FILE || path.join('config', 'base-models.json'));
+  },
+  get isProduction(): boolean {
+    return process.env.NODE_ENV === 'production';
+  },
+};

@@ -1,0 +1,231 @@
+import { and, asc, count, desc, eq, gt, ilike, inArray, lt, max, or, sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import { checkpoints, entities, models, projects, runMetrics, runs } from '../schema';
+
+export type ModelRow = typeof models.$inferSelect;
+export type CheckpointRow = typeof checkpoints.$inferSelect;
+
+/** A model with the names of its entity and project, the shape every model read needs. */
+export interface ModelWithNames extends ModelRow {
+  entityName: string;
+  projectName: string;
+}
+
+const modelWithNames = {
+  id: models.id,
+  entityId: models.entityId,
+  projectId: models.projectId,
+  name: models.name,
+  baseModel: models.baseModel,
+  runId: models.runId,
+  lastStep: models.lastStep,
+  createdAt: models.createdAt,
+  entityName: entities.name,
+  projectName: projects.name,
+};
+
+export async function findOrCreateProject(db: DbOrTx, entityId: string, name: string) {
+  await db.insert(projects).values({ entityId, name }).onConflictDoNothing();
+  const [row] = await db
+    .select()
+    .from(projects)
+    .where(and(eq(projects.entityId, entityId), eq(projects.name, name)))
+    .limit(1);
+  return row;
+}
+
+export async function findModelByName(db: DbOrTx, entityId: string, project: string, name: string) {
+  const [row] = await db
+    .select(modelWithNames)
+    .from(models)
+    .innerJoin(entities, eq(entities.id, models.entityId))
+    .innerJoin(projects, eq(projects.id, models.projectId))
+    .where(and(eq(models.entityId, entityId), eq(projects.name, project), eq(models.name, name)))
+    .limit(1);
+  return row as ModelWithNames | undefined;
+}
+
+/** A model visible to the caller: outside `entityIds` it does not exist (compat §1.2: 404, never 403). */
+export async function findModelInScope(db: DbOrTx, id: string, entityIds: string[]) {
+  if (entityIds.length === 0) return undefined;
+  const [row] = await db
+    .select(modelWithNames)
+    .from(models)
+    .innerJoin(entities, eq(entities.id, models.entityId))
+    .innerJoin(projects, eq(projects.id, models.projectId))
+    .where(and(eq(models.id, id), inArray(models.entityId, entityIds)))
+    .limit(1);
+  return row as ModelWithNames | undefined;
+}
+
+/** Locks the model row so concurrent step allocations and deletions serialise. */
+export async function lockModel(db: DbOrTx, id: string): Promise<ModelRow | undefined> {
+  const [row] = await db.select().from(models).where(eq(models.id, id)).for('update').limit(1);
+  return row;
+}
+
+export async function insertModel(
+  db: DbOrTx,
+  input: { entityId: string; projectId: string; name: string; baseModel: string; runId: string },
+) {
+  const [model] = await db.insert(models).values({ ...input, lastStep: 0 }).returning();
+  await db.insert(runs).values({ id: input.runId, modelId: model.id });
+  await db.insert(checkpoints).values({ modelId: model.id, step: 0, metrics: {} });
+  return model;
+}
+
+export async function deleteModelRow(db: DbOrTx, id: string): Promise<{ checkpoints: number; runs: number }> {
+  const [{ n: checkpointCount }] = await db.select({ n: count() }).from(checkpoints).where(eq(checkpoints.modelId, id));
+  const [{ n: runCount }] = await db.select({ n: count() }).from(runs).where(eq(runs.modelId, id));
+  await db.delete(models).where(eq(models.id, id));
+  return { checkpoints: Number(checkpointCount), runs: Number(runCount) };
+}
+
+export interface ModelListFilter {
+  entityIds: string[];
+  project?: string;
+  baseModel?: string;
+  search?: string;
+  after?: { createdAt: Date; id: string };
+  limit: number;
+}
+
+/** Newest first, keyset-paged on (created_at, id). */
+export async function listModels(db: DbOrTx, f: ModelListFilter) {
+  if (f.entityIds.length === 0) return [];
+  const conditions: SQL[] = [inArray(models.entityId, f.entityIds)];
+  if (f.project !== undefined) conditions.push(eq(projects.name, f.project));
+  if (f.baseModel !== undefined) conditions.push(eq(models.baseModel, f.baseModel));
+  if (f.search) conditions.push(ilike(models.name, `%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  if (f.after) {
+    conditions.push(
+      or(lt(models.createdAt, f.after.createdAt), and(eq(models.createdAt, f.after.createdAt), lt(models.id, f.after.id)))!,
+    );
+  }
+  const rows = await db
+    .select(modelWithNames)
+    .from(models)
+    .innerJoin(entities, eq(entities.id, models.entityId))
+    .innerJoin(projects, eq(projects.id, models.projectId))
+    .where(and(...conditions))
+    .orderBy(desc(models.createdAt), desc(models.id))
+    .limit(f.limit);
+  return rows as ModelWithNames[];
+}
+
+export async function checkpointStats(db: DbOrTx, modelIds: string[]) {
+  if (modelIds.length === 0) return new Map<string, { latest: number | null; count: number }>();
+  const rows = await db
+    .select({ modelId: checkpoints.modelId, latest: max(checkpoints.step), n: count() })
+    .from(checkpoints)
+    .where(inArray(checkpoints.modelId, modelIds))
+    .groupBy(checkpoints.modelId);
+  return new Map(rows.map((r) => [r.modelId, { latest: r.latest, count: Number(r.n) }]));
+}
+
+export async function listProjects(db: DbOrTx, entityIds: string[]) {
+  if (entityIds.length === 0) return [];
+  return db
+    .select({
+      id: projects.id,
+      entityName: entities.name,
+      name: projects.name,
+      createdAt: projects.createdAt,
+      modelCount: sql<number>`(select count(*) from ${models} where ${models.projectId} = ${projects.id})`.mapWith(Number),
+    })
+    .from(projects)
+    .innerJoin(entities, eq(entities.id, projects.entityId))
+    .where(inArray(projects.entityId, entityIds))
+    .orderBy(asc(entities.name), asc(projects.name));
+}
+
+export async function findCheckpoint(db: DbOrTx, modelId: string, id: string) {
+  const [row] = await db
+    .select()
+    .from(checkpoints)
+    .where(and(eq(checkpoints.modelId, modelId), eq(checkpoints.id, id)))
+    .limit(1);
+  return row;
+}
+
+export async function findCheckpointByStep(db: DbOrTx, modelId: string, step: number) {
+  const [row] = await db
+    .select()
+    .from(checkpoints)
+    .where(and(eq(checkpoints.modelId, modelId), eq(checkpoints.step, step)))
+    .limit(1);
+  return row;
+}
+
+export async function latestCheckpoint(db: DbOrTx, modelId: string) {
+  const [row] = await db
+    .select()
+    .from(checkpoints)
+    .where(eq(checkpoints.modelId, modelId))
+    .orderBy(desc(checkpoints.step))
+    .limit(1);
+  return row;
+}
+
+/** Keyset page by step: `afterStep` excludes itself, in the requested direction. */
+export async function listCheckpoints(
+  db: DbOrTx,
+  modelId: string,
+  opts: { order: 'asc' | 'desc'; afterStep?: number; limit: number },
+) {
+  const conditions: SQL[] = [eq(checkpoints.modelId, modelId)];
+  if (opts.afterStep !== undefined) {
+    conditions.push(opts.order === 'asc' ? gt(checkpoints.step, opts.afterStep) : lt(checkpoints.step, opts.afterStep));
+  }
+  return db
+    .select()
+    .from(checkpoints)
+    .where(and(...conditions))
+    .orderBy(opts.order === 'asc' ? asc(checkpoints.step) : desc(checkpoints.step))
+    .limit(opts.limit);
+}
+
+export async function deleteCheckpointsBySteps(db: DbOrTx, modelId: string, steps: number[]) {
+  if (steps.length === 0) return [];
+  return db
+    .delete(checkpoints)
+    .where(and(eq(checkpoints.modelId, modelId), inArray(checkpoints.step, steps)))
+    .returning({ step: checkpoints.step, artifactKey: checkpoints.artifactKey });
+}
+
+/** Merges metrics into a checkpoint; a key written again overwrites the old value (compat §2.5). */
+export async function mergeCheckpointMetrics(db: DbOrTx, checkpointId: string, metrics: Record<string, number>) {
+  await db
+    .update(checkpoints)
+    .set({ metrics: sql`${checkpoints.metrics} || ${JSON.stringify(metrics)}::jsonb` })
+    .where(eq(checkpoints.id, checkpointId));
+}
+
+export async function upsertRunMetrics(db: DbOrTx, runId: string, step: number, metrics: Record<string, number>) {
+  const rows = Object.entries(metrics).map(([name, value]) => ({ runId, name, step, value }));
+  if (rows.length === 0) return;
+  await db
+    .insert(runMetrics)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [runMetrics.runId, runMetrics.name, runMetrics.step],
+      set: { value: sql`excluded.value`, updatedAt: sql`now()` },
+    });
+}
+
+export async function runMetricNames(db: DbOrTx, runId: string): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ name: runMetrics.name })
+    .from(runMetrics)
+    .where(eq(runMetrics.runId, runId))
+    .orderBy(asc(runMetrics.name));
+  return rows.map((r) => r.name);
+}
+
+export async function runMetricSeries(db: DbOrTx, runId: string, name: string) {
+  return db
+    .select({ step: runMetrics.step, value: runMetrics.value })
+    .from(runMetrics)
+    .where(and(eq(runMetrics.runId, runId), eq(runMetrics.name, name)))
+    .orderBy(asc(runMetrics.step));
+}

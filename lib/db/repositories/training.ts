@@ -1,0 +1,118 @@
+import { and, asc, desc, eq, gt, inArray, lt, or, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import { jobEvents, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
+
+export type TrainingJobRow = typeof trainingJobs.$inferSelect;
+export type JobEventRow = typeof jobEvents.$inferSelect;
+export type TrajectoryGroupRow = typeof trajectoryGroups.$inferSelect;
+export type EventType = JobEventRow['type'];
+
+export async function insertJob(db: DbOrTx, input: typeof trainingJobs.$inferInsert): Promise<TrainingJobRow> {
+  const [row] = await db.insert(trainingJobs).values(input).returning();
+  return row;
+}
+
+export async function findJobInScope(db: DbOrTx, id: string, entityIds: string[]) {
+  if (entityIds.length === 0) return undefined;
+  const [row] = await db
+    .select()
+    .from(trainingJobs)
+    .where(and(eq(trainingJobs.id, id), inArray(trainingJobs.entityId, entityIds)))
+    .limit(1);
+  return row;
+}
+
+/** A model's jobs, newest first, keyset-paged on (created_at, id). */
+export async function listJobsOfModel(
+  db: DbOrTx,
+  modelId: string,
+  opts: { status?: JobStatus; after?: { createdAt: Date; id: string }; limit: number },
+) {
+  const conditions: SQL[] = [eq(trainingJobs.modelId, modelId)];
+  if (opts.status) conditions.push(eq(trainingJobs.status, opts.status));
+  if (opts.after) {
+    conditions.push(
+      or(
+        lt(trainingJobs.createdAt, opts.after.createdAt),
+        and(eq(trainingJobs.createdAt, opts.after.createdAt), lt(trainingJobs.id, opts.after.id)),
+      )!,
+    );
+  }
+  return db
+    .select()
+    .from(trainingJobs)
+    .where(and(...conditions))
+    .orderBy(desc(trainingJobs.createdAt), desc(trainingJobs.id))
+    .limit(opts.limit);
+}
+
+export async function openJobsOfModel(db: DbOrTx, modelId: string) {
+  return db
+    .select()
+    .from(trainingJobs)
+    .where(and(eq(trainingJobs.modelId, modelId), inArray(trainingJobs.status, ['QUEUED', 'RUNNING'])));
+}
+
+export async function updateJob(db: DbOrTx, id: string, set: Partial<typeof trainingJobs.$inferInsert>) {
+  await db.update(trainingJobs).set(set).where(eq(trainingJobs.id, id));
+}
+
+export async function insertEvent(db: DbOrTx, jobId: string, type: EventType, data: Record<string, unknown>) {
+  const [row] = await db.insert(jobEvents).values({ jobId, type, data }).returning();
+  return row;
+}
+
+export async function findEvent(db: DbOrTx, jobId: string, eventId: string) {
+  const [row] = await db
+    .select({ seq: jobEvents.seq })
+    .from(jobEvents)
+    .where(and(eq(jobEvents.jobId, jobId), eq(jobEvents.id, eventId)))
+    .limit(1);
+  return row;
+}
+
+/** Chronological, strictly after `afterSeq`: an index range scan whatever the table size. */
+export async function listEvents(db: DbOrTx, jobId: string, opts: { afterSeq?: number; limit: number }) {
+  const conditions: SQL[] = [eq(jobEvents.jobId, jobId)];
+  if (opts.afterSeq !== undefined) conditions.push(gt(jobEvents.seq, opts.afterSeq));
+  return db
+    .select()
+    .from(jobEvents)
+    .where(and(...conditions))
+    .orderBy(asc(jobEvents.seq))
+    .limit(opts.limit);
+}
+
+export async function insertTrajectoryGroups(db: DbOrTx, rows: (typeof trajectoryGroups.$inferInsert)[]) {
+  // Bounded batches: one multi-megabyte INSERT per group set would exceed parameter limits.
+  for (let i = 0; i < rows.length; i += 200) {
+    await db.insert(trajectoryGroups).values(rows.slice(i, i + 200));
+  }
+}
+
+export async function listTrajectoryGroups(
+  db: DbOrTx,
+  modelId: string,
+  opts: { step?: number; split?: string; source?: 'log' | 'train'; afterSeq?: number; limit: number },
+) {
+  const conditions: SQL[] = [eq(trajectoryGroups.modelId, modelId)];
+  if (opts.step !== undefined) conditions.push(eq(trajectoryGroups.step, opts.step));
+  if (opts.split !== undefined) conditions.push(eq(trajectoryGroups.split, opts.split));
+  if (opts.source !== undefined) conditions.push(eq(trajectoryGroups.source, opts.source));
+  if (opts.afterSeq !== undefined) conditions.push(gt(trajectoryGroups.seq, opts.afterSeq));
+  return db
+    .select()
+    .from(trajectoryGroups)
+    .where(and(...conditions))
+    .orderBy(asc(trajectoryGroups.seq))
+    .limit(opts.limit);
+}
+
+export async function findTrajectoryGroupSeq(db: DbOrTx, modelId: string, id: string) {
+  const [row] = await db
+    .select({ seq: trajectoryGroups.seq })
+    .from(trajectoryGroups)
+    .where(and(eq(trajectoryGroups.modelId, modelId), eq(trajectoryGroups.id, id)))
+    .limit(1);
+  return row;
+}

@@ -1,0 +1,272 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+
+  date,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const users = pgTable(
+  'users',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    email: text('email').notNull(),
+    name: text('name').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    personalEntityId: uuid('personal_entity_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('users_email_key').on(t.email)],
+);
+
+export const sessions = pgTable(
+  'sessions',
+  {
+    // sha256 of the cookie value: a database leak yields no usable session.
+    tokenHash: text('token_hash').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('sessions_user_idx').on(t.userId)],
+);
+
+/** A namespace that owns projects and models: a user's personal entity or a team. */
+export const entities = pgTable(
+  'entities',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    name: text('name').notNull(),
+    kind: text('kind', { enum: ['user', 'team'] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('entities_name_key').on(t.name)],
+);
+
+export const entityMembers = pgTable(
+  'entity_members',
+  {
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: ['owner', 'admin', 'member'] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.entityId, t.userId] }), index('entity_members_user_idx').on(t.userId)],
+);
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** The first characters of the key, shown in listings so people can tell keys apart. */
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: ts('last_used_at'),
+    expiresAt: ts('expires_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [uniqueIndex('api_keys_hash_key').on(t.keyHash), index('api_keys_user_idx').on(t.userId)],
+);
+
+export const projects = pgTable(
+  'projects',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('projects_entity_name_key').on(t.entityId, t.name)],
+);
+
+export const models = pgTable(
+  'models',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    baseModel: text('base_model').notNull(),
+    runId: text('run_id').notNull(),
+    /** Highest step ever created; step numbers are never reused, even after deletion (compat §2.4). */
+    lastStep: integer('last_step').notNull().default(0),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('models_project_name_key').on(t.projectId, t.name),
+    index('models_entity_created_idx').on(t.entityId, t.createdAt, t.id),
+  ],
+);
+
+/** The model's tracking run: its identity plus a metric history per step (run_metrics). */
+export const runs = pgTable(
+  'runs',
+  {
+    id: text('id').primaryKey(),
+    modelId: uuid('model_id')
+      .notNull()
+      .references(() => models.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('runs_model_key').on(t.modelId)],
+);
+
+export const runMetrics = pgTable(
+  'run_metrics',
+  {
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    step: integer('step').notNull(),
+    value: doublePrecision('value').notNull(),
+    updatedAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.name, t.step] })],
+);
+
+export const checkpoints = pgTable(
+  'checkpoints',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    modelId: uuid('model_id')
+      .notNull()
+      .references(() => models.id, { onDelete: 'cascade' }),
+    step: integer('step').notNull(),
+    metrics: jsonb('metrics').$type<Record<string, number>>().notNull().default(sql`'{}'::jsonb`),
+    /** Artifact-store key of the weights; null for step 0, which serves the base model's weights. */
+    artifactKey: text('artifact_key'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('checkpoints_model_step_key').on(t.modelId, t.step)],
+);
+
+export const JOB_STATUSES = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/**
+ * Jobs deliberately do not cascade from models: deleting a model fails its open jobs, and pollers must
+ * still be able to read the terminal event (compat §2.2). entity_id keeps the job scoped after that.
+ */
+export const trainingJobs = pgTable(
+  'training_jobs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    modelId: uuid('model_id').notNull(),
+    kind: text('kind', { enum: ['rl', 'sft'] }).notNull(),
+    status: text('status', { enum: JOB_STATUSES }).notNull().default('QUEUED'),
+    /** Normalised job configuration (RL experimental_config or SFT config + data reference). */
+    config: jsonb('config').$type<Record<string, unknown>>().notNull(),
+    /** The latest checkpoint step when the job was accepted: train/* rollout metrics land there. */
+    baseStep: integer('base_step'),
+    resultStep: integer('result_step'),
+    numSequences: integer('num_sequences'),
+    completedSteps: integer('completed_steps').notNull().default(0),
+    errorMessage: text('error_message'),
+    workerId: text('worker_id'),
+    heartbeatAt: ts('heartbeat_at'),
+    attempts: integer('attempts').notNull().default(0),
+    createdAt: createdAt(),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    index('training_jobs_model_created_idx').on(t.modelId, t.createdAt, t.id),
+    index('training_jobs_status_idx').on(t.status, t.createdAt),
+  ],
+);
+
+export const jobEvents = pgTable(
+  'job_events',
+  {
+    // Keyset pagination orders by seq: uuids carry no order and timestamps can tie.
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    id: uuid('id').notNull().defaultRandom(),
+    jobId: uuid('job_id')
+      .notNull()
+      .references(() => trainingJobs.id, { onDelete: 'cascade' }),
+    type: text('type', { enum: ['training_started', 'gradient_step', 'training_ended', 'training_failed'] }).notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('job_events_id_key').on(t.id), index('job_events_job_seq_idx').on(t.jobId, t.seq)],
+);
+
+/** Trajectory groups as logged through /log (source "log") or submitted with an RL job (source "train"). */
+export const trajectoryGroups = pgTable(
+  'trajectory_groups',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    id: uuid('id').notNull().defaultRandom(),
+    modelId: uuid('model_id')
+      .notNull()
+      .references(() => models.id, { onDelete: 'cascade' }),
+    jobId: uuid('job_id').references(() => trainingJobs.id, { onDelete: 'set null' }),
+    source: text('source', { enum: ['log', 'train'] }).notNull(),
+    split: text('split').notNull(),
+    step: integer('step').notNull(),
+    groupIndex: integer('group_index').notNull(),
+    numTrajectories: integer('num_trajectories').notNull(),
+    rewardMean: doublePrecision('reward_mean'),
+    rewardMin: doublePrecision('reward_min'),
+    rewardMax: doublePrecision('reward_max'),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('trajectory_groups_id_key').on(t.id),
+    index('trajectory_groups_model_step_idx').on(t.modelId, t.step, t.split, t.seq),
+    index('trajectory_groups_job_idx').on(t.jobId, t.groupIndex),
+  ],
+);
+
+/** Token usage of chat completions per entity, project, model and UTC day. */
+export const usageRecords = pgTable(
+  'usage_records',
+  {
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    project: text('project').notNull(),
+    model: text('model').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    requests: integer('requests').notNull().default(0),
+    promptTokens: bigint('prompt_tokens', { mode: 'number' }).notNull().default(0),
+    completionTokens: bigint('completion_tokens', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.entityId, t.project, t.model, t.day] })],
+);
+

@@ -1,0 +1,8 @@
+import { z } from 'zod';
+
+export const baseModelSchema = z.object({
+  id: z.string(),
+  backend: z.enum(['builtin', 'upstream']),
+  description: z.string().nullable(),
+});
+export const baseModelListSchema = z.object({ object: z.literal('list'), data: z.array(baseModelSchema) });

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+/** Any 8-4-4-4-12 hex id: Postgres accepts every such value, so we do too (z.uuid() would reject non-RFC variants). */
+export const idSchema = z.guid();
+
+export const timestampSchema = z.string().describe('ISO 8601 date-time');
+
+/** Query values are strings on the wire; this parses them the way pydantic does, with its error types. */
+function queryNumber(kind: 'int' | 'number') {
+  const pattern = kind === 'int' ? /^\s*[+-]?\d+\s*$/ : /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+  return z.string().transform((raw, ctx) => {
+    if (!pattern.test(raw)) {
+      ctx.addIssue({ code: 'invalid_type', expected: kind, input: raw, message: `expected ${kind}` });
+      return z.NEVER;
+    }
+    return Number(raw);
+  });
+}
+
+export const queryInt = () => queryNumber('int');
+
+export const queryBool = () =>
+  z.string().transform((raw, ctx) => {
+    const v = raw.trim().toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(v)) return true;
+    if (['false', '0', 'no', 'off'].includes(v)) return false;
+    ctx.addIssue({ code: 'invalid_type', expected: 'boolean', input: raw, message: 'expected boolean' });
+    return z.NEVER;
+  });
+
+/** Page size of every list route: 1–100, default 20 (compat §2.3, §2.9). */
+export const limitQuery = queryInt().pipe(z.int().min(1).max(100)).optional().default(20).describe('Page size, 1 to 100');
+
+export const listEnvelope = <T extends z.ZodType>(item: T) =>
+  z.object({
+    object: z.literal('list'),
+    data: z.array(item),
+    has_more: z.boolean(),
+    first_id: z.string().describe('ID of the first item of this page, "" when empty'),
+    last_id: z.string().describe('ID of the last item of this page, "" when empty'),
+  });
+
+export type ListEnvelope<T> = {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  first_id: string;
+  last_id: string;
+};
+
+export function toList<T extends { id: string }>(data: T[], hasMore: boolean): ListEnvelope<T> {
+  return { object: 'list', data, has_more: hasMore, first_id: data[0]?.id ?? '', last_id: data.at(-1)?.id ?? '' };
+}
+
+/**
+ * Entity, project and model names become parts of `entity/project/name:stepN` inference names,
+ * so they must be non-empty and free of `/` and `:` (compat §2.1).
+ */
+export const nameSegmentSchema = z
+  .string()
+  .max(128)
+  .superRefine((value, ctx) => {
+    if (value.trim() === '') ctx.addIssue({ code: 'custom', message: 'must not be empty' });
+    else if (/[/:]/.test(value)) ctx.addIssue({ code: 'custom', message: "must not contain '/' or ':'" });
+    else if (/[\u0000-\u001f\u007f]/.test(value)) ctx.addIssue({ code: 'custom', message: 'must not contain control characters' });
+  });
+
+export const metricsSchema = z.record(z.string(), z.number()).describe('Metric name to finite number');
+
+export const errorDetailSchema = z.object({ detail: z.string() });
+export const validationErrorSchema = z.object({
+  detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() })),
+});

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { idSchema, limitQuery, listEnvelope, nameSegmentSchema, timestampSchema } from './common';
+
+export const createModelBodySchema = z.object({
+  entity: nameSegmentSchema.nullish().describe("Team or user; null means the key owner's personal entity"),
+  project: nameSegmentSchema,
+  name: nameSegmentSchema,
+  base_model: z.string().min(1).max(256),
+  return_existing: z.boolean().nullish().describe('Return the stored model instead of a 409 when the name exists'),
+});
+export type CreateModelBody = z.infer<typeof createModelBodySchema>;
+
+/** The model record of the interface (service-interface.md "Model"). */
+export const modelSchema = z.object({
+  id: idSchema,
+  entity: z.string(),
+  project: z.string(),
+  name: z.string(),
+  base_model: z.string(),
+  run_id: z.string().nullable(),
+});
+export type ModelDto = z.infer<typeof modelSchema>;
+
+/** Dashboard extension: the record plus what a list or detail page shows. */
+export const modelSummarySchema = modelSchema.extend({
+  created_at: timestampSchema,
+  latest_step: z.int().nullable().describe('Highest existing checkpoint step, null when none remain'),
+  checkpoint_count: z.int(),
+});
+export type ModelSummaryDto = z.infer<typeof modelSummarySchema>;
+
+export const modelListSchema = listEnvelope(modelSummarySchema);
+
+export const listModelsQuerySchema = z.object({
+  entity: z.string().optional().describe('Entity name; all accessible entities when absent'),
+  project: z.string().optional(),
+  base_model: z.string().optional(),
+  search: z.string().max(200).optional().describe('Case-insensitive substring of the model name'),
+  after: z.string().optional().describe('ID of the last model of the previous page'),
+  limit: limitQuery,
+});
+
+export const deleteModelResponseSchema = z.object({
+  model_id: idSchema,
+  deleted_checkpoints: z.int(),
+  deleted_run: z.boolean(),
+});
+
+export const modelIdParamsSchema = z.object({ model_id: idSchema });
+
+export const projectSchema = z.object({
+  id: idSchema,
+  entity: z.string(),
+  name: z.string(),
+  created_at: timestampSchema,
+  model_count: z.int(),
+});
+export const projectListSchema = z.object({ object: z.literal('list'), data: z.array(projectSchema) });

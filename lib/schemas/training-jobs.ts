@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import { idSchema, limitQuery, listEnvelope, timestampSchema } from './common';
+import { trajectoryGroupSchema } from './trajectories';
+
+/**
+ * RL `experimental_config` (compat §2.6): every key nullable (null = default), unknown keys ignored
+ * (later clients add keys), wrong types 422, out-of-range values 422 value_error.
+ */
+export const rlExperimentalConfigSchema = z.looseObject({
+  advantage_balance: z.number().min(-1).max(1).nullish(),
+  epsilon: z.number().min(0).nullish(),
+  epsilon_high: z.number().min(0).nullish(),
+  kimi_k2_tau: z.number().nullish(),
+  alt_k2_tau: z.number().nullish(),
+  learning_rate: z.number().gt(0).nullish(),
+  mask_prob_ratio: z.boolean().nullish(),
+  max_negative_advantage_importance_sampling_weight: z.number().min(0).nullish(),
+  ppo: z.boolean().nullish(),
+  precalculate_logprobs: z.boolean().nullish(),
+  scale_rewards: z.boolean().nullish(),
+  importance_sampling_level: z.string().nullish(),
+  loss_fn: z.string().nullish(),
+  normalize_advantages: z.boolean().nullish(),
+  allow_training_without_logprobs: z.boolean().nullish(),
+});
+export type RlExperimentalConfig = z.infer<typeof rlExperimentalConfigSchema>;
+
+export const IMPORTANCE_SAMPLING_LEVELS = ['token', 'sequence', 'average', 'geometric_average'] as const;
+
+/** The configuration an RL job actually trains with: every default resolved (compat §2.6, §4.7). */
+export const resolvedRlConfigSchema = z.object({
+  loss: z.enum(['ppo', 'cispo']),
+  epsilon: z.number(),
+  epsilon_high: z.number(),
+  advantage_balance: z.number(),
+  tau: z.number().nullable(),
+  learning_rate: z.number(),
+  mask_prob_ratio: z.boolean(),
+  max_negative_advantage_importance_sampling_weight: z.number().nullable(),
+  precalculate_logprobs: z.boolean(),
+  scale_rewards: z.boolean(),
+  importance_sampling_level: z.enum(IMPORTANCE_SAMPLING_LEVELS),
+  allow_training_without_logprobs: z.boolean(),
+});
+export type ResolvedRlConfig = z.infer<typeof resolvedRlConfigSchema>;
+
+export const RL_DEFAULT_LEARNING_RATE = 5e-6;
+
+export function resolveRlConfig(raw: RlExperimentalConfig | null | undefined): ResolvedRlConfig {
+  const c = raw ?? {};
+  // `ppo` decides; `loss_fn` (later clients) only when `ppo` is null. Default PPO so that Dec-2025 clients,
+  // which send ppo:null, get their era's loss (compat §4.7).
+  const loss: 'ppo' | 'cispo' = c.ppo != null ? (c.ppo ? 'ppo' : 'cispo') : c.loss_fn === 'cispo' ? 'cispo' : 'ppo';
+  const epsilon = c.epsilon ?? (loss === 'ppo' ? 0.2 : 1.0);
+  const epsilonHigh = c.epsilon_high ?? (loss === 'ppo' ? epsilon : 4.0);
+  const tau = c.kimi_k2_tau ?? c.alt_k2_tau ?? null;
+  const maxNeg = c.max_negative_advantage_importance_sampling_weight ?? null;
+  const level = (IMPORTANCE_SAMPLING_LEVELS as readonly string[]).includes(c.importance_sampling_level ?? '')
+    ? (c.importance_sampling_level as ResolvedRlConfig['importance_sampling_level'])
+    : 'token';
+  return {
+    loss,
+    epsilon,
+    epsilon_high: epsilonHigh,
+    advantage_balance: c.advantage_balance ?? 0,
+    // 0 means off for both τ and the importance-weight cap (compat §2.6).
+    tau: tau === 0 ? null : tau,
+    learning_rate: c.learning_rate ?? RL_DEFAULT_LEARNING_RATE,
+    mask_prob_ratio: c.mask_prob_ratio ?? false,
+    max_negative_advantage_importance_sampling_weight: maxNeg === 0 ? null : maxNeg,
+    precalculate_logprobs: c.precalculate_logprobs ?? false,
+    scale_rewards: c.scale_rewards ?? c.normalize_advantages ?? true,
+    importance_sampling_level: level,
+    allow_training_without_logprobs: c.allow_training_without_logprobs ?? false,
+  };
+}
+
+export const createRlJobBodySchema = z.object({
+  model_id: idSchema,
+  trajectory_groups: z.array(trajectoryGroupSchema),
+  experimental_config: rlExperimentalConfigSchema.nullish(),
+});
+
+export const sftConfigSchema = z.looseObject({
+  batch_size: z.union([z.int().min(1), z.literal('auto')]).nullish(),
+  learning_rate: z.union([z.number().gt(0), z.array(z.number().gt(0)).min(1)]).nullish(),
+  assistant_turns: z.enum(['all', 'last']).nullish(),
+});
+
+export const createSftJobBodySchema = z.object({
+  model_id: idSchema,
+  training_data_url: z.string().min(1),
+  config: sftConfigSchema.nullish(),
+  experimental_config: z.record(z.string(), z.unknown()).nullish(),
+  assistant_turns: z.enum(['all', 'last']).nullish(),
+});
+
+export const SFT_DEFAULT_BATCH_SIZE = 2;
+export const SFT_DEFAULT_LEARNING_RATE = 5e-5;
+
+export const resolvedSftConfigSchema = z.object({
+  batch_size: z.int(),
+  learning_rate: z.union([z.number(), z.array(z.number())]),
+  assistant_turns: z.enum(['all', 'last']),
+});
+export type ResolvedSftConfig = z.infer<typeof resolvedSftConfigSchema>;
+
+export function resolveSftConfig(body: z.infer<typeof createSftJobBodySchema>): ResolvedSftConfig {
+  const c = body.config ?? {};
+  return {
+    batch_size: typeof c.batch_size === 'number' ? c.batch_size : SFT_DEFAULT_BATCH_SIZE,
+    learning_rate: c.learning_rate ?? SFT_DEFAULT_LEARNING_RATE,
+    assistant_turns: c.assistant_turns ?? body.assistant_turns ?? 'all',
+  };
+}
+
+export const jobCreatedSchema = z.object({ id: idSchema });
+
+export const jobStatusSchema = z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED']);
+
+/** GET job: `id` is the documented field; the rest are our extensions (compat §2.8). */
+export const trainingJobSchema = z.object({
+  id: idSchema,
+  model_id: idSchema,
+  type: z.enum(['rl', 'sft']),
+  status: jobStatusSchema,
+  created_at: timestampSchema,
+  started_at: timestampSchema.nullable(),
+  finished_at: timestampSchema.nullable(),
+  error_message: z.string().nullable(),
+  step: z.int().nullable().describe('The new checkpoint step once COMPLETED'),
+  base_step: z.int().nullable().describe('Latest checkpoint step when the job was accepted'),
+  num_sequences: z.int().nullable().describe('Optimizer steps to come, known once RUNNING'),
+  completed_steps: z.int(),
+  config: z.record(z.string(), z.unknown()),
+});
+export type TrainingJobDto = z.infer<typeof trainingJobSchema>;
+
+export const trainingJobListSchema = listEnvelope(trainingJobSchema);
+
+export const listJobsQuerySchema = z.object({
+  after: z.string().optional(),
+  limit: limitQuery,
+  status: jobStatusSchema.optional(),
+});
+
+export const jobIdParamsSchema = z.object({ training_job_id: idSchema });
+
+export const EVENT_TYPES = ['training_started', 'gradient_step', 'training_ended', 'training_failed'] as const;
+
+export const jobEventSchema = z.object({
+  id: idSchema,
+  type: z.enum(EVENT_TYPES),
+  data: z.record(z.string(), z.unknown()),
+  created_at: timestampSchema,
+});
+export type JobEventDto = z.infer<typeof jobEventSchema>;
+
+export const jobEventListSchema = listEnvelope(jobEventSchema);
+
+export const listEventsQuerySchema = z.object({
+  after: z.string().optional().describe('Return events strictly after this event id'),
+  limit: limitQuery,
+});

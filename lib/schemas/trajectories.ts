@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { idSchema, limitQuery, listEnvelope, metricsSchema, nameSegmentSchema, queryInt, timestampSchema } from './common';
+
+/**
+ * Only shapes are validated (compat §5.2 [DEC]): message internals pass through untouched, as ART passes
+ * them. Loose objects keep every key so stored trajectories can be browsed exactly as sent.
+ */
+const messageOrChoiceSchema = z.looseObject({});
+
+const additionalHistorySchema = z.looseObject({
+  messages_and_choices: z.array(messageOrChoiceSchema),
+  tools: z.array(z.unknown()).nullish(),
+});
+
+export const trajectorySchema = z.looseObject({
+  messages_and_choices: z.array(messageOrChoiceSchema),
+  // Absent means 0.0; null or a non-number is a 422 (compat §5.2).
+  reward: z.number().optional(),
+  tools: z.array(z.unknown()).nullish(),
+  additional_histories: z.array(additionalHistorySchema).nullish(),
+  metrics: z.record(z.string(), z.unknown()).nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  logs: z.array(z.unknown()).nullish(),
+  initial_policy_version: z.int().nullish(),
+  final_policy_version: z.int().nullish(),
+});
+export type Trajectory = z.infer<typeof trajectorySchema>;
+
+export const trajectoryGroupSchema = z.looseObject({
+  trajectories: z.array(trajectorySchema),
+  exceptions: z.array(z.unknown()).nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  metrics: z.record(z.string(), z.unknown()).nullish(),
+  logs: z.array(z.unknown()).nullish(),
+});
+export type TrajectoryGroup = z.infer<typeof trajectoryGroupSchema>;
+
+export const logBodySchema = z.object({
+  split: nameSegmentSchema,
+  trajectory_groups: z.array(trajectoryGroupSchema),
+});
+
+export const logResponseSchema = z.object({
+  success: z.literal(true),
+  step: z.int().describe('The checkpoint step the metrics were stored on'),
+  metrics: metricsSchema.describe('The stored keys, as `{split}/{name}`'),
+});
+
+/** Dashboard extension: a stored group with its summary. */
+export const storedTrajectoryGroupSchema = z.object({
+  id: idSchema,
+  step: z.int(),
+  split: z.string(),
+  source: z.enum(['log', 'train']),
+  job_id: idSchema.nullable(),
+  group_index: z.int(),
+  num_trajectories: z.int(),
+  reward_mean: z.number().nullable(),
+  reward_min: z.number().nullable(),
+  reward_max: z.number().nullable(),
+  created_at: timestampSchema,
+  group: z.record(z.string(), z.unknown()),
+});
+export const trajectoryGroupListSchema = listEnvelope(storedTrajectoryGroupSchema);
+
+export const listTrajectoriesQuerySchema = z.object({
+  step: queryInt().pipe(z.int().min(0)).optional(),
+  split: z.string().optional(),
+  source: z.enum(['log', 'train']).optional(),
+  after: z.string().optional(),
+  limit: limitQuery,
+});
+
+export const historyQuerySchema = z.object({
+  keys: z.string().optional().describe('Comma-separated metric names; all when absent'),
+  max_points: queryInt().pipe(z.int().min(10).max(100_000)).optional().default(1000),
+});
+
+export const historySeriesSchema = z.object({
+  name: z.string(),
+  total_points: z.int(),
+  points: z.array(z.tuple([z.int(), z.number()])).describe('[step, value] pairs in step order'),
+});
+export const historySchema = z.object({
+  run_id: z.string(),
+  series: z.array(historySeriesSchema),
+});

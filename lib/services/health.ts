@@ -1,0 +1,43 @@
+import { pingDb } from '@/lib/db/client';
+
+interface CheckResult {
+  success: boolean;
+  duration: number;
+  error: string | null;
+}
+
+const TIMEOUT_MS = 5_000;
+
+async function timed(check: () => Promise<void>): Promise<CheckResult> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS);
+      }),
+    ]);
+    return { success: true, duration: (performance.now() - started) / 1000, error: null };
+  } catch (err) {
+    console.error('[tuneboard] system check failed', err);
+    // Only a short, known reason is echoed: this route is public.
+    const reason = err instanceof Error && err.message.startsWith('timed out') ? err.message : 'check failed';
+    return { success: false, duration: (performance.now() - started) / 1000, error: reason };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * /v1/system-check (compat §2.10). Both queues are the database-backed job queue in this build:
+ * bookkeeping work and training work share it, so each check is a round trip through it.
+ */
+export async function systemCheck() {
+  const database = await timed(pingDb);
+  const cpuQueue = await timed(pingDb);
+  const gpuQueue = await timed(pingDb);
+  const body = { api: true, database: database.success, cpu_queue: cpuQueue, gpu_queue: gpuQueue };
+  const ok = database.success && cpuQueue.success && gpuQueue.success;
+  return { ok, body };
+}

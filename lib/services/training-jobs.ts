@@ -1,0 +1,133 @@
+import type { z } from 'zod';
+import { ApiError } from '@/lib/api/errors';
+import { getDb } from '@/lib/db/client';
+import * as modelsRepo from '@/lib/db/repositories/models';
+import * as trainingRepo from '@/lib/db/repositories/training';
+import { toList, type ListEnvelope } from '@/lib/schemas/common';
+import {
+  resolveRlConfig,
+  resolveSftConfig,
+  type createRlJobBodySchema,
+  type createSftJobBodySchema,
+  type JobEventDto,
+  type TrainingJobDto,
+} from '@/lib/schemas/training-jobs';
+import type { JobStatus } from '@/lib/db/schema';
+import { accessibleEntityIds, type Principal } from './accounts';
+import { loadTrainingExamples, resolveTrainingData } from './datasets';
+import { requireModel } from './models';
+import { recordTrajectories } from './trajectories';
+
+export const JOB_NOT_FOUND = 'Training job not found';
+
+export function toJobDto(row: trainingRepo.TrainingJobRow): TrainingJobDto {
+  return {
+    id: row.id,
+    model_id: row.modelId,
+    type: row.kind,
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    started_at: row.startedAt?.toISOString() ?? null,
+    finished_at: row.finishedAt?.toISOString() ?? null,
+    error_message: row.errorMessage,
+    step: row.resultStep,
+    base_step: row.baseStep,
+    num_sequences: row.numSequences,
+    completed_steps: row.completedSteps,
+    config: row.config,
+  };
+}
+
+export function toEventDto(row: trainingRepo.JobEventRow): JobEventDto {
+  return { id: row.id, type: row.type, data: row.data, created_at: row.createdAt.toISOString() };
+}
+
+export async function createRlJob(principal: Principal, body: z.infer<typeof createRlJobBodySchema>) {
+  const db = await getDb();
+  const model = await requireModel(principal, body.model_id);
+  const config = resolveRlConfig(body.experimental_config);
+  const job = await db.transaction(async (tx) => {
+    const latest = await modelsRepo.latestCheckpoint(tx, model.id);
+    const row = await trainingRepo.insertJob(tx, {
+      entityId: model.entityId,
+      modelId: model.id,
+      kind: 'rl',
+      config: { ...config, num_groups: body.trajectory_groups.length },
+      baseStep: latest?.step ?? null,
+    });
+    // The rollouts describe the policy that produced them: their train/* metrics go on the
+    // checkpoint that was latest when the job was accepted (compat §3.5).
+    await recordTrajectories(tx, model, { split: 'train', groups: body.trajectory_groups, source: 'train', jobId: row.id });
+    return row;
+  });
+  return { id: job.id };
+}
+
+export async function createSftJob(principal: Principal, body: z.infer<typeof createSftJobBodySchema>) {
+  const db = await getDb();
+  const model = await requireModel(principal, body.model_id);
+  const ref = await resolveTrainingData(principal, body.training_data_url);
+  const examples = await loadTrainingExamples(ref, body.training_data_url);
+  const config = resolveSftConfig(body);
+  const latest = await modelsRepo.latestCheckpoint(db, model.id);
+  const job = await trainingRepo.insertJob(db, {
+    entityId: model.entityId,
+    modelId: model.id,
+    kind: 'sft',
+    config: {
+      ...config,
+      training_data_url: body.training_data_url,
+      dataset_key: ref.key,
+      num_examples: examples.length,
+    },
+    baseStep: latest?.step ?? null,
+  });
+  return { id: job.id };
+}
+
+async function requireJob(principal: Principal, jobId: string) {
+  const job = await trainingRepo.findJobInScope(await getDb(), jobId, accessibleEntityIds(principal));
+  if (!job) throw ApiError.notFound(JOB_NOT_FOUND);
+  return job;
+}
+
+export async function getJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
+  return toJobDto(await requireJob(principal, jobId));
+}
+
+export async function listJobsOfModel(
+  principal: Principal,
+  modelId: string,
+  q: { after?: string; limit: number; status?: JobStatus },
+): Promise<ListEnvelope<TrainingJobDto>> {
+  const db = await getDb();
+  const model = await requireModel(principal, modelId);
+  let after: { createdAt: Date; id: string } | undefined;
+  if (q.after !== undefined) {
+    const cursor = /^[0-9a-f-]{36}$/i.test(q.after)
+      ? await trainingRepo.findJobInScope(db, q.after, [model.entityId])
+      : undefined;
+    if (!cursor || cursor.modelId !== model.id) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
+    after = { createdAt: cursor.createdAt, id: cursor.id };
+  }
+  const rows = await trainingRepo.listJobsOfModel(db, model.id, { status: q.status, after, limit: q.limit + 1 });
+  return toList(rows.slice(0, q.limit).map(toJobDto), rows.length > q.limit);
+}
+
+/** Chronological events strictly after the cursor; replays are never deduplicated (compat §3.3). */
+export async function listEvents(
+  principal: Principal,
+  jobId: string,
+  q: { after?: string; limit: number },
+): Promise<ListEnvelope<JobEventDto>> {
+  const db = await getDb();
+  const job = await requireJob(principal, jobId);
+  let afterSeq: number | undefined;
+  if (q.after !== undefined) {
+    const cursor = /^[0-9a-f-]{36}$/i.test(q.after) ? await trainingRepo.findEvent(db, job.id, q.after) : undefined;
+    if (!cursor) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
+    afterSeq = cursor.seq;
+  }
+  const rows = await trainingRepo.listEvents(db, job.id, { afterSeq, limit: q.limit + 1 });
+  return toList(rows.slice(0, q.limit).map(toEventDto), rows.length > q.limit);
+}

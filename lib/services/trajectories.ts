@@ -1,0 +1,107 @@
+import { ApiError } from '@/lib/api/errors';
+import { getDb, type DbOrTx } from '@/lib/db/client';
+import * as modelsRepo from '@/lib/db/repositories/models';
+import * as trainingRepo from '@/lib/db/repositories/training';
+import type { ModelWithNames } from '@/lib/db/repositories/models';
+import { toList } from '@/lib/schemas/common';
+import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
+import type { Principal } from './accounts';
+import { requireModel } from './models';
+import { computeTrajectoryMetrics, prefixKeys } from './trajectory-metrics';
+import { downsampleSeries } from './downsample';
+
+function groupSummary(group: TrajectoryGroup) {
+  const rewards = group.trajectories.map((t) => t.reward ?? 0);
+  return {
+    numTrajectories: rewards.length,
+    rewardMean: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
+    rewardMin: rewards.length ? Math.min(...rewards) : null,
+    rewardMax: rewards.length ? Math.max(...rewards) : null,
+  };
+}
+
+/**
+ * Stores groups for browsing and writes `{split}/…` metrics onto the checkpoint that is latest now,
+ * plus the run history at that step. Used by /log and by RL job creation (split "train").
+ */
+export async function recordTrajectories(
+  tx: DbOrTx,
+  model: ModelWithNames,
+  input: { split: string; groups: TrajectoryGroup[]; source: 'log' | 'train'; jobId?: string },
+): Promise<{ step: number; metrics: Record<string, number> }> {
+  const latest = await modelsRepo.latestCheckpoint(tx, model.id);
+  // With every checkpoint deleted there is nothing to merge into; the run history still records the values.
+  const step = latest?.step ?? model.lastStep;
+  if (input.groups.length === 0) return { step, metrics: {} };
+  const metrics = prefixKeys(computeTrajectoryMetrics(input.groups), input.split);
+  if (latest) await modelsRepo.mergeCheckpointMetrics(tx, latest.id, metrics);
+  await modelsRepo.upsertRunMetrics(tx, model.runId, step, metrics);
+  await trainingRepo.insertTrajectoryGroups(
+    tx,
+    input.groups.map((group, groupIndex) => ({
+      modelId: model.id,
+      jobId: input.jobId ?? null,
+      source: input.source,
+      split: input.split,
+      step,
+      groupIndex,
+      ...groupSummary(group),
+      data: group as Record<string, unknown>,
+    })),
+  );
+  return { step, metrics };
+}
+
+export async function logTrajectories(principal: Principal, modelId: string, split: string, groups: TrajectoryGroup[]) {
+  const db = await getDb();
+  const model = await requireModel(principal, modelId);
+  const result = await db.transaction((tx) => recordTrajectories(tx, model, { split, groups, source: 'log' }));
+  return { success: true as const, ...result };
+}
+
+export async function listTrajectoryGroups(
+  principal: Principal,
+  modelId: string,
+  q: { step?: number; split?: string; source?: 'log' | 'train'; after?: string; limit: number },
+) {
+  const db = await getDb();
+  const model = await requireModel(principal, modelId);
+  let afterSeq: number | undefined;
+  if (q.after !== undefined) {
+    const cursor = /^[0-9a-f-]{36}$/i.test(q.after) ? await trainingRepo.findTrajectoryGroupSeq(db, model.id, q.after) : undefined;
+    if (!cursor) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
+    afterSeq = cursor.seq;
+  }
+  const rows = await trainingRepo.listTrajectoryGroups(db, model.id, { ...q, afterSeq, limit: q.limit + 1 });
+  const data = rows.slice(0, q.limit).map((r) => ({
+    id: r.id,
+    step: r.step,
+    split: r.split,
+    source: r.source,
+    job_id: r.jobId,
+    group_index: r.groupIndex,
+    num_trajectories: r.numTrajectories,
+    reward_mean: r.rewardMean,
+    reward_min: r.rewardMin,
+    reward_max: r.rewardMax,
+    created_at: r.createdAt.toISOString(),
+    group: r.data,
+  }));
+  return toList(data, rows.length > q.limit);
+}
+
+/** The run's metric history, each series downsampled on the server to at most `maxPoints`. */
+export async function getHistory(principal: Principal, modelId: string, q: { keys?: string; max_points: number }) {
+  const db = await getDb();
+  const model = await requireModel(principal, modelId);
+  const names = q.keys
+    ? q.keys.split(',').map((k) => k.trim()).filter(Boolean)
+    : await modelsRepo.runMetricNames(db, model.runId);
+  const series = [];
+  for (const name of names) {
+    const rows = await modelsRepo.runMetricSeries(db, model.runId, name);
+    const points = rows.map((r) => [r.step, r.value] as [number, number]);
+    series.push({ name, total_points: points.length, points: downsampleSeries(points, q.max_points) });
+  }
+  return { run_id: model.runId, series };
+}

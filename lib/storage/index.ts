@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { config } from '@/lib/config';
+
+/**
+ * The artifact store: checkpoints and datasets, addressed by `/`-separated keys. This is the local-directory
+ * backend; the key space is the same one an S3-compatible backend would use.
+ */
+function resolveKey(key: string): string {
+  const root = config.artifactDir;
+  const full = path.resolve(root, key);
+  // Keys are built by our code, but a `..` must never escape the store whatever builds them.
+  if (full !== root && !full.startsWith(root + path.sep)) throw new Error(`artifact key escapes the store: ${key}`);
+  return full;
+}
+
+/** Writes to a temporary file and renames it into place, so a crash never leaves a half-written artifact. */
+export async function putArtifact(key: string, data: Uint8Array | string | ReadableStream<Uint8Array>): Promise<number> {
+  const target = resolveKey(key);
+  await fsp.mkdir(path.dirname(target), { recursive: true });
+  const tmp = `${target}.tmp-${crypto.randomBytes(6).toString('hex')}`;
+  try {
+    if (typeof data === 'string' || data instanceof Uint8Array) {
+      await fsp.writeFile(tmp, data);
+    } else {
+      await pipeline(Readable.fromWeb(data as import('node:stream/web').ReadableStream<Uint8Array>), fs.createWriteStream(tmp));
+    }
+    await fsp.rename(tmp, target);
+  } catch (err) {
+    await fsp.rm(tmp, { force: true });
+    throw err;
+  }
+  return (await fsp.stat(target)).size;
+}
+
+export async function readArtifactText(key: string): Promise<string | undefined> {
+  try {
+    return await fsp.readFile(resolveKey(key), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Names directly below a key prefix (files and folders), sorted. */
+export async function listArtifacts(prefix: string): Promise<string[]> {
+  try {
+    return (await fsp.readdir(resolveKey(prefix))).filter((n) => !n.includes('.tmp-')).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+export async function deleteArtifacts(prefix: string): Promise<void> {
+  await fsp.rm(resolveKey(prefix), { recursive: true, force: true });
+}

@@ -1,0 +1,89 @@
+import crypto from 'node:crypto';
+import type { RouteHandler } from '@/lib/api/route';
+import * as signUpRoute from '@/app/v1/auth/sign-up/route';
+import * as tokenRoute from '@/app/v1/auth/token/route';
+import * as modelsRoute from '@/app/v1/preview/models/route';
+
+type Handlers = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', RouteHandler>>;
+
+export interface CallOptions {
+  key?: string;
+  cookie?: string;
+  body?: unknown;
+  /** A raw body string, sent as is (for malformed JSON tests). */
+  rawBody?: string;
+  params?: Record<string, string | string[]>;
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** Calls a route module's handler in-process, exactly as Next would, and decodes the JSON answer. */
+export async function call<T = any>(
+  mod: Handlers,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  opts: CallOptions = {},
+): Promise<CallResult<T>> {
+  const url = new URL(path, 'http://localhost:3000');
+  for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.cookie) headers.cookie = opts.cookie;
+  let body: string | undefined;
+  if (opts.rawBody !== undefined) body = opts.rawBody;
+  else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const handler = mod[method];
+  if (!handler) throw new Error(`route module has no ${method}`);
+  const res = await handler(new Request(url, { method, headers, body }), {
+    params: Promise.resolve(opts.params ?? {}),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  if (res.headers.get('content-type')?.includes('application/json')) parsed = JSON.parse(text);
+  return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+export function uniqueName(prefix = 'u'): string {
+  return `${prefix}${crypto.randomBytes(5).toString('hex')}`;
+}
+
+export interface TestUser {
+  email: string;
+  password: string;
+  handle: string;
+  key: string;
+  cookie: string;
+}
+
+/** Every test creates its own user (and so its own entity): no data is shared between tests. */
+export async function createUser(): Promise<TestUser> {
+  const handle = uniqueName('user-');
+  const email = `${handle}@example.test`;
+  const password = 'correct horse battery';
+  const signUp = await call(signUpRoute, 'POST', '/v1/auth/sign-up', { body: { email, password, username: handle } });
+  if (signUp.status !== 201) throw new Error(`sign-up failed: ${JSON.stringify(signUp.body)}`);
+  const cookie = signUp.headers.get('set-cookie')!.split(';')[0];
+  const token = await call(tokenRoute, 'POST', '/v1/auth/token', { body: { email, password, key_name: 'tests' } });
+  if (token.status !== 201) throw new Error(`token failed: ${JSON.stringify(token.body)}`);
+  return { email, password, handle, key: token.body.key, cookie };
+}
+
+export const TEST_BASE_MODEL = 'tuneboard/tiny-random';
+
+export async function createModel(user: TestUser, overrides: Record<string, unknown> = {}) {
+  const res = await call(modelsRoute, 'POST', '/v1/preview/models', {
+    key: user.key,
+    body: { project: 'proj', name: uniqueName('model-'), base_model: TEST_BASE_MODEL, ...overrides },
+  });
+  if (res.status !== 200) throw new Error(`create model failed: ${JSON.stringify(res.body)}`);
+  return res.body as { id: string; entity: string; project: string; name: string; base_model: string; run_id: string };
+}
