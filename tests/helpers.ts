@@ -87,3 +87,60 @@ export async function createModel(user: TestUser, overrides: Record<string, unkn
   if (res.status !== 200) throw new Error(`create model failed: ${JSON.stringify(res.body)}`);
   return res.body as { id: string; entity: string; project: string; name: string; base_model: string; run_id: string };
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Seeding helpers. There is no job runner in the route tests, so tests that need checkpoints past step 0,
+// job events or datasets write them through lib/db and lib/services, always scoped to their own user.
+
+/** The Principal a user's API key resolves to, for calling services directly (e.g. storeDataset). */
+export async function principalOf(user: TestUser) {
+  const { principalFromApiKey } = await import('@/lib/services/accounts');
+  const principal = await principalFromApiKey(user.key);
+  if (!principal) throw new Error('the test user key does not resolve');
+  return principal;
+}
+
+/**
+ * Inserts checkpoint rows for the given steps (as a finished job would), and moves the model's
+ * highest-ever step along so that step numbering stays consistent.
+ */
+export async function seedCheckpoints(modelId: string, steps: number[], metrics: Record<string, number> = {}) {
+  const { getDb } = await import('@/lib/db/client');
+  const { checkpoints, models } = await import('@/lib/db/schema');
+  const { eq, sql } = await import('drizzle-orm');
+  const db = await getDb();
+  if (steps.length === 0) return [];
+  const rows = await db
+    .insert(checkpoints)
+    .values(steps.map((step) => ({ modelId, step, metrics })))
+    .returning();
+  await db
+    .update(models)
+    .set({ lastStep: sql`greatest(${models.lastStep}, ${Math.max(...steps)})` })
+    .where(eq(models.id, modelId));
+  return rows.sort((a, b) => a.step - b.step);
+}
+
+/** Submits an RL job through the route and returns its id. */
+export async function createRlJob(user: TestUser, modelId: string, body: Record<string, unknown> = {}) {
+  const trainingJobsRoute = await import('@/app/v1/preview/training-jobs/route');
+  const res = await call(trainingJobsRoute, 'POST', '/v1/preview/training-jobs', {
+    key: user.key,
+    body: { model_id: modelId, trajectory_groups: [], ...body },
+  });
+  if (res.status !== 200) throw new Error(`create RL job failed: ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+}
+
+/** Appends events to a job, in order, as the runner would. */
+export async function seedEvents(
+  jobId: string,
+  events: { type: 'training_started' | 'gradient_step' | 'training_ended' | 'training_failed'; data: Record<string, unknown> }[],
+) {
+  const { getDb } = await import('@/lib/db/client');
+  const { insertEvent } = await import('@/lib/db/repositories/training');
+  const db = await getDb();
+  const rows = [];
+  for (const e of events) rows.push(await insertEvent(db, jobId, e.type, e.data));
+  return rows;
+}

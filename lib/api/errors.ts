@@ -76,7 +76,9 @@ export class ApiError extends Error {
 
   /** A semantic check failing on one field: pydantic's `value_error` shape. */
   static valueError(loc: (string | number)[], text: string, input?: unknown): ApiError {
-    return ApiError.validation([{ loc, msg: `Value error, ${text}`, type: 'value_error', ...(input === undefined ? {} : { input }) }]);
+    return ApiError.validation([
+      { loc, msg: `Value error, ${text}`, type: 'value_error', ...(input === undefined ? {} : { input }) },
+    ]);
   }
 
   static notFound(message: string): ApiError {
@@ -108,16 +110,28 @@ export function zodIssuesToValidation(error: z.ZodError, location: Location): Va
         switch (issue.expected) {
           case 'int':
             if (typeof input === 'number')
-              return withInput({ loc, msg: 'Input should be a valid integer, got a number with a fractional part', type: 'int_from_float' });
+              return withInput({
+                loc,
+                msg: 'Input should be a valid integer, got a number with a fractional part',
+                type: 'int_from_float',
+              });
             return withInput(
               fromString
-                ? { loc, msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }
+                ? {
+                    loc,
+                    msg: 'Input should be a valid integer, unable to parse string as an integer',
+                    type: 'int_parsing',
+                  }
                 : { loc, msg: 'Input should be a valid integer', type: 'int_type' },
             );
           case 'number':
             return withInput(
               fromString
-                ? { loc, msg: 'Input should be a valid number, unable to parse string as a number', type: 'float_parsing' }
+                ? {
+                    loc,
+                    msg: 'Input should be a valid number, unable to parse string as a number',
+                    type: 'float_parsing',
+                  }
                 : { loc, msg: 'Input should be a valid number', type: 'float_type' },
             );
           case 'boolean':
@@ -139,11 +153,19 @@ export function zodIssuesToValidation(error: z.ZodError, location: Location): Va
       }
       case 'invalid_format':
         if (issue.format === 'uuid' || issue.format === 'guid')
-          return withInput({ loc, msg: 'Input should be a valid UUID, invalid character or length', type: 'uuid_parsing' });
+          return withInput({
+            loc,
+            msg: 'Input should be a valid UUID, invalid character or length',
+            type: 'uuid_parsing',
+          });
         return withInput({ loc, msg: `Input should be a valid ${issue.format}`, type: 'string_pattern_mismatch' });
       case 'too_big':
         if (issue.origin === 'string')
-          return withInput({ loc, msg: `String should have at most ${issue.maximum} characters`, type: 'string_too_long' });
+          return withInput({
+            loc,
+            msg: `String should have at most ${issue.maximum} characters`,
+            type: 'string_too_long',
+          });
         if (issue.origin === 'array')
           return withInput({ loc, msg: `List should have at most ${issue.maximum} items`, type: 'too_long' });
         return withInput(
@@ -153,7 +175,11 @@ export function zodIssuesToValidation(error: z.ZodError, location: Location): Va
         );
       case 'too_small':
         if (issue.origin === 'string')
-          return withInput({ loc, msg: `String should have at least ${issue.minimum} characters`, type: 'string_too_short' });
+          return withInput({
+            loc,
+            msg: `String should have at least ${issue.minimum} characters`,
+            type: 'string_too_short',
+          });
         if (issue.origin === 'array')
           return withInput({ loc, msg: `List should have at least ${issue.minimum} items`, type: 'too_short' });
         return withInput(

@@ -24,6 +24,11 @@ export interface RouteDefinition<P, Q, B, R> {
   response?: R;
   /** HTTP status of a successful non-Response result. */
   status?: number;
+  /** OpenAPI: one-line summary, longer description, tag, and whether the route extends the interface. */
+  summary?: string;
+  description?: string;
+  tag?: string;
+  extension?: boolean;
 }
 
 export interface HandlerInput<P, Q, B> {
@@ -34,7 +39,10 @@ export interface HandlerInput<P, Q, B> {
 }
 
 type NextContext = { params: Promise<Record<string, string | string[] | undefined>> };
-export type RouteHandler = (req: Request, ctx: NextContext) => Promise<Response>;
+export type RouteHandler = ((req: Request, ctx: NextContext) => Promise<Response>) & {
+  /** The declaration the handler was built from; lib/openapi reads it, so the document never drifts from the code. */
+  definition?: RouteDefinition<Schema | undefined, Schema | undefined, Schema | undefined, Schema | undefined>;
+};
 
 function searchParamsObject(url: URL): Record<string, string> {
   // Repeated scalar parameters: the last one wins, as in FastAPI.
@@ -72,9 +80,12 @@ export function route<
 ): RouteHandler;
 // The implementation sees the union of both overloads; the overloads above carry the precise types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function route(def: RouteDefinition<any, any, any, any>, handler: (input: any) => Promise<unknown>): RouteHandler {
+export function route(
+  def: RouteDefinition<any, any, any, any>,
+  handler: (input: any) => Promise<unknown>,
+): RouteHandler {
   const flavor = def.flavor ?? 'preview';
-  return async (req, ctx) => {
+  const handle: RouteHandler = async (req, ctx) => {
     try {
       let params: unknown = undefined;
       if (def.params) {
@@ -120,6 +131,8 @@ export function route(def: RouteDefinition<any, any, any, any>, handler: (input:
       return errorResponse(err, flavor);
     }
   };
+  handle.definition = def;
+  return handle;
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

@@ -2,7 +2,6 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
-
   date,
   doublePrecision,
   index,
@@ -163,7 +162,10 @@ export const checkpoints = pgTable(
       .notNull()
       .references(() => models.id, { onDelete: 'cascade' }),
     step: integer('step').notNull(),
-    metrics: jsonb('metrics').$type<Record<string, number>>().notNull().default(sql`'{}'::jsonb`),
+    metrics: jsonb('metrics')
+      .$type<Record<string, number>>()
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     /** Artifact-store key of the weights; null for step 0, which serves the base model's weights. */
     artifactKey: text('artifact_key'),
     createdAt: createdAt(),
@@ -269,4 +271,3 @@ export const usageRecords = pgTable(
   },
   (t) => [primaryKey({ columns: [t.entityId, t.project, t.model, t.day] })],
 );
-

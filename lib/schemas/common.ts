@@ -29,7 +29,11 @@ export const queryBool = () =>
   });
 
 /** Page size of every list route: 1–100, default 20 (compat §2.3, §2.9). */
-export const limitQuery = queryInt().pipe(z.int().min(1).max(100)).optional().default(20).describe('Page size, 1 to 100');
+export const limitQuery = queryInt()
+  .pipe(z.int().min(1).max(100))
+  .optional()
+  .default(20)
+  .describe('Page size, 1 to 100');
 
 export const listEnvelope = <T extends z.ZodType>(item: T) =>
   z.object({
@@ -62,7 +66,8 @@ export const nameSegmentSchema = z
   .superRefine((value, ctx) => {
     if (value.trim() === '') ctx.addIssue({ code: 'custom', message: 'must not be empty' });
     else if (/[/:]/.test(value)) ctx.addIssue({ code: 'custom', message: "must not contain '/' or ':'" });
-    else if (/[\u0000-\u001f\u007f]/.test(value)) ctx.addIssue({ code: 'custom', message: 'must not contain control characters' });
+    else if (/[\u0000-\u001f\u007f]/.test(value))
+      ctx.addIssue({ code: 'custom', message: 'must not contain control characters' });
   });
 
 export const metricsSchema = z.record(z.string(), z.number()).describe('Metric name to finite number');

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { idSchema, limitQuery, listEnvelope, metricsSchema, nameSegmentSchema, queryInt, timestampSchema } from './common';
+import {
+  idSchema,
+  limitQuery,
+  listEnvelope,
+  metricsSchema,
+  nameSegmentSchema,
+  queryInt,
+  timestampSchema,
+} from './common';
 
 /**
  * Only shapes are validated (compat §5.2 [DEC]): message internals pass through untouched, as ART passes

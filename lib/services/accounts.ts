@@ -65,7 +65,11 @@ async function startSession(userId: string): Promise<{ token: string; expiresAt:
 }
 
 function handleFromEmail(email: string): string {
-  const local = email.split('@')[0].toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '');
+  const local = email
+    .split('@')[0]
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '');
   return (local || 'user').slice(0, 32).padEnd(2, '0');
 }
 
@@ -204,7 +208,8 @@ export async function listTeams(principal: Principal): Promise<TeamDto[]> {
 async function teamOf(principal: Principal, name: string, needAdmin: boolean): Promise<Membership> {
   const team = principal.memberships.find((m) => m.name === name && m.kind === 'team');
   if (!team) throw ApiError.notFound('Team not found');
-  if (needAdmin && team.role === 'member') throw new ApiError('forbidden', 'Only team owners and admins can manage members');
+  if (needAdmin && team.role === 'member')
+    throw new ApiError('forbidden', 'Only team owners and admins can manage members');
   return team;
 }
 
@@ -217,7 +222,11 @@ export async function createTeam(principal: Principal, name: string): Promise<Te
     if (isUniqueViolation(err)) throw new ApiError('conflict', `The name '${name}' is taken`);
     throw err;
   }
-  const refreshed = await buildPrincipal((await repo.findUserById(db, principal.userId))!, principal.via, principal.apiKeyId);
+  const refreshed = await buildPrincipal(
+    (await repo.findUserById(db, principal.userId))!,
+    principal.via,
+    principal.apiKeyId,
+  );
   return (await listTeams(refreshed)).find((t) => t.name === name)!;
 }
 

@@ -16,7 +16,9 @@ export async function listCheckpoints(
   const model = await requireModel(principal, modelId);
   let afterStep: number | undefined;
   if (q.after !== undefined) {
-    const cursor = /^[0-9a-f-]{36}$/i.test(q.after) ? await modelsRepo.findCheckpoint(db, model.id, q.after) : undefined;
+    const cursor = /^[0-9a-f-]{36}$/i.test(q.after)
+      ? await modelsRepo.findCheckpoint(db, model.id, q.after)
+      : undefined;
     if (!cursor) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
     afterStep = cursor.step;
   }

@@ -41,15 +41,19 @@ export async function resolveTrainingData(principal: Principal, url: string): Pr
   const entity = entityByName(principal, entityName);
   const prefix = entity ? datasetPrefix(entity.id, project, name) : undefined;
   const available = prefix ? await versions(prefix) : [];
-  if (!prefix || available.length === 0) throw urlError(`Training data artifact not found: ${entityName}/${project}/${name}`, url);
+  if (!prefix || available.length === 0)
+    throw urlError(`Training data artifact not found: ${entityName}/${project}/${name}`, url);
   let version: number;
   if (versionText === undefined || versionText === 'latest') version = available[available.length - 1];
-  else if (/^v\d+$/.test(versionText) && available.includes(Number(versionText.slice(1)))) version = Number(versionText.slice(1));
+  else if (/^v\d+$/.test(versionText) && available.includes(Number(versionText.slice(1))))
+    version = Number(versionText.slice(1));
   else throw urlError(`Training data artifact version not found: ${entityName}/${project}/${name}:${versionText}`, url);
 
   const files = await listArtifacts(`${prefix}/v${version}`);
-  const file = ['train.jsonl', 'trajectories.jsonl'].find((f) => files.includes(f)) ?? files.find((f) => f.endsWith('.jsonl'));
-  if (!file) throw urlError(`Training data artifact ${entityName}/${project}/${name}:v${version} has no .jsonl file`, url);
+  const file =
+    ['train.jsonl', 'trajectories.jsonl'].find((f) => files.includes(f)) ?? files.find((f) => f.endsWith('.jsonl'));
+  if (!file)
+    throw urlError(`Training data artifact ${entityName}/${project}/${name}:v${version} has no .jsonl file`, url);
   return { entity: entityName, project, name, version, file, key: `${prefix}/v${version}/${file}` };
 }
 

@@ -87,7 +87,11 @@ export async function deleteModel(principal: Principal, modelId: string) {
     const now = new Date();
     for (const job of await trainingRepo.openJobsOfModel(tx, model.id)) {
       await trainingRepo.insertEvent(tx, job.id, 'training_failed', { error_message: 'Model was deleted' });
-      await trainingRepo.updateJob(tx, job.id, { status: 'FAILED', errorMessage: 'Model was deleted', finishedAt: now });
+      await trainingRepo.updateJob(tx, job.id, {
+        status: 'FAILED',
+        errorMessage: 'Model was deleted',
+        finishedAt: now,
+      });
     }
     return modelsRepo.deleteModelRow(tx, model.id);
   });
@@ -126,7 +130,9 @@ export async function listModels(
   }
   let after: { createdAt: Date; id: string } | undefined;
   if (q.after !== undefined) {
-    const cursor = /^[0-9a-f-]{36}$/i.test(q.after) ? await modelsRepo.findModelInScope(db, q.after, entityIds) : undefined;
+    const cursor = /^[0-9a-f-]{36}$/i.test(q.after)
+      ? await modelsRepo.findModelInScope(db, q.after, entityIds)
+      : undefined;
     if (!cursor) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
     after = { createdAt: cursor.createdAt, id: cursor.id };
   }
@@ -143,10 +149,7 @@ export async function listModels(
 
 export async function listProjects(principal: Principal, entity?: string) {
   const scope = entity === undefined ? accessibleEntityIds(principal) : [entityByName(principal, entity)?.id ?? ''];
-  const rows = await modelsRepo.listProjects(
-    await getDb(),
-    scope.filter(Boolean),
-  );
+  const rows = await modelsRepo.listProjects(await getDb(), scope.filter(Boolean));
   return {
     object: 'list' as const,
     data: rows.map((r) => ({

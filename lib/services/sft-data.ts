@@ -44,23 +44,32 @@ export function parseSftLine(file: string, lineNo: number, text: string): SftExa
   } catch (err) {
     throw new SftDataError(file, lineNo, `invalid JSON (${(err as Error).message})`);
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SftDataError(file, lineNo, 'expected a JSON object');
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new SftDataError(file, lineNo, 'expected a JSON object');
   const { messages, tools } = value as { messages?: unknown; tools?: unknown };
   if (!Array.isArray(messages)) throw new SftDataError(file, lineNo, '"messages" must be an array');
   if (messages.length === 0) throw new SftDataError(file, lineNo, '"messages" must not be empty');
   const out: SftExample['messages'] = [];
   messages.forEach((m, i) => {
-    if (!m || typeof m !== 'object' || Array.isArray(m)) throw new SftDataError(file, lineNo, `message ${i + 1} is not an object`);
+    if (!m || typeof m !== 'object' || Array.isArray(m))
+      throw new SftDataError(file, lineNo, `message ${i + 1} is not an object`);
     const { role, content } = m as { role?: unknown; content?: unknown };
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw new SftDataError(file, lineNo, `message ${i + 1} has role ${JSON.stringify(role)}; expected one of ${[...ROLES].join(', ')}`);
+      throw new SftDataError(
+        file,
+        lineNo,
+        `message ${i + 1} has role ${JSON.stringify(role)}; expected one of ${[...ROLES].join(', ')}`,
+      );
     }
     const textContent = contentText(content);
-    if (textContent === undefined) throw new SftDataError(file, lineNo, `message ${i + 1} content must be a string, text parts or null`);
+    if (textContent === undefined)
+      throw new SftDataError(file, lineNo, `message ${i + 1} content must be a string, text parts or null`);
     out.push({ ...(m as Record<string, unknown>), role, content: textContent });
   });
-  if (out[out.length - 1].role !== 'assistant') throw new SftDataError(file, lineNo, 'last message must have role "assistant"');
-  if (tools !== undefined && tools !== null && !Array.isArray(tools)) throw new SftDataError(file, lineNo, '"tools" must be an array');
+  if (out[out.length - 1].role !== 'assistant')
+    throw new SftDataError(file, lineNo, 'last message must have role "assistant"');
+  if (tools !== undefined && tools !== null && !Array.isArray(tools))
+    throw new SftDataError(file, lineNo, '"tools" must be an array');
   return { line: lineNo, messages: out, ...(Array.isArray(tools) && tools.length ? { tools } : {}) };
 }
 

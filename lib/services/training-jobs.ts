@@ -57,7 +57,12 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
     });
     // The rollouts describe the policy that produced them: their train/* metrics go on the
     // checkpoint that was latest when the job was accepted (compat §3.5).
-    await recordTrajectories(tx, model, { split: 'train', groups: body.trajectory_groups, source: 'train', jobId: row.id });
+    await recordTrajectories(tx, model, {
+      split: 'train',
+      groups: body.trajectory_groups,
+      source: 'train',
+      jobId: row.id,
+    });
     return row;
   });
   return { id: job.id };
@@ -107,7 +112,8 @@ export async function listJobsOfModel(
     const cursor = /^[0-9a-f-]{36}$/i.test(q.after)
       ? await trainingRepo.findJobInScope(db, q.after, [model.entityId])
       : undefined;
-    if (!cursor || cursor.modelId !== model.id) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
+    if (!cursor || cursor.modelId !== model.id)
+      throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
     after = { createdAt: cursor.createdAt, id: cursor.id };
   }
   const rows = await trainingRepo.listJobsOfModel(db, model.id, { status: q.status, after, limit: q.limit + 1 });

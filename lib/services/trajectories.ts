@@ -68,7 +68,9 @@ export async function listTrajectoryGroups(
   const model = await requireModel(principal, modelId);
   let afterSeq: number | undefined;
   if (q.after !== undefined) {
-    const cursor = /^[0-9a-f-]{36}$/i.test(q.after) ? await trainingRepo.findTrajectoryGroupSeq(db, model.id, q.after) : undefined;
+    const cursor = /^[0-9a-f-]{36}$/i.test(q.after)
+      ? await trainingRepo.findTrajectoryGroupSeq(db, model.id, q.after)
+      : undefined;
     if (!cursor) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
     afterSeq = cursor.seq;
   }
@@ -95,7 +97,10 @@ export async function getHistory(principal: Principal, modelId: string, q: { key
   const db = await getDb();
   const model = await requireModel(principal, modelId);
   const names = q.keys
-    ? q.keys.split(',').map((k) => k.trim()).filter(Boolean)
+    ? q.keys
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean)
     : await modelsRepo.runMetricNames(db, model.runId);
   const series = [];
   for (const name of names) {

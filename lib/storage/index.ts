@@ -19,7 +19,10 @@ function resolveKey(key: string): string {
 }
 
 /** Writes to a temporary file and renames it into place, so a crash never leaves a half-written artifact. */
-export async function putArtifact(key: string, data: Uint8Array | string | ReadableStream<Uint8Array>): Promise<number> {
+export async function putArtifact(
+  key: string,
+  data: Uint8Array | string | ReadableStream<Uint8Array>,
+): Promise<number> {
   const target = resolveKey(key);
   await fsp.mkdir(path.dirname(target), { recursive: true });
   const tmp = `${target}.tmp-${crypto.randomBytes(6).toString('hex')}`;
@@ -27,7 +30,10 @@ export async function putArtifact(key: string, data: Uint8Array | string | Reada
     if (typeof data === 'string' || data instanceof Uint8Array) {
       await fsp.writeFile(tmp, data);
     } else {
-      await pipeline(Readable.fromWeb(data as import('node:stream/web').ReadableStream<Uint8Array>), fs.createWriteStream(tmp));
+      await pipeline(
+        Readable.fromWeb(data as import('node:stream/web').ReadableStream<Uint8Array>),
+        fs.createWriteStream(tmp),
+      );
     }
     await fsp.rename(tmp, target);
   } catch (err) {

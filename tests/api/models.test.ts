@@ -60,7 +60,10 @@ describe('POST /v1/preview/models', () => {
 
   it('validates required fields and name segments', async () => {
     const user = await createUser();
-    const missing = await call(modelsRoute, 'POST', '/v1/preview/models', { key: user.key, body: { name: 'x', base_model: TEST_BASE_MODEL } });
+    const missing = await call(modelsRoute, 'POST', '/v1/preview/models', {
+      key: user.key,
+      body: { name: 'x', base_model: TEST_BASE_MODEL },
+    });
     expect(missing.status).toBe(422);
     expect(missing.body.detail).toEqual([{ loc: ['body', 'project'], msg: 'Field required', type: 'missing' }]);
 
@@ -98,7 +101,10 @@ describe('POST /v1/preview/models', () => {
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
     const wrong = await call(modelsRoute, 'POST', '/v1/preview/models', { key: 'tb_nonsense', body: {} });
     expect(wrong.status).toBe(401);
-    const scheme = await call(modelsRoute, 'POST', '/v1/preview/models', { headers: { authorization: 'Basic abc' }, body: {} });
+    const scheme = await call(modelsRoute, 'POST', '/v1/preview/models', {
+      headers: { authorization: 'Basic abc' },
+      body: {},
+    });
     expect(scheme.status).toBe(401);
   });
 });
@@ -107,7 +113,8 @@ describe('model list, get and delete', () => {
   it('lists models newest first with search and filters, paging by cursor', async () => {
     const user = await createUser();
     const created = [];
-    for (let i = 0; i < 5; i++) created.push(await createModel(user, { name: `walk-${i}`, project: i % 2 ? 'odd' : 'even' }));
+    for (let i = 0; i < 5; i++)
+      created.push(await createModel(user, { name: `walk-${i}`, project: i % 2 ? 'odd' : 'even' }));
     const seen: string[] = [];
     let after: string | undefined;
     for (;;) {
@@ -131,14 +138,27 @@ describe('model list, get and delete', () => {
   it('gets one model with its latest step, and deletes it with its checkpoints and run', async () => {
     const user = await createUser();
     const model = await createModel(user);
-    const got = await call(modelRoute, 'GET', `/v1/preview/models/${model.id}`, { key: user.key, params: { model_id: model.id } });
+    const got = await call(modelRoute, 'GET', `/v1/preview/models/${model.id}`, {
+      key: user.key,
+      params: { model_id: model.id },
+    });
     expect(modelSummarySchema.parse(got.body)).toMatchObject({ id: model.id, latest_step: 0, checkpoint_count: 1 });
 
-    const del = await call(modelRoute, 'DELETE', `/v1/preview/models/${model.id}`, { key: user.key, params: { model_id: model.id } });
+    const del = await call(modelRoute, 'DELETE', `/v1/preview/models/${model.id}`, {
+      key: user.key,
+      params: { model_id: model.id },
+    });
     expect(del.status).toBe(200);
-    expect(deleteModelResponseSchema.parse(del.body)).toEqual({ model_id: model.id, deleted_checkpoints: 1, deleted_run: true });
+    expect(deleteModelResponseSchema.parse(del.body)).toEqual({
+      model_id: model.id,
+      deleted_checkpoints: 1,
+      deleted_run: true,
+    });
 
-    const again = await call(modelRoute, 'DELETE', `/v1/preview/models/${model.id}`, { key: user.key, params: { model_id: model.id } });
+    const again = await call(modelRoute, 'DELETE', `/v1/preview/models/${model.id}`, {
+      key: user.key,
+      params: { model_id: model.id },
+    });
     expect(again.status).toBe(404);
     expect(again.body).toEqual({ detail: 'Model not found' });
 
@@ -149,7 +169,10 @@ describe('model list, get and delete', () => {
 
   it('treats a non-UUID path id as unknown (404)', async () => {
     const user = await createUser();
-    const res = await call(modelRoute, 'DELETE', '/v1/preview/models/not-a-uuid', { key: user.key, params: { model_id: 'not-a-uuid' } });
+    const res = await call(modelRoute, 'DELETE', '/v1/preview/models/not-a-uuid', {
+      key: user.key,
+      params: { model_id: 'not-a-uuid' },
+    });
     expect(res.status).toBe(404);
   });
 
@@ -163,7 +186,10 @@ describe('model list, get and delete', () => {
     expect((await call(checkpointsRoute, 'GET', '/x', { key: stranger.key, params })).status).toBe(404);
     const list = await call(modelsRoute, 'GET', '/v1/preview/models', { key: stranger.key });
     expect(list.body.data).toEqual([]);
-    const byEntity = await call(modelsRoute, 'GET', '/v1/preview/models', { key: stranger.key, query: { entity: owner.handle } });
+    const byEntity = await call(modelsRoute, 'GET', '/v1/preview/models', {
+      key: stranger.key,
+      query: { entity: owner.handle },
+    });
     expect(byEntity.body.data).toEqual([]);
   });
 

@@ -4,5 +4,8 @@ import { healthSchema } from '@/lib/schemas/health';
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  GET: route({ auth: 'public', response: healthSchema }, async () => ({ status: 'ok' as const })),
+  GET: route(
+    { summary: 'Liveness: always {"status":"ok"}; public', tag: 'health', auth: 'public', response: healthSchema },
+    async () => ({ status: 'ok' as const }),
+  ),
 });

@@ -6,11 +6,27 @@ import { createTeam, listTeams } from '@/lib/services/accounts';
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  GET: route({ response: z.object({ object: z.literal('list'), data: z.array(teamSchema) }) }, async ({ principal }) => ({
-    object: 'list' as const,
-    data: await listTeams(principal),
-  })),
-  POST: route({ body: createTeamBodySchema, response: teamSchema, status: 201 }, ({ principal, body }) =>
-    createTeam(principal, body.name),
+  GET: route(
+    {
+      summary: 'Teams the caller belongs to, with members',
+      tag: 'accounts',
+      extension: true,
+      response: z.object({ object: z.literal('list'), data: z.array(teamSchema) }),
+    },
+    async ({ principal }) => ({
+      object: 'list' as const,
+      data: await listTeams(principal),
+    }),
+  ),
+  POST: route(
+    {
+      summary: 'Create a team owned by the caller',
+      tag: 'accounts',
+      extension: true,
+      body: createTeamBodySchema,
+      response: teamSchema,
+      status: 201,
+    },
+    ({ principal, body }) => createTeam(principal, body.name),
   ),
 });

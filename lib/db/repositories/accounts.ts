@@ -67,7 +67,10 @@ export async function insertApiKey(
 }
 
 /** A usable key: not revoked and not expired. */
-export async function findActiveApiKey(db: DbOrTx, keyHash: string): Promise<{ key: ApiKeyRow; user: UserRow } | undefined> {
+export async function findActiveApiKey(
+  db: DbOrTx,
+  keyHash: string,
+): Promise<{ key: ApiKeyRow; user: UserRow } | undefined> {
   const [row] = await db
     .select({ key: apiKeys, user: users })
     .from(apiKeys)

@@ -68,7 +68,10 @@ export async function insertModel(
   db: DbOrTx,
   input: { entityId: string; projectId: string; name: string; baseModel: string; runId: string },
 ) {
-  const [model] = await db.insert(models).values({ ...input, lastStep: 0 }).returning();
+  const [model] = await db
+    .insert(models)
+    .values({ ...input, lastStep: 0 })
+    .returning();
   await db.insert(runs).values({ id: input.runId, modelId: model.id });
   await db.insert(checkpoints).values({ modelId: model.id, step: 0, metrics: {} });
   return model;
@@ -99,7 +102,10 @@ export async function listModels(db: DbOrTx, f: ModelListFilter) {
   if (f.search) conditions.push(ilike(models.name, `%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
   if (f.after) {
     conditions.push(
-      or(lt(models.createdAt, f.after.createdAt), and(eq(models.createdAt, f.after.createdAt), lt(models.id, f.after.id)))!,
+      or(
+        lt(models.createdAt, f.after.createdAt),
+        and(eq(models.createdAt, f.after.createdAt), lt(models.id, f.after.id)),
+      )!,
     );
   }
   const rows = await db
@@ -131,7 +137,9 @@ export async function listProjects(db: DbOrTx, entityIds: string[]) {
       entityName: entities.name,
       name: projects.name,
       createdAt: projects.createdAt,
-      modelCount: sql<number>`(select count(*) from ${models} where ${models.projectId} = ${projects.id})`.mapWith(Number),
+      modelCount: sql<number>`(select count(*) from ${models} where ${models.projectId} = ${projects.id})`.mapWith(
+        Number,
+      ),
     })
     .from(projects)
     .innerJoin(entities, eq(entities.id, projects.entityId))

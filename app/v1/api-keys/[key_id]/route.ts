@@ -9,7 +9,14 @@ export const dynamic = 'force-dynamic';
 /** Revokes the key; it keeps its row (shown as revoked) so its history stays visible. */
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   DELETE: route(
-    { params: z.object({ key_id: idSchema }), notFound: 'API key not found', response: apiKeySchema },
+    {
+      summary: 'Revoke an API key',
+      tag: 'accounts',
+      extension: true,
+      params: z.object({ key_id: idSchema }),
+      notFound: 'API key not found',
+      response: apiKeySchema,
+    },
     ({ principal, params }) => revokeApiKey(principal.userId, params.key_id),
   ),
 });

@@ -6,5 +6,8 @@ export const dynamic = 'force-dynamic';
 
 /** Who am I: the caller's user and entities (works with a key or the session cookie). */
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  GET: route({ response: sessionSchema }, async ({ principal }) => toSessionDto(principal)),
+  GET: route(
+    { summary: 'The caller: user and entities', tag: 'accounts', extension: true, response: sessionSchema },
+    async ({ principal }) => toSessionDto(principal),
+  ),
 });

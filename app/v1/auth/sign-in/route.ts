@@ -7,9 +7,18 @@ import { principalFromSession, signIn, toSessionDto } from '@/lib/services/accou
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  POST: route({ auth: 'public', body: signInBodySchema }, async ({ req, body }) => {
-    const { token, expiresAt } = await signIn(body.email, body.password);
-    const principal = await principalFromSession(token);
-    return json(toSessionDto(principal!), { headers: { 'set-cookie': sessionCookie(req, token, expiresAt) } });
-  }),
+  POST: route(
+    {
+      summary: 'Sign in; sets the session cookie',
+      tag: 'accounts',
+      extension: true,
+      auth: 'public',
+      body: signInBodySchema,
+    },
+    async ({ req, body }) => {
+      const { token, expiresAt } = await signIn(body.email, body.password);
+      const principal = await principalFromSession(token);
+      return json(toSessionDto(principal!), { headers: { 'set-cookie': sessionCookie(req, token, expiresAt) } });
+    },
+  ),
 });

@@ -7,9 +7,12 @@ import { signOut } from '@/lib/services/accounts';
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  POST: route({ auth: 'public' }, async ({ req }) => {
-    const token = readCookie(req, SESSION_COOKIE);
-    if (token) await signOut(token);
-    return json({ signed_out: true }, { headers: { 'set-cookie': clearedSessionCookie() } });
-  }),
+  POST: route(
+    { summary: 'Sign out; clears the session', tag: 'accounts', extension: true, auth: 'public' },
+    async ({ req }) => {
+      const token = readCookie(req, SESSION_COOKIE);
+      if (token) await signOut(token);
+      return json({ signed_out: true }, { headers: { 'set-cookie': clearedSessionCookie() } });
+    },
+  ),
 });

@@ -7,9 +7,21 @@ import { principalFromSession, signUp, toSessionDto } from '@/lib/services/accou
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  POST: route({ auth: 'public', body: signUpBodySchema }, async ({ req, body }) => {
-    const { token, expiresAt } = await signUp(body);
-    const principal = await principalFromSession(token);
-    return json(toSessionDto(principal!), { status: 201, headers: { 'set-cookie': sessionCookie(req, token, expiresAt) } });
-  }),
+  POST: route(
+    {
+      summary: 'Create an account; sets the session cookie',
+      tag: 'accounts',
+      extension: true,
+      auth: 'public',
+      body: signUpBodySchema,
+    },
+    async ({ req, body }) => {
+      const { token, expiresAt } = await signUp(body);
+      const principal = await principalFromSession(token);
+      return json(toSessionDto(principal!), {
+        status: 201,
+        headers: { 'set-cookie': sessionCookie(req, token, expiresAt) },
+      });
+    },
+  ),
 });

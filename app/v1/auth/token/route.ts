@@ -6,7 +6,16 @@ export const dynamic = 'force-dynamic';
 
 /** For scripts and CI: email + password in, a new API key out (shown once). */
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  POST: route({ auth: 'public', body: tokenBodySchema, response: createdApiKeySchema, status: 201 }, ({ body }) =>
-    createApiKeyWithPassword(body),
+  POST: route(
+    {
+      summary: 'Exchange email and password for a new API key (for scripts and CI)',
+      tag: 'accounts',
+      extension: true,
+      auth: 'public',
+      body: tokenBodySchema,
+      response: createdApiKeySchema,
+      status: 201,
+    },
+    ({ body }) => createApiKeyWithPassword(body),
   ),
 });

@@ -8,7 +8,13 @@ export const dynamic = 'force-dynamic';
 /** Extension: projects of the caller's entities (created on first use by model creation). */
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
-    { query: z.object({ entity: z.string().optional() }), response: projectListSchema },
+    {
+      summary: 'Projects of the caller’s entities',
+      tag: 'models',
+      extension: true,
+      query: z.object({ entity: z.string().optional() }),
+      response: projectListSchema,
+    },
     ({ principal, query }) => listProjects(principal, query.entity),
   ),
 });

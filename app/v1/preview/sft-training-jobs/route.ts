@@ -5,7 +5,13 @@ import { createSftJob } from '@/lib/services/training-jobs';
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  POST: route({ body: createSftJobBodySchema, response: jobCreatedSchema }, ({ principal, body }) =>
-    createSftJob(principal, body),
+  POST: route(
+    {
+      summary: 'Create an SFT training job from an uploaded dataset',
+      tag: 'training-jobs',
+      body: createSftJobBodySchema,
+      response: jobCreatedSchema,
+    },
+    ({ principal, body }) => createSftJob(principal, body),
   ),
 });

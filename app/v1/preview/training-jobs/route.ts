@@ -5,7 +5,14 @@ import { createRlJob } from '@/lib/services/training-jobs';
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
-  POST: route({ body: createRlJobBodySchema, bodyLimit: 'large', response: jobCreatedSchema }, ({ principal, body }) =>
-    createRlJob(principal, body),
+  POST: route(
+    {
+      summary: 'Create an RL training job from trajectory groups',
+      tag: 'training-jobs',
+      body: createRlJobBodySchema,
+      bodyLimit: 'large',
+      response: jobCreatedSchema,
+    },
+    ({ principal, body }) => createRlJob(principal, body),
   ),
 });

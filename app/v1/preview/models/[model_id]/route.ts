@@ -8,10 +8,25 @@ const params = modelIdParamsSchema;
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   /** Extension: one model with its latest step. */
-  GET: route({ params, notFound: MODEL_NOT_FOUND, response: modelSummarySchema }, ({ principal, params }) =>
-    getModel(principal, params.model_id),
+  GET: route(
+    {
+      summary: 'Get one model with its latest step',
+      tag: 'models',
+      extension: true,
+      params,
+      notFound: MODEL_NOT_FOUND,
+      response: modelSummarySchema,
+    },
+    ({ principal, params }) => getModel(principal, params.model_id),
   ),
-  DELETE: route({ params, notFound: MODEL_NOT_FOUND, response: deleteModelResponseSchema }, ({ principal, params }) =>
-    deleteModel(principal, params.model_id),
+  DELETE: route(
+    {
+      summary: 'Delete a model, its checkpoints, artifacts, run history and trajectories',
+      tag: 'models',
+      params,
+      notFound: MODEL_NOT_FOUND,
+      response: deleteModelResponseSchema,
+    },
+    ({ principal, params }) => deleteModel(principal, params.model_id),
   ),
 });

@@ -7,7 +7,14 @@ export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   POST: route(
-    { params: z.object({ team: z.string() }), body: addMemberBodySchema, response: teamSchema },
+    {
+      summary: 'Add a member to a team by email (owners and admins)',
+      tag: 'accounts',
+      extension: true,
+      params: z.object({ team: z.string() }),
+      body: addMemberBodySchema,
+      response: teamSchema,
+    },
     ({ principal, params, body }) => addTeamMember(principal, params.team, body.email, body.role),
   ),
 });

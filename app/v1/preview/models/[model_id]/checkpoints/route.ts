@@ -15,11 +15,25 @@ const params = modelIdParamsSchema;
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
-    { params, notFound: MODEL_NOT_FOUND, query: listCheckpointsQuerySchema, response: checkpointListSchema },
+    {
+      summary: 'List checkpoints by step (cursor paging with after/limit/order)',
+      tag: 'checkpoints',
+      params,
+      notFound: MODEL_NOT_FOUND,
+      query: listCheckpointsQuerySchema,
+      response: checkpointListSchema,
+    },
     ({ principal, params, query }) => listCheckpoints(principal, params.model_id, query),
   ),
   DELETE: route(
-    { params, notFound: MODEL_NOT_FOUND, body: deleteCheckpointsBodySchema, response: deleteCheckpointsResponseSchema },
+    {
+      summary: 'Delete the listed checkpoint steps',
+      tag: 'checkpoints',
+      params,
+      notFound: MODEL_NOT_FOUND,
+      body: deleteCheckpointsBodySchema,
+      response: deleteCheckpointsResponseSchema,
+    },
     ({ principal, params, body }) => deleteCheckpoints(principal, params.model_id, body.steps),
   ),
 });

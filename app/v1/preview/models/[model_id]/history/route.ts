@@ -9,7 +9,15 @@ export const dynamic = 'force-dynamic';
 /** Extension: the run's metric history per step, downsampled for charts. */
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
-    { params: modelIdParamsSchema, notFound: MODEL_NOT_FOUND, query: historyQuerySchema, response: historySchema },
+    {
+      summary: 'Metric history of the model’s run, downsampled per series',
+      tag: 'trajectories',
+      extension: true,
+      params: modelIdParamsSchema,
+      notFound: MODEL_NOT_FOUND,
+      query: historyQuerySchema,
+      response: historySchema,
+    },
     ({ principal, params, query }) => getHistory(principal, params.model_id, query),
   ),
 });

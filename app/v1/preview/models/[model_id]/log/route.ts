@@ -9,6 +9,8 @@ export const dynamic = 'force-dynamic';
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   POST: route(
     {
+      summary: 'Log trajectory groups and store their metrics on the latest checkpoint',
+      tag: 'trajectories',
       params: modelIdParamsSchema,
       notFound: MODEL_NOT_FOUND,
       body: logBodySchema,

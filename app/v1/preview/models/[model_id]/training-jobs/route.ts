@@ -9,7 +9,15 @@ export const dynamic = 'force-dynamic';
 /** Extension: a model's training jobs, newest first. */
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
-    { params: modelIdParamsSchema, notFound: MODEL_NOT_FOUND, query: listJobsQuerySchema, response: trainingJobListSchema },
+    {
+      summary: 'Training jobs of a model, newest first',
+      tag: 'training-jobs',
+      extension: true,
+      params: modelIdParamsSchema,
+      notFound: MODEL_NOT_FOUND,
+      query: listJobsQuerySchema,
+      response: trainingJobListSchema,
+    },
     ({ principal, params, query }) => listJobsOfModel(principal, params.model_id, query),
   ),
 });

@@ -10,6 +10,9 @@ export const dynamic = 'force-dynamic';
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
     {
+      summary: 'Stored trajectory groups (logged and trained), by step and split',
+      tag: 'trajectories',
+      extension: true,
       params: modelIdParamsSchema,
       notFound: MODEL_NOT_FOUND,
       query: listTrajectoriesQuerySchema,

@@ -6,7 +6,14 @@ export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
-    { params: jobIdParamsSchema, notFound: JOB_NOT_FOUND, query: listEventsQuerySchema, response: jobEventListSchema },
+    {
+      summary: 'Events of a training job, chronological, cursor-paged',
+      tag: 'training-jobs',
+      params: jobIdParamsSchema,
+      notFound: JOB_NOT_FOUND,
+      query: listEventsQuerySchema,
+      response: jobEventListSchema,
+    },
     ({ principal, params, query }) => listEvents(principal, params.training_job_id, query),
   ),
 });
