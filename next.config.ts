@@ -7,6 +7,8 @@ const nextConfig: NextConfig = {
   // on POST (compat-reference §1.1): every API path must reach its handler directly.
   skipTrailingSlashRedirect: true,
   poweredByHeader: false,
+  // Lets a benchmark or a second checkout build beside a running dev server without clobbering it.
+  distDir: process.env.NEXT_DIST_DIR || '.next',
   reactStrictMode: true,
   // Lint and typecheck run as their own CI steps; `next build` must not depend on them.
   typescript: { ignoreBuildErrors: false },

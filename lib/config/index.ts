@@ -24,10 +24,10 @@ export const config = {
   /** PGlite data directory, or `memory://` for an in-memory database. */
   get dataDir(): string {
     const dir = process.env.TUNEBOARD_DATA_DIR || path.join('.data', 'pglite');
-    return dir.startsWith('memory://') ? dir : path.resolve(dir);
+    return dir.startsWith('memory://') ? dir : path.resolve(/*turbopackIgnore: true*/ dir);
   },
   get artifactDir(): string {
-    return path.resolve(process.env.TUNEBOARD_ARTIFACT_DIR || path.join('.data', 'artifacts'));
+    return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_ARTIFACT_DIR || path.join('.data', 'artifacts'));
   },
   /** Body limit of training-job and /log routes, which carry per-token logprobs (compat §1.3: ≥ 256 MiB). */
   get largeBodyLimitBytes(): number {
@@ -38,7 +38,7 @@ export const config = {
     return intEnv('TUNEBOARD_MAX_SMALL_BODY_MB', 8) * MiB;
   },
   get baseModelsFile(): string {
-    return path.resolve(process.env.TUNEBOARD_BASE_MODELS_FILE || path.join('config', 'base-models.json'));
+    return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_BASE_MODELS_FILE || path.join('config', 'base-models.json'));
   },
   get isProduction(): boolean {
     return process.env.NODE_ENV === 'production';
