@@ -8,6 +8,7 @@ import * as signUp from './auth/sign-up/route';
 import * as token from './auth/token/route';
 import * as health from './health/route';
 import * as baseModels from './preview/base-models/route';
+import * as datasets from './preview/datasets/route';
 import * as checkpoints from './preview/models/[model_id]/checkpoints/route';
 import * as history from './preview/models/[model_id]/history/route';
 import * as log from './preview/models/[model_id]/log/route';
@@ -45,6 +46,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/training-jobs/{training_job_id}/events', module: events },
   { path: '/v1/preview/projects', module: projects },
   { path: '/v1/preview/base-models', module: baseModels },
+  { path: '/v1/preview/datasets', module: datasets },
   { path: '/v1/auth/sign-up', module: signUp },
   { path: '/v1/auth/sign-in', module: signIn },
   { path: '/v1/auth/sign-out', module: signOut },

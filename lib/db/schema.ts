@@ -271,3 +271,26 @@ export const usageRecords = pgTable(
   },
   (t) => [primaryKey({ columns: [t.entityId, t.project, t.model, t.day] })],
 );
+
+/**
+ * Versioned artifacts in the artifact store (datasets now; the files themselves live in lib/storage under
+ * `prefix`). The unique index allocates versions safely when several uploads of one name race.
+ */
+export const artifacts = pgTable(
+  'artifacts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    project: text('project').notNull(),
+    name: text('name').notNull(),
+    version: integer('version').notNull(),
+    kind: text('kind', { enum: ['dataset'] }).notNull(),
+    prefix: text('prefix').notNull(),
+    files: jsonb('files').$type<{ name: string; size: number }[]>().notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('artifacts_name_version_key').on(t.entityId, t.project, t.name, t.version)],
+);

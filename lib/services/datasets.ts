@@ -1,13 +1,20 @@
+import crypto from 'node:crypto';
+import { Readable } from 'node:stream';
 import { ApiError } from '@/lib/api/errors';
-import { listArtifacts, putArtifact, readArtifactText } from '@/lib/storage';
+import { config } from '@/lib/config';
+import { getDb } from '@/lib/db/client';
+import * as artifactsRepo from '@/lib/db/repositories/artifacts';
+import { deleteArtifacts, putArtifactStream, readArtifactLines, readArtifactText } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
-import { parseSftJsonl, SftDataError, type SftExample } from './sft-data';
+import { parseSftJsonl, SftDataError, validateSftLines, type SftExample } from './sft-data';
 
 /**
- * SFT datasets live in the artifact store under `datasets/<entity id>/<project>/<name>/v<N>/`. A
- * `training_data_url` names one as `wandb-artifact:///entity/project/name:vN` (compat §2.7).
+ * SFT datasets are versioned artifacts: rows in `artifacts` (name → version → files) with the files in the
+ * store under `datasets/<uuid>/`. A `training_data_url` names one as `wandb-artifact:///entity/project/name:vN`
+ * (compat §2.7); the two-slash form, `:latest` and no version (= latest) are accepted too.
  */
 const URL_PATTERN = /^wandb-artifact:\/\/\/?([^/:]+)\/([^/:]+)\/([^/:]+)(?::([^/:]+))?$/;
+const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export interface DatasetRef {
   entity: string;
@@ -18,72 +25,167 @@ export interface DatasetRef {
   key: string;
 }
 
-const datasetPrefix = (entityId: string, project: string, name: string) =>
-  `datasets/${entityId}/${encodeURIComponent(project)}/${encodeURIComponent(name)}`;
-
-async function versions(prefix: string): Promise<number[]> {
-  return (await listArtifacts(prefix))
-    .map((n) => /^v(\d+)$/.exec(n)?.[1])
-    .filter((v): v is string => v !== undefined)
-    .map(Number)
-    .sort((a, b) => a - b);
-}
-
 const urlError = (text: string, url: string) => ApiError.valueError(['body', 'training_data_url'], text, url);
 
-/** Resolves a reference to the file the job will read: train.jsonl, else trajectories.jsonl, else the first *.jsonl. */
-export async function resolveTrainingData(principal: Principal, url: string): Promise<DatasetRef> {
-  const match = URL_PATTERN.exec(url.trim());
-  if (!match) {
-    throw urlError('training_data_url must look like wandb-artifact:///<entity>/<project>/<name>:<version>', url);
-  }
-  const [, entityName, project, name, versionText] = match;
-  const entity = entityByName(principal, entityName);
-  const prefix = entity ? datasetPrefix(entity.id, project, name) : undefined;
-  const available = prefix ? await versions(prefix) : [];
-  if (!prefix || available.length === 0)
-    throw urlError(`Training data artifact not found: ${entityName}/${project}/${name}`, url);
-  let version: number;
-  if (versionText === undefined || versionText === 'latest') version = available[available.length - 1];
-  else if (/^v\d+$/.test(versionText) && available.includes(Number(versionText.slice(1))))
-    version = Number(versionText.slice(1));
-  else throw urlError(`Training data artifact version not found: ${entityName}/${project}/${name}:${versionText}`, url);
-
-  const files = await listArtifacts(`${prefix}/v${version}`);
-  const file =
-    ['train.jsonl', 'trajectories.jsonl'].find((f) => files.includes(f)) ?? files.find((f) => f.endsWith('.jsonl'));
-  if (!file)
-    throw urlError(`Training data artifact ${entityName}/${project}/${name}:v${version} has no .jsonl file`, url);
-  return { entity: entityName, project, name, version, file, key: `${prefix}/v${version}/${file}` };
+/** The file a job reads: train.jsonl, else trajectories.jsonl, else the first *.jsonl by name (compat §2.7). */
+export function pickTrainingFile(files: string[]): string | undefined {
+  const sorted = [...files].sort();
+  return ['train.jsonl', 'trajectories.jsonl'].find((f) => sorted.includes(f)) ?? sorted.find((f) => f.endsWith('.jsonl'));
 }
 
-/** Reads and validates every line now, so a bad dataset is a 422 at creation rather than a failed job (compat §2.7). */
-export async function loadTrainingExamples(ref: DatasetRef, url: string): Promise<SftExample[]> {
-  const text = await readArtifactText(ref.key);
-  if (text === undefined) throw urlError(`Training data file ${ref.file} is missing`, url);
+export async function resolveTrainingData(principal: Principal, url: string): Promise<DatasetRef> {
+  const match = URL_PATTERN.exec(url.trim());
+  if (!match) throw urlError('training_data_url must look like wandb-artifact:///<entity>/<project>/<name>:<version>', url);
+  const [, entityName, project, name, versionText] = match;
+  const entity = entityByName(principal, entityName);
+  let version: number | undefined;
+  if (versionText !== undefined && versionText !== 'latest') {
+    if (!/^v\d+$/.test(versionText)) throw urlError(`Unknown artifact version '${versionText}': use vN or latest`, url);
+    version = Number(versionText.slice(1));
+  }
+  // An entity outside the caller's scope is reported exactly like a missing artifact.
+  const row = entity ? await artifactsRepo.findArtifact(await getDb(), { entityId: entity.id, project, name, version }) : undefined;
+  if (!row) {
+    throw urlError(`Training data artifact not found: ${entityName}/${project}/${name}${versionText ? `:${versionText}` : ''}`, url);
+  }
+  const file = pickTrainingFile(row.files.map((f) => f.name));
+  if (!file) throw urlError(`Training data artifact ${entityName}/${project}/${name}:v${row.version} has no .jsonl file`, url);
+  return { entity: entityName, project, name, version: row.version, file, key: `${row.prefix}/${file}` };
+}
+
+/** Validates every line now, so a bad dataset is a 422 at job creation rather than a failed job (compat §2.7). */
+export async function validateTrainingData(ref: DatasetRef, url: string): Promise<number> {
+  let count: number;
   try {
-    const examples = parseSftJsonl(ref.file, text);
-    if (examples.length === 0) throw urlError(`${ref.file} has no training examples`, url);
-    return examples;
+    count = await validateSftLines(ref.file, readArtifactLines(ref.key));
   } catch (err) {
     if (err instanceof SftDataError) throw urlError(err.message, url);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw urlError(`Training data file ${ref.file} is missing`, url);
+    throw err;
+  }
+  if (count === 0) throw urlError(`${ref.file} has no training examples`, url);
+  return count;
+}
+
+/** Loads the examples a job trains on (already validated at creation; re-parsed for line-precise failures). */
+export async function loadTrainingExamples(key: string, file: string): Promise<SftExample[]> {
+  const text = await readArtifactText(key);
+  if (text === undefined) throw new SftDataError(file, 0, 'the training data file is missing from the artifact store');
+  return parseSftJsonl(file, text);
+}
+
+export interface UploadFile {
+  name: string;
+  stream: NodeJS.ReadableStream;
+}
+
+/**
+ * Stores an uploaded dataset as a new version: files are streamed to the store under a fresh prefix (never
+ * held whole in memory), the JSONL is validated line by line, and only then is the version row written.
+ * A failed upload leaves nothing behind.
+ */
+export async function uploadDataset(
+  principal: Principal,
+  target: { entity?: string | null; project: string; name: string },
+  files: AsyncIterable<UploadFile>,
+  opts: { validate?: boolean } = {},
+) {
+  const entity = target.entity == null ? principal.personalEntity : entityByName(principal, target.entity);
+  if (!entity) throw new ApiError('forbidden', `Entity '${target.entity}' is not accessible with this API key`);
+  const prefix = `datasets/${crypto.randomUUID()}`;
+  const stored: { name: string; size: number }[] = [];
+  try {
+    let remaining = config.largeBodyLimitBytes;
+    for await (const file of files) {
+      if (!FILE_NAME.test(file.name) || stored.some((f) => f.name === file.name)) {
+        file.stream.resume();
+        throw ApiError.valueError(['body', 'files'], `Invalid or duplicate file name: ${JSON.stringify(file.name)}`);
+      }
+      const size = await putArtifactStream(`${prefix}/${file.name}`, file.stream, {
+        limit: remaining,
+        onLimit: () => new ApiError('payload_too_large', 'Request body too large'),
+      });
+      remaining -= size;
+      stored.push({ name: file.name, size });
+    }
+    const trainingFile = pickTrainingFile(stored.map((f) => f.name));
+    if (!trainingFile) throw ApiError.valueError(['body', 'files'], 'Upload a .jsonl file (train.jsonl or trajectories.jsonl)');
+    let metadata: Record<string, unknown> = {};
+    if (stored.some((f) => f.name === 'metadata.json')) {
+      try {
+        const parsed: unknown = JSON.parse((await readArtifactText(`${prefix}/metadata.json`)) ?? '');
+        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+        metadata = parsed as Record<string, unknown>;
+      } catch {
+        throw ApiError.valueError(['body', 'files', 'metadata.json'], 'metadata.json must be a JSON object');
+      }
+    }
+    let numExamples: number | null = null;
+    if (opts.validate !== false) {
+      try {
+        numExamples = await validateSftLines(trainingFile, readArtifactLines(`${prefix}/${trainingFile}`));
+      } catch (err) {
+        if (err instanceof SftDataError) throw ApiError.valueError(['body', 'files', trainingFile], err.message);
+        throw err;
+      }
+      if (numExamples === 0) throw ApiError.valueError(['body', 'files', trainingFile], `${trainingFile} has no training examples`);
+    }
+    const row = await artifactsRepo.insertNextVersion(await getDb(), {
+      entityId: entity.id,
+      project: target.project,
+      name: target.name,
+      kind: 'dataset',
+      prefix,
+      files: stored,
+      metadata: { ...metadata, format: 'jsonl', num_examples: numExamples, training_file: trainingFile },
+    });
+    return {
+      id: row.id,
+      entity: entity.name,
+      project: row.project,
+      name: row.name,
+      version: row.version,
+      training_data_url: `wandb-artifact:///${entity.name}/${row.project}/${row.name}:v${row.version}`,
+      files: stored,
+      num_examples: numExamples,
+      created_at: row.createdAt.toISOString(),
+    };
+  } catch (err) {
+    await deleteArtifacts(prefix);
     throw err;
   }
 }
 
-/** Stores a new version of a dataset and returns its reference URL. */
+/**
+ * For seeders and tests: a dataset from in-memory contents, stored without line validation, the way a
+ * dataset written to the store by other tools arrives. Job creation validates every line regardless.
+ */
 export async function storeDataset(
   principal: Principal,
   input: { entity?: string | null; project: string; name: string; files: Record<string, string | Uint8Array> },
 ) {
-  const entity = input.entity == null ? principal.personalEntity : entityByName(principal, input.entity);
-  if (!entity) throw new ApiError('forbidden', `Entity '${input.entity}' is not accessible with this API key`);
-  const prefix = datasetPrefix(entity.id, input.project, input.name);
-  const existing = await versions(prefix);
-  const version = existing.length ? existing[existing.length - 1] + 1 : 0;
-  for (const [file, data] of Object.entries(input.files)) await putArtifact(`${prefix}/v${version}/${file}`, data);
+  async function* files(): AsyncGenerator<UploadFile> {
+    for (const [name, data] of Object.entries(input.files)) yield { name, stream: Readable.from([Buffer.from(data)]) };
+  }
+  return uploadDataset(principal, input, files(), { validate: false });
+}
+
+export async function listDatasets(principal: Principal, q: { entity?: string; project?: string }) {
+  const scope = q.entity === undefined ? principal.memberships : principal.memberships.filter((m) => m.name === q.entity);
+  const names = new Map(scope.map((m) => [m.id, m.name]));
+  const rows = await artifactsRepo.listArtifactsOf(await getDb(), [...names.keys()], q.project);
   return {
-    training_data_url: `wandb-artifact:///${entity.name}/${input.project}/${input.name}:v${version}`,
-    version,
+    object: 'list' as const,
+    data: rows.map((row) => ({
+      id: row.id,
+      entity: names.get(row.entityId)!,
+      project: row.project,
+      name: row.name,
+      version: row.version,
+      training_data_url: `wandb-artifact:///${names.get(row.entityId)}/${row.project}/${row.name}:v${row.version}`,
+      files: row.files,
+      num_examples: typeof row.metadata.num_examples === 'number' ? row.metadata.num_examples : null,
+      created_at: row.createdAt.toISOString(),
+    })),
   };
 }

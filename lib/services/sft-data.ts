@@ -84,3 +84,17 @@ export function parseSftJsonl(file: string, text: string): SftExample[] {
   }
   return examples;
 }
+
+/** Validates a dataset streamed line by line; returns how many examples it holds. */
+export async function validateSftLines(file: string, lines: AsyncIterable<string>): Promise<number> {
+  let lineNo = 0;
+  let count = 0;
+  for await (const raw of lines) {
+    lineNo++;
+    const line = raw.replace(/\r$/, '');
+    if (line.trim() === '') continue;
+    parseSftLine(file, lineNo, line);
+    count++;
+  }
+  return count;
+}

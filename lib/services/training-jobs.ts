@@ -14,7 +14,7 @@ import {
 } from '@/lib/schemas/training-jobs';
 import type { JobStatus } from '@/lib/db/schema';
 import { accessibleEntityIds, type Principal } from './accounts';
-import { loadTrainingExamples, resolveTrainingData } from './datasets';
+import { resolveTrainingData, validateTrainingData } from './datasets';
 import { requireModel } from './models';
 import { recordTrajectories } from './trajectories';
 
@@ -72,7 +72,7 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
   const db = await getDb();
   const model = await requireModel(principal, body.model_id);
   const ref = await resolveTrainingData(principal, body.training_data_url);
-  const examples = await loadTrainingExamples(ref, body.training_data_url);
+  const numExamples = await validateTrainingData(ref, body.training_data_url);
   const config = resolveSftConfig(body);
   const latest = await modelsRepo.latestCheckpoint(db, model.id);
   const job = await trainingRepo.insertJob(db, {
@@ -83,7 +83,8 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
       ...config,
       training_data_url: body.training_data_url,
       dataset_key: ref.key,
-      num_examples: examples.length,
+      dataset_file: ref.file,
+      num_examples: numExamples,
     },
     baseStep: latest?.step ?? null,
   });

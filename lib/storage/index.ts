@@ -43,6 +43,56 @@ export async function putArtifact(
   return (await fsp.stat(target)).size;
 }
 
+/**
+ * Streams a Node readable into the store with a byte limit; past it the partial file is removed and
+ * `onLimit()`'s error is thrown. Same write-then-rename rule as putArtifact.
+ */
+export async function putArtifactStream(
+  key: string,
+  source: NodeJS.ReadableStream,
+  opts: { limit: number; onLimit: () => Error },
+): Promise<number> {
+  const target = resolveKey(key);
+  await fsp.mkdir(path.dirname(target), { recursive: true });
+  const tmp = `${target}.tmp-${crypto.randomBytes(6).toString('hex')}`;
+  let size = 0;
+  let overLimit = false;
+  const { Transform } = await import('node:stream');
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > opts.limit) {
+        overLimit = true;
+        done(opts.onLimit());
+      } else done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(source, counter, fs.createWriteStream(tmp));
+    await fsp.rename(tmp, target);
+  } catch (err) {
+    await fsp.rm(tmp, { force: true });
+    throw overLimit ? opts.onLimit() : err;
+  }
+  return size;
+}
+
+/** Line-by-line reading without holding the whole artifact in memory. */
+export async function* readArtifactLines(key: string): AsyncGenerator<string> {
+  const { createInterface } = await import('node:readline');
+  const lines = createInterface({ input: fs.createReadStream(resolveKey(key)), crlfDelay: Infinity });
+  for await (const line of lines) yield line;
+}
+
+export async function artifactExists(key: string): Promise<boolean> {
+  try {
+    await fsp.access(resolveKey(key));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function readArtifactText(key: string): Promise<string | undefined> {
   try {
     return await fsp.readFile(resolveKey(key), 'utf8');

@@ -156,7 +156,16 @@ export async function findCheckpoint(db: DbOrTx, modelId: string, id: string) {
   return row;
 }
 
+/**
+ * Steps live in an int4 column. A number outside it cannot match any row, and Postgres would reject the
+ * whole query (a 500), so callers filter with this instead of sending it.
+ */
+export function isStorableStep(step: number): boolean {
+  return Number.isInteger(step) && step >= -2_147_483_648 && step <= 2_147_483_647;
+}
+
 export async function findCheckpointByStep(db: DbOrTx, modelId: string, step: number) {
+  if (!isStorableStep(step)) return undefined;
   const [row] = await db
     .select()
     .from(checkpoints)
@@ -194,10 +203,11 @@ export async function listCheckpoints(
 }
 
 export async function deleteCheckpointsBySteps(db: DbOrTx, modelId: string, steps: number[]) {
-  if (steps.length === 0) return [];
+  const storable = steps.filter(isStorableStep);
+  if (storable.length === 0) return [];
   return db
     .delete(checkpoints)
-    .where(and(eq(checkpoints.modelId, modelId), inArray(checkpoints.step, steps)))
+    .where(and(eq(checkpoints.modelId, modelId), inArray(checkpoints.step, storable)))
     .returning({ step: checkpoints.step, artifactKey: checkpoints.artifactKey });
 }
 

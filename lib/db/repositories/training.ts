@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
+import { isStorableStep } from './models';
 
 export type TrainingJobRow = typeof trainingJobs.$inferSelect;
 export type JobEventRow = typeof jobEvents.$inferSelect;
@@ -95,6 +96,7 @@ export async function listTrajectoryGroups(
   modelId: string,
   opts: { step?: number; split?: string; source?: 'log' | 'train'; afterSeq?: number; limit: number },
 ) {
+  if (opts.step !== undefined && !isStorableStep(opts.step)) return [];
   const conditions: SQL[] = [eq(trajectoryGroups.modelId, modelId)];
   if (opts.step !== undefined) conditions.push(eq(trajectoryGroups.step, opts.step));
   if (opts.split !== undefined) conditions.push(eq(trajectoryGroups.split, opts.split));
