@@ -200,6 +200,10 @@ export const trainingJobs = pgTable(
     errorMessage: text('error_message'),
     workerId: text('worker_id'),
     heartbeatAt: ts('heartbeat_at'),
+    /** Last time the job advanced (claim, event); a RUNNING job idle for too long is failed (compat §3.2). */
+    progressAt: ts('progress_at'),
+    /** Set by the cancel endpoint; the worker sees it on its next heartbeat. */
+    cancelRequestedAt: ts('cancel_requested_at'),
     attempts: integer('attempts').notNull().default(0),
     createdAt: createdAt(),
     startedAt: ts('started_at'),

@@ -93,6 +93,28 @@ export async function artifactExists(key: string): Promise<boolean> {
   }
 }
 
+export async function readArtifactBytes(key: string): Promise<Uint8Array | undefined> {
+  try {
+    return new Uint8Array(await fsp.readFile(resolveKey(key)));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** A web stream of the artifact, for HTTP responses. */
+export async function artifactWebStream(key: string): Promise<{ stream: ReadableStream<Uint8Array>; size: number } | undefined> {
+  const full = resolveKey(key);
+  try {
+    const { size } = await fsp.stat(full);
+    const stream = Readable.toWeb(fs.createReadStream(full)) as unknown as ReadableStream<Uint8Array>;
+    return { stream, size };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 export async function readArtifactText(key: string): Promise<string | undefined> {
   try {
     return await fsp.readFile(resolveKey(key), 'utf8');

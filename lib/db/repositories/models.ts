@@ -247,3 +247,19 @@ export async function runMetricSeries(db: DbOrTx, runId: string, name: string) {
     .where(and(eq(runMetrics.runId, runId), eq(runMetrics.name, name)))
     .orderBy(asc(runMetrics.step));
 }
+
+export async function insertCheckpoint(
+  db: DbOrTx,
+  input: { modelId: string; step: number; metrics: Record<string, number>; artifactKey: string | null },
+) {
+  return db.insert(checkpoints).values(input).returning();
+}
+
+export async function setLastStep(db: DbOrTx, modelId: string, step: number) {
+  await db.update(models).set({ lastStep: step }).where(eq(models.id, modelId));
+}
+
+export async function findModelById(db: DbOrTx, id: string): Promise<ModelRow | undefined> {
+  const [row] = await db.select().from(models).where(eq(models.id, id)).limit(1);
+  return row;
+}

@@ -118,3 +118,7 @@ export async function findTrajectoryGroupSeq(db: DbOrTx, modelId: string, id: st
     .limit(1);
   return row;
 }
+
+export async function listGroupsOfJob(db: DbOrTx, jobId: string) {
+  return db.select().from(trajectoryGroups).where(eq(trajectoryGroups.jobId, jobId)).orderBy(asc(trajectoryGroups.groupIndex));
+}

@@ -1,0 +1,32 @@
+import { putArtifact, readArtifactBytes } from '@/lib/storage';
+import { checkpointKey, type WorkerProtocol } from './protocol';
+import * as queue from './queue';
+
+/** The protocol as direct calls into the queue: for tests and single-process setups. */
+export function inProcessProtocol(workerId: string): WorkerProtocol {
+  const modelOf = new Map<string, string>();
+  return {
+    workerId,
+    async claim(kinds) {
+      const job = await queue.claimJob(workerId, kinds);
+      if (job) modelOf.set(job.id, job.model_id);
+      return job;
+    },
+    heartbeat: (jobId) => queue.heartbeat(jobId, workerId),
+    async appendEvents(jobId, events) {
+      await queue.appendEvents(jobId, workerId, events);
+    },
+    input: (jobId) => queue.jobInput(jobId, workerId),
+    async baseWeights(job) {
+      const key = job.base_checkpoint?.artifact_key;
+      return key ? ((await readArtifactBytes(key)) ?? null) : null;
+    },
+    async uploadCheckpoint(jobId, weights) {
+      const key = checkpointKey(modelOf.get(jobId) ?? 'unknown', jobId);
+      await putArtifact(key, weights);
+      return key;
+    },
+    complete: (jobId, result) => queue.completeJob(jobId, workerId, result),
+    fail: (jobId, message) => queue.failJob(jobId, workerId, message),
+  };
+}

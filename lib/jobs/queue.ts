@@ -1,0 +1,249 @@
+import { ApiError } from '@/lib/api/errors';
+import { getDb, type DbOrTx } from '@/lib/db/client';
+import * as queueRepo from '@/lib/db/repositories/job-queue';
+import * as modelsRepo from '@/lib/db/repositories/models';
+import * as trainingRepo from '@/lib/db/repositories/training';
+import type { TrainingJobRow } from '@/lib/db/repositories/training';
+import { loadTrainingExamples } from '@/lib/services/datasets';
+import type { SftExample } from '@/lib/services/sft-data';
+
+/**
+ * The server side of the worker protocol: every state change of a job goes through here, whether the
+ * worker is the built-in runner or an external GPU machine. Job status follows the events (compat §2.8):
+ * RUNNING from claim, COMPLETED exactly with training_ended, FAILED exactly with training_failed.
+ */
+
+export interface WorkerJob {
+  id: string;
+  kind: 'rl' | 'sft';
+  model_id: string;
+  base_model: string;
+  config: Record<string, unknown>;
+  /** The checkpoint to train from: the latest when the job starts (compat §3.4). Null: base weights. */
+  base_checkpoint: { step: number; artifact_key: string | null } | null;
+  attempts: number;
+  lease_seconds: number;
+}
+
+export interface WorkerEvent {
+  type: 'training_started' | 'gradient_step';
+  data: Record<string, unknown>;
+}
+
+export const LEASE_SECONDS = () => Number(process.env.TUNEBOARD_JOB_LEASE_SECONDS ?? 60);
+/** A RUNNING job with no new event for this long is failed, even if its worker still heart-beats (compat §3.2.5). */
+export const IDLE_LIMIT_MS = () => Number(process.env.TUNEBOARD_JOB_IDLE_MINUTES ?? 30) * 60_000;
+
+const leaseLost = () => new ApiError('conflict', 'This worker no longer holds the job (cancelled, recovered or finished)');
+
+async function requireLease(tx: DbOrTx, jobId: string, workerId: string): Promise<TrainingJobRow> {
+  const job = await queueRepo.lockJob(tx, jobId);
+  if (!job) throw ApiError.notFound('Training job not found');
+  if (job.status !== 'RUNNING' || job.workerId !== workerId) throw leaseLost();
+  return job;
+}
+
+export async function claimJob(workerId: string, kinds: ('rl' | 'sft')[] = ['rl', 'sft']): Promise<WorkerJob | null> {
+  const db = await getDb();
+  const job = await db.transaction((tx) => queueRepo.claimNextJob(tx, { workerId, kinds, now: new Date() }));
+  if (!job) return null;
+  const [latest, model] = await Promise.all([
+    modelsRepo.latestCheckpoint(db, job.modelId),
+    modelsRepo.findModelById(db, job.modelId),
+  ]);
+  if (!model) {
+    // Deleted between claim and now: deletion already failed the job, nothing to run.
+    return null;
+  }
+  return {
+    id: job.id,
+    kind: job.kind,
+    model_id: job.modelId,
+    base_model: model.baseModel,
+    config: job.config,
+    base_checkpoint: latest ? { step: latest.step, artifact_key: latest.artifactKey } : null,
+    attempts: job.attempts,
+    lease_seconds: LEASE_SECONDS(),
+  };
+}
+
+/** Extends the lease; tells the worker to stop when the job was cancelled or taken away. */
+export async function heartbeat(jobId: string, workerId: string): Promise<{ cancelled: boolean }> {
+  const db = await getDb();
+  return db.transaction(async (tx) => {
+    const job = await queueRepo.lockJob(tx, jobId);
+    if (!job || job.workerId !== workerId || job.status !== 'RUNNING') return { cancelled: true };
+    await trainingRepo.updateJob(tx, jobId, { heartbeatAt: new Date() });
+    return { cancelled: false };
+  });
+}
+
+function isFlatNumeric(data: Record<string, unknown>): boolean {
+  return Object.values(data).every((v) => typeof v === 'number' && Number.isFinite(v));
+}
+
+/**
+ * Appends progress events, enforcing the order clients rely on (compat §3.1–3.2): training_started once and
+ * first, with an integer num_sequences; then at most num_sequences all-numeric gradient_step events.
+ */
+export async function appendEvents(jobId: string, workerId: string, events: WorkerEvent[]): Promise<{ appended: number }> {
+  const db = await getDb();
+  return db.transaction(async (tx) => {
+    const job = await requireLease(tx, jobId, workerId);
+    let started = await queueRepo.hasStarted(tx, jobId);
+    let numSequences = job.numSequences;
+    let completed = job.completedSteps;
+    for (const event of events) {
+      if (event.type === 'training_started') {
+        const n = event.data.num_sequences;
+        if (started) throw ApiError.valueError(['body', 'events'], 'training_started was already sent');
+        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || !isFlatNumeric(event.data)) {
+          throw ApiError.valueError(['body', 'events'], 'training_started needs an integer num_sequences ≥ 0 and numeric data');
+        }
+        started = true;
+        numSequences = n;
+      } else {
+        if (!started) throw ApiError.valueError(['body', 'events'], 'gradient_step before training_started');
+        if (!isFlatNumeric(event.data)) throw ApiError.valueError(['body', 'events'], 'gradient_step data must be finite numbers');
+        if (completed >= (numSequences ?? 0)) {
+          throw ApiError.valueError(['body', 'events'], `more gradient_step events than num_sequences (${numSequences})`);
+        }
+        completed++;
+      }
+      await trainingRepo.insertEvent(tx, jobId, event.type, event.data);
+    }
+    const now = new Date();
+    await trainingRepo.updateJob(tx, jobId, { numSequences, completedSteps: completed, heartbeatAt: now, progressAt: now });
+    return { appended: events.length };
+  });
+}
+
+function mean(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/**
+ * Commits the new checkpoint and then training_ended, in one transaction, so a client that sees the event
+ * immediately finds the checkpoint listed (compat §3.2.4). The step is highest-ever + 1 (compat §3.4).
+ */
+export async function completeJob(
+  jobId: string,
+  workerId: string,
+  input: { artifactKey: string | null; metrics?: Record<string, number> },
+): Promise<{ step: number }> {
+  const db = await getDb();
+  return db.transaction(async (tx) => {
+    const job = await requireLease(tx, jobId, workerId);
+    if (!(await queueRepo.hasStarted(tx, jobId))) throw ApiError.valueError(['body'], 'training_started was never sent');
+    if (job.completedSteps !== job.numSequences) {
+      throw ApiError.valueError(['body'], `${job.completedSteps} of ${job.numSequences} gradient steps were reported`);
+    }
+    const model = await modelsRepo.lockModel(tx, job.modelId);
+    if (!model) throw leaseLost();
+    const step = model.lastStep + 1;
+
+    // train/<k> = the mean of each gradient_step key over the job (compat §3.5).
+    const steps = await trainingRepo.listEvents(tx, jobId, { limit: 1_000_000 });
+    const byKey = new Map<string, number[]>();
+    for (const e of steps) {
+      if (e.type !== 'gradient_step') continue;
+      for (const [k, v] of Object.entries(e.data)) if (typeof v === 'number') byKey.set(k, [...(byKey.get(k) ?? []), v]);
+    }
+    const metrics: Record<string, number> = {};
+    for (const [k, values] of byKey) metrics[`train/${k}`] = mean(values);
+    for (const [k, v] of Object.entries(input.metrics ?? {})) if (Number.isFinite(v)) metrics[`train/${k}`] = v;
+    metrics['train/num_gradient_steps'] = job.completedSteps;
+
+    const [checkpoint] = await modelsRepo.insertCheckpoint(tx, { modelId: model.id, step, metrics, artifactKey: input.artifactKey });
+    await modelsRepo.setLastStep(tx, model.id, step);
+    await modelsRepo.upsertRunMetrics(tx, model.runId, step, metrics);
+    await trainingRepo.insertEvent(tx, jobId, 'training_ended', {});
+    const now = new Date();
+    await trainingRepo.updateJob(tx, jobId, { status: 'COMPLETED', resultStep: checkpoint.step, finishedAt: now, progressAt: now });
+    return { step };
+  });
+}
+
+async function failInTx(tx: DbOrTx, job: TrainingJobRow, message: string) {
+  await trainingRepo.insertEvent(tx, job.id, 'training_failed', { error_message: message });
+  const now = new Date();
+  await trainingRepo.updateJob(tx, job.id, { status: 'FAILED', errorMessage: message, finishedAt: now, progressAt: now });
+}
+
+export async function failJob(jobId: string, workerId: string, message: string): Promise<void> {
+  const db = await getDb();
+  await db.transaction(async (tx) => failInTx(tx, await requireLease(tx, jobId, workerId), message));
+}
+
+/** Ends a queued or running job; its worker learns it at the next heartbeat. Terminal jobs are left as they are. */
+export async function cancelJob(jobId: string): Promise<TrainingJobRow> {
+  const db = await getDb();
+  return db.transaction(async (tx) => {
+    const job = await queueRepo.lockJob(tx, jobId);
+    if (!job) throw ApiError.notFound('Training job not found');
+    if (job.status === 'QUEUED' || job.status === 'RUNNING') {
+      await failInTx(tx, job, 'cancelled');
+      await trainingRepo.updateJob(tx, jobId, { cancelRequestedAt: new Date() });
+    }
+    return (await queueRepo.lockJob(tx, jobId))!;
+  });
+}
+
+/**
+ * Recovers jobs whose worker went away: a job that had not emitted training_started goes back to the queue
+ * (nothing visible happened yet, so it resumes from scratch); one that had started ends with
+ * training_failed, so pollers stop (compat §3.2.5). Never leaves a job RUNNING forever.
+ */
+export async function recoverStaleJobs(opts: { deadWorkerPrefix?: { prefix: string; except: string } } = {}) {
+  const db = await getDb();
+  const now = Date.now();
+  const stale = await queueRepo.findStaleJobs(db, {
+    heartbeatBefore: new Date(now - LEASE_SECONDS() * 1000),
+    progressBefore: new Date(now - IDLE_LIMIT_MS()),
+    deadWorkerPrefix: opts.deadWorkerPrefix,
+  });
+  const outcome = { requeued: 0, failed: 0 };
+  for (const candidate of stale) {
+    await db.transaction(async (tx) => {
+      const job = await queueRepo.lockJob(tx, candidate.id);
+      if (!job || job.status !== 'RUNNING' || job.workerId !== candidate.workerId) return;
+      const idle = job.progressAt && now - job.progressAt.getTime() > IDLE_LIMIT_MS();
+      if (!idle && !(await queueRepo.hasStarted(tx, job.id))) {
+        await trainingRepo.updateJob(tx, job.id, { status: 'QUEUED', workerId: null, heartbeatAt: null });
+        outcome.requeued++;
+      } else {
+        await failInTx(
+          tx,
+          job,
+          idle
+            ? `Training made no progress for ${Math.round(IDLE_LIMIT_MS() / 60_000)} minutes and was stopped`
+            : 'The training worker stopped responding (its process ended or lost contact); the job was stopped',
+        );
+        outcome.failed++;
+      }
+    });
+  }
+  return outcome;
+}
+
+/** Queue depth, for /v1/system-check and the dashboard. */
+export async function queueStats() {
+  return queueRepo.countByStatus(await getDb());
+}
+
+export type JobInput =
+  | { kind: 'rl'; trajectory_groups: Record<string, unknown>[] }
+  | { kind: 'sft'; file: string; examples: SftExample[] };
+
+/** What the job trains on: its stored trajectory groups (RL) or its dataset's examples (SFT). */
+export async function jobInput(jobId: string, workerId: string): Promise<JobInput> {
+  const db = await getDb();
+  const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
+  if (job.kind === 'rl') {
+    const rows = await trainingRepo.listGroupsOfJob(db, jobId);
+    return { kind: 'rl', trajectory_groups: rows.map((r) => r.data) };
+  }
+  const key = String(job.config.dataset_key);
+  const file = String(job.config.dataset_file ?? key.split('/').at(-1));
+  return { kind: 'sft', file, examples: await loadTrainingExamples(key, file) };
+}

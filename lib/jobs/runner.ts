@@ -1,0 +1,116 @@
+import type { WorkerProtocol } from './protocol';
+import type { JobInput, WorkerJob } from './queue';
+
+export interface TrainContext {
+  job: WorkerJob;
+  input: JobInput;
+  baseWeights: Uint8Array | null;
+  /** Emits training_started; must be called exactly once, before any step. */
+  started(numSequences: number): Promise<void>;
+  /** Emits one gradient_step; every value must be a finite number. */
+  step(data: Record<string, number>): Promise<void>;
+  /** Aborted when the job is cancelled or the worker loses its lease. */
+  signal: AbortSignal;
+}
+
+export interface TrainResult {
+  /** The new checkpoint's weights (safetensors), written even when nothing was trainable (compat §3.4). */
+  weights: Uint8Array;
+  /** Extra summary metrics for the new checkpoint, stored as train/<key>. */
+  metrics?: Record<string, number>;
+}
+
+export type TrainingHandler = (ctx: TrainContext) => Promise<TrainResult>;
+export type HandlerRegistry = Partial<Record<WorkerJob['kind'], TrainingHandler>>;
+
+/** A failure whose message is safe and useful to show the user as the job's error_message. */
+export class TrainingError extends Error {}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof TrainingError) return err.message;
+  if (err instanceof Error && err.name === 'AbortError') return 'cancelled';
+  console.error('[tuneboard] training failed', err);
+  // Unexpected errors are logged in full; the job shows a short, non-internal summary.
+  return `Training failed with an internal error (${err instanceof Error ? err.name : 'unknown'}); see the server log`;
+}
+
+/**
+ * Claims one job and runs it to a terminal state. Returns false when the queue had nothing for this worker.
+ * Heart-beats through the whole job; a cancelled or lost lease aborts the handler.
+ */
+export async function runOneJob(
+  protocol: WorkerProtocol,
+  handlers: HandlerRegistry,
+  opts: { heartbeatMs?: number } = {},
+): Promise<boolean> {
+  const kinds = Object.keys(handlers) as WorkerJob['kind'][];
+  const job = await protocol.claim(kinds);
+  if (!job) return false;
+
+  const abort = new AbortController();
+  const beat = setInterval(
+    () => {
+      protocol
+        .heartbeat(job.id)
+        .then(({ cancelled }) => {
+          if (cancelled) abort.abort(Object.assign(new Error('cancelled'), { name: 'AbortError' }));
+        })
+        .catch((err) => console.error('[tuneboard] heartbeat failed', err));
+    },
+    opts.heartbeatMs ?? Math.max(1000, (job.lease_seconds * 1000) / 4),
+  );
+  try {
+    const handler = handlers[job.kind];
+    if (!handler) throw new TrainingError(`No handler for ${job.kind} jobs on this worker`);
+    const [input, baseWeights] = await Promise.all([protocol.input(job.id), protocol.baseWeights(job)]);
+    let startedSent = false;
+    const result = await handler({
+      job,
+      input,
+      baseWeights,
+      signal: abort.signal,
+      async started(numSequences) {
+        startedSent = true;
+        await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: numSequences } }]);
+      },
+      async step(data) {
+        if (abort.signal.aborted) throw abort.signal.reason;
+        await protocol.appendEvents(job.id, [{ type: 'gradient_step', data }]);
+      },
+    });
+    if (abort.signal.aborted) throw abort.signal.reason;
+    if (!startedSent) await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: 0 } }]);
+    const artifactKey = await protocol.uploadCheckpoint(job.id, result.weights);
+    await protocol.complete(job.id, { artifactKey, metrics: result.metrics });
+  } catch (err) {
+    const message = errorMessage(err);
+    // A cancelled or recovered job is already terminal on the server: nothing more to report.
+    if (!abort.signal.aborted) await protocol.fail(job.id, message).catch((e) => console.error('[tuneboard] could not report failure', e));
+  } finally {
+    clearInterval(beat);
+  }
+  return true;
+}
+
+/** Polls for work until `signal` aborts; backs off while the queue is empty. */
+export async function runWorkerLoop(
+  protocol: WorkerProtocol,
+  handlers: HandlerRegistry,
+  opts: { signal: AbortSignal; idleMs?: number; maxIdleMs?: number },
+): Promise<void> {
+  let idle = opts.idleMs ?? 250;
+  while (!opts.signal.aborted) {
+    let ran = false;
+    try {
+      ran = await runOneJob(protocol, handlers);
+    } catch (err) {
+      console.error('[tuneboard] worker loop error', err);
+    }
+    if (ran) {
+      idle = opts.idleMs ?? 250;
+      continue;
+    }
+    await new Promise((resolve) => setTimeout(resolve, idle));
+    idle = Math.min(idle * 2, opts.maxIdleMs ?? 2000);
+  }
+}

@@ -1,0 +1,194 @@
+import { describe, expect, it } from 'vitest';
+import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoints/route';
+import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
+import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/route';
+import * as eventsRoute from '@/app/v1/preview/training-jobs/[training_job_id]/events/route';
+import { getDb } from '@/lib/db/client';
+import * as trainingRepo from '@/lib/db/repositories/training';
+import { inProcessProtocol } from '@/lib/jobs/in-process-protocol';
+import * as queue from '@/lib/jobs/queue';
+import { runOneJob, TrainingError, type HandlerRegistry } from '@/lib/jobs/runner';
+import { call, createModel, createUser, type TestUser } from '../helpers';
+
+async function submitRl(user: TestUser, modelId: string) {
+  const res = await call(rlJobsRoute, 'POST', '/v1/preview/training-jobs', {
+    key: user.key,
+    body: { model_id: modelId, trajectory_groups: [] },
+  });
+  expect(res.status).toBe(200);
+  return res.body.id as string;
+}
+
+async function events(user: TestUser, jobId: string) {
+  const res = await call(eventsRoute, 'GET', '/x', { key: user.key, params: { training_job_id: jobId }, query: { limit: 100 } });
+  return res.body.data as { type: string; data: Record<string, unknown> }[];
+}
+
+async function job(user: TestUser, jobId: string) {
+  return (await call(jobRoute, 'GET', '/x', { key: user.key, params: { training_job_id: jobId } })).body;
+}
+
+/** Claims only this test's job: other test files share the queue when running on PostgreSQL. */
+function protocolFor(jobId: string) {
+  const base = inProcessProtocol(`test:${jobId}`);
+  return {
+    ...base,
+    async claim() {
+      // Drain until our job comes up; jobs of other tests are put back untouched.
+      for (let i = 0; i < 50; i++) {
+        const claimed = await base.claim(['rl', 'sft']);
+        if (!claimed) return null;
+        if (claimed.id === jobId) return claimed;
+        const db = await getDb();
+        await trainingRepo.updateJob(db, claimed.id, { status: 'QUEUED', workerId: null });
+      }
+      return null;
+    },
+  };
+}
+
+const weights = new Uint8Array([1, 2, 3, 4]);
+
+describe('job runner', () => {
+  it('runs a job: started, one gradient_step per sequence, checkpoint at step+1, then training_ended', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const jobId = await submitRl(user, model.id);
+    const handlers: HandlerRegistry = {
+      rl: async (ctx) => {
+        expect(ctx.job.base_checkpoint).toEqual({ step: 0, artifact_key: null });
+        await ctx.started(3);
+        for (let i = 1; i <= 3; i++) await ctx.step({ loss: i, grad_norm: 0.5 });
+        return { weights, metrics: { num_groups_submitted: 0 } };
+      },
+    };
+    expect(await runOneJob(protocolFor(jobId), handlers)).toBe(true);
+
+    const done = await job(user, jobId);
+    expect(done).toMatchObject({ status: 'COMPLETED', step: 1, num_sequences: 3, completed_steps: 3, error_message: null });
+    const list = await events(user, jobId);
+    expect(list.map((e) => e.type)).toEqual(['training_started', 'gradient_step', 'gradient_step', 'gradient_step', 'training_ended']);
+    expect(list[0].data).toEqual({ num_sequences: 3 });
+    const cps = await call(checkpointsRoute, 'GET', '/x', { key: user.key, params: { model_id: model.id }, query: { order: 'desc', limit: 1 } });
+    expect(cps.body.data[0]).toMatchObject({
+      step: 1,
+      metrics: { 'train/loss': 2, 'train/grad_norm': 0.5, 'train/num_gradient_steps': 3, 'train/num_groups_submitted': 0 },
+    });
+  });
+
+  it('numbers steps highest-ever + 1 even after the latest checkpoint was deleted', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const ok: HandlerRegistry = { rl: async (ctx) => (await ctx.started(0), { weights }) };
+    const first = await submitRl(user, model.id);
+    await runOneJob(protocolFor(first), ok);
+    await call(checkpointsRoute, 'DELETE', '/x', { key: user.key, params: { model_id: model.id }, body: { steps: [1] } });
+    const second = await submitRl(user, model.id);
+    await runOneJob(protocolFor(second), ok);
+    expect((await job(user, second)).step).toBe(2);
+  });
+
+  it('fails a job with the handler’s message and adds no checkpoint', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const jobId = await submitRl(user, model.id);
+    await runOneJob(protocolFor(jobId), {
+      rl: async (ctx) => {
+        await ctx.started(2);
+        await ctx.step({ loss: 1 });
+        throw new TrainingError('trajectory 3: token "x" is not in the vocabulary');
+      },
+    });
+    const failed = await job(user, jobId);
+    expect(failed).toMatchObject({ status: 'FAILED', error_message: 'trajectory 3: token "x" is not in the vocabulary', step: null });
+    expect((await events(user, jobId)).map((e) => e.type)).toEqual(['training_started', 'gradient_step', 'training_failed']);
+    const cps = await call(checkpointsRoute, 'GET', '/x', { key: user.key, params: { model_id: model.id } });
+    expect(cps.body.data.map((c: { step: number }) => c.step)).toEqual([0]);
+  });
+
+  it('cancels a running job: the handler is aborted and nothing follows training_failed', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const jobId = await submitRl(user, model.id);
+    await runOneJob(
+      protocolFor(jobId),
+      {
+        rl: async (ctx) => {
+          await ctx.started(100);
+          await ctx.step({ loss: 1 });
+          await queue.cancelJob(jobId);
+          // The next heartbeat notices; the following step is refused.
+          await new Promise((r) => setTimeout(r, 300));
+          await ctx.step({ loss: 2 });
+          return { weights };
+        },
+      },
+      { heartbeatMs: 50 },
+    );
+    expect(await job(user, jobId)).toMatchObject({ status: 'FAILED', error_message: 'cancelled' });
+    const list = await events(user, jobId);
+    expect(list.map((e) => e.type)).toEqual(['training_started', 'gradient_step', 'training_failed']);
+    expect(list[2].data).toEqual({ error_message: 'cancelled' });
+  });
+
+  it('runs the jobs of one model one at a time, in order', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const first = await submitRl(user, model.id);
+    const second = await submitRl(user, model.id);
+    const worker = `test:fifo:${first}`;
+    // Only our two jobs matter; claim until we see one of them.
+    let claimed: queue.WorkerJob | null = null;
+    for (let i = 0; i < 50 && claimed?.model_id !== model.id; i++) claimed = await queue.claimJob(worker);
+    expect(claimed?.id).toBe(first);
+    for (let i = 0; i < 50; i++) {
+      const next = await queue.claimJob(`${worker}:b`);
+      if (!next) break;
+      expect(next.id).not.toBe(second);
+    }
+    await queue.appendEvents(first, worker, [{ type: 'training_started', data: { num_sequences: 0 } }]);
+    await queue.completeJob(first, worker, { artifactKey: null });
+    let next: queue.WorkerJob | null = null;
+    for (let i = 0; i < 50 && next?.model_id !== model.id; i++) next = await queue.claimJob(`${worker}:c`);
+    expect(next?.id).toBe(second);
+  });
+
+  it('enforces the event order clients rely on', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const jobId = await submitRl(user, model.id);
+    const worker = `test:order:${jobId}`;
+    let claimed: queue.WorkerJob | null = null;
+    for (let i = 0; i < 50 && claimed?.id !== jobId; i++) claimed = await queue.claimJob(worker);
+    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }])).rejects.toThrow(/before training_started/);
+    await queue.appendEvents(jobId, worker, [{ type: 'training_started', data: { num_sequences: 1 } }]);
+    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 'x' } }])).rejects.toThrow(/finite numbers/);
+    await expect(queue.completeJob(jobId, worker, { artifactKey: null })).rejects.toThrow(/0 of 1 gradient steps/);
+    await queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }]);
+    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }])).rejects.toThrow(/more gradient_step/);
+    await expect(queue.appendEvents(jobId, 'someone-else', [])).rejects.toThrow(/no longer holds/);
+  });
+
+  it('requeues a job whose worker vanished before starting, and fails one that had started', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const other = await createModel(user);
+    const quiet = await submitRl(user, model.id);
+    const started = await submitRl(user, other.id);
+    const dead = `builtin:deadboot${quiet.slice(0, 8)}:0`;
+    for (let i = 0; i < 100; i++) {
+      const j = await queue.claimJob(dead);
+      if (!j) break;
+      if (j.id !== quiet && j.id !== started) await trainingRepo.updateJob(await getDb(), j.id, { status: 'QUEUED', workerId: null });
+      if (j.id === started) await queue.appendEvents(started, dead, [{ type: 'training_started', data: { num_sequences: 5 } }]);
+      if ((await job(user, quiet)).status === 'RUNNING' && (await job(user, started)).status === 'RUNNING') break;
+    }
+    const outcome = await queue.recoverStaleJobs({ deadWorkerPrefix: { prefix: dead, except: 'builtin:alive' } });
+    expect(outcome.requeued).toBeGreaterThanOrEqual(1);
+    expect(await job(user, quiet)).toMatchObject({ status: 'QUEUED' });
+    const failed = await job(user, started);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.error_message).toMatch(/worker stopped responding/);
+    expect((await events(user, started)).map((e) => e.type)).toEqual(['training_started', 'training_failed']);
+  });
+});
