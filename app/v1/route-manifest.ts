@@ -25,6 +25,15 @@ import * as systemCheck from './system-check/route';
 import * as member from './teams/[team]/members/[user_id]/route';
 import * as members from './teams/[team]/members/route';
 import * as teams from './teams/route';
+import * as cancel from './preview/training-jobs/[training_job_id]/cancel/route';
+import * as workerClaim from './workers/claim/route';
+import * as workerCheckpoint from './workers/jobs/[training_job_id]/checkpoint/route';
+import * as workerComplete from './workers/jobs/[training_job_id]/complete/route';
+import * as workerEvents from './workers/jobs/[training_job_id]/events/route';
+import * as workerFail from './workers/jobs/[training_job_id]/fail/route';
+import * as workerHeartbeat from './workers/jobs/[training_job_id]/heartbeat/route';
+import * as workerInput from './workers/jobs/[training_job_id]/input/route';
+import * as workerWeights from './workers/jobs/[training_job_id]/weights/route';
 
 /**
  * Every /v1 route module with its OpenAPI path. tests/api/openapi.test.ts fails when a route file
@@ -44,6 +53,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/sft-training-jobs', module: sftJobs },
   { path: '/v1/preview/training-jobs/{training_job_id}', module: job },
   { path: '/v1/preview/training-jobs/{training_job_id}/events', module: events },
+  { path: '/v1/preview/training-jobs/{training_job_id}/cancel', module: cancel },
   { path: '/v1/preview/projects', module: projects },
   { path: '/v1/preview/base-models', module: baseModels },
   { path: '/v1/preview/datasets', module: datasets },
@@ -57,4 +67,12 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/teams', module: teams },
   { path: '/v1/teams/{team}/members', module: members },
   { path: '/v1/teams/{team}/members/{user_id}', module: member },
+  { path: '/v1/workers/claim', module: workerClaim },
+  { path: '/v1/workers/jobs/{training_job_id}/heartbeat', module: workerHeartbeat },
+  { path: '/v1/workers/jobs/{training_job_id}/events', module: workerEvents },
+  { path: '/v1/workers/jobs/{training_job_id}/input', module: workerInput },
+  { path: '/v1/workers/jobs/{training_job_id}/weights', module: workerWeights },
+  { path: '/v1/workers/jobs/{training_job_id}/checkpoint', module: workerCheckpoint },
+  { path: '/v1/workers/jobs/{training_job_id}/complete', module: workerComplete },
+  { path: '/v1/workers/jobs/{training_job_id}/fail', module: workerFail },
 ];

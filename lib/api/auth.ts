@@ -2,6 +2,7 @@ import { ApiError } from './errors';
 import type { ErrorFlavor } from './respond';
 import { API_KEY_PREFIX } from '@/lib/services/credentials';
 import { principalFromApiKey, principalFromSession, type Principal } from '@/lib/services/accounts';
+import { isValidWorkerToken } from '@/lib/jobs/worker-token';
 
 export const SESSION_COOKIE = 'tb_session';
 
@@ -61,4 +62,10 @@ export async function authenticate(req: Request, flavor: ErrorFlavor): Promise<P
     }
   }
   throw unauthenticated(flavor);
+}
+
+/** Worker routes: `Authorization: Bearer <worker token>`; user keys and sessions are not accepted there. */
+export function authenticateWorker(req: Request): void {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.get('authorization') ?? '');
+  if (!match || !isValidWorkerToken(match[1])) throw new ApiError('unauthenticated', 'Not authenticated');
 }

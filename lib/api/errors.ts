@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { INT_EXPECTED } from '@/lib/schemas/common';
 
 /** A pydantic/FastAPI-style validation item: the preview routes' 422 contract (compat §1.4). */
 export interface ValidationIssue {
@@ -107,7 +108,9 @@ export function zodIssuesToValidation(error: z.ZodError, location: Location): Va
       case 'invalid_type': {
         if (!hasInput || input === undefined) return { loc, msg: 'Field required', type: 'missing' };
         const fromString = typeof input === 'string';
-        switch (issue.expected) {
+        // zod says `expected: "number"` for a non-number given to z.int(); jsonInt() marks those (see there).
+        const expected = issue.message === INT_EXPECTED ? 'int' : issue.expected;
+        switch (expected) {
           case 'int':
             if (typeof input === 'number')
               return withInput({

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { authenticate } from './auth';
+import { authenticate, authenticateWorker } from './auth';
 import { parseJsonText, readBodyText } from './body';
 import { ApiError, zodIssuesToValidation } from './errors';
 import { errorResponse, json, type ErrorFlavor } from './respond';
@@ -12,8 +12,11 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 export interface RouteDefinition<P, Q, B, R> {
   /** Which error envelope and 401 text this route uses. Default: preview. */
   flavor?: ErrorFlavor;
-  /** `public` routes ignore Authorization entirely (health). Default: required. */
-  auth?: 'required' | 'public';
+  /**
+   * `required` (default): a user's API key or session. `public` routes ignore Authorization entirely
+   * (health). `worker` routes take the worker token of lib/jobs/worker-token.ts.
+   */
+  auth?: 'required' | 'public' | 'worker';
   params?: P;
   /** Message of the 404 a malformed path id gets (compat §1.5: a non-UUID path id is simply unknown). */
   notFound?: string;
@@ -64,7 +67,7 @@ export function route<
   B extends Schema | undefined = undefined,
   R extends Schema | undefined = undefined,
 >(
-  def: RouteDefinition<P, Q, B, R> & { auth: 'public' },
+  def: RouteDefinition<P, Q, B, R> & { auth: 'public' | 'worker' },
   handler: (input: HandlerInput<P, Q, B>) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
 ): RouteHandler;
 export function route<
@@ -95,7 +98,8 @@ export function route(
         params = parsed.data;
       }
 
-      const principal = def.auth === 'public' ? undefined : await authenticate(req, flavor);
+      if (def.auth === 'worker') authenticateWorker(req);
+      const principal = def.auth === 'public' || def.auth === 'worker' ? undefined : await authenticate(req, flavor);
 
       let query: unknown = undefined;
       if (def.query) {

@@ -5,6 +5,8 @@ import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import { loadTrainingExamples } from '@/lib/services/datasets';
+import { putArtifactStream } from '@/lib/storage';
+import { checkpointKey } from './protocol';
 import type { SftExample } from '@/lib/services/sft-data';
 
 /**
@@ -33,6 +35,8 @@ export interface WorkerEvent {
 export const LEASE_SECONDS = () => Number(process.env.TUNEBOARD_JOB_LEASE_SECONDS ?? 60);
 /** A RUNNING job with no new event for this long is failed, even if its worker still heart-beats (compat §3.2.5). */
 export const IDLE_LIMIT_MS = () => Number(process.env.TUNEBOARD_JOB_IDLE_MINUTES ?? 30) * 60_000;
+
+export const JOB_NOT_FOUND = 'Training job not found';
 
 const leaseLost = () => new ApiError('conflict', 'This worker no longer holds the job (cancelled, recovered or finished)');
 
@@ -246,4 +250,24 @@ export async function jobInput(jobId: string, workerId: string): Promise<JobInpu
   const key = String(job.config.dataset_key);
   const file = String(job.config.dataset_file ?? key.split('/').at(-1));
   return { kind: 'sft', file, examples: await loadTrainingExamples(key, file) };
+}
+
+/** The artifact key of the checkpoint the job trains from; null when it starts from the base model. */
+export async function baseWeightsKey(jobId: string, workerId: string): Promise<string | null> {
+  const db = await getDb();
+  const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
+  const latest = await modelsRepo.latestCheckpoint(db, job.modelId);
+  return latest?.artifactKey ?? null;
+}
+
+/** Streams an uploaded checkpoint into the store at the job's own key (written whole, then renamed into place). */
+export async function storeCheckpointUpload(jobId: string, workerId: string, body: NodeJS.ReadableStream): Promise<string> {
+  const db = await getDb();
+  const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
+  const key = checkpointKey(job.modelId, job.id);
+  await putArtifactStream(key, body, {
+    limit: Number(process.env.TUNEBOARD_MAX_CHECKPOINT_MB ?? 4096) * 1024 * 1024,
+    onLimit: () => new ApiError('payload_too_large', 'Checkpoint too large'),
+  });
+  return key;
 }

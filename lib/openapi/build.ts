@@ -96,7 +96,8 @@ export function buildOpenApiDocument(routes: RouteEntry[], info: { version: stri
         ...(def.extension ? { 'x-extension': true } : {}),
         parameters,
         responses,
-        security: def.auth === 'public' ? [] : [{ bearerAuth: [] }, { sessionCookie: [] }],
+        security:
+          def.auth === 'public' ? [] : def.auth === 'worker' ? [{ workerToken: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }],
       };
       if (def.body) {
         operation.requestBody = {
@@ -122,6 +123,7 @@ export function buildOpenApiDocument(routes: RouteEntry[], info: { version: stri
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key from Settings → API keys (tb_…)' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'tb_session', description: 'The dashboard session' },
+        workerToken: { type: 'http', scheme: 'bearer', description: 'TUNEBOARD_WORKER_TOKEN, for training workers' },
       },
       schemas: {
         ErrorDetail: toJsonSchema(errorDetailSchema, 'output'),

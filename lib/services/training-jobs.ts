@@ -17,8 +17,9 @@ import { accessibleEntityIds, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
 import { requireModel } from './models';
 import { recordTrajectories } from './trajectories';
+import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';
 
-export const JOB_NOT_FOUND = 'Training job not found';
+export { JOB_NOT_FOUND };
 
 export function toJobDto(row: trainingRepo.TrainingJobRow): TrainingJobDto {
   return {
@@ -137,4 +138,9 @@ export async function listEvents(
   }
   const rows = await trainingRepo.listEvents(db, job.id, { afterSeq, limit: q.limit + 1 });
   return toList(rows.slice(0, q.limit).map(toEventDto), rows.length > q.limit);
+}
+
+export async function cancelTrainingJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
+  const job = await requireJob(principal, jobId);
+  return toJobDto(await cancelJob(job.id));
 }

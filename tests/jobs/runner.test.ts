@@ -9,6 +9,7 @@ import { inProcessProtocol } from '@/lib/jobs/in-process-protocol';
 import * as queue from '@/lib/jobs/queue';
 import { runOneJob, TrainingError, type HandlerRegistry } from '@/lib/jobs/runner';
 import { call, createModel, createUser, type TestUser } from '../helpers';
+import { claimOnly } from './claim-only';
 
 async function submitRl(user: TestUser, modelId: string) {
   const res = await call(rlJobsRoute, 'POST', '/v1/preview/training-jobs', {
@@ -28,24 +29,7 @@ async function job(user: TestUser, jobId: string) {
   return (await call(jobRoute, 'GET', '/x', { key: user.key, params: { training_job_id: jobId } })).body;
 }
 
-/** Claims only this test's job: other test files share the queue when running on PostgreSQL. */
-function protocolFor(jobId: string) {
-  const base = inProcessProtocol(`test:${jobId}`);
-  return {
-    ...base,
-    async claim() {
-      // Drain until our job comes up; jobs of other tests are put back untouched.
-      for (let i = 0; i < 50; i++) {
-        const claimed = await base.claim(['rl', 'sft']);
-        if (!claimed) return null;
-        if (claimed.id === jobId) return claimed;
-        const db = await getDb();
-        await trainingRepo.updateJob(db, claimed.id, { status: 'QUEUED', workerId: null });
-      }
-      return null;
-    },
-  };
-}
+const protocolFor = (jobId: string) => claimOnly(inProcessProtocol(`test:${jobId}`), jobId);
 
 const weights = new Uint8Array([1, 2, 3, 4]);
 
@@ -137,29 +121,20 @@ describe('job runner', () => {
     const first = await submitRl(user, model.id);
     const second = await submitRl(user, model.id);
     const worker = `test:fifo:${first}`;
-    // Only our two jobs matter; claim until we see one of them.
-    let claimed: queue.WorkerJob | null = null;
-    for (let i = 0; i < 50 && claimed?.model_id !== model.id; i++) claimed = await queue.claimJob(worker);
-    expect(claimed?.id).toBe(first);
-    for (let i = 0; i < 50; i++) {
-      const next = await queue.claimJob(`${worker}:b`);
-      if (!next) break;
-      expect(next.id).not.toBe(second);
-    }
-    await queue.appendEvents(first, worker, [{ type: 'training_started', data: { num_sequences: 0 } }]);
-    await queue.completeJob(first, worker, { artifactKey: null });
-    let next: queue.WorkerJob | null = null;
-    for (let i = 0; i < 50 && next?.model_id !== model.id; i++) next = await queue.claimJob(`${worker}:c`);
-    expect(next?.id).toBe(second);
+    expect((await protocolFor(first).claim())?.id).toBe(first);
+    // While the first runs, the second is not runnable, by any worker.
+    expect(await claimOnly(inProcessProtocol(`${worker}:b`), second).claim()).toBeNull();
+    await queue.appendEvents(first, `test:${first}`, [{ type: 'training_started', data: { num_sequences: 0 } }]);
+    await queue.completeJob(first, `test:${first}`, { artifactKey: null });
+    expect((await claimOnly(inProcessProtocol(`${worker}:c`), second).claim())?.id).toBe(second);
   });
 
   it('enforces the event order clients rely on', async () => {
     const user = await createUser();
     const model = await createModel(user);
     const jobId = await submitRl(user, model.id);
-    const worker = `test:order:${jobId}`;
-    let claimed: queue.WorkerJob | null = null;
-    for (let i = 0; i < 50 && claimed?.id !== jobId; i++) claimed = await queue.claimJob(worker);
+    const worker = `test:${jobId}`;
+    expect((await protocolFor(jobId).claim())?.id).toBe(jobId);
     await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }])).rejects.toThrow(/before training_started/);
     await queue.appendEvents(jobId, worker, [{ type: 'training_started', data: { num_sequences: 1 } }]);
     await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 'x' } }])).rejects.toThrow(/finite numbers/);

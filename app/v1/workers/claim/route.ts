@@ -1,0 +1,18 @@
+import { methods, route } from '@/lib/api/route';
+import { claimJob } from '@/lib/jobs/queue';
+import { claimBodySchema, claimResponseSchema } from '@/lib/schemas/workers';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  POST: route(
+    {
+      auth: 'worker',
+      tag: 'workers',
+      summary: 'Claim the next runnable job (per-model FIFO); job is null when the queue is empty',
+      body: claimBodySchema,
+      response: claimResponseSchema,
+    },
+    async ({ body }) => ({ job: await claimJob(body.worker_id, body.kinds) }),
+  ),
+});

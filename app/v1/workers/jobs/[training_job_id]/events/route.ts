@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { methods, route } from '@/lib/api/route';
+import { appendEvents, JOB_NOT_FOUND } from '@/lib/jobs/queue';
+import { appendEventsBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  POST: route(
+    {
+      auth: 'worker',
+      tag: 'workers',
+      summary: 'Append training_started / gradient_step events (order enforced)',
+      params: workerJobParamsSchema,
+      notFound: JOB_NOT_FOUND,
+      body: appendEventsBodySchema,
+      response: z.object({ appended: z.int() }),
+    },
+    ({ params, body }) => appendEvents(params.training_job_id, body.worker_id, body.events),
+  ),
+});

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { methods, route } from '@/lib/api/route';
+import { failJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';
+import { failBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  POST: route(
+    {
+      auth: 'worker',
+      tag: 'workers',
+      summary: 'End the job with training_failed and the given message',
+      params: workerJobParamsSchema,
+      notFound: JOB_NOT_FOUND,
+      body: failBodySchema,
+      response: z.object({ failed: z.literal(true) }),
+    },
+    async ({ params, body }) => {
+      await failJob(params.training_job_id, body.worker_id, body.error_message);
+      return { failed: true as const };
+    },
+  ),
+});

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { methods, route } from '@/lib/api/route';
+import { heartbeat, JOB_NOT_FOUND } from '@/lib/jobs/queue';
+import { workerIdBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  POST: route(
+    {
+      auth: 'worker',
+      tag: 'workers',
+      summary: 'Extend the lease; cancelled:true tells the worker to stop',
+      params: workerJobParamsSchema,
+      notFound: JOB_NOT_FOUND,
+      body: workerIdBodySchema,
+      response: z.object({ cancelled: z.boolean() }),
+    },
+    ({ params, body }) => heartbeat(params.training_job_id, body.worker_id),
+  ),
+});

@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { trainingHandlers } from './handlers';
+import { recoverStaleJobs } from './queue';
+import { bootWorkerToken } from './worker-token';
+
+/**
+ * The server's own training capacity: N worker child processes (TUNEBOARD_RUNNER_CONCURRENCY, default 1,
+ * 0 = none) speaking the HTTP worker protocol back to this server, so training never blocks a request,
+ * plus a sweeper that recovers jobs whose worker went away. Started once per server process.
+ */
+const globalForRunner = globalThis as unknown as { __tuneboardRunner?: { bootId: string; children: ChildProcess[] } };
+
+const SWEEP_MS = 10_000;
+
+export async function startBuiltinRunner(opts: { port: number; embeddedDatabase: boolean }) {
+  if (globalForRunner.__tuneboardRunner) return;
+  const bootId = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+  const state = { bootId, children: [] as ChildProcess[] };
+  globalForRunner.__tuneboardRunner = state;
+
+  // With the embedded database this process is the only server, so every RUNNING job of a built-in worker
+  // belongs to a dead predecessor: recover those now instead of waiting out their lease.
+  const deadWorkerPrefix = opts.embeddedDatabase ? { prefix: 'builtin:', except: `builtin:${bootId}:` } : undefined;
+  const sweep = async (first: boolean) => {
+    try {
+      const outcome = await recoverStaleJobs(first ? { deadWorkerPrefix } : {});
+      if (outcome.requeued || outcome.failed) console.log(`[tuneboard] recovered jobs: ${JSON.stringify(outcome)}`);
+    } catch (err) {
+      console.error('[tuneboard] job recovery failed', err);
+    }
+  };
+  await sweep(true);
+  setInterval(() => void sweep(false), SWEEP_MS).unref();
+
+  const concurrency = Number(process.env.TUNEBOARD_RUNNER_CONCURRENCY ?? 1);
+  if (concurrency <= 0 || Object.keys(trainingHandlers()).length === 0) return;
+  for (let i = 0; i < concurrency; i++) spawnWorker(state, i, opts.port, 0);
+}
+
+function workerCommand(): { command: string; args: string[] } {
+  const bundled = path.join(process.cwd(), '.tuneboard', 'worker.mjs');
+  if (process.env.NODE_ENV === 'production' && fs.existsSync(bundled)) return { command: process.execPath, args: [bundled] };
+  return { command: process.execPath, args: ['--import', 'tsx', path.join(process.cwd(), 'lib', 'jobs', 'worker-main.ts')] };
+}
+
+function spawnWorker(state: { bootId: string; children: ChildProcess[] }, index: number, port: number, restarts: number) {
+  const { command, args } = workerCommand();
+  const child = spawn(command, args, {
+    env: {
+      ...process.env,
+      TUNEBOARD_SERVER_URL: `http://127.0.0.1:${port}`,
+      TUNEBOARD_WORKER_TOKEN: bootWorkerToken(),
+      TUNEBOARD_WORKER_ID: `builtin:${state.bootId}:${index}`,
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  state.children[index] = child;
+  child.on('exit', (code, signal) => {
+    if (signal === 'SIGTERM') return;
+    console.error(`[tuneboard] training worker ${index} exited (${code ?? signal}); restarting`);
+    // Back off so a worker that crashes at start-up does not spin.
+    setTimeout(() => spawnWorker(state, index, port, restarts + 1), Math.min(30_000, 1000 * 2 ** restarts)).unref();
+  });
+}
+
+export function stopBuiltinRunner() {
+  for (const child of globalForRunner.__tuneboardRunner?.children ?? []) child.kill('SIGTERM');
+}

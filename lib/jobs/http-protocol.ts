@@ -1,0 +1,64 @@
+import type { WorkerProtocol } from './protocol';
+import type { JobInput, WorkerEvent, WorkerJob } from './queue';
+
+/**
+ * The worker protocol over HTTP, for `npm run worker`, the built-in runner's child process and external GPU
+ * machines. Transient failures (connection errors, 5xx) are retried with backoff; 4xx answers are final.
+ */
+export function httpProtocol(opts: { baseUrl: string; token: string; workerId: string; fetchImpl?: typeof fetch }): WorkerProtocol {
+  const f = opts.fetchImpl ?? fetch;
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const auth = { authorization: `Bearer ${opts.token}` };
+
+  async function request(method: string, path: string, body?: Uint8Array | object): Promise<Response> {
+    const isJson = body !== undefined && !(body instanceof Uint8Array) && typeof body === 'object';
+    for (let attempt = 0; ; attempt++) {
+      let res: Response | undefined;
+      try {
+        res = await f(`${base}${path}`, {
+          method,
+          headers: { ...auth, ...(isJson ? { 'content-type': 'application/json' } : { 'content-type': 'application/octet-stream' }) },
+          body: body === undefined ? undefined : isJson ? JSON.stringify(body) : (body as BodyInit),
+        });
+      } catch (err) {
+        if (attempt >= 5) throw err;
+      }
+      if (res && res.status < 500) {
+        if (!res.ok) {
+          const text = await res.text();
+          throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 500)}`);
+        }
+        return res;
+      }
+      if (res && attempt >= 5) throw new Error(`${method} ${path} answered ${res.status}`);
+      await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)));
+    }
+  }
+  const json = async <T>(method: string, path: string, body?: object): Promise<T> => (await request(method, path, body)).json() as Promise<T>;
+  const q = `worker_id=${encodeURIComponent(opts.workerId)}`;
+
+  return {
+    workerId: opts.workerId,
+    async claim(kinds) {
+      return (await json<{ job: WorkerJob | null }>('POST', '/v1/workers/claim', { worker_id: opts.workerId, kinds })).job;
+    },
+    heartbeat: (jobId) => json('POST', `/v1/workers/jobs/${jobId}/heartbeat`, { worker_id: opts.workerId }),
+    async appendEvents(jobId, events: WorkerEvent[]) {
+      await json('POST', `/v1/workers/jobs/${jobId}/events`, { worker_id: opts.workerId, events });
+    },
+    input: (jobId) => json<JobInput>('GET', `/v1/workers/jobs/${jobId}/input?${q}`),
+    async baseWeights(job) {
+      const res = await request('GET', `/v1/workers/jobs/${job.id}/weights?${q}`);
+      return res.status === 204 ? null : new Uint8Array(await res.arrayBuffer());
+    },
+    async uploadCheckpoint(jobId, weights) {
+      const res = await request('PUT', `/v1/workers/jobs/${jobId}/checkpoint?${q}`, weights);
+      return ((await res.json()) as { artifact_key: string }).artifact_key;
+    },
+    complete: (jobId, result) =>
+      json('POST', `/v1/workers/jobs/${jobId}/complete`, { worker_id: opts.workerId, artifact_key: result.artifactKey, metrics: result.metrics }),
+    async fail(jobId, message) {
+      await json('POST', `/v1/workers/jobs/${jobId}/fail`, { worker_id: opts.workerId, error_message: message });
+    },
+  };
+}
