@@ -1,0 +1,109 @@
+import type { ChatLogprobEntry, PromptLogprob } from '@/lib/schemas/chat';
+
+/** One candidate token as the engine reports it. */
+export interface TokenCandidate {
+  tokenId: number;
+  /** The token decoded on its own (U+FFFD for an incomplete UTF-8 sequence), as vLLM's `decoded_token`. */
+  tokenText: string;
+  /** Raw log-probability (log_softmax of the unprocessed logits, §7.4 step 1); may be −Infinity. */
+  logprob: number;
+}
+
+/** vLLM floors logprobs at −9999.0 so that −inf survives JSON (§7.8). */
+export const LOGPROB_FLOOR = -9999.0;
+
+export function clampLogprob(logprob: number): number {
+  return Math.max(logprob, LOGPROB_FLOOR);
+}
+
+/**
+ * Python's `text.encode("utf-8", errors="replace")`: a lone surrogate becomes `?` (0x3f), not U+FFFD as
+ * TextEncoder would write it.
+ */
+export function utf8Bytes(text: string): number[] {
+  const out: number[] = [];
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (cp >= 0xd800 && cp <= 0xdfff) out.push(0x3f);
+    else if (cp < 0x80) out.push(cp);
+    else if (cp < 0x800) out.push(0xc0 | (cp >> 6), 0x80 | (cp & 0x3f));
+    else if (cp < 0x10000) out.push(0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
+    else out.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
+  }
+  return out;
+}
+
+export interface LogprobFormat {
+  /** `top_logprobs` of the request (0 gives `[]`). */
+  topLogprobs: number;
+  /** `return_tokens_as_token_ids` (§7.9). */
+  asTokenIds: boolean;
+}
+
+function tokenLabel(c: TokenCandidate, asTokenIds: boolean): string {
+  return asTokenIds ? `token_id:${c.tokenId}` : c.tokenText;
+}
+
+/**
+ * One `logprobs.content` entry (§7.8, §7.9), keys in vLLM's order.
+ * - `top_logprobs` is the first N of [sampled, then the ranked candidates without the sampled token]: vLLM
+ *   builds a dict keyed by token id from [sampled] + top-N, so a rank-1 sample gives exactly top-1..N and any
+ *   other gives [sampled, top-1, …] (quirk copied).
+ * - With token-id rendering the main entry's `bytes` stay those of the decoded text while each top entry's
+ *   `bytes` are those of its `token_id:N` label (quirk copied).
+ */
+export function formatLogprobEntry(
+  sampled: TokenCandidate,
+  ranked: readonly TokenCandidate[],
+  format: LogprobFormat,
+): ChatLogprobEntry {
+  const top: ChatLogprobEntry['top_logprobs'] = [];
+  if (format.topLogprobs > 0) {
+    const list = [sampled, ...ranked.filter((c) => c.tokenId !== sampled.tokenId)].slice(0, format.topLogprobs);
+    for (const c of list) {
+      const token = tokenLabel(c, format.asTokenIds);
+      top.push({ token, logprob: clampLogprob(c.logprob), bytes: utf8Bytes(token) });
+    }
+  }
+  return {
+    token: tokenLabel(sampled, format.asTokenIds),
+    logprob: clampLogprob(sampled.logprob),
+    bytes: utf8Bytes(sampled.tokenText),
+    top_logprobs: top,
+  };
+}
+
+/** Logprobs of one prompt position: the actual token and its top candidates by rank. */
+export interface PromptPositionLogprobs {
+  token: TokenCandidate & { rank: number | null };
+  ranked: readonly (TokenCandidate & { rank: number | null })[];
+}
+
+/**
+ * The top-level `prompt_logprobs` of a non-stream response (§7.8): one entry per prompt token, the first
+ * `null`, the others keyed by the token id as a string, the actual token first, then up to `n` candidates
+ * (−inf → −9999.0).
+ *
+ * JavaScript orders integer-like keys ascending, so the object's key order is by id rather than vLLM's
+ * insertion order; JSON readers do not see the difference.
+ */
+export function formatPromptLogprobs(
+  positions: readonly (PromptPositionLogprobs | null)[],
+  n: number,
+): (PromptLogprob | null)[] {
+  return positions.map((pos, i) => {
+    if (i === 0 || pos === null) return null;
+    const out: PromptLogprob = {};
+    // vLLM's dict over [actual] + top-n: the actual token is listed once, first.
+    const top = pos.ranked.slice(0, Math.max(0, n)).filter((c) => c.tokenId !== pos.token.tokenId);
+    const entries = [pos.token, ...top];
+    for (const c of entries) {
+      out[String(c.tokenId)] = {
+        logprob: c.logprob === -Infinity ? LOGPROB_FLOOR : c.logprob,
+        rank: c.rank,
+        decoded_token: c.tokenText,
+      };
+    }
+    return out;
+  });
+}

@@ -1,0 +1,31 @@
+import type { EngineEvent, TokenEvent } from './engine-events';
+import type { TokenCandidate } from './logprobs';
+import { validateChatRequest, type SamplingContext, type SamplingRequest } from './validate-chat-request';
+
+/** Test fixtures shared by the response-builder tests (no production code imports this file). */
+
+export function samplingFor(body: Record<string, unknown>, ctx: Partial<SamplingContext> = {}): SamplingRequest {
+  return validateChatRequest(
+    { model: 'wandb-artifact:///acme/agents/agent-001', messages: [{ role: 'user', content: 'Say hello' }], ...body },
+    { vocabSize: 200_000, maxModelLen: 4096, promptTokenCount: 12, headerRequestId: '5e0f…', ...ctx },
+  );
+}
+
+export function token(
+  choice: number,
+  tokenId: number,
+  text: string,
+  logprob: number,
+  extra: Partial<Omit<TokenEvent, 'type' | 'choice' | 'tokenId' | 'text' | 'logprob'>> = {},
+): TokenEvent {
+  const topLogprobs: TokenCandidate[] = [{ tokenId, tokenText: text, logprob }];
+  return { type: 'token', choice, tokenId, text, tokenText: text, logprob, topLogprobs, ...extra };
+}
+
+export async function* fromArray(events: EngineEvent[]): AsyncGenerator<EngineEvent> {
+  for (const e of events) yield e;
+}
+
+export function ids(n: number, start = 1): number[] {
+  return Array.from({ length: n }, (_, i) => start + i);
+}
