@@ -135,7 +135,10 @@ export async function createRlJob(user: TestUser, modelId: string, body: Record<
 /** Appends events to a job, in order, as the runner would. */
 export async function seedEvents(
   jobId: string,
-  events: { type: 'training_started' | 'gradient_step' | 'training_ended' | 'training_failed'; data: Record<string, unknown> }[],
+  events: {
+    type: 'training_started' | 'gradient_step' | 'training_ended' | 'training_failed';
+    data: Record<string, unknown>;
+  }[],
 ) {
   const { getDb } = await import('@/lib/db/client');
   const { insertEvent } = await import('@/lib/db/repositories/training');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema, limitQuery, listEnvelope, metricsSchema, timestampSchema } from './common';
+import { idSchema, jsonInt, limitQuery, listEnvelope, metricsSchema, timestampSchema } from './common';
 
 export const checkpointSchema = z.object({
   id: idSchema,
@@ -18,7 +18,7 @@ export const listCheckpointsQuerySchema = z.object({
 });
 
 export const deleteCheckpointsBodySchema = z.object({
-  steps: z.array(z.int()).describe('Steps to delete'),
+  steps: z.array(jsonInt()).describe('Steps to delete'),
 });
 
 export const deleteCheckpointsResponseSchema = z.object({

@@ -19,6 +19,16 @@ function queryNumber(kind: 'int' | 'number') {
 
 export const queryInt = () => queryNumber('int');
 
+/** The message jsonInt() gives its type errors; lib/api/errors.ts reads it back as pydantic's int_* types. */
+export const INT_EXPECTED = 'Input should be a valid integer';
+
+/**
+ * An integer in a JSON body. zod reports a non-number given to z.int() with `expected: "number"`, which would
+ * read as pydantic's float_* errors; this schema's own error message marks the issue so that the 422 says
+ * int_parsing / int_type like FastAPI does (compat §1.4, §2.4).
+ */
+export const jsonInt = () => z.int({ error: (issue) => (issue.code === 'invalid_type' ? INT_EXPECTED : undefined) });
+
 export const queryBool = () =>
   z.string().transform((raw, ctx) => {
     const v = raw.trim().toLowerCase();

@@ -3,18 +3,41 @@ import { idSchema, limitQuery, listEnvelope, timestampSchema } from './common';
 import { trajectoryGroupSchema } from './trajectories';
 
 /**
+ * A number with a range checked as one of our semantic checks: compat §2.6 makes an out-of-range
+ * experimental_config value a 422 `value_error`, not pydantic's less_than_equal & co. The meta keeps the
+ * range in the generated JSON Schema.
+ */
+function rangedNumber(range: { min?: number; max?: number; gt?: number }, text: string) {
+  const { min, max, gt } = range;
+  return z
+    .number()
+    .refine(
+      (v) => (min === undefined || v >= min) && (max === undefined || v <= max) && (gt === undefined || v > gt),
+      text,
+    )
+    .meta({
+      ...(min === undefined ? {} : { minimum: min }),
+      ...(max === undefined ? {} : { maximum: max }),
+      ...(gt === undefined ? {} : { exclusiveMinimum: gt }),
+    });
+}
+
+/**
  * RL `experimental_config` (compat §2.6): every key nullable (null = default), unknown keys ignored
  * (later clients add keys), wrong types 422, out-of-range values 422 value_error.
  */
 export const rlExperimentalConfigSchema = z.looseObject({
-  advantage_balance: z.number().min(-1).max(1).nullish(),
-  epsilon: z.number().min(0).nullish(),
-  epsilon_high: z.number().min(0).nullish(),
+  advantage_balance: rangedNumber({ min: -1, max: 1 }, 'advantage_balance must be between -1 and 1').nullish(),
+  epsilon: rangedNumber({ min: 0 }, 'epsilon must be greater than or equal to 0').nullish(),
+  epsilon_high: rangedNumber({ min: 0 }, 'epsilon_high must be greater than or equal to 0').nullish(),
   kimi_k2_tau: z.number().nullish(),
   alt_k2_tau: z.number().nullish(),
-  learning_rate: z.number().gt(0).nullish(),
+  learning_rate: rangedNumber({ gt: 0 }, 'learning_rate must be greater than 0').nullish(),
   mask_prob_ratio: z.boolean().nullish(),
-  max_negative_advantage_importance_sampling_weight: z.number().min(0).nullish(),
+  max_negative_advantage_importance_sampling_weight: rangedNumber(
+    { min: 0 },
+    'max_negative_advantage_importance_sampling_weight must be greater than or equal to 0',
+  ).nullish(),
   ppo: z.boolean().nullish(),
   precalculate_logprobs: z.boolean().nullish(),
   scale_rewards: z.boolean().nullish(),

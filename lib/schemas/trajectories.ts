@@ -1,13 +1,5 @@
 import { z } from 'zod';
-import {
-  idSchema,
-  limitQuery,
-  listEnvelope,
-  metricsSchema,
-  nameSegmentSchema,
-  queryInt,
-  timestampSchema,
-} from './common';
+import { idSchema, jsonInt, limitQuery, listEnvelope, metricsSchema, queryInt, timestampSchema } from './common';
 
 /**
  * Only shapes are validated (compat §5.2 [DEC]): message internals pass through untouched, as ART passes
@@ -29,8 +21,8 @@ export const trajectorySchema = z.looseObject({
   metrics: z.record(z.string(), z.unknown()).nullish(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
   logs: z.array(z.unknown()).nullish(),
-  initial_policy_version: z.int().nullish(),
-  final_policy_version: z.int().nullish(),
+  initial_policy_version: jsonInt().nullish(),
+  final_policy_version: jsonInt().nullish(),
 });
 export type Trajectory = z.infer<typeof trajectorySchema>;
 
@@ -43,8 +35,11 @@ export const trajectoryGroupSchema = z.looseObject({
 });
 export type TrajectoryGroup = z.infer<typeof trajectoryGroupSchema>;
 
+/** Free text: ART sends "train" and "val", anything else is allowed; only an empty split is a 422 (compat §2.5). */
+const splitSchema = z.string().refine((value) => value.trim() !== '', 'split must not be empty');
+
 export const logBodySchema = z.object({
-  split: nameSegmentSchema,
+  split: splitSchema,
   trajectory_groups: z.array(trajectoryGroupSchema),
 });
 

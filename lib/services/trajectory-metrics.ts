@@ -43,8 +43,8 @@ export function computeTrajectoryMetrics(groups: TrajectoryGroup[]): Record<stri
   }
   // The exceptions-inclusive definition; ART's Dec-2025 local code always produced 0 here.
   if (rewards.length + exceptions > 0) out.exception_rate = exceptions / (rewards.length + exceptions);
-  out.num_groups_submitted = groups.length;
-  out.num_groups_trainable = groups.filter(isTrainableGroup).length;
+  // num_groups_submitted / num_groups_trainable are not rollout metrics: they belong to the job summary on
+  // the *new* checkpoint (compat §3.5), never to /log or to the checkpoint the rollouts came from.
 
   for (const key of Object.keys(out)) if (!Number.isFinite(out[key])) delete out[key];
   return out;

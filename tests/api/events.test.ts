@@ -1,0 +1,239 @@
+import crypto from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
+import * as modelJobsRoute from '@/app/v1/preview/models/[model_id]/training-jobs/route';
+import * as eventsRoute from '@/app/v1/preview/training-jobs/[training_job_id]/events/route';
+import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/route';
+import { getDb } from '@/lib/db/client';
+import { updateJob } from '@/lib/db/repositories/training';
+import {
+  jobEventListSchema,
+  trainingJobListSchema,
+  trainingJobSchema,
+  type JobEventDto,
+} from '@/lib/schemas/training-jobs';
+import { call, createModel, createRlJob, createUser, seedEvents, type TestUser } from '../helpers';
+
+function events(user: TestUser, jobId: string, query: Record<string, string | number | undefined> = {}) {
+  return call(eventsRoute, 'GET', `/v1/preview/training-jobs/${jobId}/events`, {
+    key: user.key,
+    params: { training_job_id: jobId },
+    query,
+  });
+}
+
+async function page(user: TestUser, jobId: string, query: Record<string, string | number | undefined> = {}) {
+  const res = await events(user, jobId, query);
+  expect(res.status).toBe(200);
+  return jobEventListSchema.parse(res.body);
+}
+
+/** A finished job's history: started, n gradient steps, ended. */
+function lifecycle(n: number) {
+  return [
+    { type: 'training_started' as const, data: { num_sequences: n } },
+    ...Array.from({ length: n }, (_, i) => ({
+      type: 'gradient_step' as const,
+      data: { loss: 1 / (i + 1), grad_norm: 0.5, learning_rate: 5e-6, num_trajectories: 2 },
+    })),
+    { type: 'training_ended' as const, data: {} },
+  ];
+}
+
+async function jobWithEvents(n: number) {
+  const user = await createUser();
+  const model = await createModel(user);
+  const jobId = await createRlJob(user, model.id);
+  const rows = await seedEvents(jobId, lifecycle(n));
+  return { user, model, jobId, ids: rows.map((r) => r.id) };
+}
+
+describe('GET /v1/preview/training-jobs/{id}/events', () => {
+  it('answers an empty envelope for a queued job', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const jobId = await createRlJob(user, model.id);
+    expect(await page(user, jobId)).toEqual({ object: 'list', data: [], has_more: false, first_id: '', last_id: '' });
+  });
+
+  it('lists events chronologically, 20 per page by default, with {id, type, data, created_at}', async () => {
+    const { user, jobId, ids } = await jobWithEvents(23); // 25 events
+    const first = await page(user, jobId);
+    expect(first.data.map((e) => e.id)).toEqual(ids.slice(0, 20));
+    expect(first.has_more).toBe(true);
+    expect(first.first_id).toBe(ids[0]);
+    expect(first.last_id).toBe(ids[19]);
+    expect(first.data[0]).toMatchObject({ type: 'training_started', data: { num_sequences: 23 } });
+    expect(first.data[1]).toMatchObject({ type: 'gradient_step', data: { loss: 1, grad_norm: 0.5 } });
+    for (const e of first.data) expect(Number.isNaN(Date.parse(e.created_at))).toBe(false);
+
+    const rest = await page(user, jobId, { after: first.last_id });
+    expect(rest.data.map((e) => e.id)).toEqual(ids.slice(20));
+    expect(rest.data.at(-1)).toMatchObject({ type: 'training_ended', data: {} });
+    expect(rest.has_more).toBe(false);
+
+    const all = await page(user, jobId, { limit: 25 });
+    expect(all.data).toHaveLength(25);
+    expect(all.has_more).toBe(false);
+  });
+
+  it('returns strictly the events after the cursor, and nothing after the last one', async () => {
+    const { user, jobId, ids } = await jobWithEvents(3); // started, 3 steps, ended
+    expect((await page(user, jobId, { after: ids[0] })).data.map((e) => e.id)).toEqual(ids.slice(1));
+    expect((await page(user, jobId, { after: ids[2], limit: 1 })).data.map((e) => e.id)).toEqual([ids[3]]);
+    expect(await page(user, jobId, { after: ids.at(-1) })).toEqual({
+      object: 'list',
+      data: [],
+      has_more: false,
+      first_id: '',
+      last_id: '',
+    });
+  });
+
+  it('replays training_started to a client that did not advance its cursor (no deduplication)', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const jobId = await createRlJob(user, model.id);
+    const [started] = await seedEvents(jobId, [{ type: 'training_started', data: { num_sequences: 2 } }]);
+    expect((await page(user, jobId)).data.map((e) => e.id)).toEqual([started.id]);
+    const [s1, s2] = await seedEvents(jobId, lifecycle(2).slice(1, 3));
+    // Same request again (the client advances only on gradient_step): training_started comes back.
+    expect((await page(user, jobId)).data.map((e) => e.id)).toEqual([started.id, s1.id, s2.id]);
+    const [ended] = await seedEvents(jobId, [{ type: 'training_ended', data: {} }]);
+    expect((await page(user, jobId, { after: s2.id })).data.map((e) => e.id)).toEqual([ended.id]);
+  });
+
+  it('visits every event exactly once when walking pages the way clients do', async () => {
+    const { user, jobId, ids } = await jobWithEvents(40); // 42 events
+    for (const limit of [1, 5, 20, 42, 100]) {
+      const seen: JobEventDto[] = [];
+      let after: string | undefined;
+      for (let guard = 0; guard < 100; guard++) {
+        const p = await page(user, jobId, { limit, after });
+        expect(p.data.length).toBeLessThanOrEqual(limit);
+        seen.push(...p.data);
+        if (p.has_more === false || p.data.length === 0) break;
+        after = p.data.at(-1)!.id;
+      }
+      expect(seen.map((e) => e.id)).toEqual(ids);
+    }
+  });
+
+  it('ignores a stray order parameter: events stay chronological', async () => {
+    const { user, jobId, ids } = await jobWithEvents(2);
+    for (const order of ['desc', 'asc', 'sideways']) {
+      const p = await page(user, jobId, { order });
+      expect(p.data.map((e) => e.id)).toEqual(ids);
+    }
+  });
+
+  it('validates limit 1..100 and rejects an unknown cursor', async () => {
+    const { user, jobId } = await jobWithEvents(1);
+    const cases: [string, string][] = [
+      ['0', 'greater_than_equal'],
+      ['101', 'less_than_equal'],
+      ['abc', 'int_parsing'],
+    ];
+    for (const [limit, type] of cases) {
+      const res = await events(user, jobId, { limit });
+      expect(res.status, `limit=${limit}`).toBe(422);
+      expect(res.body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type });
+    }
+    expect((await events(user, jobId, { limit: 100 })).status).toBe(200);
+
+    // An event of another job is not a cursor of this one.
+    const otherJob = await createRlJob(user, (await createModel(user)).id);
+    const [foreign] = await seedEvents(otherJob, [{ type: 'training_started', data: { num_sequences: 0 } }]);
+    for (const after of [crypto.randomUUID(), 'garbage', foreign.id, jobId]) {
+      const res = await events(user, jobId, { after });
+      expect(res.status, `after=${after}`).toBe(422);
+      expect(res.body.detail[0]).toMatchObject({
+        loc: ['query', 'after'],
+        msg: 'Value error, Unknown cursor',
+        type: 'value_error',
+      });
+    }
+  });
+
+  it('answers 404 for unknown, malformed and foreign jobs, and 401 without a key', async () => {
+    const { user, jobId } = await jobWithEvents(1);
+    const stranger = await createUser();
+    for (const [who, id] of [
+      [user, crypto.randomUUID()],
+      [user, 'not-a-uuid'],
+      [stranger, jobId],
+    ] as const) {
+      const res = await events(who, id);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ detail: 'Training job not found' });
+    }
+    const anonymous = await call(eventsRoute, 'GET', '/x', { params: { training_job_id: jobId } });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toEqual({ detail: 'Not authenticated' });
+  });
+});
+
+describe('deleting a model with open jobs', () => {
+  it('fails each QUEUED or RUNNING job with exactly one training_failed event; jobs stay readable', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const queued = await createRlJob(user, model.id);
+    const running = await createRlJob(user, model.id);
+    const done = await createRlJob(user, model.id);
+    const db = await getDb();
+    const [started] = await seedEvents(running, [{ type: 'training_started', data: { num_sequences: 3 } }]);
+    await updateJob(db, running, { status: 'RUNNING', startedAt: new Date(), numSequences: 3 });
+    await seedEvents(done, lifecycle(0));
+    await updateJob(db, done, { status: 'COMPLETED', startedAt: new Date(), finishedAt: new Date(), resultStep: 1 });
+
+    const del = await call(modelRoute, 'DELETE', `/v1/preview/models/${model.id}`, {
+      key: user.key,
+      params: { model_id: model.id },
+    });
+    expect(del.status).toBe(200);
+
+    const failed = { type: 'training_failed', data: { error_message: 'Model was deleted' } };
+    const q = await page(user, queued);
+    expect(q.data).toHaveLength(1);
+    expect(q.data[0]).toMatchObject(failed);
+    const r = await page(user, running);
+    expect(r.data.map((e) => e.id)[0]).toBe(started.id);
+    expect(r.data).toHaveLength(2);
+    expect(r.data[1]).toMatchObject(failed);
+    // A finished job gets nothing more: its terminal event stays the last one.
+    const d = await page(user, done);
+    expect(d.data.map((e) => e.type)).toEqual(['training_started', 'training_ended']);
+
+    for (const id of [queued, running]) {
+      const job = await call(jobRoute, 'GET', `/x`, { key: user.key, params: { training_job_id: id } });
+      expect(job.status).toBe(200);
+      const parsed = trainingJobSchema.parse(job.body);
+      expect(parsed).toMatchObject({ id, model_id: model.id, status: 'FAILED', error_message: 'Model was deleted' });
+      expect(parsed.finished_at).not.toBeNull();
+    }
+    const doneJob = trainingJobSchema.parse(
+      (await call(jobRoute, 'GET', `/x`, { key: user.key, params: { training_job_id: done } })).body,
+    );
+    expect(doneJob).toMatchObject({ status: 'COMPLETED', error_message: null, step: 1 });
+
+    // Deleting again is a 404 and emits nothing more.
+    const again = await call(modelRoute, 'DELETE', `/x`, { key: user.key, params: { model_id: model.id } });
+    expect(again.status).toBe(404);
+    expect((await page(user, queued)).data).toHaveLength(1);
+    // The jobs list of the deleted model is gone with the model.
+    const list = await call(modelJobsRoute, 'GET', '/x', { key: user.key, params: { model_id: model.id } });
+    expect(list.status).toBe(404);
+  });
+
+  it('keeps the jobs of other models untouched', async () => {
+    const user = await createUser();
+    const doomed = await createModel(user);
+    const kept = await createModel(user);
+    await createRlJob(user, doomed.id);
+    const keptJob = await createRlJob(user, kept.id);
+    await call(modelRoute, 'DELETE', `/x`, { key: user.key, params: { model_id: doomed.id } });
+    expect((await page(user, keptJob)).data).toEqual([]);
+    const jobs = await call(modelJobsRoute, 'GET', '/x', { key: user.key, params: { model_id: kept.id } });
+    expect(trainingJobListSchema.parse(jobs.body).data.map((j) => [j.id, j.status])).toEqual([[keptJob, 'QUEUED']]);
+  });
+});
