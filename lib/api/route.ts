@@ -90,6 +90,10 @@ export function route(
   const flavor = def.flavor ?? 'preview';
   const handle: RouteHandler = async (req, ctx) => {
     try {
+      if (def.auth === 'worker') authenticateWorker(req);
+      const principal = def.auth === 'public' || def.auth === 'worker' ? undefined : await authenticate(req, flavor);
+
+      // After authentication, so that an anonymous caller learns nothing, not even that an id is malformed.
       let params: unknown = undefined;
       if (def.params) {
         const raw = ctx?.params ? await ctx.params : {};
@@ -97,9 +101,6 @@ export function route(
         if (!parsed.success) throw ApiError.notFound(def.notFound ?? 'Not Found');
         params = parsed.data;
       }
-
-      if (def.auth === 'worker') authenticateWorker(req);
-      const principal = def.auth === 'public' || def.auth === 'worker' ? undefined : await authenticate(req, flavor);
 
       let query: unknown = undefined;
       if (def.query) {

@@ -14,6 +14,14 @@ function intEnv(name: string, fallback: number): number {
 
 const MiB = 1024 * 1024;
 
+/** Sizes are configured in MiB and may be fractional (0.5 = 512 KiB). */
+function mibEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number of MiB, got "${raw}"`);
+  return Math.max(1, Math.floor(value * MiB));
+}
+
 export const config = {
   get databaseUrl(): string | undefined {
     return process.env.DATABASE_URL || undefined;
@@ -31,11 +39,11 @@ export const config = {
   },
   /** Body limit of training-job and /log routes, which carry per-token logprobs (compat §1.3: ≥ 256 MiB). */
   get largeBodyLimitBytes(): number {
-    return intEnv('TUNEBOARD_MAX_BODY_MB', 256) * MiB;
+    return mibEnv('TUNEBOARD_MAX_BODY_MB', 256);
   },
   /** Body limit of every other JSON route. */
   get smallBodyLimitBytes(): number {
-    return intEnv('TUNEBOARD_MAX_SMALL_BODY_MB', 8) * MiB;
+    return mibEnv('TUNEBOARD_MAX_SMALL_BODY_MB', 8);
   },
   get baseModelsFile(): string {
     return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_BASE_MODELS_FILE || path.join('config', 'base-models.json'));

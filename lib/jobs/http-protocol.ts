@@ -39,8 +39,9 @@ export function httpProtocol(opts: { baseUrl: string; token: string; workerId: s
 
   return {
     workerId: opts.workerId,
-    async claim(kinds) {
-      return (await json<{ job: WorkerJob | null }>('POST', '/v1/workers/claim', { worker_id: opts.workerId, kinds })).job;
+    async claim(kinds, modelIds) {
+      const body = { worker_id: opts.workerId, kinds, model_ids: modelIds };
+      return (await json<{ job: WorkerJob | null }>('POST', '/v1/workers/claim', body)).job;
     },
     heartbeat: (jobId) => json('POST', `/v1/workers/jobs/${jobId}/heartbeat`, { worker_id: opts.workerId }),
     async appendEvents(jobId, events: WorkerEvent[]) {

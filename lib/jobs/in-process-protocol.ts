@@ -7,8 +7,8 @@ export function inProcessProtocol(workerId: string): WorkerProtocol {
   const modelOf = new Map<string, string>();
   return {
     workerId,
-    async claim(kinds) {
-      const job = await queue.claimJob(workerId, kinds);
+    async claim(kinds, modelIds) {
+      const job = await queue.claimJob(workerId, kinds, modelIds);
       if (job) modelOf.set(job.id, job.model_id);
       return job;
     },

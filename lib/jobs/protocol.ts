@@ -7,7 +7,7 @@ import type { JobInput, WorkerEvent, WorkerJob } from './queue';
  */
 export interface WorkerProtocol {
   readonly workerId: string;
-  claim(kinds?: ('rl' | 'sft')[]): Promise<WorkerJob | null>;
+  claim(kinds?: ('rl' | 'sft')[], modelIds?: string[]): Promise<WorkerJob | null>;
   heartbeat(jobId: string): Promise<{ cancelled: boolean }>;
   appendEvents(jobId: string, events: WorkerEvent[]): Promise<void>;
   input(jobId: string): Promise<JobInput>;

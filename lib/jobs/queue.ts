@@ -47,9 +47,15 @@ async function requireLease(tx: DbOrTx, jobId: string, workerId: string): Promis
   return job;
 }
 
-export async function claimJob(workerId: string, kinds: ('rl' | 'sft')[] = ['rl', 'sft']): Promise<WorkerJob | null> {
+/** `modelIds` pins a worker to some models (a team's dedicated GPU box, or a test); all models when absent. */
+export async function claimJob(
+  workerId: string,
+  kinds: ('rl' | 'sft')[] = ['rl', 'sft'],
+  modelIds?: string[],
+): Promise<WorkerJob | null> {
+  if (kinds.length === 0) return null;
   const db = await getDb();
-  const job = await db.transaction((tx) => queueRepo.claimNextJob(tx, { workerId, kinds, now: new Date() }));
+  const job = await db.transaction((tx) => queueRepo.claimNextJob(tx, { workerId, kinds, modelIds, now: new Date() }));
   if (!job) return null;
   const [latest, model] = await Promise.all([
     modelsRepo.latestCheckpoint(db, job.modelId),

@@ -41,10 +41,10 @@ function errorMessage(err: unknown): string {
 export async function runOneJob(
   protocol: WorkerProtocol,
   handlers: HandlerRegistry,
-  opts: { heartbeatMs?: number } = {},
+  opts: { heartbeatMs?: number; modelIds?: string[] } = {},
 ): Promise<boolean> {
   const kinds = Object.keys(handlers) as WorkerJob['kind'][];
-  const job = await protocol.claim(kinds);
+  const job = await protocol.claim(kinds, opts.modelIds);
   if (!job) return false;
 
   const abort = new AbortController();
@@ -96,13 +96,13 @@ export async function runOneJob(
 export async function runWorkerLoop(
   protocol: WorkerProtocol,
   handlers: HandlerRegistry,
-  opts: { signal: AbortSignal; idleMs?: number; maxIdleMs?: number },
+  opts: { signal: AbortSignal; idleMs?: number; maxIdleMs?: number; modelIds?: string[] },
 ): Promise<void> {
   let idle = opts.idleMs ?? 250;
   while (!opts.signal.aborted) {
     let ran = false;
     try {
-      ran = await runOneJob(protocol, handlers);
+      ran = await runOneJob(protocol, handlers, { modelIds: opts.modelIds });
     } catch (err) {
       console.error('[tuneboard] worker loop error', err);
     }

@@ -6,6 +6,7 @@ const workerId = z.string().min(1).max(200).describe('Stable id of the worker pr
 export const claimBodySchema = z.object({
   worker_id: workerId,
   kinds: z.array(z.enum(['rl', 'sft'])).min(1).optional().describe('Job kinds this worker can train; both when absent'),
+  model_ids: z.array(idSchema).max(1000).optional().describe('Only jobs of these models; all models when absent'),
 });
 
 export const workerJobSchema = z.object({

@@ -3,8 +3,6 @@ import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoint
 import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
 import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/route';
 import * as eventsRoute from '@/app/v1/preview/training-jobs/[training_job_id]/events/route';
-import { getDb } from '@/lib/db/client';
-import * as trainingRepo from '@/lib/db/repositories/training';
 import { inProcessProtocol } from '@/lib/jobs/in-process-protocol';
 import * as queue from '@/lib/jobs/queue';
 import { runOneJob, TrainingError, type HandlerRegistry } from '@/lib/jobs/runner';
@@ -29,7 +27,7 @@ async function job(user: TestUser, jobId: string) {
   return (await call(jobRoute, 'GET', '/x', { key: user.key, params: { training_job_id: jobId } })).body;
 }
 
-const protocolFor = (jobId: string) => claimOnly(inProcessProtocol(`test:${jobId}`), jobId);
+const protocolFor = (modelId: string) => claimOnly(inProcessProtocol(`test:${modelId}`), modelId);
 
 const weights = new Uint8Array([1, 2, 3, 4]);
 
@@ -46,7 +44,7 @@ describe('job runner', () => {
         return { weights, metrics: { num_groups_submitted: 0 } };
       },
     };
-    expect(await runOneJob(protocolFor(jobId), handlers)).toBe(true);
+    expect(await runOneJob(protocolFor(model.id), handlers)).toBe(true);
 
     const done = await job(user, jobId);
     expect(done).toMatchObject({ status: 'COMPLETED', step: 1, num_sequences: 3, completed_steps: 3, error_message: null });
@@ -65,10 +63,10 @@ describe('job runner', () => {
     const model = await createModel(user);
     const ok: HandlerRegistry = { rl: async (ctx) => (await ctx.started(0), { weights }) };
     const first = await submitRl(user, model.id);
-    await runOneJob(protocolFor(first), ok);
+    await runOneJob(protocolFor(model.id), ok);
     await call(checkpointsRoute, 'DELETE', '/x', { key: user.key, params: { model_id: model.id }, body: { steps: [1] } });
     const second = await submitRl(user, model.id);
-    await runOneJob(protocolFor(second), ok);
+    await runOneJob(protocolFor(model.id), ok);
     expect((await job(user, second)).step).toBe(2);
   });
 
@@ -76,7 +74,7 @@ describe('job runner', () => {
     const user = await createUser();
     const model = await createModel(user);
     const jobId = await submitRl(user, model.id);
-    await runOneJob(protocolFor(jobId), {
+    await runOneJob(protocolFor(model.id), {
       rl: async (ctx) => {
         await ctx.started(2);
         await ctx.step({ loss: 1 });
@@ -95,7 +93,7 @@ describe('job runner', () => {
     const model = await createModel(user);
     const jobId = await submitRl(user, model.id);
     await runOneJob(
-      protocolFor(jobId),
+      protocolFor(model.id),
       {
         rl: async (ctx) => {
           await ctx.started(100);
@@ -120,21 +118,21 @@ describe('job runner', () => {
     const model = await createModel(user);
     const first = await submitRl(user, model.id);
     const second = await submitRl(user, model.id);
-    const worker = `test:fifo:${first}`;
-    expect((await protocolFor(first).claim())?.id).toBe(first);
+    const worker = `test:${model.id}`;
+    expect((await protocolFor(model.id).claim())?.id).toBe(first);
     // While the first runs, the second is not runnable, by any worker.
-    expect(await claimOnly(inProcessProtocol(`${worker}:b`), second).claim()).toBeNull();
-    await queue.appendEvents(first, `test:${first}`, [{ type: 'training_started', data: { num_sequences: 0 } }]);
-    await queue.completeJob(first, `test:${first}`, { artifactKey: null });
-    expect((await claimOnly(inProcessProtocol(`${worker}:c`), second).claim())?.id).toBe(second);
+    expect(await claimOnly(inProcessProtocol(`${worker}:b`), model.id).claim()).toBeNull();
+    await queue.appendEvents(first, worker, [{ type: 'training_started', data: { num_sequences: 0 } }]);
+    await queue.completeJob(first, worker, { artifactKey: null });
+    expect((await claimOnly(inProcessProtocol(`${worker}:c`), model.id).claim())?.id).toBe(second);
   });
 
   it('enforces the event order clients rely on', async () => {
     const user = await createUser();
     const model = await createModel(user);
     const jobId = await submitRl(user, model.id);
-    const worker = `test:${jobId}`;
-    expect((await protocolFor(jobId).claim())?.id).toBe(jobId);
+    const worker = `test:${model.id}`;
+    expect((await protocolFor(model.id).claim())?.id).toBe(jobId);
     await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }])).rejects.toThrow(/before training_started/);
     await queue.appendEvents(jobId, worker, [{ type: 'training_started', data: { num_sequences: 1 } }]);
     await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 'x' } }])).rejects.toThrow(/finite numbers/);
@@ -151,13 +149,9 @@ describe('job runner', () => {
     const quiet = await submitRl(user, model.id);
     const started = await submitRl(user, other.id);
     const dead = `builtin:deadboot${quiet.slice(0, 8)}:0`;
-    for (let i = 0; i < 100; i++) {
-      const j = await queue.claimJob(dead);
-      if (!j) break;
-      if (j.id !== quiet && j.id !== started) await trainingRepo.updateJob(await getDb(), j.id, { status: 'QUEUED', workerId: null });
-      if (j.id === started) await queue.appendEvents(started, dead, [{ type: 'training_started', data: { num_sequences: 5 } }]);
-      if ((await job(user, quiet)).status === 'RUNNING' && (await job(user, started)).status === 'RUNNING') break;
-    }
+    expect((await queue.claimJob(dead, ['rl'], [model.id]))?.id).toBe(quiet);
+    expect((await queue.claimJob(dead, ['rl'], [other.id]))?.id).toBe(started);
+    await queue.appendEvents(started, dead, [{ type: 'training_started', data: { num_sequences: 5 } }]);
     const outcome = await queue.recoverStaleJobs({ deadWorkerPrefix: { prefix: dead, except: 'builtin:alive' } });
     expect(outcome.requeued).toBeGreaterThanOrEqual(1);
     expect(await job(user, quiet)).toMatchObject({ status: 'QUEUED' });

@@ -30,7 +30,7 @@ describe('worker protocol over HTTP', () => {
     const first = await submit();
     const protocol = httpProtocol({ baseUrl: 'http://localhost', token: bootWorkerToken(), workerId: `http-test:${first.id}`, fetchImpl: routeFetch });
     const trained = new Uint8Array([9, 8, 7, 6, 5]);
-    await runOneJob(claimOnly(protocol, first.id), {
+    await runOneJob(claimOnly(protocol, model.id), {
       rl: async (ctx) => {
         expect(ctx.baseWeights).toBeNull();
         expect(ctx.input).toMatchObject({ kind: 'rl', trajectory_groups: [{ trajectories: [{ reward: 1 }] }] });
@@ -45,7 +45,7 @@ describe('worker protocol over HTTP', () => {
 
     // The next job trains from step 1's weights, fetched over the protocol.
     const second = await submit();
-    await runOneJob(claimOnly(protocol, second.id), {
+    await runOneJob(claimOnly(protocol, model.id), {
       rl: async (ctx) => {
         expect(ctx.baseWeights).toEqual(trained);
         await ctx.started(0);

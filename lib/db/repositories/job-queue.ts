@@ -10,13 +10,19 @@ import type { TrainingJobRow } from './training';
  */
 export async function claimNextJob(
   db: DbOrTx,
-  input: { workerId: string; kinds: ('rl' | 'sft')[]; now: Date },
+  input: { workerId: string; kinds: ('rl' | 'sft')[]; modelIds?: string[]; now: Date },
 ): Promise<TrainingJobRow | undefined> {
   const kinds = sql.join(
     input.kinds.map((k) => sql`${k}`),
     sql`, `,
   );
   const now = sql`${input.now.toISOString()}::timestamptz`;
+  const onlyModels = input.modelIds?.length
+    ? sql`AND j.model_id IN (${sql.join(
+        input.modelIds.map((id) => sql`${id}::uuid`),
+        sql`, `,
+      )})`
+    : sql``;
   // Both drivers answer raw queries with { rows }; the generic driver type does not say so.
   const result = (await db.execute(sql`
     UPDATE ${trainingJobs} SET
@@ -28,7 +34,7 @@ export async function claimNextJob(
       attempts = attempts + 1
     WHERE id = (
       SELECT j.id FROM ${trainingJobs} j
-      WHERE j.status = 'QUEUED' AND j.kind IN (${kinds})
+      WHERE j.status = 'QUEUED' AND j.kind IN (${kinds}) ${onlyModels}
         AND NOT EXISTS (SELECT 1 FROM ${trainingJobs} r WHERE r.model_id = j.model_id AND r.status = 'RUNNING')
         AND NOT EXISTS (
           SELECT 1 FROM ${trainingJobs} e

@@ -1,4 +1,4 @@
-import { readCookie, SESSION_COOKIE } from '@/lib/api/auth';
+import { assertSameOrigin, readCookie, SESSION_COOKIE } from '@/lib/api/auth';
 import { json } from '@/lib/api/respond';
 import { methods, route } from '@/lib/api/route';
 import { clearedSessionCookie } from '@/lib/api/session-cookie';

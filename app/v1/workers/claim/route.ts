@@ -13,6 +13,6 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       body: claimBodySchema,
       response: claimResponseSchema,
     },
-    async ({ body }) => ({ job: await claimJob(body.worker_id, body.kinds) }),
+    async ({ body }) => ({ job: await claimJob(body.worker_id, body.kinds, body.model_ids) }),
   ),
 });

@@ -1,0 +1,35 @@
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+
+/** "just now", "5 minutes ago", "in 3 days", "2 years ago". */
+export function formatRelativeTime(iso: string, now: number): string {
+  const diff = new Date(iso).getTime() - now;
+  const abs = Math.abs(diff);
+  if (abs < 45_000) return 'just now';
+  if (abs < HOUR) return relative.format(Math.round(diff / MINUTE), 'minute');
+  if (abs < DAY) return relative.format(Math.round(diff / HOUR), 'hour');
+  if (abs < 30 * DAY) return relative.format(Math.round(diff / DAY), 'day');
+  if (abs < 365 * DAY) return relative.format(Math.round(diff / (30 * DAY)), 'month');
+  return relative.format(Math.round(diff / (365 * DAY)), 'year');
+}
+
+/** An absolute date-time; with `timeZone: 'UTC'` the same on server and browser, so it is safe to server-render. */
+export function formatDateTime(iso: string, timeZone?: string): string {
+  return new Intl.DateTimeFormat('en', {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hour12: false,
+    timeZone,
+    timeZoneName: timeZone === 'UTC' ? 'short' : undefined,
+  }).format(new Date(iso));
+}
+
+export function formatDate(iso: string, timeZone?: string): string {
+  return new Intl.DateTimeFormat('en', { year: 'numeric', month: 'short', day: 'numeric', timeZone }).format(new Date(iso));
+}

@@ -1,0 +1,287 @@
+import type { KvCache, Model } from './model';
+import type { Generator } from './random';
+import {
+  logSoftmax,
+  resolveSamplingParams,
+  sampleNext,
+  SequenceState,
+  tokenRank,
+  topTokens,
+  type ResolvedSamplingParams,
+  type SamplingParams,
+  type TokenLogprob,
+} from './sampler';
+import { IncrementalDetokenizer, type Tokenizer } from './tokenizer';
+
+/**
+ * Generation loop with vLLM's stop semantics (compat-reference §7.5): the engine-side check (length, then
+ * EOS, then stop_token_ids, none of them before min_tokens) runs before detokenisation, and stop strings are
+ * searched afterwards in the newly added text only. Sequences decode together in batched steps.
+ */
+
+export interface GenerationRequest {
+  promptTokenIds: readonly number[];
+  /** Already resolved by the caller (default: the rest of the context). Must be ≥ 1. */
+  maxTokens: number;
+  sampling?: SamplingParams;
+  /** Stop strings, searched in list order; first match wins. */
+  stop?: readonly string[];
+  /** EOS stops with stop_reason null unless ignoreEos. Extra EOS ids belong in sampling.stopTokenIds. */
+  eosTokenId?: number | null;
+  ignoreEos?: boolean;
+  includeStopStrInOutput?: boolean;
+  /** Default true, as in vLLM. */
+  skipSpecialTokens?: boolean;
+  /** Entries per token in `topLogprobs` (0 = none). */
+  topLogprobs?: number;
+  /** Ranked entries per prompt position (null = no prompt logprobs). */
+  promptLogprobs?: number | null;
+  /** This sequence's generator: choice i of a seeded request uses seed + i (see choiceGenerator). */
+  generator: Generator;
+}
+
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+export interface GeneratedToken {
+  tokenId: number;
+  logprob: number;
+  rank: number;
+  topLogprobs: TokenLogprob[];
+}
+
+export interface PromptLogprob {
+  tokenId: number;
+  logprob: number;
+  rank: number;
+  /** The most likely tokens at this position, by rank. */
+  top: TokenLogprob[];
+}
+
+export interface GenerationResult {
+  /** Every generated token, stop/EOS and string-truncated ones included (they count in completion_tokens). */
+  tokens: GeneratedToken[];
+  text: string;
+  finishReason: FinishReason;
+  stopReason: string | number | null;
+  /** First entry null (no context predicts the first prompt token), as vLLM returns it. */
+  promptLogprobs: Array<PromptLogprob | null> | null;
+}
+
+export interface TokenEvent {
+  /** Index of the request in the `generate` call. */
+  index: number;
+  token: GeneratedToken;
+  /** Text that may be shown now; streaming holdback keeps a possible stop-string prefix back until the end. */
+  textDelta: string;
+  /** Set on the last event of a sequence. */
+  finishReason: FinishReason | null;
+  stopReason: string | number | null;
+}
+
+export interface GenerateOptions {
+  signal?: AbortSignal;
+  onToken?: (event: TokenEvent) => void;
+}
+
+/** One sequence's sampling state, detokeniser and stop logic; usable by any scheduler. */
+export class SequenceDecoder {
+  readonly tokens: GeneratedToken[] = [];
+  finishReason: FinishReason | null = null;
+  stopReason: string | number | null = null;
+  private text = '';
+  private emitted = 0;
+  private stopCheckOffset = 0;
+  private readonly state: SequenceState;
+  private readonly params: ResolvedSamplingParams;
+  private readonly detok: IncrementalDetokenizer;
+  private readonly holdback: number;
+  private readonly stopIds: Set<number>;
+
+  constructor(
+    tokenizer: Tokenizer,
+    readonly request: GenerationRequest,
+    /** Context length: prompt + output reaching it ends the sequence with `length`. */
+    private readonly contextLength: number,
+  ) {
+    if (!(request.maxTokens >= 1)) throw new RangeError('maxTokens must be at least 1');
+    this.state = new SequenceState(request.promptTokenIds);
+    const eos = request.eosTokenId ?? null;
+    this.params = resolveSamplingParams({ ...request.sampling, eosTokenIds: eos === null ? [] : [eos] });
+    this.detok = new IncrementalDetokenizer(tokenizer, { skipSpecialTokens: request.skipSpecialTokens ?? true });
+    const stops = request.stop ?? [];
+    if (stops.some((s) => s.length === 0)) throw new Error('stop cannot contain an empty string.');
+    this.holdback = stops.length && !request.includeStopStrInOutput ? Math.max(...stops.map((s) => s.length)) - 1 : 0;
+    this.stopIds = new Set(request.sampling?.stopTokenIds ?? []);
+  }
+
+  get finished(): boolean {
+    return this.finishReason !== null;
+  }
+
+  /** Samples from this step's raw logits, records the token and applies the stop rules. */
+  step(logits: Float32Array, index: number): TokenEvent {
+    const r = sampleNext(logits, this.params, this.state, this.request.generator, this.request.topLogprobs ?? 0);
+    const token: GeneratedToken = { tokenId: r.tokenId, logprob: r.logprob, rank: r.rank, topLogprobs: r.topLogprobs };
+    this.tokens.push(token);
+    this.state.append(r.tokenId);
+    const n = this.tokens.length;
+    const req = this.request;
+    const minTokens = req.sampling?.minTokens ?? 0;
+
+    // Engine-side check, in vLLM's order: length first, nothing else before min_tokens, then EOS, then stop ids.
+    if (n >= req.maxTokens || req.promptTokenIds.length + n >= this.contextLength) this.finishReason = 'length';
+    else if (n >= minTokens) {
+      if (!req.ignoreEos && req.eosTokenId != null && r.tokenId === req.eosTokenId) this.finishReason = 'stop';
+      else if (this.stopIds.has(r.tokenId)) {
+        this.finishReason = 'stop';
+        this.stopReason = r.tokenId;
+      }
+    }
+
+    // A stopping EOS / stop id is not detokenised unless the stop string is to be included.
+    if (!(this.finishReason === 'stop' && !req.includeStopStrInOutput)) {
+      this.text += this.detok.push(r.tokenId);
+      // Text produced within the first min_tokens tokens is never searched for stop strings.
+      if (n <= minTokens) this.stopCheckOffset = this.text.length;
+    }
+    if (req.stop?.length && n > minTokens) this.checkStopStrings();
+
+    let visible = this.finished ? this.text.length : Math.max(this.emitted, this.text.length - this.holdback);
+    visible = Math.min(visible, this.text.length);
+    const textDelta = this.text.slice(this.emitted, visible);
+    this.emitted = visible;
+    return { index, token, textDelta, finishReason: this.finishReason, stopReason: this.stopReason };
+  }
+
+  /** Ends the sequence early (client went away). */
+  abort(): void {
+    if (!this.finished) this.finishReason = 'abort';
+  }
+
+  result(promptLogprobs: Array<PromptLogprob | null> | null): GenerationResult {
+    return {
+      tokens: this.tokens,
+      text: this.text,
+      finishReason: this.finishReason ?? 'abort',
+      stopReason: this.stopReason,
+      promptLogprobs,
+    };
+  }
+
+  /** vLLM's StopChecker.check_stop_strings over the text added since the last check. */
+  private checkStopStrings(): void {
+    const newChars = this.text.length - this.stopCheckOffset;
+    this.stopCheckOffset = this.text.length;
+    if (newChars <= 0) return;
+    for (const s of this.request.stop ?? []) {
+      const from = Math.max(0, this.text.length - newChars - s.length + 1);
+      let at = this.text.indexOf(s, from);
+      if (at === -1) continue;
+      if (this.request.includeStopStrInOutput) at += s.length;
+      this.text = this.text.slice(0, at);
+      this.finishReason = 'stop';
+      this.stopReason = s;
+      return;
+    }
+  }
+}
+
+// A synchronous loop would starve the worker's message port, so an abort posted from another thread
+// could never be seen; yielding every few milliseconds costs almost nothing.
+const YIELD_EVERY_MS = 5;
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) =>
+    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
+  );
+}
+
+/**
+ * Generates for several requests at once: identical prompts are prefilled once (n > 1 choices share the
+ * prefix) and every step decodes all unfinished sequences in one batched forward pass.
+ */
+export async function generate(
+  model: Model,
+  tokenizer: Tokenizer,
+  requests: readonly GenerationRequest[],
+  options: GenerateOptions = {},
+): Promise<GenerationResult[]> {
+  const ctx = model.config.ctx;
+  for (const r of requests) {
+    if (r.promptTokenIds.length === 0) throw new Error('generate: empty prompt');
+    if (r.promptTokenIds.length >= ctx)
+      throw new RangeError(`prompt of ${r.promptTokenIds.length} tokens does not fit the context of ${ctx}`);
+  }
+  const decoders = requests.map((r) => new SequenceDecoder(tokenizer, r, ctx));
+  const caches: KvCache[] = [];
+  const promptLogprobs: Array<Array<PromptLogprob | null> | null> = requests.map(() => null);
+  const pending: Float32Array[] = []; // logits for each sequence's next token
+  let lastYield = performance.now();
+  try {
+    // Prefill: one forward per distinct prompt, then cloned caches for the sequences that share it.
+    const groups = new Map<string, number[]>();
+    requests.forEach((r, i) => {
+      const key = r.promptTokenIds.join(',');
+      const g = groups.get(key);
+      if (g) g.push(i);
+      else groups.set(key, [i]);
+    });
+    for (const members of groups.values()) {
+      const first = requests[members[0]];
+      const prompt = first.promptTokenIds;
+      const capacity = (i: number) => Math.min(ctx, prompt.length + requests[i].maxTokens);
+      const cache = model.newCache(Math.max(...members.map(capacity)));
+      const wantPromptLogprobs = members.some((i) => requests[i].promptLogprobs != null);
+      const [logits] = model.forward([{ tokens: prompt, cache }], { allLogits: wantPromptLogprobs });
+      const V = model.config.vocab;
+      const last = wantPromptLogprobs ? logits.subarray((prompt.length - 1) * V) : logits;
+      members.forEach((i, j) => {
+        caches[i] = j === 0 ? cache : cache.clone();
+        pending[i] = last;
+        const n = requests[i].promptLogprobs;
+        if (n != null) promptLogprobs[i] = computePromptLogprobs(logits, prompt, V, n);
+      });
+    }
+
+    for (;;) {
+      if (options.signal?.aborted) {
+        for (const d of decoders) d.abort();
+        break;
+      }
+      const active: number[] = [];
+      decoders.forEach((d, i) => {
+        if (d.finished) return;
+        const event = d.step(pending[i], i);
+        options.onToken?.(event);
+        if (!d.finished) active.push(i);
+      });
+      if (active.length === 0) break;
+      const logits = model.forward(
+        active.map((i) => ({ tokens: [decoders[i].tokens[decoders[i].tokens.length - 1].tokenId], cache: caches[i] })),
+      );
+      active.forEach((i, j) => (pending[i] = logits[j]));
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
+      }
+    }
+  } finally {
+    for (const cache of new Set(caches)) cache?.release();
+  }
+  return decoders.map((d, i) => d.result(promptLogprobs[i]));
+}
+
+function computePromptLogprobs(
+  allLogits: Float32Array,
+  prompt: readonly number[],
+  V: number,
+  n: number,
+): Array<PromptLogprob | null> {
+  const out: Array<PromptLogprob | null> = [null];
+  for (let t = 1; t < prompt.length; t++) {
+    const lp = logSoftmax(allLogits.subarray((t - 1) * V, t * V));
+    const id = prompt[t];
+    out.push({ tokenId: id, logprob: lp[id], rank: tokenRank(lp, id), top: topTokens(lp, n) });
+  }
+  return out;
+}

@@ -1,0 +1,363 @@
+import type { Generator } from './random';
+
+/**
+ * Token sampling with vLLM's semantics (compat-reference §7.4; vLLM v0.11–v0.15 `SamplingParams`,
+ * `v1/sample/sampler.py`, `ops/penalties.py`, `ops/topk_topp_sampler.py`). Order matters and is kept:
+ * raw logprobs → allowed_token_ids → bad_words → min_tokens → logit_bias → penalties → greedy | temperature
+ * → min_p → top_k → top_p → sample.
+ */
+
+export interface SamplingParams {
+  /** Default 1. 0 < t < 0.01 is raised to 0.01 (vLLM's _MAX_TEMP), so only t = 0 is greedy in practice. */
+  temperature?: number;
+  /** Default 1 (off). */
+  topP?: number;
+  /** 0 or −1 = off. */
+  topK?: number;
+  /** Default 0 (off). */
+  minP?: number;
+  /** Default 1 (off). Scope: prompt and output tokens. */
+  repetitionPenalty?: number;
+  /** Default 0. Scope: output tokens only, proportional to the count. */
+  frequencyPenalty?: number;
+  /** Default 0. Scope: output tokens only, once per distinct token. */
+  presencePenalty?: number;
+  /** token id → bias, clamped to [−100, 100]. */
+  logitBias?: ReadonlyMap<number, number> | Readonly<Record<string, number>> | null;
+  allowedTokenIds?: readonly number[] | null;
+  /** Token sequences from {@link badWordsTokenIds}. */
+  badWordsTokenIds?: ReadonlyArray<readonly number[]>;
+  /** While fewer tokens were generated, stop ids and EOS are masked (even with ignore_eos). */
+  minTokens?: number;
+  stopTokenIds?: readonly number[];
+  /** EOS ids masked by min_tokens. */
+  eosTokenIds?: readonly number[];
+}
+
+/** Temperatures below this are greedy (vLLM's _SAMPLING_EPS). */
+export const GREEDY_EPSILON = 1e-5;
+/** Positive temperatures below this are raised to it (vLLM's _MAX_TEMP). */
+export const MIN_TEMPERATURE = 1e-2;
+
+export interface ResolvedSamplingParams {
+  temperature: number;
+  greedy: boolean;
+  topP: number;
+  topK: number;
+  minP: number;
+  repetitionPenalty: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
+  logitBias: Array<[number, number]>;
+  allowedTokenIds: readonly number[] | null;
+  badWordsTokenIds: ReadonlyArray<readonly number[]>;
+  minTokens: number;
+  /** stop_token_ids ∪ EOS ids: what min_tokens masks. */
+  minTokensMasked: number[];
+}
+
+/** Applies defaults and vLLM's __post_init__ adjustments. Range validation is the API layer's job (§7.1). */
+export function resolveSamplingParams(p: SamplingParams): ResolvedSamplingParams {
+  let temperature = p.temperature ?? 1;
+  if (temperature > 0 && temperature < MIN_TEMPERATURE) temperature = MIN_TEMPERATURE;
+  const greedy = temperature < GREEDY_EPSILON;
+  const bias: Array<[number, number]> = [];
+  if (p.logitBias) {
+    const entries =
+      p.logitBias instanceof Map
+        ? [...p.logitBias]
+        : Object.entries(p.logitBias).map(([k, v]) => [Number(k), v] as [number, number]);
+    for (const [id, v] of entries) bias.push([id, Math.min(100, Math.max(-100, v))]);
+  }
+  const topK = p.topK ?? 0;
+  return {
+    temperature,
+    greedy,
+    // Greedy forces the truncation knobs off, as vLLM does.
+    topP: greedy ? 1 : (p.topP ?? 1),
+    topK: greedy || topK < 0 ? 0 : topK,
+    minP: greedy ? 0 : (p.minP ?? 0),
+    repetitionPenalty: p.repetitionPenalty ?? 1,
+    frequencyPenalty: p.frequencyPenalty ?? 0,
+    presencePenalty: p.presencePenalty ?? 0,
+    logitBias: bias,
+    allowedTokenIds: p.allowedTokenIds ?? null,
+    badWordsTokenIds: p.badWordsTokenIds ?? [],
+    minTokens: p.minTokens ?? 0,
+    minTokensMasked: [...new Set([...(p.stopTokenIds ?? []), ...(p.eosTokenIds ?? [])])],
+  };
+}
+
+/**
+ * vLLM's bad_words encoding: each word bare (leading whitespace stripped) and with one leading space; the
+ * spaced variant only when its first token differs from the bare one's and the lengths match.
+ */
+export function badWordsTokenIds(words: readonly string[], encode: (text: string) => number[]): number[][] {
+  const out: number[][] = [];
+  for (const word of words) {
+    const bare = encode(word.trimStart());
+    out.push(bare);
+    const spaced = encode(' ' + word.trimStart());
+    if (spaced.length > 0 && spaced[0] !== bare[0] && spaced.length === bare.length) out.push(spaced);
+  }
+  return out;
+}
+
+/** Per-sequence token history for penalties, bad words and min_tokens. */
+export class SequenceState {
+  readonly outputTokenIds: number[] = [];
+  private readonly outputCounts = new Map<number, number>();
+  private readonly seen: Set<number>; // prompt ∪ output, the repetition-penalty scope
+
+  constructor(promptTokenIds: readonly number[] = []) {
+    this.seen = new Set(promptTokenIds);
+  }
+
+  append(tokenId: number): void {
+    this.outputTokenIds.push(tokenId);
+    this.outputCounts.set(tokenId, (this.outputCounts.get(tokenId) ?? 0) + 1);
+    this.seen.add(tokenId);
+  }
+
+  get promptAndOutputIds(): ReadonlySet<number> {
+    return this.seen;
+  }
+
+  get outputCountsById(): ReadonlyMap<number, number> {
+    return this.outputCounts;
+  }
+}
+
+/** log_softmax in float64 (step 1: logprobs come from the raw logits, before any processing). */
+export function logSoftmax(logits: ArrayLike<number>): Float64Array {
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) if (logits[i] > max) max = logits[i];
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i] - max);
+  const lse = max + Math.log(sum);
+  const out = new Float64Array(logits.length);
+  for (let i = 0; i < logits.length; i++) out[i] = logits[i] - lse;
+  return out;
+}
+
+/**
+ * Steps 2–11 on a copy of the logits. Returns the processed logits (masked entries −∞, divided by the
+ * temperature unless greedy).
+ */
+export function processLogits(
+  rawLogits: ArrayLike<number>,
+  p: ResolvedSamplingParams,
+  state: SequenceState,
+): Float64Array {
+  const V = rawLogits.length;
+  const x = Float64Array.from(rawLogits);
+  const out = state.outputTokenIds;
+
+  // 2. allowed_token_ids
+  if (p.allowedTokenIds) {
+    const keep = new Uint8Array(V);
+    for (const id of p.allowedTokenIds) if (id >= 0 && id < V) keep[id] = 1;
+    for (let i = 0; i < V; i++) if (!keep[i]) x[i] = -Infinity;
+  }
+
+  // 3. bad_words: the prefix must match the last generated tokens (prompt tokens never count).
+  for (const word of p.badWordsTokenIds) {
+    const n = word.length;
+    if (n === 0) continue;
+    const last = word[n - 1];
+    if (last < 0 || last >= V) continue;
+    if (n === 1) {
+      x[last] = -Infinity;
+      continue;
+    }
+    if (out.length < n - 1) continue;
+    let match = true;
+    for (let j = 0; j < n - 1; j++) {
+      if (out[out.length - (n - 1) + j] !== word[j]) {
+        match = false;
+        break;
+      }
+    }
+    if (match) x[last] = -Infinity;
+  }
+
+  // 4. min_tokens
+  if (out.length < p.minTokens) {
+    for (const id of p.minTokensMasked) if (id >= 0 && id < V) x[id] = -Infinity;
+  }
+
+  // 5. logit_bias
+  for (const [id, b] of p.logitBias) if (id >= 0 && id < V) x[id] += b;
+
+  // 6. penalties: repetition (prompt ∪ output), then frequency and presence (output only).
+  if (p.repetitionPenalty !== 1) {
+    const rp = p.repetitionPenalty;
+    for (const id of state.promptAndOutputIds) {
+      if (id < 0 || id >= V) continue;
+      x[id] = x[id] > 0 ? x[id] / rp : x[id] * rp;
+    }
+  }
+  if (p.frequencyPenalty !== 0 || p.presencePenalty !== 0) {
+    for (const [id, count] of state.outputCountsById) {
+      if (id < 0 || id >= V) continue;
+      x[id] -= p.frequencyPenalty * count + p.presencePenalty;
+    }
+  }
+
+  // 7. greedy: argmax of these logits; temperature and truncation do not apply.
+  if (p.greedy) return x;
+
+  // 8. temperature
+  if (p.temperature !== 1) for (let i = 0; i < V; i++) x[i] /= p.temperature;
+
+  // 9. min_p: relative to the most likely token's probability.
+  if (p.minP > 0) {
+    const probs = softmax(x);
+    let pmax = 0;
+    for (let i = 0; i < V; i++) if (probs[i] > pmax) pmax = probs[i];
+    const threshold = p.minP * pmax;
+    for (let i = 0; i < V; i++) if (probs[i] < threshold) x[i] = -Infinity;
+  }
+
+  // 10. top_k: mask below the k-th largest value; ties with it survive.
+  if (p.topK > 0 && p.topK < V) {
+    const sorted = Float64Array.from(x).sort();
+    const kth = sorted[V - p.topK];
+    for (let i = 0; i < V; i++) if (x[i] < kth) x[i] = -Infinity;
+  }
+
+  // 11. top_p: ascending sort, cumulative probability; mask where cumsum ≤ 1 − p, never the largest.
+  if (p.topP < 1) {
+    const order = ascendingOrder(x);
+    const probs = softmax(x);
+    let cum = 0;
+    for (let r = 0; r < V - 1; r++) {
+      const id = order[r];
+      cum += probs[id];
+      if (cum <= 1 - p.topP) x[id] = -Infinity;
+      else break; // cumsum only grows
+    }
+  }
+  return x;
+}
+
+/** Index of the largest value, first on ties (torch.argmax). */
+export function argmax(x: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < x.length; i++) if (x[i] > x[best]) best = i;
+  return best;
+}
+
+export function softmax(x: ArrayLike<number>): Float64Array {
+  let max = -Infinity;
+  for (let i = 0; i < x.length; i++) if (x[i] > max) max = x[i];
+  const out = new Float64Array(x.length);
+  if (max === -Infinity) return out;
+  let sum = 0;
+  for (let i = 0; i < x.length; i++) {
+    const e = Math.exp(x[i] - max);
+    out[i] = e;
+    sum += e;
+  }
+  for (let i = 0; i < x.length; i++) out[i] /= sum;
+  return out;
+}
+
+/**
+ * Step 12: draws from softmax(x). vLLM races exponentials (argmax p/q, q ~ Exp(1)), which is multinomial
+ * sampling; inverse-CDF sampling draws from the same distribution with one uniform instead of |V|
+ * exponentials per token.
+ */
+export function sampleFromLogits(x: ArrayLike<number>, rng: Generator): number {
+  const probs = softmax(x);
+  const u = rng.random();
+  let cum = 0;
+  let last = -1;
+  for (let i = 0; i < probs.length; i++) {
+    if (probs[i] <= 0) continue;
+    cum += probs[i];
+    last = i;
+    if (u < cum) return i;
+  }
+  // Rounding can leave cum slightly below 1; the remainder belongs to the last possible token.
+  return last >= 0 ? last : argmax(x);
+}
+
+export interface TokenLogprob {
+  tokenId: number;
+  logprob: number;
+}
+
+export interface SampleResult {
+  tokenId: number;
+  /** Raw-logit log-probability of the sampled token. */
+  logprob: number;
+  /** 1 + number of other tokens with a logprob ≥ this one's (vLLM counts ≥, so ties rank worse). */
+  rank: number;
+  /** §7.8's list: the sampled token first unless it is rank 1, then tokens by rank; `topLogprobs` entries. */
+  topLogprobs: TokenLogprob[];
+}
+
+/** Runs the whole pipeline for one sequence and one step. */
+export function sampleNext(
+  rawLogits: ArrayLike<number>,
+  params: ResolvedSamplingParams,
+  state: SequenceState,
+  rng: Generator,
+  topLogprobs = 0,
+): SampleResult {
+  const lp = logSoftmax(rawLogits);
+  const x = processLogits(rawLogits, params, state);
+  let tokenId: number;
+  if (params.greedy) tokenId = argmax(x);
+  else tokenId = sampleFromLogits(x, rng);
+  // Everything masked (e.g. allowed tokens all banned): fall back to the raw argmax rather than fail.
+  if (x[tokenId] === -Infinity) tokenId = argmax(rawLogits);
+  return {
+    tokenId,
+    logprob: lp[tokenId],
+    rank: tokenRank(lp, tokenId),
+    topLogprobs: sampledFirstTopLogprobs(lp, tokenId, topLogprobs),
+  };
+}
+
+export function tokenRank(logprobs: ArrayLike<number>, tokenId: number): number {
+  const v = logprobs[tokenId];
+  let rank = 0;
+  for (let i = 0; i < logprobs.length; i++) if (logprobs[i] >= v) rank++;
+  return rank;
+}
+
+/** The n most likely tokens, best first; equal logprobs in id order. */
+export function topTokens(logprobs: ArrayLike<number>, n: number): TokenLogprob[] {
+  const V = logprobs.length;
+  const k = Math.min(n, V);
+  if (k <= 0) return [];
+  const top: TokenLogprob[] = [];
+  for (let i = 0; i < V; i++) {
+    const v = logprobs[i];
+    if (top.length === k && !(v > top[k - 1].logprob)) continue;
+    let at = top.length;
+    while (at > 0 && v > top[at - 1].logprob) at--;
+    top.splice(at, 0, { tokenId: i, logprob: v });
+    if (top.length > k) top.pop();
+  }
+  return top;
+}
+
+/**
+ * vLLM's top_logprobs quirk (§7.8): the first n entries of [sampled, ranked tokens without the sampled
+ * one]. Exactly top-1..n when the sampled token is rank 1, else [sampled, top-1, …, top-(n−1)].
+ */
+export function sampledFirstTopLogprobs(logprobs: ArrayLike<number>, sampledId: number, n: number): TokenLogprob[] {
+  if (n <= 0) return [];
+  const ranked = topTokens(logprobs, n).filter((t) => t.tokenId !== sampledId);
+  return [{ tokenId: sampledId, logprob: logprobs[sampledId] }, ...ranked].slice(0, n);
+}
+
+/** Ids sorted by value ascending; ties put the higher id first, so descending order lists lower ids first. */
+function ascendingOrder(x: ArrayLike<number>): Int32Array {
+  const order = Int32Array.from({ length: x.length }, (_, i) => i);
+  order.sort((a, b) => x[a] - x[b] || b - a);
+  return order;
+}

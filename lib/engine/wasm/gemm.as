@@ -1,0 +1,616 @@
+// AssemblyScript source of the engine's matrix kernels. Compiled by build-kernels.ts into
+// kernels-wasm.generated.ts (two variants: plain SIMD128, and relaxed SIMD whose madd lowers to FMA).
+// The file ends in .as, not .ts, so the app's tsc/eslint never see AssemblyScript-only types.
+//
+// Conventions: every pointer is a byte offset into the imported memory; matrices are row-major f32
+// described by element strides (rs = row stride, cs = column stride), so a transposed operand is just
+// swapped strides and A·B, A·Bᵀ and Aᵀ·B share one code path. C is always dense with row stride ldc.
+//
+// Algorithm: BLIS/Goto. op(B) is packed once into NR-column panels laid out [K][NR] (weights can stay
+// packed across calls), op(A) is packed per (MC × KC) block into MR-row panels laid out [KC][MR], and a
+// 6×8 register-tile micro-kernel streams both. 6×8 = 12 v128 accumulators + 2 B vectors + 1 broadcast =
+// 15 of the 16 xmm registers V8 allocates on x64; a larger tile spills.
+
+const MR: i32 = 6;
+const NR: i32 = 8;
+// KC × NR × 4 B = 8 KiB B micro-panel stays in L1; MC × KC × 4 B = 96 KiB packed A block stays in L2.
+const KC: i32 = 256;
+const MC: i32 = 96;
+
+/** Bytes of scratch that gemm_packed needs at `work`. */
+export function gemm_work_bytes(): i32 {
+  return (MC * KC + MR * NR) * 4;
+}
+
+/** Floats a packed op(B) of K × N occupies. */
+export function packed_b_floats(K: i32, N: i32): i32 {
+  return ((N + NR - 1) / NR) * NR * K;
+}
+
+export function tile_mr(): i32 {
+  return MR;
+}
+export function tile_nr(): i32 {
+  return NR;
+}
+
+// @ts-ignore: AssemblyScript decorator
+@inline function madd(a: v128, b: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    return f32x4.relaxed_madd(a, b, c);
+  } else {
+    return f32x4.add(f32x4.mul(a, b), c);
+  }
+}
+
+/** Packs op(B) (K × N, element (k, j) at B + 4·(k·rs + j·cs)) into ceil(N/NR) panels of [K][NR], zero-padded. */
+export function pack_b(K: i32, N: i32, B: usize, rs: i32, cs: i32, dst: usize): void {
+  const panels = (N + NR - 1) / NR;
+  for (let p = 0; p < panels; p++) {
+    const j0 = p * NR;
+    const nj = min(NR, N - j0);
+    const out = dst + <usize>(p * K * NR) * 4;
+    if (cs == 1 && nj == NR) {
+      // op(B) rows are contiguous (plain A·B): two vector copies per k.
+      for (let k = 0; k < K; k++) {
+        const src = B + <usize>(k * rs + j0) * 4;
+        const o = out + <usize>(k * NR) * 4;
+        v128.store(o, v128.load(src));
+        v128.store(o, v128.load(src, 16), 16);
+      }
+    } else if (rs == 1) {
+      // op(B) = Wᵀ with W rows contiguous along k (the A·Bᵀ case): read each W row sequentially.
+      for (let jj = 0; jj < NR; jj++) {
+        if (jj < nj) {
+          const src = B + <usize>((j0 + jj) * cs) * 4;
+          for (let k = 0; k < K; k++) {
+            store<f32>(out + <usize>(k * NR + jj) * 4, load<f32>(src + (<usize>k << 2)));
+          }
+        } else {
+          for (let k = 0; k < K; k++) store<f32>(out + <usize>(k * NR + jj) * 4, 0);
+        }
+      }
+    } else {
+      for (let k = 0; k < K; k++) {
+        for (let jj = 0; jj < NR; jj++) {
+          const v: f32 = jj < nj ? load<f32>(B + <usize>(k * rs + (j0 + jj) * cs) * 4) : 0;
+          store<f32>(out + <usize>(k * NR + jj) * 4, v);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Height of the next row tile for `rem` remaining rows: 6 while possible, but 8 rows go as 4 + 4 rather
+ * than 6 + 2, because a 2-row tile has too few independent accumulators to hide FMA latency (the batched
+ * decode of 8 streams is exactly this case). Heights are 6, 4 or 2; a short tile is zero-padded.
+ */
+// @ts-ignore: AssemblyScript decorator
+@inline function tile_rows(rem: i32): i32 {
+  if (rem >= 6 && rem != 8) return 6;
+  if (rem >= 3) return 4;
+  return 2;
+}
+
+/** Packs an mc × kc block of op(A) into row panels of [kc][h], h following tile_rows, zero-padded. */
+function pack_a(mc: i32, kc: i32, A: usize, rs: i32, cs: i32, dst: usize): void {
+  let out = dst;
+  for (let i0 = 0; i0 < mc; ) {
+    const h = tile_rows(mc - i0);
+    const mi = min(h, mc - i0);
+    for (let r = 0; r < h; r++) {
+      if (r < mi) {
+        const src = A + <usize>((i0 + r) * rs) * 4;
+        if (cs == 1) {
+          for (let k = 0; k < kc; k++) {
+            store<f32>(out + <usize>(k * h + r) * 4, load<f32>(src + (<usize>k << 2)));
+          }
+        } else {
+          for (let k = 0; k < kc; k++) {
+            store<f32>(out + <usize>(k * h + r) * 4, load<f32>(src + <usize>(k * cs) * 4));
+          }
+        }
+      } else {
+        for (let k = 0; k < kc; k++) store<f32>(out + <usize>(k * h + r) * 4, 0);
+      }
+    }
+    out += <usize>(kc * h) * 4;
+    i0 += h;
+  }
+}
+
+// @ts-ignore: AssemblyScript decorator
+@inline function store_row(c: usize, lo: v128, hi: v128, acc: bool): void {
+  if (acc) {
+    v128.store(c, f32x4.add(v128.load(c), lo));
+    v128.store(c, f32x4.add(v128.load(c, 16), hi), 16);
+  } else {
+    v128.store(c, lo);
+    v128.store(c, hi, 16);
+  }
+}
+
+/** C[6×8] (+)= Apanel[kc][6] · Bpanel[kc][8]; ldcb is C's row stride in bytes. */
+function kernel_6x8(kc: i32, a: usize, b: usize, c: usize, ldcb: usize, acc: bool): void {
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
+  let c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0), c21 = f32x4.splat(0);
+  let c30 = f32x4.splat(0), c31 = f32x4.splat(0);
+  let c40 = f32x4.splat(0), c41 = f32x4.splat(0);
+  let c50 = f32x4.splat(0), c51 = f32x4.splat(0);
+  for (let k = 0; k < kc; k++) {
+    const b0 = v128.load(b);
+    const b1 = v128.load(b, 16);
+    let av = v128.load32_splat(a);
+    c00 = madd(av, b0, c00);
+    c01 = madd(av, b1, c01);
+    av = v128.load32_splat(a, 4);
+    c10 = madd(av, b0, c10);
+    c11 = madd(av, b1, c11);
+    av = v128.load32_splat(a, 8);
+    c20 = madd(av, b0, c20);
+    c21 = madd(av, b1, c21);
+    av = v128.load32_splat(a, 12);
+    c30 = madd(av, b0, c30);
+    c31 = madd(av, b1, c31);
+    av = v128.load32_splat(a, 16);
+    c40 = madd(av, b0, c40);
+    c41 = madd(av, b1, c41);
+    av = v128.load32_splat(a, 20);
+    c50 = madd(av, b0, c50);
+    c51 = madd(av, b1, c51);
+    a += 24;
+    b += 32;
+  }
+  store_row(c, c00, c01, acc);
+  store_row(c + ldcb, c10, c11, acc);
+  store_row(c + 2 * ldcb, c20, c21, acc);
+  store_row(c + 3 * ldcb, c30, c31, acc);
+  store_row(c + 4 * ldcb, c40, c41, acc);
+  store_row(c + 5 * ldcb, c50, c51, acc);
+}
+
+/** 4-row tile for the M remainder (a 4-row A panel); keeps 8 independent FMA chains like 6×8. */
+function kernel_4x8(kc: i32, a: usize, b: usize, c: usize, ldcb: usize, acc: bool): void {
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
+  let c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0), c21 = f32x4.splat(0);
+  let c30 = f32x4.splat(0), c31 = f32x4.splat(0);
+  for (let k = 0; k < kc; k++) {
+    const b0 = v128.load(b);
+    const b1 = v128.load(b, 16);
+    let av = v128.load32_splat(a);
+    c00 = madd(av, b0, c00);
+    c01 = madd(av, b1, c01);
+    av = v128.load32_splat(a, 4);
+    c10 = madd(av, b0, c10);
+    c11 = madd(av, b1, c11);
+    av = v128.load32_splat(a, 8);
+    c20 = madd(av, b0, c20);
+    c21 = madd(av, b1, c21);
+    av = v128.load32_splat(a, 12);
+    c30 = madd(av, b0, c30);
+    c31 = madd(av, b1, c31);
+    a += 16;
+    b += 32;
+  }
+  store_row(c, c00, c01, acc);
+  store_row(c + ldcb, c10, c11, acc);
+  store_row(c + 2 * ldcb, c20, c21, acc);
+  store_row(c + 3 * ldcb, c30, c31, acc);
+}
+
+/** 2-row tile for the last one or two rows (a 2-row A panel). */
+function kernel_2x8(kc: i32, a: usize, b: usize, c: usize, ldcb: usize, acc: bool): void {
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
+  let c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  for (let k = 0; k < kc; k++) {
+    const b0 = v128.load(b);
+    const b1 = v128.load(b, 16);
+    let av = v128.load32_splat(a);
+    c00 = madd(av, b0, c00);
+    c01 = madd(av, b1, c01);
+    av = v128.load32_splat(a, 4);
+    c10 = madd(av, b0, c10);
+    c11 = madd(av, b1, c11);
+    a += 8;
+    b += 32;
+  }
+  store_row(c, c00, c01, acc);
+  store_row(c + ldcb, c10, c11, acc);
+}
+
+/**
+ * One row of A against packed B (the single-stream decode case): a 6-row tile would waste 5/6 of its
+ * work, and unrolling k by 4 with separate accumulators hides the FMA latency a single chain would expose.
+ */
+function gemv_packed(N: i32, K: i32, A: usize, cs: i32, Bp: usize, C: usize, acc: bool, tmp: usize): void {
+  const panels = (N + NR - 1) / NR;
+  const csb = <usize>cs * 4;
+  const panelBytes = <usize>(K * NR) * 4;
+  let p = 0;
+  // Two panels per pass: each broadcast of A feeds four FMAs instead of two, so fewer loads per FMA
+  // (a GEMV is load-bound: every weight is used once).
+  for (; p + 2 <= panels; p += 2) {
+    let b0 = Bp + <usize>p * panelBytes;
+    let b1 = b0 + panelBytes;
+    let a = A;
+    let s00 = f32x4.splat(0), s01 = f32x4.splat(0), s10 = f32x4.splat(0), s11 = f32x4.splat(0);
+    let t00 = f32x4.splat(0), t01 = f32x4.splat(0), t10 = f32x4.splat(0), t11 = f32x4.splat(0);
+    let k = 0;
+    for (; k + 2 <= K; k += 2) {
+      let av = v128.load32_splat(a);
+      s00 = madd(av, v128.load(b0), s00);
+      s01 = madd(av, v128.load(b0, 16), s01);
+      s10 = madd(av, v128.load(b1), s10);
+      s11 = madd(av, v128.load(b1, 16), s11);
+      av = v128.load32_splat(a + csb);
+      t00 = madd(av, v128.load(b0, 32), t00);
+      t01 = madd(av, v128.load(b0, 48), t01);
+      t10 = madd(av, v128.load(b1, 32), t10);
+      t11 = madd(av, v128.load(b1, 48), t11);
+      a += 2 * csb;
+      b0 += 64;
+      b1 += 64;
+    }
+    if (k < K) {
+      const av = v128.load32_splat(a);
+      s00 = madd(av, v128.load(b0), s00);
+      s01 = madd(av, v128.load(b0, 16), s01);
+      s10 = madd(av, v128.load(b1), s10);
+      s11 = madd(av, v128.load(b1, 16), s11);
+    }
+    gemv_store(N, p, f32x4.add(s00, t00), f32x4.add(s01, t01), C, acc, tmp);
+    gemv_store(N, p + 1, f32x4.add(s10, t10), f32x4.add(s11, t11), C, acc, tmp);
+  }
+  for (; p < panels; p++) {
+    let b = Bp + <usize>(p * K * NR) * 4;
+    let a = A;
+    let s0 = f32x4.splat(0), s1 = f32x4.splat(0), t0 = f32x4.splat(0), t1 = f32x4.splat(0);
+    let u0 = f32x4.splat(0), u1 = f32x4.splat(0), w0 = f32x4.splat(0), w1 = f32x4.splat(0);
+    let k = 0;
+    for (; k + 4 <= K; k += 4) {
+      let av = v128.load32_splat(a);
+      s0 = madd(av, v128.load(b), s0);
+      s1 = madd(av, v128.load(b, 16), s1);
+      av = v128.load32_splat(a + csb);
+      t0 = madd(av, v128.load(b, 32), t0);
+      t1 = madd(av, v128.load(b, 48), t1);
+      av = v128.load32_splat(a + 2 * csb);
+      u0 = madd(av, v128.load(b, 64), u0);
+      u1 = madd(av, v128.load(b, 80), u1);
+      av = v128.load32_splat(a + 3 * csb);
+      w0 = madd(av, v128.load(b, 96), w0);
+      w1 = madd(av, v128.load(b, 112), w1);
+      a += 4 * csb;
+      b += 128;
+    }
+    for (; k < K; k++) {
+      const av = v128.load32_splat(a);
+      s0 = madd(av, v128.load(b), s0);
+      s1 = madd(av, v128.load(b, 16), s1);
+      a += csb;
+      b += 32;
+    }
+    const lo = f32x4.add(f32x4.add(s0, t0), f32x4.add(u0, w0));
+    const hi = f32x4.add(f32x4.add(s1, t1), f32x4.add(u1, w1));
+    gemv_store(N, p, lo, hi, C, acc, tmp);
+  }
+}
+
+/** Writes (or adds) panel p's 8 outputs, clipped to N through `tmp` for the last panel. */
+// @ts-ignore: AssemblyScript decorator
+@inline function gemv_store(N: i32, p: i32, lo: v128, hi: v128, C: usize, acc: bool, tmp: usize): void {
+  const j0 = p * NR;
+  const nj = min(NR, N - j0);
+  const c = C + (<usize>j0 << 2);
+  if (nj == NR) {
+    store_row(c, lo, hi, acc);
+  } else {
+    v128.store(tmp, lo);
+    v128.store(tmp, hi, 16);
+    for (let j = 0; j < nj; j++) {
+      const v = load<f32>(tmp + (<usize>j << 2));
+      store<f32>(c + (<usize>j << 2), acc ? load<f32>(c + (<usize>j << 2)) + v : v);
+    }
+  }
+}
+
+/**
+ * C (M × N, row stride ldc) = op(A)·op(B), or += when accumulate ≠ 0. op(A) is M × K with element (i, k)
+ * at A + 4·(i·rsA + k·csA); Bp is op(B) packed by pack_b; `work` holds gemm_work_bytes() of scratch.
+ */
+export function gemm_packed(
+  M: i32,
+  N: i32,
+  K: i32,
+  A: usize,
+  rsA: i32,
+  csA: i32,
+  Bp: usize,
+  C: usize,
+  ldc: i32,
+  accumulate: i32,
+  work: usize,
+): void {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (accumulate == 0) {
+      for (let i = 0; i < M; i++) memory.fill(C + <usize>(i * ldc) * 4, 0, <usize>N * 4);
+    }
+    return;
+  }
+  if (M == 1) {
+    gemv_packed(N, K, A, csA, Bp, C, accumulate != 0, work);
+    return;
+  }
+  const ldcb = <usize>ldc * 4;
+  const tmp = work + <usize>(MC * KC) * 4;
+  const panels = (N + NR - 1) / NR;
+  for (let pc = 0; pc < K; pc += KC) {
+    const kc = min(KC, K - pc);
+    const acc = accumulate != 0 || pc > 0;
+    for (let ic = 0; ic < M; ic += MC) {
+      const mc = min(MC, M - ic);
+      pack_a(mc, kc, A + <usize>(ic * rsA + pc * csA) * 4, rsA, csA, work);
+      for (let jp = 0; jp < panels; jp++) {
+        const j0 = jp * NR;
+        const nj = min(NR, N - j0);
+        const bp = Bp + <usize>(jp * K * NR + pc * NR) * 4;
+        let ap = work;
+        for (let ir = 0; ir < mc; ) {
+          const h = tile_rows(mc - ir);
+          const mi = min(h, mc - ir);
+          const cp = C + <usize>(ic + ir) * ldcb + (<usize>j0 << 2);
+          if (nj == NR && mi == h) {
+            if (h == 6) kernel_6x8(kc, ap, bp, cp, ldcb, acc);
+            else if (h == 4) kernel_4x8(kc, ap, bp, cp, ldcb, acc);
+            else kernel_2x8(kc, ap, bp, cp, ldcb, acc);
+          } else {
+            if (h == 6) kernel_6x8(kc, ap, bp, tmp, NR * 4, false);
+            else if (h == 4) kernel_4x8(kc, ap, bp, tmp, NR * 4, false);
+            else kernel_2x8(kc, ap, bp, tmp, NR * 4, false);
+            for (let r = 0; r < mi; r++) {
+              for (let j = 0; j < nj; j++) {
+                const v = load<f32>(tmp + <usize>(r * NR + j) * 4);
+                const o = cp + <usize>r * ldcb + (<usize>j << 2);
+                store<f32>(o, acc ? load<f32>(o) + v : v);
+              }
+            }
+          }
+          ap += <usize>(kc * h) * 4;
+          ir += h;
+        }
+      }
+    }
+  }
+}
+
+// @ts-ignore: AssemblyScript decorator
+@inline function hsum(v: v128): f32 {
+  return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1) + f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3);
+}
+
+/**
+ * Vector exp (Cephes expf: Cody–Waite range reduction, degree-6 polynomial, exponent built from bits);
+ * about 1 ulp, 4 lanes per call instead of one libm-style call per element. Inputs are clamped to the
+ * range where 2^n stays a normal float.
+ */
+// @ts-ignore: AssemblyScript decorator
+@inline function exp4(x: v128): v128 {
+  x = f32x4.min(f32x4.max(x, f32x4.splat(-87.33654)), f32x4.splat(88.37626));
+  const fx = f32x4.nearest(f32x4.mul(x, f32x4.splat(1.44269504088896341)));
+  let r = f32x4.sub(x, f32x4.mul(fx, f32x4.splat(0.693359375)));
+  r = f32x4.sub(r, f32x4.mul(fx, f32x4.splat(-2.12194440e-4)));
+  let y = f32x4.splat(1.9875691500e-4);
+  y = madd(y, r, f32x4.splat(1.3981999507e-3));
+  y = madd(y, r, f32x4.splat(8.3334519073e-3));
+  y = madd(y, r, f32x4.splat(4.1665795894e-2));
+  y = madd(y, r, f32x4.splat(1.6666665459e-1));
+  y = madd(y, r, f32x4.splat(5.0000001201e-1));
+  y = madd(y, f32x4.mul(r, r), f32x4.add(r, f32x4.splat(1)));
+  const pow2 = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(fx), i32x4.splat(127)), 23);
+  return f32x4.mul(y, pow2);
+}
+
+/** Scalar form of exp4 (same rounding), for tails. */
+// @ts-ignore: AssemblyScript decorator
+@inline function exp1(x: f32): f32 {
+  return f32x4.extract_lane(exp4(f32x4.splat(x)), 0);
+}
+
+/**
+ * Attention of one query row over S cached positions (the decode case, where a matmul's packing would
+ * outweigh the work): out[hd] = softmax(scale · q·K[0:S]ᵀ) · V[0:S]. K and V rows are kvStride floats
+ * apart; `scores` needs S floats of scratch.
+ */
+export function attend_row(q: usize, k: usize, v: usize, S: i32, hd: i32, kvStride: i32, scale: f32, scores: usize, out: usize): void {
+  const strideB = <usize>kvStride * 4;
+  const hd4 = hd & ~3;
+  let top: f32 = -Infinity;
+  let s = 0;
+  // Four keys at a time: four independent FMA chains instead of one latency-bound chain per key.
+  for (; s + 4 <= S; s += 4) {
+    const k0 = k + <usize>s * strideB;
+    const k1 = k0 + strideB;
+    const k2 = k1 + strideB;
+    const k3 = k2 + strideB;
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    let i = 0;
+    for (; i < hd4; i += 4) {
+      const o = <usize>i << 2;
+      const qv = v128.load(q + o);
+      a0 = madd(qv, v128.load(k0 + o), a0);
+      a1 = madd(qv, v128.load(k1 + o), a1);
+      a2 = madd(qv, v128.load(k2 + o), a2);
+      a3 = madd(qv, v128.load(k3 + o), a3);
+    }
+    let d0 = hsum(a0), d1 = hsum(a1), d2 = hsum(a2), d3 = hsum(a3);
+    for (; i < hd; i++) {
+      const o = <usize>i << 2;
+      const qs = load<f32>(q + o);
+      d0 += qs * load<f32>(k0 + o);
+      d1 += qs * load<f32>(k1 + o);
+      d2 += qs * load<f32>(k2 + o);
+      d3 += qs * load<f32>(k3 + o);
+    }
+    d0 *= scale;
+    d1 *= scale;
+    d2 *= scale;
+    d3 *= scale;
+    const sp = scores + (<usize>s << 2);
+    store<f32>(sp, d0);
+    store<f32>(sp, d1, 4);
+    store<f32>(sp, d2, 8);
+    store<f32>(sp, d3, 12);
+    top = max(top, max(max(d0, d1), max(d2, d3)));
+  }
+  for (; s < S; s++) {
+    const kp = k + <usize>s * strideB;
+    let dot: f32 = 0;
+    for (let i = 0; i < hd; i++) dot += load<f32>(q + (<usize>i << 2)) * load<f32>(kp + (<usize>i << 2));
+    dot *= scale;
+    store<f32>(scores + (<usize>s << 2), dot);
+    top = max(top, dot);
+  }
+  const topv = f32x4.splat(top);
+  let sumv = f32x4.splat(0);
+  let j = 0;
+  for (; j + 4 <= S; j += 4) {
+    const sp = scores + (<usize>j << 2);
+    const e = exp4(f32x4.sub(v128.load(sp), topv));
+    v128.store(sp, e);
+    sumv = f32x4.add(sumv, e);
+  }
+  let sum = hsum(sumv);
+  for (; j < S; j++) {
+    const e = exp1(load<f32>(scores + (<usize>j << 2)) - top);
+    store<f32>(scores + (<usize>j << 2), e);
+    sum += e;
+  }
+  const inv: f32 = 1 / sum;
+  // out = Σ p_s·V_s in 16-float column blocks held in registers across all keys.
+  let i0 = 0;
+  for (; i0 + 16 <= hd; i0 += 16) {
+    let o0 = f32x4.splat(0), o1 = f32x4.splat(0), o2 = f32x4.splat(0), o3 = f32x4.splat(0);
+    let vp = v + (<usize>i0 << 2);
+    for (let jj = 0; jj < S; jj++) {
+      const pv = f32x4.splat(load<f32>(scores + (<usize>jj << 2)));
+      o0 = madd(pv, v128.load(vp), o0);
+      o1 = madd(pv, v128.load(vp, 16), o1);
+      o2 = madd(pv, v128.load(vp, 32), o2);
+      o3 = madd(pv, v128.load(vp, 48), o3);
+      vp += strideB;
+    }
+    const iv = f32x4.splat(inv);
+    const op = out + (<usize>i0 << 2);
+    v128.store(op, f32x4.mul(o0, iv));
+    v128.store(op, f32x4.mul(o1, iv), 16);
+    v128.store(op, f32x4.mul(o2, iv), 32);
+    v128.store(op, f32x4.mul(o3, iv), 48);
+  }
+  for (; i0 < hd; i0++) {
+    let acc: f32 = 0;
+    let vp = v + (<usize>i0 << 2);
+    for (let jj = 0; jj < S; jj++) {
+      acc += load<f32>(scores + (<usize>jj << 2)) * load<f32>(vp);
+      vp += strideB;
+    }
+    store<f32>(out + (<usize>i0 << 2), acc * inv);
+  }
+}
+
+/** x[rows × n] (row stride ld) ← silu(x)·y where y is the block `yOff` floats further along each row (SwiGLU). */
+export function swiglu_rows(x: usize, rows: i32, n: i32, ld: i32, yOff: i32): void {
+  const one = f32x4.splat(1);
+  for (let r = 0; r < rows; r++) {
+    const g = x + <usize>(r * ld) * 4;
+    const u = g + <usize>yOff * 4;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const o = <usize>i << 2;
+      const a = v128.load(g + o);
+      const silu = f32x4.div(a, f32x4.add(one, exp4(f32x4.neg(a))));
+      v128.store(g + o, f32x4.mul(silu, v128.load(u + o)));
+    }
+    for (; i < n; i++) {
+      const o = <usize>i << 2;
+      const a = load<f32>(g + o);
+      store<f32>(g + o, (a / (1 + exp1(-a))) * load<f32>(u + o));
+    }
+  }
+}
+
+/** out[r] = x[r] / sqrt(mean(x[r]²) + eps) · w for rows × n (dense rows); out may alias x. */
+export function rms_norm_rows(x: usize, out: usize, rows: i32, n: i32, w: usize, eps: f32): void {
+  const n4 = n & ~3;
+  for (let r = 0; r < rows; r++) {
+    const xr = x + <usize>(r * n) * 4;
+    const or = out + <usize>(r * n) * 4;
+    let acc = f32x4.splat(0);
+    let i = 0;
+    for (; i < n4; i += 4) {
+      const a = v128.load(xr + (<usize>i << 2));
+      acc = madd(a, a, acc);
+    }
+    let ss = hsum(acc);
+    for (; i < n; i++) {
+      const a = load<f32>(xr + (<usize>i << 2));
+      ss += a * a;
+    }
+    const inv = f32x4.splat(<f32>1 / Mathf.sqrt(ss / <f32>n + eps));
+    i = 0;
+    for (; i < n4; i += 4) {
+      const o = (<usize>i << 2);
+      v128.store(or + o, f32x4.mul(f32x4.mul(v128.load(xr + o), inv), v128.load(w + o)));
+    }
+    const invs = f32x4.extract_lane(inv, 0);
+    for (; i < n; i++) {
+      const o = (<usize>i << 2);
+      store<f32>(or + o, load<f32>(xr + o) * invs * load<f32>(w + o));
+    }
+  }
+}
+
+/**
+ * Causal softmax of an n × S score block in place: row t keeps its first `valid0 + t` entries,
+ * softmax(scale · x), and zeroes the rest so a following P·V product may run over all S columns.
+ */
+export function softmax_causal_rows(x: usize, n: i32, S: i32, valid0: i32, scale: f32): void {
+  const sc = f32x4.splat(scale);
+  for (let t = 0; t < n; t++) {
+    const row = x + <usize>(t * S) * 4;
+    const valid = min(S, valid0 + t);
+    let top: f32 = -Infinity;
+    for (let j = 0; j < valid; j++) top = max(top, load<f32>(row + (<usize>j << 2)));
+    const shift = f32x4.splat(top * scale);
+    let sumv = f32x4.splat(0);
+    let j = 0;
+    for (; j + 4 <= valid; j += 4) {
+      const p = row + (<usize>j << 2);
+      const e = exp4(f32x4.sub(f32x4.mul(v128.load(p), sc), shift));
+      v128.store(p, e);
+      sumv = f32x4.add(sumv, e);
+    }
+    let sum = hsum(sumv);
+    for (; j < valid; j++) {
+      const p = row + (<usize>j << 2);
+      const e = exp1(load<f32>(p) * scale - top * scale);
+      store<f32>(p, e);
+      sum += e;
+    }
+    const inv = f32x4.splat(<f32>1 / sum);
+    j = 0;
+    for (; j + 4 <= valid; j += 4) {
+      const p = row + (<usize>j << 2);
+      v128.store(p, f32x4.mul(v128.load(p), inv));
+    }
+    const invs = f32x4.extract_lane(inv, 0);
+    for (; j < valid; j++) {
+      const p = row + (<usize>j << 2);
+      store<f32>(p, load<f32>(p) * invs);
+    }
+    if (valid < S) memory.fill(row + (<usize>valid << 2), 0, <usize>(S - valid) * 4);
+  }
+}

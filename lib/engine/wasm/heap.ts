@@ -1,0 +1,272 @@
+import { RELAXED_SIMD_WASM_BASE64, SIMD_WASM_BASE64 } from './kernels-wasm.generated';
+
+/**
+ * All engine tensors (weights, activations, KV caches) live in one WebAssembly memory so the matrix
+ * kernels read them in place: copying operands in and out of wasm would cost as much as a small matmul.
+ *
+ * Pointers handed around the engine are float indices into `heap.f32` (byte offset / 4). The view must be
+ * re-read after any `alloc`, because growing the memory detaches the previous ArrayBuffer.
+ */
+
+interface KernelExports {
+  gemm_work_bytes(): number;
+  packed_b_floats(K: number, N: number): number;
+  tile_nr(): number;
+  pack_b(K: number, N: number, B: number, rs: number, cs: number, dst: number): void;
+  gemm_packed(
+    M: number,
+    N: number,
+    K: number,
+    A: number,
+    rsA: number,
+    csA: number,
+    Bp: number,
+    C: number,
+    ldc: number,
+    accumulate: number,
+    work: number,
+  ): void;
+  attend_row(
+    q: number,
+    k: number,
+    v: number,
+    S: number,
+    hd: number,
+    kvStride: number,
+    scale: number,
+    scores: number,
+    out: number,
+  ): void;
+  swiglu_rows(x: number, rows: number, n: number, ld: number, yOff: number): void;
+  rms_norm_rows(x: number, out: number, rows: number, n: number, w: number, eps: number): void;
+  softmax_causal_rows(x: number, n: number, S: number, valid0: number, scale: number): void;
+}
+
+export type KernelVariant = 'relaxed-simd' | 'simd';
+
+const PAGE_BYTES = 65536;
+// Low memory is left to the AssemblyScript stub runtime (it has no static data, but keep it clear).
+const HEAP_BASE_FLOATS = PAGE_BYTES / 4;
+// 16-byte alignment keeps every v128 load of a packed panel or a row start aligned.
+const ALIGN_FLOATS = 4;
+
+function decodeBase64(text: string): Uint8Array<ArrayBuffer> {
+  return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+}
+
+function loadModule(prefer: KernelVariant): { module: WebAssembly.Module; variant: KernelVariant } {
+  if (prefer === 'relaxed-simd') {
+    const relaxed = decodeBase64(RELAXED_SIMD_WASM_BASE64);
+    // Node ≥ 22 ships relaxed SIMD; Node 20 only with --experimental-wasm-relaxed-simd. Fall back quietly.
+    if (WebAssembly.validate(relaxed)) return { module: new WebAssembly.Module(relaxed), variant: 'relaxed-simd' };
+  }
+  return { module: new WebAssembly.Module(decodeBase64(SIMD_WASM_BASE64)), variant: 'simd' };
+}
+
+export interface HeapOptions {
+  /** Kernel variant to try first; `simd` forces the portable build (used to compare the two). */
+  prefer?: KernelVariant;
+  initialMegabytes?: number;
+}
+
+export class WasmHeap {
+  readonly variant: KernelVariant;
+  private readonly memory: WebAssembly.Memory;
+  private readonly k: KernelExports;
+  private view: Float32Array;
+  private top: number; // first never-allocated float index
+  private free: Array<{ ptr: number; size: number }> = []; // sorted by ptr, coalesced
+  private readonly sizes = new Map<number, number>();
+  private readonly workPtr: number;
+  private scratchB = { ptr: 0, size: 0 };
+
+  constructor(options: HeapOptions = {}) {
+    const initialPages = Math.max(2, Math.ceil(((options.initialMegabytes ?? 8) * 1024 * 1024) / PAGE_BYTES));
+    this.memory = new WebAssembly.Memory({ initial: initialPages, maximum: 65536 });
+    const { module, variant } = loadModule(options.prefer ?? 'relaxed-simd');
+    this.variant = variant;
+    const instance = new WebAssembly.Instance(module, { env: { memory: this.memory } });
+    this.k = instance.exports as unknown as KernelExports;
+    this.view = new Float32Array(this.memory.buffer);
+    this.top = HEAP_BASE_FLOATS;
+    this.workPtr = this.alloc(this.k.gemm_work_bytes() / 4);
+  }
+
+  /** The whole memory as floats; re-read after every alloc. */
+  get f32(): Float32Array {
+    if (this.view.buffer !== this.memory.buffer) this.view = new Float32Array(this.memory.buffer);
+    return this.view;
+  }
+
+  get bytesReserved(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** Allocates `n` floats (contents unspecified unless `zero`), returning a float index. */
+  alloc(n: number, zero = false): number {
+    const size = Math.max(ALIGN_FLOATS, Math.ceil(n / ALIGN_FLOATS) * ALIGN_FLOATS);
+    let ptr = -1;
+    for (let i = 0; i < this.free.length; i++) {
+      const seg = this.free[i];
+      if (seg.size >= size) {
+        ptr = seg.ptr;
+        if (seg.size === size) this.free.splice(i, 1);
+        else {
+          seg.ptr += size;
+          seg.size -= size;
+        }
+        break;
+      }
+    }
+    if (ptr < 0) {
+      ptr = this.top;
+      this.top += size;
+      const needBytes = this.top * 4;
+      const have = this.memory.buffer.byteLength;
+      if (needBytes > have) {
+        // Grow geometrically so repeated small allocations don't grow (and detach views) every time.
+        const want = Math.max(needBytes - have, have / 2);
+        this.memory.grow(Math.ceil(want / PAGE_BYTES));
+      }
+    }
+    this.sizes.set(ptr, size);
+    if (zero) this.f32.fill(0, ptr, ptr + size);
+    return ptr;
+  }
+
+  release(ptr: number): void {
+    const size = this.sizes.get(ptr);
+    if (size === undefined) throw new Error(`heap: release of unknown pointer ${ptr}`);
+    this.sizes.delete(ptr);
+    let lo = 0;
+    let hi = this.free.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.free[mid].ptr < ptr) lo = mid + 1;
+      else hi = mid;
+    }
+    this.free.splice(lo, 0, { ptr, size });
+    // Coalesce with the next and previous neighbours.
+    const next = this.free[lo + 1];
+    if (next && ptr + size === next.ptr) {
+      this.free[lo].size += next.size;
+      this.free.splice(lo + 1, 1);
+    }
+    const prev = this.free[lo - 1];
+    if (prev && prev.ptr + prev.size === ptr) {
+      prev.size += this.free[lo].size;
+      this.free.splice(lo, 1);
+    }
+    // Give the tail back to the bump pointer so the free list stays short.
+    const last = this.free[this.free.length - 1];
+    if (last && last.ptr + last.size === this.top) {
+      this.top = last.ptr;
+      this.free.pop();
+    }
+  }
+
+  /** Copies `src` into a fresh allocation. */
+  upload(src: ArrayLike<number>): number {
+    const ptr = this.alloc(src.length);
+    this.f32.set(src, ptr);
+    return ptr;
+  }
+
+  /** Floats a packed K × N op(B) needs. */
+  packedBFloats(K: number, N: number): number {
+    return this.k.packed_b_floats(K, N);
+  }
+
+  /** Packs op(B) (K × N; element (k, j) at b + k·rs + j·cs) into `dst` for gemmPacked. */
+  packB(K: number, N: number, b: number, rs: number, cs: number, dst: number): void {
+    this.k.pack_b(K, N, b * 4, rs, cs, dst * 4);
+  }
+
+  /** C (M × N, row stride ldc) = op(A)·packed op(B), or += with `accumulate`. */
+  gemmPacked(
+    M: number,
+    N: number,
+    K: number,
+    a: number,
+    rsA: number,
+    csA: number,
+    packedB: number,
+    c: number,
+    ldc: number,
+    accumulate = false,
+  ): void {
+    this.k.gemm_packed(M, N, K, a * 4, rsA, csA, packedB * 4, c * 4, ldc, accumulate ? 1 : 0, this.workPtr * 4);
+  }
+
+  /**
+   * One query row's attention over S cached positions: out[hd] = softmax(scale·q·Kᵀ)·V, with K and V rows
+   * kvStride floats apart; `scores` is S floats of scratch.
+   */
+  attendRow(
+    q: number,
+    k: number,
+    v: number,
+    S: number,
+    hd: number,
+    kvStride: number,
+    scale: number,
+    scores: number,
+    out: number,
+  ): void {
+    this.k.attend_row(q * 4, k * 4, v * 4, S, hd, kvStride, scale, scores * 4, out * 4);
+  }
+
+  /** x ← silu(x)·y for `rows` rows of n floats (row stride ld), y lying yOff floats after x in each row. */
+  swigluRows(x: number, rows: number, n: number, ld: number, yOff: number): void {
+    this.k.swiglu_rows(x * 4, rows, n, ld, yOff);
+  }
+
+  /**
+   * In-place causal softmax of an n × S block: row t is softmax(scale·x) over its first valid0 + t entries,
+   * zero after them.
+   */
+  softmaxCausalRows(x: number, n: number, S: number, valid0: number, scale: number): void {
+    this.k.softmax_causal_rows(x * 4, n, S, valid0, scale);
+  }
+
+  /** RMSNorm of `rows` dense rows of n floats with weight w; out may equal x. */
+  rmsNormRows(x: number, out: number, rows: number, n: number, w: number, eps: number): void {
+    this.k.rms_norm_rows(x * 4, out * 4, rows, n, w * 4, eps);
+  }
+
+  /**
+   * General strided product C = op(A)·op(B) (+= with `accumulate`): op(A) is M × K with element (i, k) at
+   * a + i·rsA + k·csA, op(B) is K × N with element (k, j) at b + k·rsB + j·csB. Transposes are swapped
+   * strides: A·Bᵀ for a row-major B (N × K) is rsB = 1, csB = K.
+   */
+  gemm(
+    M: number,
+    N: number,
+    K: number,
+    a: number,
+    rsA: number,
+    csA: number,
+    b: number,
+    rsB: number,
+    csB: number,
+    c: number,
+    ldc: number,
+    accumulate = false,
+  ): void {
+    const need = this.k.packed_b_floats(K, N);
+    if (need > this.scratchB.size) {
+      if (this.scratchB.size > 0) this.release(this.scratchB.ptr);
+      this.scratchB = { ptr: this.alloc(need), size: need };
+    }
+    this.k.pack_b(K, N, b * 4, rsB, csB, this.scratchB.ptr * 4);
+    this.gemmPacked(M, N, K, a, rsA, csA, this.scratchB.ptr, c, ldc, accumulate);
+  }
+}
+
+let shared: WasmHeap | null = null;
+
+/** One heap per thread (worker) is the normal setup; tests and single-model hosts use this one. */
+export function defaultHeap(): WasmHeap {
+  shared ??= new WasmHeap();
+  return shared;
+}
