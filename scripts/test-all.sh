@@ -21,7 +21,8 @@ if [ "$build_rc" = 0 ]; then
   echo "== playwright (${db_label:-pglite})"
   # A fresh embedded database for the e2e server; only that server process opens it.
   rm -rf .data/e2e
-  PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" npx playwright test --reporter=list,json
+  # The screenshots project is for people to look at (npx playwright test --project=screenshots), not CI.
+  PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" npx playwright test --project=chromium --reporter=list,json
   pw_rc=$?
 fi
 

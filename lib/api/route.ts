@@ -82,11 +82,12 @@ export function route<
   ) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
 ): RouteHandler;
 // The implementation sees the union of both overloads; the overloads above carry the precise types.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+/* eslint-disable @typescript-eslint/no-explicit-any */
 export function route(
   def: RouteDefinition<any, any, any, any>,
   handler: (input: any) => Promise<unknown>,
 ): RouteHandler {
+  /* eslint-enable @typescript-eslint/no-explicit-any */
   const flavor = def.flavor ?? 'preview';
   const handle: RouteHandler = async (req, ctx) => {
     try {

@@ -3,7 +3,7 @@ import { sessionSchema } from '@/lib/schemas/accounts';
 import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { modelListSchema } from '@/lib/schemas/models';
 import { apiFetch } from './api-fetch';
-import { apiKeyListSchema, teamListSchema } from './envelopes';
+import { apiKeyListSchema, teamListSchema } from '@/lib/schemas/accounts';
 import { openApiDocumentSchema } from './openapi-document';
 
 export interface ModelListFilters {

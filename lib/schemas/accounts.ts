@@ -89,3 +89,12 @@ export const addMemberBodySchema = z.object({
   email: emailSchema,
   role: z.enum(['admin', 'member']).optional().default('member'),
 });
+
+export const apiKeyListSchema = z.object({ object: z.literal('list'), data: z.array(apiKeySchema) });
+export type ApiKeyList = z.infer<typeof apiKeyListSchema>;
+
+export const teamListSchema = z.object({ object: z.literal('list'), data: z.array(teamSchema) });
+export type TeamList = z.infer<typeof teamListSchema>;
+
+export const signOutResultSchema = z.object({ signed_out: z.literal(true) });
+export const memberRemovedSchema = z.object({ removed: z.literal(true) });

@@ -167,7 +167,17 @@ describe('sign-up, sign-in, session, sign-out', () => {
     const second = await call(signInRoute, 'POST', '/v1/auth/sign-in', {
       body: { email: user.email, password: user.password },
     });
-    const out = await call(signOutRoute, 'POST', '/v1/auth/sign-out', { cookie: user.cookie });
+    // Another site cannot sign the user out.
+    const crossSite = await call(signOutRoute, 'POST', '/v1/auth/sign-out', {
+      cookie: user.cookie,
+      headers: { origin: 'https://evil.example', host: 'localhost:3000' },
+    });
+    expect(crossSite.status).toBe(403);
+    expect((await session({ cookie: user.cookie })).status).toBe(200);
+    const out = await call(signOutRoute, 'POST', '/v1/auth/sign-out', {
+      cookie: user.cookie,
+      headers: { 'sec-fetch-site': 'same-origin' },
+    });
     expect(out.status).toBe(200);
     expect(out.body).toEqual({ signed_out: true });
     expect(out.headers.get('set-cookie')).toMatch(/^tb_session=;.*Max-Age=0/);

@@ -62,7 +62,7 @@ describe('job runner', () => {
     const user = await createUser();
     const model = await createModel(user);
     const ok: HandlerRegistry = { rl: async (ctx) => (await ctx.started(0), { weights }) };
-    const first = await submitRl(user, model.id);
+    await submitRl(user, model.id);
     await runOneJob(protocolFor(model.id), ok);
     await call(checkpointsRoute, 'DELETE', '/x', { key: user.key, params: { model_id: model.id }, body: { steps: [1] } });
     const second = await submitRl(user, model.id);

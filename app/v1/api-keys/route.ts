@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
-import { apiKeySchema, createApiKeyBodySchema, createdApiKeySchema } from '@/lib/schemas/accounts';
+import { apiKeyListSchema, createApiKeyBodySchema, createdApiKeySchema } from '@/lib/schemas/accounts';
 import { createApiKey, listApiKeys } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
@@ -11,7 +10,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       summary: 'List the caller’s API keys (never the secrets)',
       tag: 'accounts',
       extension: true,
-      response: z.object({ object: z.literal('list'), data: z.array(apiKeySchema) }),
+      response: apiKeyListSchema,
     },
     async ({ principal }) => ({
       object: 'list' as const,

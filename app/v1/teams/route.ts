@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
-import { createTeamBodySchema, teamSchema } from '@/lib/schemas/accounts';
+import { createTeamBodySchema, teamListSchema, teamSchema } from '@/lib/schemas/accounts';
 import { createTeam, listTeams } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
@@ -11,7 +10,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       summary: 'Teams the caller belongs to, with members',
       tag: 'accounts',
       extension: true,
-      response: z.object({ object: z.literal('list'), data: z.array(teamSchema) }),
+      response: teamListSchema,
     },
     async ({ principal }) => ({
       object: 'list' as const,

@@ -1,7 +1,7 @@
 import { json } from '@/lib/api/respond';
 import { methods, route } from '@/lib/api/route';
 import { sessionCookie } from '@/lib/api/session-cookie';
-import { signInBodySchema } from '@/lib/schemas/accounts';
+import { sessionSchema, signInBodySchema } from '@/lib/schemas/accounts';
 import { principalFromSession, signIn, toSessionDto } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
@@ -13,6 +13,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       tag: 'accounts',
       extension: true,
       auth: 'public',
+      response: sessionSchema,
       body: signInBodySchema,
     },
     async ({ req, body }) => {

@@ -1,4 +1,5 @@
 import { assertSameOrigin, readCookie, SESSION_COOKIE } from '@/lib/api/auth';
+import { signOutResultSchema } from '@/lib/schemas/accounts';
 import { json } from '@/lib/api/respond';
 import { methods, route } from '@/lib/api/route';
 import { clearedSessionCookie } from '@/lib/api/session-cookie';
@@ -8,10 +9,20 @@ export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   POST: route(
-    { summary: 'Sign out; clears the session', tag: 'accounts', extension: true, auth: 'public' },
+    {
+      summary: 'Sign out; clears the session',
+      tag: 'accounts',
+      extension: true,
+      auth: 'public',
+      response: signOutResultSchema,
+    },
     async ({ req }) => {
       const token = readCookie(req, SESSION_COOKIE);
-      if (token) await signOut(token);
+      // Another site must not be able to sign the user out.
+      if (token) {
+        assertSameOrigin(req);
+        await signOut(token);
+      }
       return json({ signed_out: true }, { headers: { 'set-cookie': clearedSessionCookie() } });
     },
   ),

@@ -1,7 +1,7 @@
 import { json } from '@/lib/api/respond';
 import { methods, route } from '@/lib/api/route';
 import { sessionCookie } from '@/lib/api/session-cookie';
-import { signUpBodySchema } from '@/lib/schemas/accounts';
+import { sessionSchema, signUpBodySchema } from '@/lib/schemas/accounts';
 import { principalFromSession, signUp, toSessionDto } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
@@ -13,6 +13,8 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       tag: 'accounts',
       extension: true,
       auth: 'public',
+      response: sessionSchema,
+      status: 201,
       body: signUpBodySchema,
     },
     async ({ req, body }) => {

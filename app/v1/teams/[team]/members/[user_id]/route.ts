@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
+import { memberRemovedSchema } from '@/lib/schemas/accounts';
 import { idSchema } from '@/lib/schemas/common';
 import { removeTeamMember } from '@/lib/services/accounts';
 
@@ -13,7 +14,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       extension: true,
       params: z.object({ team: z.string(), user_id: idSchema }),
       notFound: 'Member not found',
-      response: z.object({ removed: z.literal(true) }),
+      response: memberRemovedSchema,
     },
     ({ principal, params }) => removeTeamMember(principal, params.team, params.user_id),
   ),

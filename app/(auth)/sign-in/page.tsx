@@ -1,0 +1,33 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { redirect } from 'next/navigation';
+import { currentPrincipal } from '@/app/_lib/session';
+import { AuthCard } from '@/components/auth/auth-card';
+import { SignInForm } from '@/components/auth/sign-in-form';
+import { DEFAULT_SIGNED_IN_PATH, safeNextPath } from '@/lib/client/redirect-target';
+
+export const metadata: Metadata = { title: 'Sign in' };
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const raw = (await searchParams).next;
+  const next = safeNextPath(typeof raw === 'string' ? raw : undefined);
+  if (await currentPrincipal()) redirect(next);
+  const signUpHref = next === DEFAULT_SIGNED_IN_PATH ? '/sign-up' : `/sign-up?next=${encodeURIComponent(next)}`;
+
+  return (
+    <AuthCard
+      title="Sign in to Tuneboard"
+      description="Welcome back. Sign in to manage your models and API keys."
+      footer={
+        <>
+          New to Tuneboard?{' '}
+          <Link href={signUpHref} className="font-medium text-accent-text hover:underline">
+            Create an account
+          </Link>
+        </>
+      }
+    >
+      <SignInForm next={next} />
+    </AuthCard>
+  );
+}

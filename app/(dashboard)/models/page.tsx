@@ -1,0 +1,42 @@
+import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
+import type { Metadata } from 'next';
+import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
+import { resolveEntity } from '@/lib/client/entity';
+import { MODEL_PAGE_SIZE, modelsInfiniteQuery } from '@/lib/client/query-keys';
+import { toSessionDto } from '@/lib/services/accounts';
+import { availableBaseModels } from '@/lib/services/base-models';
+import { listModels } from '@/lib/services/models';
+import { ModelsClient } from './client';
+import { parseModelsSearchParams } from './search-params';
+
+export const metadata: Metadata = { title: 'Models' };
+
+export default async function ModelsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const principal = await requirePrincipal();
+  const params = parseModelsSearchParams(await searchParams);
+  const entity = resolveEntity(toSessionDto(principal), params.entity);
+  const filters = { entity, search: params.search };
+
+  // The first page comes from the service layer in this render; "Load more" and searches go through /v1.
+  const queryClient = new QueryClient();
+  await queryClient.prefetchInfiniteQuery({
+    ...modelsInfiniteQuery(filters),
+    queryFn: () => listModels(principal, { entity, search: params.search || undefined, limit: MODEL_PAGE_SIZE }),
+  });
+
+  const baseModels = availableBaseModels();
+  const exampleBaseModel = (baseModels.find((m) => m.backend === 'builtin') ?? baseModels[0])?.id ?? 'tuneboard/tiny-chat';
+
+  return (
+    <HydrationBoundary state={dehydrate(queryClient)}>
+      {/* Keyed by entity: switching entity starts with a fresh search box. */}
+      <ModelsClient
+        key={entity}
+        entity={entity}
+        initialSearch={params.search}
+        origin={await requestOrigin()}
+        exampleBaseModel={exampleBaseModel}
+      />
+    </HydrationBoundary>
+  );
+}

@@ -1,0 +1,19 @@
+/** The models page's URL state: `?entity=` (see lib/client/entity.ts) and `?search=`. */
+export interface ModelsSearchParams {
+  entity: string | undefined;
+  search: string;
+}
+
+type RawSearchParams = Record<string, string | string[] | undefined>;
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function parseModelsSearchParams(raw: RawSearchParams): ModelsSearchParams {
+  return {
+    entity: first(raw.entity) || undefined,
+    // The API caps search at 200 characters; a longer one from a hand-edited URL would only earn a 422.
+    search: (first(raw.search) ?? '').trim().slice(0, 200),
+  };
+}

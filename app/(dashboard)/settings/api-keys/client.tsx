@@ -1,0 +1,130 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { ApiKeyCreateForm, type CreateApiKeyInput } from '@/components/settings/api-key-create-form';
+import { ApiKeyTable } from '@/components/settings/api-key-table';
+import { NewApiKeyNotice } from '@/components/settings/new-api-key-notice';
+import { Alert } from '@/components/ui/alert';
+import { Button } from '@/components/ui/button';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { CodeBlock } from '@/components/ui/code-block';
+import { ConfirmDialog } from '@/components/ui/confirm-dialog';
+import { EmptyState } from '@/components/ui/empty-state';
+import { KeyIcon } from '@/components/ui/icons';
+import { Skeleton } from '@/components/ui/skeleton';
+import { apiFetch } from '@/lib/client/api-fetch';
+import { apiKeysQuery, queryKeys } from '@/lib/client/query-keys';
+import { apiKeySchema, createdApiKeySchema, type ApiKeyDto } from '@/lib/schemas/accounts';
+
+export function ApiKeysClient({ origin }: { origin: string }) {
+  const queryClient = useQueryClient();
+  const keys = useQuery(apiKeysQuery());
+  const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
+  const [toRevoke, setToRevoke] = useState<ApiKeyDto | null>(null);
+
+  const create = useMutation({
+    mutationFn: (input: CreateApiKeyInput) =>
+      apiFetch('/v1/api-keys', createdApiKeySchema, { method: 'POST', json: input }),
+    onSuccess: (key) => {
+      setCreated({ name: key.name, key: key.key });
+      return queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all() });
+    },
+  });
+
+  const revoke = useMutation({
+    mutationFn: (key: ApiKeyDto) =>
+      apiFetch(`/v1/api-keys/${encodeURIComponent(key.id)}`, apiKeySchema, { method: 'DELETE' }),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all() });
+      setToRevoke(null);
+    },
+  });
+
+  const list = keys.data?.data ?? [];
+
+  return (
+    <div className="flex flex-col gap-6">
+      <Card aria-labelledby="create-key-title">
+        <CardHeader
+          id="create-key-title"
+          title="Create an API key"
+          description="Keys authenticate scripts, training clients and the OpenAI-compatible endpoints as you."
+        />
+        <CardBody className="flex flex-col gap-5">
+          {created ? <NewApiKeyNotice name={created.name} secret={created.key} onDismiss={() => setCreated(null)} /> : null}
+          <ApiKeyCreateForm
+            pending={create.isPending}
+            error={create.error}
+            onSubmit={(input, done) => {
+              setCreated(null);
+              create.mutate(input, { onSuccess: done });
+            }}
+          />
+        </CardBody>
+      </Card>
+
+      <Card aria-labelledby="keys-title">
+        <CardHeader id="keys-title" title="Your API keys" description="Revoked keys stay listed so you can tell what stopped working." />
+        {keys.isPending ? (
+          <div className="flex flex-col gap-3 px-5 py-5" aria-busy="true" aria-label="Loading API keys">
+            <Skeleton className="h-5 w-2/3" />
+            <Skeleton className="h-5 w-1/2" />
+          </div>
+        ) : keys.isError ? (
+          <CardBody>
+            <Alert
+              tone="danger"
+              role="alert"
+              title="Could not load your API keys"
+              actions={
+                <Button variant="secondary" size="sm" onClick={() => keys.refetch()}>
+                  Try again
+                </Button>
+              }
+            >
+              {keys.error.message}
+            </Alert>
+          </CardBody>
+        ) : list.length === 0 ? (
+          <EmptyState
+            icon={<KeyIcon className="size-5" />}
+            title="No API keys yet"
+            description="Create one above to call the API from a script or a training client."
+          />
+        ) : (
+          <ApiKeyTable keys={list} onRevoke={(key) => setToRevoke(key)} />
+        )}
+      </Card>
+
+      <Card aria-labelledby="use-key-title">
+        <CardHeader id="use-key-title" title="Using a key" description="Send it as a bearer token with every request." />
+        <CardBody>
+          <CodeBlock
+            label="Terminal"
+            code={`export TUNEBOARD_API_KEY=tb_…\ncurl ${origin}/v1/auth/session \\\n  -H "Authorization: Bearer $TUNEBOARD_API_KEY"`}
+          />
+        </CardBody>
+      </Card>
+
+      <ConfirmDialog
+        open={toRevoke !== null}
+        title={`Revoke “${toRevoke?.name ?? ''}”?`}
+        description={
+          <>
+            Anything using <code className="font-mono text-fg">{toRevoke?.prefix}…</code> will be refused from now on. This
+            cannot be undone.
+          </>
+        }
+        confirmLabel="Revoke key"
+        pending={revoke.isPending}
+        error={revoke.error?.message}
+        onConfirm={() => toRevoke && revoke.mutate(toRevoke)}
+        onCancel={() => {
+          setToRevoke(null);
+          revoke.reset();
+        }}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,66 @@
+import { Badge } from '@/components/ui/badge';
+import { RelativeTime } from '@/components/ui/relative-time';
+import { Skeleton } from '@/components/ui/skeleton';
+import { Table, Td, Th, Tr } from '@/components/ui/table';
+import type { ModelSummaryDto } from '@/lib/schemas/models';
+
+export function ModelTable({ models }: { models: ModelSummaryDto[] }) {
+  return (
+    <Table data-testid="models-table">
+      <caption className="sr-only">Models</caption>
+      <thead>
+        <tr>
+          <Th>Name</Th>
+          <Th>Project</Th>
+          <Th>Base model</Th>
+          <Th className="text-right">Latest step</Th>
+          <Th className="text-right">Created</Th>
+        </tr>
+      </thead>
+      <tbody>
+        {models.map((model) => (
+          <Tr key={model.id} data-testid="model-row" className="transition-colors hover:bg-surface-muted/50">
+            <Td>
+              <div className="font-medium text-fg">{model.name}</div>
+              <div className="mt-0.5 max-w-56 truncate font-mono text-xs text-fg-subtle sm:max-w-none">
+                {model.entity}/{model.project}/{model.name}
+              </div>
+            </Td>
+            <Td>
+              <Badge>{model.project}</Badge>
+            </Td>
+            <Td className="font-mono text-xs text-fg-muted">{model.base_model}</Td>
+            <Td className="text-right tabular-nums">
+              {model.latest_step === null ? (
+                <span className="text-fg-subtle" aria-label="No checkpoints">
+                  —
+                </span>
+              ) : (
+                <span className="text-fg">{model.latest_step.toLocaleString('en')}</span>
+              )}
+            </Td>
+            <Td className="text-right whitespace-nowrap text-fg-muted">
+              <RelativeTime iso={model.created_at} />
+            </Td>
+          </Tr>
+        ))}
+      </tbody>
+    </Table>
+  );
+}
+
+export function ModelTableSkeleton() {
+  return (
+    <div aria-busy="true" aria-label="Loading models" className="divide-y divide-line">
+      <div className="h-10 bg-surface-muted/70" />
+      {Array.from({ length: 4 }, (_, i) => (
+        <div key={i} className="flex items-center gap-6 px-5 py-4">
+          <Skeleton className="h-4 w-40" />
+          <Skeleton className="h-4 w-20" />
+          <Skeleton className="h-4 w-32" />
+          <Skeleton className="ml-auto h-4 w-16" />
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,135 @@
+'use client';
+
+import Link from 'next/link';
+import { usePathname, useSearchParams } from 'next/navigation';
+import { useState, type ReactNode } from 'react';
+import { cx } from '@/components/ui/cx';
+import { CloseIcon, MenuIcon } from '@/components/ui/icons';
+import { Logo } from '@/components/ui/logo';
+import { ENTITY_PARAM, hrefWithEntity, resolveEntity } from '@/lib/client/entity';
+import type { SessionDto } from '@/lib/schemas/accounts';
+import { Avatar } from './avatar';
+import { EntitySwitcher } from './entity-switcher';
+import { isActivePath, NAV_ITEMS } from './nav-items';
+import { SignOutButton } from './sign-out-button';
+import { ThemeToggle } from './theme-toggle';
+
+interface SidebarProps {
+  session: SessionDto;
+  entity: string;
+  idPrefix: string;
+  onNavigate?: () => void;
+}
+
+function SidebarContent({ session, entity, idPrefix, onNavigate }: SidebarProps) {
+  const pathname = usePathname();
+  return (
+    <div className="flex h-full flex-col">
+      <div className="px-3">
+        <EntitySwitcher session={session} selected={entity} id={`${idPrefix}-entity`} />
+      </div>
+      <nav aria-label="Main" className="mt-5 flex-1 px-3">
+        <ul className="flex flex-col gap-0.5">
+          {NAV_ITEMS.map(({ href, section, label, Icon }) => {
+            const active = isActivePath(pathname, section);
+            return (
+              <li key={href}>
+                <Link
+                  href={hrefWithEntity(href, entity, session.default_entity)}
+                  aria-current={active ? 'page' : undefined}
+                  onClick={onNavigate}
+                  className={cx(
+                    'group flex items-center gap-2.5 rounded-lg px-2.5 py-2 text-sm font-medium transition-colors',
+                    active ? 'bg-surface-muted text-fg' : 'text-fg-muted hover:bg-surface-muted/70 hover:text-fg',
+                  )}
+                >
+                  <Icon className={cx('size-4', active ? 'text-accent-text' : 'text-fg-subtle group-hover:text-fg-muted')} />
+                  {label}
+                </Link>
+              </li>
+            );
+          })}
+        </ul>
+      </nav>
+      <div className="mt-4 border-t border-line px-3 pt-3 pb-3">
+        <div className="flex items-center gap-2.5 px-1 py-1.5">
+          <Avatar name={session.user.name || session.user.email} />
+          <div className="min-w-0 flex-1">
+            <p className="truncate text-sm font-medium text-fg">{session.user.name}</p>
+            <p className="truncate text-xs text-fg-subtle" data-testid="user-email">
+              {session.user.email}
+            </p>
+          </div>
+          <ThemeToggle />
+        </div>
+        <div className="mt-1">
+          <SignOutButton />
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/**
+ * The dashboard frame: a fixed sidebar on large screens, a top bar with a disclosure menu on small
+ * ones. The selected entity comes from `?entity=` (see lib/client/entity.ts).
+ */
+export function AppShell({ session, children }: { session: SessionDto; children: ReactNode }) {
+  const searchParams = useSearchParams();
+  const entity = resolveEntity(session, searchParams.get(ENTITY_PARAM));
+  const [menuOpen, setMenuOpen] = useState(false);
+
+  return (
+    <div className="min-h-dvh lg:flex">
+      <a
+        href="#main"
+        className="sr-only rounded-lg bg-accent px-4 py-2 text-sm font-medium text-accent-fg focus:not-sr-only focus:fixed focus:top-3 focus:left-3 focus:z-50"
+      >
+        Skip to content
+      </a>
+
+      {/* The aside stretches to the page's height (background and border reach the bottom); its content sticks. */}
+      <aside className="hidden w-64 shrink-0 border-r border-line bg-surface lg:block">
+        <div className="sticky top-0 flex h-dvh flex-col overflow-y-auto pt-5">
+          <div className="mb-6 px-5">
+            <Link href={hrefWithEntity('/models', entity, session.default_entity)} className="inline-flex rounded-lg">
+              <Logo />
+            </Link>
+          </div>
+          <div className="min-h-0 flex-1">
+            <SidebarContent session={session} entity={entity} idPrefix="sidebar" />
+          </div>
+        </div>
+      </aside>
+
+      <div className="sticky top-0 z-30 border-b border-line bg-surface/90 backdrop-blur lg:hidden">
+        <div className="flex h-14 items-center justify-between px-4">
+          <Link href={hrefWithEntity('/models', entity, session.default_entity)} className="inline-flex rounded-lg">
+            <Logo />
+          </Link>
+          <button
+            type="button"
+            aria-expanded={menuOpen}
+            aria-controls="mobile-menu"
+            onClick={() => setMenuOpen((open) => !open)}
+            className="inline-flex size-9 items-center justify-center rounded-lg text-fg-muted hover:bg-surface-muted hover:text-fg"
+          >
+            {menuOpen ? <CloseIcon className="size-5" /> : <MenuIcon className="size-5" />}
+            <span className="sr-only">{menuOpen ? 'Close menu' : 'Open menu'}</span>
+          </button>
+        </div>
+        {menuOpen ? (
+          <div id="mobile-menu" className="border-t border-line pt-4">
+            <SidebarContent session={session} entity={entity} idPrefix="mobile" onNavigate={() => setMenuOpen(false)} />
+          </div>
+        ) : null}
+      </div>
+
+      <div className="min-w-0 flex-1">
+        <main id="main" tabIndex={-1} className="mx-auto w-full max-w-6xl px-4 py-6 focus:outline-none sm:px-6 sm:py-8 lg:px-10 lg:py-10">
+          {children}
+        </main>
+      </div>
+    </div>
+  );
+}

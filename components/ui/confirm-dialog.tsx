@@ -1,0 +1,82 @@
+'use client';
+
+import { useEffect, useId, useRef, type ReactNode } from 'react';
+import { Alert } from './alert';
+import { Button } from './button';
+
+interface ConfirmDialogProps {
+  open: boolean;
+  title: ReactNode;
+  description: ReactNode;
+  confirmLabel: string;
+  tone?: 'danger' | 'primary';
+  pending?: boolean;
+  error?: string | null;
+  onConfirm: () => void;
+  onCancel: () => void;
+}
+
+/**
+ * A modal on the native <dialog>: the browser traps focus, closes it on Escape, makes the rest of the
+ * page inert, and returns focus to the opener. Cancel comes first so that it takes the initial focus.
+ */
+export function ConfirmDialog({
+  open,
+  title,
+  description,
+  confirmLabel,
+  tone = 'danger',
+  pending = false,
+  error,
+  onConfirm,
+  onCancel,
+}: ConfirmDialogProps) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const id = useId();
+
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+
+  return (
+    <dialog
+      ref={ref}
+      aria-labelledby={`${id}-title`}
+      aria-describedby={`${id}-description`}
+      onCancel={(event) => {
+        event.preventDefault();
+        if (!pending) onCancel();
+      }}
+      onClick={(event) => {
+        // A click on the backdrop lands on the dialog element itself.
+        if (event.target === event.currentTarget && !pending) onCancel();
+      }}
+      className="m-auto w-[calc(100%-2rem)] max-w-md rounded-xl border border-line bg-surface-raised p-0 text-fg shadow-2xl backdrop:bg-black/50 backdrop:backdrop-blur-[1px]"
+    >
+      <div className="p-5">
+        <h2 id={`${id}-title`} className="text-base font-semibold">
+          {title}
+        </h2>
+        <div id={`${id}-description`} className="mt-2 text-sm text-fg-muted">
+          {description}
+        </div>
+        {error ? (
+          <Alert tone="danger" role="alert" className="mt-4">
+            {error}
+          </Alert>
+        ) : null}
+      </div>
+      <div className="flex justify-end gap-2 border-t border-line bg-surface-muted/60 px-5 py-3">
+        <Button variant="secondary" onClick={onCancel} disabled={pending}>
+          Cancel
+        </Button>
+        <Button variant={tone === 'danger' ? 'danger' : 'primary'} onClick={onConfirm} pending={pending}>
+          {confirmLabel}
+        </Button>
+      </div>
+    </dialog>
+  );
+}

@@ -1,0 +1,25 @@
+import type { InputHTMLAttributes, SelectHTMLAttributes } from 'react';
+import { cx } from './cx';
+import { ChevronDownIcon } from './icons';
+
+const CONTROL = cx(
+  'h-9 w-full rounded-lg border border-line-strong bg-surface px-3 text-sm text-fg shadow-xs transition-[border-color,box-shadow]',
+  'placeholder:text-fg-subtle focus:border-accent focus:ring-3 focus:ring-accent/20 focus:outline-none',
+  'disabled:cursor-not-allowed disabled:opacity-60',
+  'aria-[invalid=true]:border-danger aria-[invalid=true]:focus:ring-danger/20',
+);
+
+export function Input({ className, ...props }: InputHTMLAttributes<HTMLInputElement>) {
+  return <input className={cx(CONTROL, className)} {...props} />;
+}
+
+export function Select({ className, children, ...props }: SelectHTMLAttributes<HTMLSelectElement>) {
+  return (
+    <span className={cx('relative block', className)}>
+      <select className={cx(CONTROL, 'cursor-pointer appearance-none pr-9')} {...props}>
+        {children}
+      </select>
+      <ChevronDownIcon className="pointer-events-none absolute top-1/2 right-3 size-4 -translate-y-1/2 text-fg-subtle" />
+    </span>
+  );
+}

@@ -1,0 +1,59 @@
+import { expect, test } from '../fixtures/test';
+import { newUser, signUpViaApi, uniqueId } from '../fixtures/users';
+import { ApiKeysPage } from '../pages/api-keys-page';
+import { SignUpPage } from '../pages/sign-up-page';
+import { TeamsPage } from '../pages/teams-page';
+
+test.beforeEach(async ({ page }) => {
+  await new SignUpPage(page).goto();
+  await new SignUpPage(page).signUp(newUser());
+  await expect(page).toHaveURL(/\/models$/);
+});
+
+test('a revoked key is refused by the API and shown as revoked', async ({ page, request }) => {
+  const keys = new ApiKeysPage(page);
+  await keys.goto();
+  const key = await keys.createKey('to revoke');
+  expect((await request.get('/v1/auth/session', { headers: { Authorization: `Bearer ${key}` } })).status()).toBe(200);
+
+  await keys.row('to revoke').getByRole('button', { name: /^Revoke/ }).click();
+  await expect(keys.confirmDialog).toContainText('cannot be undone');
+  await keys.confirmDialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(keys.confirmDialog).toBeHidden();
+  await expect(keys.row('to revoke')).toContainText('Active');
+
+  await keys.revoke('to revoke');
+  await expect(keys.confirmDialog).toBeHidden();
+  await expect(keys.row('to revoke')).toContainText('Revoked');
+  await expect(keys.row('to revoke').getByRole('button', { name: /^Revoke/ })).toHaveCount(0);
+  expect((await request.get('/v1/auth/session', { headers: { Authorization: `Bearer ${key}` } })).status()).toBe(401);
+});
+
+test('team members can be added by email and removed', async ({ page, request }) => {
+  const colleague = await signUpViaApi(request);
+  const team = `team-${uniqueId()}`;
+  const teams = new TeamsPage(page);
+  await teams.goto();
+  await teams.createTeam(team);
+
+  await teams.addMember(team, `nobody-${uniqueId()}@example.test`);
+  await expect(teams.card(team).getByRole('alert')).toContainText('need to sign up first');
+
+  await teams.addMember(team, colleague.email, 'admin');
+  const row = teams.members(team).filter({ hasText: colleague.email });
+  await expect(row).toContainText('admin');
+  await expect(teams.members(team)).toHaveCount(2);
+
+  await teams.removeMember(team, colleague.email);
+  await expect(teams.members(team)).toHaveCount(1);
+});
+
+test('a team name that breaks the handle rules is explained next to the field', async ({ page }) => {
+  const teams = new TeamsPage(page);
+  await teams.goto();
+  await teams.teamName.fill('Not A Handle');
+  await teams.create.click();
+  await expect(teams.teamName).toBeFocused();
+  await expect(teams.teamName).toHaveAccessibleDescription(/Use lower-case letters/);
+  await expect(teams.cards).toHaveCount(0);
+});

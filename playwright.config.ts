@@ -1,0 +1,54 @@
+import { defineConfig, devices } from '@playwright/test';
+
+const PORT = 3100;
+const baseURL = `http://localhost:${PORT}`;
+
+/*
+ * Browser specs run against a production build (`npm run start`; the test script builds first) with
+ * its own PGlite directory, so they never touch a developer's data. Debian's Chromium is used instead
+ * of a downloaded browser: machines that run these specs have no internet access.
+ */
+export default defineConfig({
+  testDir: 'e2e',
+  fullyParallel: true,
+  forbidOnly: Boolean(process.env.CI),
+  retries: process.env.CI ? 1 : 0,
+  reporter: [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]],
+  expect: { timeout: 10_000 },
+  use: {
+    baseURL,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
+    },
+  },
+  projects: [
+    { name: 'chromium', use: { ...devices['Desktop Chrome'] }, testIgnore: /screenshots\.spec\.ts$/ },
+    // Every page in light and dark, written to test-results/screenshots/ for a person to look at.
+    { name: 'screenshots', use: { ...devices['Desktop Chrome'] }, testMatch: /screenshots\.spec\.ts$/ },
+  ],
+  webServer: {
+    command: 'npm run start',
+    url: `${baseURL}/v1/health`,
+    reuseExistingServer: !process.env.CI,
+    timeout: 120_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: {
+      PORT: String(PORT),
+      TUNEBOARD_DATA_DIR: '.data/e2e/pglite',
+      TUNEBOARD_ARTIFACT_DIR: '.data/e2e/artifacts',
+      NEXT_TELEMETRY_DISABLED: '1',
+    },
+  },
+});
