@@ -196,6 +196,24 @@ describe('generate', () => {
     expect(second?.logprob).toBeLessThan(0);
   });
 
+  it('leaves no allocation behind, even when aborted', async () => {
+    const before = model.heap.liveAllocations;
+    const controller = new AbortController();
+    await generate(model, tok, [
+      { promptTokenIds: prompt, maxTokens: 6, generator: new Generator(0), promptLogprobs: 1 },
+    ]);
+    await generate(
+      model,
+      tok,
+      [0, 1, 2].map((i) => ({ promptTokenIds: prompt, maxTokens: 9, generator: new Generator(i) })),
+      {
+        signal: controller.signal,
+        onToken: () => controller.abort(),
+      },
+    );
+    expect(model.heap.liveAllocations).toBe(before);
+  });
+
   it('rejects prompts that fill the context', async () => {
     await expect(
       generate(model, tok, [{ promptTokenIds: new Array(48).fill(1), maxTokens: 1, generator: new Generator(0) }]),

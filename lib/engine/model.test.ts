@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Model, headDim, modelTensorSpecs, parameterCount, validateModelConfig, type ModelConfig } from './model';
+import {
+  Model,
+  headDim,
+  modelTensorSpecs,
+  parameterCount,
+  parseModelConfig,
+  validateModelConfig,
+  type ModelConfig,
+} from './model';
+import { WasmHeap } from './wasm/heap';
 
 const base: ModelConfig = {
   vocab: 37,
@@ -114,6 +123,14 @@ describe('model config', () => {
     expect(parameterCount(base)).toBe(888 + 2 * (24 + 576 + 576 + 576 + 24 + 2880) + 24 + 888);
   });
 
+  it('parses untrusted JSON into a config, rejecting wrong types', () => {
+    expect(parseModelConfig(JSON.parse(JSON.stringify({ ...base, extra: 1 })))).toEqual(base);
+    expect(() => parseModelConfig(null)).toThrow(/not an object/);
+    expect(() => parseModelConfig({ ...base, d_model: '24' })).toThrow(/d_model must be a number/);
+    expect(() => parseModelConfig({ ...base, tie_embeddings: 1 })).toThrow(/tie_embeddings/);
+    expect(() => parseModelConfig({ ...base, n_layers: 1.5 })).toThrow(/n_layers must be a positive integer/);
+  });
+
   it('rejects inconsistent shapes', () => {
     expect(() => validateModelConfig({ ...base, n_heads: 5 })).toThrow(/divisible by n_heads/);
     expect(() => validateModelConfig({ ...base, n_kv_heads: 3 })).toThrow(/n_kv_heads/);
@@ -220,6 +237,13 @@ describe('model forward', () => {
     expect(() => model.forward([{ tokens: new Array(33).fill(1) }])).toThrow(/exceeds the context/);
     cache.release();
     model.release();
+  });
+
+  it('gives bit-identical logits on separate heaps (determinism across workers)', () => {
+    const a = Model.create(base, { seed: 12, heap: new WasmHeap({ prefer: 'simd' }) });
+    const b = Model.create(base, { seed: 12, heap: new WasmHeap({ prefer: 'simd' }) });
+    const tokens = [3, 1, 4, 1, 5, 9, 2, 6];
+    expect(a.forward([{ tokens }], { allLogits: true })[0]).toEqual(b.forward([{ tokens }], { allLogits: true })[0]);
   });
 
   it('fromTensors rebuilds an identical model', () => {

@@ -42,6 +42,32 @@ export function validateModelConfig(c: ModelConfig): void {
     throw new Error('model config: rope_theta and norm_eps must be positive');
 }
 
+/** Checks an untrusted value (JSON from a file or the database) and returns it as a ModelConfig. */
+export function parseModelConfig(value: unknown): ModelConfig {
+  if (typeof value !== 'object' || value === null) throw new Error('model config: not an object');
+  const v = value as Record<string, unknown>;
+  const num = (key: keyof ModelConfig): number => {
+    const x = v[key];
+    if (typeof x !== 'number') throw new Error(`model config: ${key} must be a number`);
+    return x;
+  };
+  if (typeof v.tie_embeddings !== 'boolean') throw new Error('model config: tie_embeddings must be a boolean');
+  const config: ModelConfig = {
+    vocab: num('vocab'),
+    d_model: num('d_model'),
+    n_layers: num('n_layers'),
+    n_heads: num('n_heads'),
+    n_kv_heads: num('n_kv_heads'),
+    d_ff: num('d_ff'),
+    ctx: num('ctx'),
+    rope_theta: num('rope_theta'),
+    norm_eps: num('norm_eps'),
+    tie_embeddings: v.tie_embeddings,
+  };
+  validateModelConfig(config);
+  return config;
+}
+
 export function headDim(c: ModelConfig): number {
   return c.d_model / c.n_heads;
 }

@@ -1,4 +1,4 @@
-import { Model, type ModelConfig } from './model';
+import { Model, parseModelConfig, type ModelConfig } from './model';
 import type { WasmHeap } from './wasm/heap';
 
 /**
@@ -99,8 +99,7 @@ export function decodeSafetensors(bytes: Uint8Array): DecodedSafetensors {
     }
     if (!isRecord(entry)) throw new Error(`safetensors: entry ${name} is not an object`);
     const { dtype, shape, data_offsets: offsets } = entry;
-    if (typeof dtype !== 'string' || !(dtype in DTYPE_BYTES))
-      throw new Error(`safetensors: ${name} has unsupported dtype ${String(dtype)}`);
+    if (!isSupportedDType(dtype)) throw new Error(`safetensors: ${name} has unsupported dtype ${String(dtype)}`);
     if (!Array.isArray(shape) || !shape.every((d): d is number => Number.isInteger(d) && d >= 0)) {
       throw new Error(`safetensors: ${name} has an invalid shape`);
     }
@@ -111,7 +110,7 @@ export function decodeSafetensors(bytes: Uint8Array): DecodedSafetensors {
     ) {
       throw new Error(`safetensors: ${name} has invalid data_offsets`);
     }
-    const dt = dtype as SafetensorsDType;
+    const dt = dtype;
     const [begin, end] = offsets;
     const numel = shape.reduce((a: number, b: number) => a * b, 1);
     if (end < begin || end > dataLen || end - begin !== numel * DTYPE_BYTES[dt]) {
@@ -167,6 +166,10 @@ function f16ToF32(h: number): number {
   return sign * (1 + frac / 1024) * 2 ** (exp - 15);
 }
 
+function isSupportedDType(v: unknown): v is SafetensorsDType {
+  return typeof v === 'string' && Object.hasOwn(DTYPE_BYTES, v);
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -187,7 +190,7 @@ export function encodeModel(model: Model, metadata: Record<string, string> = {})
 export function decodeModel(bytes: Uint8Array, options: { config?: ModelConfig; heap?: WasmHeap } = {}): Model {
   const { tensors, metadata } = decodeSafetensors(bytes);
   const stored = metadata[CONFIG_METADATA_KEY];
-  const config = options.config ?? (stored ? (JSON.parse(stored) as ModelConfig) : undefined);
+  const config = options.config ?? (stored ? parseModelConfig(JSON.parse(stored)) : undefined);
   if (!config) throw new Error(`safetensors: no model config given and no ${CONFIG_METADATA_KEY} metadata`);
   const data = new Map<string, Float32Array>();
   for (const [name, t] of tensors) data.set(name, t.data);

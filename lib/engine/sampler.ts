@@ -66,7 +66,7 @@ export function resolveSamplingParams(p: SamplingParams): ResolvedSamplingParams
     const entries =
       p.logitBias instanceof Map
         ? [...p.logitBias]
-        : Object.entries(p.logitBias).map(([k, v]) => [Number(k), v] as [number, number]);
+        : Object.entries(p.logitBias).map(([k, v]): [number, number] => [Number(k), v]);
     for (const [id, v] of entries) bias.push([id, Math.min(100, Math.max(-100, v))]);
   }
   const topK = p.topK ?? 0;

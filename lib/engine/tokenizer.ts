@@ -89,7 +89,10 @@ export class Tokenizer {
     for (const m of text.matchAll(this.specialPattern)) {
       const at = m.index ?? 0;
       this.encodeOrdinary(text.slice(last, at), out);
-      out.push(this.specialIds.get(m[0]) as number);
+      const id = this.specialIds.get(m[0]);
+      // The pattern is built from specialIds' keys, so every match has an id.
+      if (id === undefined) throw new Error(`unreachable: unknown special token ${m[0]}`);
+      out.push(id);
       last = at + m[0].length;
     }
     this.encodeOrdinary(text.slice(last), out);

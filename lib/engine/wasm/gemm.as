@@ -420,6 +420,14 @@ export function gemm_packed(
   return f32x4.extract_lane(exp4(f32x4.splat(x)), 0);
 }
 
+/** [Σa, Σb, Σc, Σd]: four horizontal sums at once through a 4×4 transpose. */
+// @ts-ignore: AssemblyScript decorator
+@inline function sum4x4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = f32x4.add(v128.shuffle<f32>(a, b, 0, 4, 1, 5), v128.shuffle<f32>(a, b, 2, 6, 3, 7));
+  const cd = f32x4.add(v128.shuffle<f32>(c, d, 0, 4, 1, 5), v128.shuffle<f32>(c, d, 2, 6, 3, 7));
+  return f32x4.add(v128.shuffle<f32>(ab, cd, 0, 1, 4, 5), v128.shuffle<f32>(ab, cd, 2, 3, 6, 7));
+}
+
 /**
  * Attention of one query row over S cached positions (the decode case, where a matmul's packing would
  * outweigh the work): out[hd] = softmax(scale · q·K[0:S]ᵀ) · V[0:S]. K and V rows are kvStride floats
@@ -427,45 +435,37 @@ export function gemm_packed(
  */
 export function attend_row(q: usize, k: usize, v: usize, S: i32, hd: i32, kvStride: i32, scale: f32, scores: usize, out: usize): void {
   const strideB = <usize>kvStride * 4;
-  const hd4 = hd & ~3;
-  let top: f32 = -Infinity;
   let s = 0;
-  // Four keys at a time: four independent FMA chains instead of one latency-bound chain per key.
-  for (; s + 4 <= S; s += 4) {
-    const k0 = k + <usize>s * strideB;
-    const k1 = k0 + strideB;
-    const k2 = k1 + strideB;
-    const k3 = k2 + strideB;
-    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-    let i = 0;
-    for (; i < hd4; i += 4) {
-      const o = <usize>i << 2;
-      const qv = v128.load(q + o);
-      a0 = madd(qv, v128.load(k0 + o), a0);
-      a1 = madd(qv, v128.load(k1 + o), a1);
-      a2 = madd(qv, v128.load(k2 + o), a2);
-      a3 = madd(qv, v128.load(k3 + o), a3);
+  let topv = f32x4.splat(-Infinity);
+  if ((hd & 3) == 0) {
+    // Eight keys at a time: eight independent FMA chains (one chain per key would be latency-bound), and
+    // the per-key sums come out of two 4×4 transposes as vectors.
+    const scv = f32x4.splat(scale);
+    for (; s + 8 <= S; s += 8) {
+      const k0 = k + <usize>s * strideB;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let a4 = f32x4.splat(0), a5 = f32x4.splat(0), a6 = f32x4.splat(0), a7 = f32x4.splat(0);
+      for (let i = 0; i < hd; i += 4) {
+        const o = <usize>i << 2;
+        const qv = v128.load(q + o);
+        const kp = k0 + o;
+        a0 = madd(qv, v128.load(kp), a0);
+        a1 = madd(qv, v128.load(kp + strideB), a1);
+        a2 = madd(qv, v128.load(kp + 2 * strideB), a2);
+        a3 = madd(qv, v128.load(kp + 3 * strideB), a3);
+        a4 = madd(qv, v128.load(kp + 4 * strideB), a4);
+        a5 = madd(qv, v128.load(kp + 5 * strideB), a5);
+        a6 = madd(qv, v128.load(kp + 6 * strideB), a6);
+        a7 = madd(qv, v128.load(kp + 7 * strideB), a7);
+      }
+      const lo = f32x4.mul(sum4x4(a0, a1, a2, a3), scv);
+      const hi = f32x4.mul(sum4x4(a4, a5, a6, a7), scv);
+      v128.store(scores + (<usize>s << 2), lo);
+      v128.store(scores + (<usize>s << 2), hi, 16);
+      topv = f32x4.max(topv, f32x4.max(lo, hi));
     }
-    let d0 = hsum(a0), d1 = hsum(a1), d2 = hsum(a2), d3 = hsum(a3);
-    for (; i < hd; i++) {
-      const o = <usize>i << 2;
-      const qs = load<f32>(q + o);
-      d0 += qs * load<f32>(k0 + o);
-      d1 += qs * load<f32>(k1 + o);
-      d2 += qs * load<f32>(k2 + o);
-      d3 += qs * load<f32>(k3 + o);
-    }
-    d0 *= scale;
-    d1 *= scale;
-    d2 *= scale;
-    d3 *= scale;
-    const sp = scores + (<usize>s << 2);
-    store<f32>(sp, d0);
-    store<f32>(sp, d1, 4);
-    store<f32>(sp, d2, 8);
-    store<f32>(sp, d3, 12);
-    top = max(top, max(max(d0, d1), max(d2, d3)));
   }
+  let top = max(max(f32x4.extract_lane(topv, 0), f32x4.extract_lane(topv, 1)), max(f32x4.extract_lane(topv, 2), f32x4.extract_lane(topv, 3)));
   for (; s < S; s++) {
     const kp = k + <usize>s * strideB;
     let dot: f32 = 0;
@@ -474,12 +474,12 @@ export function attend_row(q: usize, k: usize, v: usize, S: i32, hd: i32, kvStri
     store<f32>(scores + (<usize>s << 2), dot);
     top = max(top, dot);
   }
-  const topv = f32x4.splat(top);
+  const topSplat = f32x4.splat(top);
   let sumv = f32x4.splat(0);
   let j = 0;
   for (; j + 4 <= S; j += 4) {
     const sp = scores + (<usize>j << 2);
-    const e = exp4(f32x4.sub(v128.load(sp), topv));
+    const e = exp4(f32x4.sub(v128.load(sp), topSplat));
     v128.store(sp, e);
     sumv = f32x4.add(sumv, e);
   }
@@ -490,8 +490,35 @@ export function attend_row(q: usize, k: usize, v: usize, S: i32, hd: i32, kvStri
     sum += e;
   }
   const inv: f32 = 1 / sum;
-  // out = Σ p_s·V_s in 16-float column blocks held in registers across all keys.
+  // out = Σ p_s·V_s in column blocks held in registers across all keys (8 accumulators where possible).
   let i0 = 0;
+  const iv = f32x4.splat(inv);
+  for (; i0 + 32 <= hd; i0 += 32) {
+    let o0 = f32x4.splat(0), o1 = f32x4.splat(0), o2 = f32x4.splat(0), o3 = f32x4.splat(0);
+    let o4 = f32x4.splat(0), o5 = f32x4.splat(0), o6 = f32x4.splat(0), o7 = f32x4.splat(0);
+    let vp = v + (<usize>i0 << 2);
+    for (let jj = 0; jj < S; jj++) {
+      const pv = v128.load32_splat(scores + (<usize>jj << 2));
+      o0 = madd(pv, v128.load(vp), o0);
+      o1 = madd(pv, v128.load(vp, 16), o1);
+      o2 = madd(pv, v128.load(vp, 32), o2);
+      o3 = madd(pv, v128.load(vp, 48), o3);
+      o4 = madd(pv, v128.load(vp, 64), o4);
+      o5 = madd(pv, v128.load(vp, 80), o5);
+      o6 = madd(pv, v128.load(vp, 96), o6);
+      o7 = madd(pv, v128.load(vp, 112), o7);
+      vp += strideB;
+    }
+    const op = out + (<usize>i0 << 2);
+    v128.store(op, f32x4.mul(o0, iv));
+    v128.store(op, f32x4.mul(o1, iv), 16);
+    v128.store(op, f32x4.mul(o2, iv), 32);
+    v128.store(op, f32x4.mul(o3, iv), 48);
+    v128.store(op, f32x4.mul(o4, iv), 64);
+    v128.store(op, f32x4.mul(o5, iv), 80);
+    v128.store(op, f32x4.mul(o6, iv), 96);
+    v128.store(op, f32x4.mul(o7, iv), 112);
+  }
   for (; i0 + 16 <= hd; i0 += 16) {
     let o0 = f32x4.splat(0), o1 = f32x4.splat(0), o2 = f32x4.splat(0), o3 = f32x4.splat(0);
     let vp = v + (<usize>i0 << 2);
@@ -503,7 +530,6 @@ export function attend_row(q: usize, k: usize, v: usize, S: i32, hd: i32, kvStri
       o3 = madd(pv, v128.load(vp, 48), o3);
       vp += strideB;
     }
-    const iv = f32x4.splat(inv);
     const op = out + (<usize>i0 << 2);
     v128.store(op, f32x4.mul(o0, iv));
     v128.store(op, f32x4.mul(o1, iv), 16);

@@ -44,6 +44,26 @@ interface KernelExports {
 
 export type KernelVariant = 'relaxed-simd' | 'simd';
 
+const KERNEL_NAMES = [
+  'gemm_work_bytes',
+  'packed_b_floats',
+  'tile_nr',
+  'pack_b',
+  'gemm_packed',
+  'attend_row',
+  'swiglu_rows',
+  'rms_norm_rows',
+  'softmax_causal_rows',
+] as const satisfies ReadonlyArray<keyof KernelExports>;
+
+/** Checks that the module exports every kernel; wasm exports are untyped, so the signatures are ours. */
+function bindKernels(exports: WebAssembly.Exports): KernelExports {
+  for (const name of KERNEL_NAMES) {
+    if (typeof exports[name] !== 'function') throw new Error(`wasm kernels: missing export ${name}`);
+  }
+  return exports as unknown as KernelExports;
+}
+
 const PAGE_BYTES = 65536;
 // Low memory is left to the AssemblyScript stub runtime (it has no static data, but keep it clear).
 const HEAP_BASE_FLOATS = PAGE_BYTES / 4;
@@ -86,7 +106,7 @@ export class WasmHeap {
     const { module, variant } = loadModule(options.prefer ?? 'relaxed-simd');
     this.variant = variant;
     const instance = new WebAssembly.Instance(module, { env: { memory: this.memory } });
-    this.k = instance.exports as unknown as KernelExports;
+    this.k = bindKernels(instance.exports);
     this.view = new Float32Array(this.memory.buffer);
     this.top = HEAP_BASE_FLOATS;
     this.workPtr = this.alloc(this.k.gemm_work_bytes() / 4);
@@ -96,6 +116,11 @@ export class WasmHeap {
   get f32(): Float32Array {
     if (this.view.buffer !== this.memory.buffer) this.view = new Float32Array(this.memory.buffer);
     return this.view;
+  }
+
+  /** Number of live allocations: a long-running server can check that a request left nothing behind. */
+  get liveAllocations(): number {
+    return this.sizes.size;
   }
 
   get bytesReserved(): number {

@@ -105,7 +105,10 @@ describe('elementwise kernels', () => {
     const n = g.length;
     const x = heap.alloc(2 * n);
     heap.f32.set(g, x);
-    heap.f32.set(g.map((_, i) => 1 + i / 4), x + n);
+    heap.f32.set(
+      g.map((_, i) => 1 + i / 4),
+      x + n,
+    );
     heap.swigluRows(x, 1, n, 2 * n, n);
     g.forEach((v, i) => {
       const want = (v / (1 + Math.exp(-v))) * (1 + i / 4);
@@ -116,7 +119,15 @@ describe('elementwise kernels', () => {
 
   it('attendRow computes softmax(scale·q·Kᵀ)·V over strided cache rows', () => {
     const rand = lcg(5);
-    for (const [S, hd] of [[1, 4], [7, 6], [13, 40], [64, 32]]) {
+    for (const [S, hd] of [
+      [1, 4],
+      [7, 6],
+      [13, 40],
+      [64, 32],
+      [9, 8],
+      [17, 64],
+      [8, 20],
+    ]) {
       const stride = hd + 3;
       const q = heap.upload(Array.from({ length: hd }, rand));
       const k = heap.upload(Array.from({ length: S * stride }, () => 4 * rand()));
