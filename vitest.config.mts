@@ -11,5 +11,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     setupFiles: ['tests/setup-env.ts'],
+    globalSetup: ['tests/global-setup.ts'],
   },
 });

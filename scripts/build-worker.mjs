@@ -1,10 +1,9 @@
-// Bundles the training worker (lib/jobs/worker-main.ts) for production, so `npm start` can spawn it with
-// plain node. Dependencies stay external and resolve from node_modules at run time.
+// Bundles the code that runs outside Next's server bundle: the training worker process
+// (lib/jobs/worker-main.ts) and the inference worker threads (lib/inference/worker-thread.ts). Run by
+// `npm run build`, `npm run dev` and the Vitest global setup; takes well under a second.
 import { build } from 'esbuild';
 
-await build({
-  entryPoints: ['lib/jobs/worker-main.ts'],
-  outfile: '.tuneboard/worker.mjs',
+const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -13,5 +12,10 @@ await build({
   sourcemap: true,
   alias: { '@': '.' },
   logLevel: 'warning',
-});
-console.log('built .tuneboard/worker.mjs');
+};
+
+await Promise.all([
+  build({ ...common, entryPoints: ['lib/jobs/worker-main.ts'], outfile: '.tuneboard/worker.mjs' }),
+  build({ ...common, entryPoints: ['lib/inference/worker-thread.ts'], outfile: '.tuneboard/inference-worker.mjs' }),
+]);
+console.log('built .tuneboard/worker.mjs and .tuneboard/inference-worker.mjs');

@@ -73,6 +73,11 @@ export interface TokenEvent {
   token: GeneratedToken;
   /** Text that may be shown now; streaming holdback keeps a possible stop-string prefix back until the end. */
   textDelta: string;
+  /**
+   * What the detokenizer produced for this token, before any stop-string cut or holdback ('' for a stopping
+   * EOS / stop id, which is not detokenised). For callers that apply the text rules themselves.
+   */
+  rawText: string;
   /** Set on the last event of a sequence. */
   finishReason: FinishReason | null;
   stopReason: string | number | null;
@@ -139,8 +144,10 @@ export class SequenceDecoder {
     }
 
     // A stopping EOS / stop id is not detokenised unless the stop string is to be included.
+    let rawText = '';
     if (!(this.finishReason === 'stop' && !req.includeStopStrInOutput)) {
-      this.text += this.detok.push(r.tokenId);
+      rawText = this.detok.push(r.tokenId);
+      this.text += rawText;
       // Text produced within the first min_tokens tokens is never searched for stop strings.
       if (n <= minTokens) this.stopCheckOffset = this.text.length;
     }
@@ -150,7 +157,7 @@ export class SequenceDecoder {
     visible = Math.min(visible, this.text.length);
     const textDelta = this.text.slice(this.emitted, visible);
     this.emitted = visible;
-    return { index, token, textDelta, finishReason: this.finishReason, stopReason: this.stopReason };
+    return { index, token, textDelta, rawText, finishReason: this.finishReason, stopReason: this.stopReason };
   }
 
   /** Ends the sequence early (client went away). */

@@ -40,8 +40,9 @@ export async function startBuiltinRunner(opts: { port: number; embeddedDatabase:
 }
 
 function workerCommand(): { command: string; args: string[] } {
+  // Bundled by scripts/build-worker.mjs (npm run build / dev); the TypeScript source through tsx otherwise.
   const bundled = path.join(process.cwd(), '.tuneboard', 'worker.mjs');
-  if (process.env.NODE_ENV === 'production' && fs.existsSync(bundled)) return { command: process.execPath, args: [bundled] };
+  if (fs.existsSync(bundled)) return { command: process.execPath, args: [bundled] };
   return { command: process.execPath, args: ['--import', 'tsx', path.join(process.cwd(), 'lib', 'jobs', 'worker-main.ts')] };
 }
 

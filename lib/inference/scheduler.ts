@@ -1,0 +1,231 @@
+import { SequenceDecoder, type GenerationRequest } from '@/lib/engine/generate';
+import type { KvCache, Model } from '@/lib/engine/model';
+import { logSoftmax, tokenRank, topTokens } from '@/lib/engine/sampler';
+import type { Tokenizer } from '@/lib/engine/tokenizer';
+import type { EngineEvent } from './engine-events';
+import type { TokenCandidate } from './logprobs';
+import type { PromptPositionLogprobs } from './logprobs';
+
+/**
+ * Continuous batching for one model (pure: no threads, no I/O). Requests join and leave between steps;
+ * every step runs ONE forward pass over all live sequences of all requests (new prompts' prefill mixed with
+ * one decode token per running sequence), so concurrent streams share each weight read instead of queueing.
+ * Emits lib/inference's EngineEvents: raw token text, logprobs, finish reasons.
+ */
+
+export interface ScheduledRequest {
+  id: string;
+  /** One per choice. Choices with identical prompts share one prefill (n > 1). */
+  sequences: GenerationRequest[];
+  /** Ranked candidates per prompt position, or null for none (§7.8). */
+  promptLogprobs: number | null;
+  onEvents(events: EngineEvent[]): void;
+  onDone(result: { promptLogprobs: (PromptPositionLogprobs | null)[] | null }): void;
+  onError(err: unknown): void;
+}
+
+interface LiveSequence {
+  request: ScheduledRequest;
+  choice: number;
+  decoder: SequenceDecoder;
+  cache: KvCache;
+  /** Logits for this sequence's next token, from the last forward pass. */
+  logits: Float32Array | null;
+}
+
+interface LiveRequest {
+  request: ScheduledRequest;
+  sequences: LiveSequence[];
+  promptLogprobs: (PromptPositionLogprobs | null)[] | null;
+  aborted: boolean;
+}
+
+// A synchronous loop would starve the thread's message port (aborts, new requests): yield every few ms.
+const YIELD_EVERY_MS = 4;
+
+export class BatchScheduler {
+  private readonly waiting: ScheduledRequest[] = [];
+  private readonly live = new Map<string, LiveRequest>();
+  private running = false;
+
+  constructor(
+    private readonly model: Model,
+    private readonly tokenizer: Tokenizer,
+  ) {}
+
+  get activeSequences(): number {
+    let n = this.waiting.reduce((a, r) => a + r.sequences.length, 0);
+    for (const r of this.live.values()) n += r.sequences.filter((s) => !s.decoder.finished).length;
+    return n;
+  }
+
+  submit(request: ScheduledRequest): void {
+    const ctx = this.model.config.ctx;
+    for (const seq of request.sequences) {
+      if (seq.promptTokenIds.length === 0 || seq.promptTokenIds.length >= ctx) {
+        request.onError(new RangeError(`prompt of ${seq.promptTokenIds.length} tokens does not fit the context of ${ctx}`));
+        return;
+      }
+    }
+    this.waiting.push(request);
+    if (!this.running) void this.loop();
+  }
+
+  /** The client went away: its choices finish with `abort` at the next step. */
+  abort(id: string): void {
+    const waitingAt = this.waiting.findIndex((r) => r.id === id);
+    if (waitingAt >= 0) {
+      const [request] = this.waiting.splice(waitingAt, 1);
+      request.onEvents(request.sequences.map((_, choice) => ({ type: 'finish', choice, finishReason: 'abort' })));
+      request.onDone({ promptLogprobs: null });
+      return;
+    }
+    const live = this.live.get(id);
+    if (live) live.aborted = true;
+  }
+
+  private candidates(list: readonly { tokenId: number; logprob: number }[]): TokenCandidate[] {
+    return list.map((c) => ({ tokenId: c.tokenId, logprob: c.logprob, tokenText: this.tokenizer.tokenText(c.tokenId) }));
+  }
+
+  private admit(): { inputs: { tokens: readonly number[]; cache: KvCache }[]; targets: LiveSequence[][] } {
+    const inputs: { tokens: readonly number[]; cache: KvCache }[] = [];
+    const targets: LiveSequence[][] = [];
+    const ctx = this.model.config.ctx;
+    while (this.waiting.length) {
+      const request = this.waiting.shift()!;
+      const live: LiveRequest = { request, sequences: [], promptLogprobs: null, aborted: false };
+      const groups = new Map<string, number[]>();
+      request.sequences.forEach((s, i) => {
+        const key = s.promptTokenIds.join(',');
+        groups.set(key, [...(groups.get(key) ?? []), i]);
+      });
+      for (const members of groups.values()) {
+        const prompt = request.sequences[members[0]].promptTokenIds;
+        const capacity = Math.max(...members.map((i) => Math.min(ctx, prompt.length + request.sequences[i].maxTokens)));
+        const cache = this.model.newCache(capacity);
+        const group = members.map((choice) => {
+          const seq: LiveSequence = {
+            request,
+            choice,
+            decoder: new SequenceDecoder(this.tokenizer, request.sequences[choice], ctx),
+            cache,
+            logits: null,
+          };
+          live.sequences[choice] = seq;
+          return seq;
+        });
+        if (request.promptLogprobs != null && live.promptLogprobs === null) {
+          // Prompt logprobs need every position's logits: prefill this prompt on its own.
+          const [all] = this.model.forward([{ tokens: prompt, cache }], { allLogits: true });
+          live.promptLogprobs = this.promptLogprobs(all, prompt, request.promptLogprobs);
+          const V = this.model.config.vocab;
+          const last = all.slice((prompt.length - 1) * V, prompt.length * V);
+          for (const [j, seq] of group.entries()) {
+            if (j > 0) seq.cache = cache.clone();
+            seq.logits = last;
+          }
+        } else {
+          inputs.push({ tokens: prompt, cache });
+          targets.push(group);
+        }
+      }
+      this.live.set(request.id, live);
+    }
+    return { inputs, targets };
+  }
+
+  private promptLogprobs(all: Float32Array, prompt: readonly number[], n: number): (PromptPositionLogprobs | null)[] {
+    const V = this.model.config.vocab;
+    const out: (PromptPositionLogprobs | null)[] = [null];
+    for (let t = 1; t < prompt.length; t++) {
+      const lp = logSoftmax(all.subarray((t - 1) * V, t * V));
+      const id = prompt[t];
+      out.push({
+        token: { tokenId: id, logprob: lp[id], tokenText: this.tokenizer.tokenText(id), rank: tokenRank(lp, id) },
+        ranked: topTokens(lp, n).map((c, i) => ({ ...c, tokenText: this.tokenizer.tokenText(c.tokenId), rank: i + 1 })),
+      });
+    }
+    return out;
+  }
+
+  private async loop(): Promise<void> {
+    this.running = true;
+    let lastYield = performance.now();
+    try {
+      while (this.waiting.length || this.live.size) {
+        const step = this.admit();
+        const inputs = [...step.inputs];
+        const targets: LiveSequence[][] = [...step.targets];
+
+        // Sample from pending logits; every sequence still running contributes one decode token.
+        for (const live of [...this.live.values()]) {
+          const events: EngineEvent[] = [];
+          for (const seq of live.sequences) {
+            if (seq.decoder.finished || seq.logits === null) continue;
+            if (live.aborted) {
+              seq.decoder.abort();
+              events.push({ type: 'finish', choice: seq.choice, finishReason: 'abort' });
+              continue;
+            }
+            const e = seq.decoder.step(seq.logits, seq.choice);
+            seq.logits = null;
+            events.push({
+              type: 'token',
+              choice: seq.choice,
+              tokenId: e.token.tokenId,
+              text: e.rawText,
+              tokenText: this.tokenizer.tokenText(e.token.tokenId),
+              logprob: e.token.logprob,
+              topLogprobs: this.candidates(e.token.topLogprobs),
+              ...(e.finishReason ? { finishReason: e.finishReason, stopReason: e.stopReason } : {}),
+            });
+            if (!seq.decoder.finished) {
+              inputs.push({ tokens: [e.token.tokenId], cache: seq.cache });
+              targets.push([seq]);
+            }
+          }
+          if (events.length) live.request.onEvents(events);
+          if (live.sequences.every((s) => s.decoder.finished)) this.finish(live);
+        }
+
+        if (inputs.length) {
+          let logits: Float32Array[];
+          try {
+            logits = this.model.forward(inputs);
+          } catch (err) {
+            this.failAll(err);
+            return;
+          }
+          targets.forEach((group, i) => {
+            group.forEach((seq, j) => {
+              // Choices sharing a prompt: the first keeps the prefilled cache, the others get copies.
+              if (j > 0) seq.cache = group[0].cache.clone();
+              seq.logits = logits[i];
+            });
+          });
+        }
+        if (performance.now() - lastYield > YIELD_EVERY_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          lastYield = performance.now();
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private finish(live: LiveRequest): void {
+    this.live.delete(live.request.id);
+    for (const cache of new Set(live.sequences.map((s) => s.cache))) cache.release();
+    live.request.onDone({ promptLogprobs: live.promptLogprobs });
+  }
+
+  private failAll(err: unknown): void {
+    for (const live of this.live.values()) {
+      for (const cache of new Set(live.sequences.map((s) => s.cache))) cache.release();
+      live.request.onError(err);
+    }
+    this.live.clear();
+  }
+}

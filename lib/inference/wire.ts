@@ -1,0 +1,51 @@
+import type { GenerationRequest } from '@/lib/engine/generate';
+import type { ModelConfig } from '@/lib/engine/model';
+import { choiceGenerator, Generator } from '@/lib/engine/random';
+import type { SamplingParams } from '@/lib/engine/sampler';
+import type { EngineEvent } from './engine-events';
+import type { PromptPositionLogprobs } from './logprobs';
+
+/** Messages between the server thread and inference worker threads (structured-clone friendly). */
+
+/** Where a model's weights come from. `key` identifies the weights for the workers' caches. */
+export type ModelSource =
+  | { kind: 'random'; config: ModelConfig; seed: number }
+  | { kind: 'weights'; byteLength?: number };
+
+export interface ModelSpec {
+  key: string;
+  source: ModelSource;
+}
+
+/** A GenerationRequest without its Generator (not cloneable): the seed travels instead. */
+export interface WireSequence extends Omit<GenerationRequest, 'generator' | 'sampling'> {
+  sampling: Omit<SamplingParams, 'logitBias'> & { logitBias?: [number, number][] };
+  /** null: unseeded (a fresh random stream); else choice i uses seed + i (§7.6). */
+  seed: string | null;
+  choice: number;
+}
+
+export type ToWorker =
+  | { type: 'generate'; id: string; model: ModelSpec; sequences: WireSequence[]; promptLogprobs: number | null }
+  | { type: 'abort'; id: string }
+  | { type: 'weights'; key: string; bytes: ArrayBuffer | null; error?: string };
+
+export type FromWorker =
+  | { type: 'events'; id: string; events: EngineEvent[] }
+  | { type: 'done'; id: string; promptLogprobs: (PromptPositionLogprobs | null)[] | null }
+  | { type: 'error'; id: string; message: string }
+  | { type: 'need-weights'; key: string }
+  | { type: 'ready' };
+
+export function toGenerationRequest(seq: WireSequence): GenerationRequest {
+  const { seed, choice, sampling, ...rest } = seq;
+  const generator =
+    seed === null
+      ? new Generator(BigInt(Math.floor(Math.random() * 2 ** 52)) * 4096n + BigInt(Math.floor(Math.random() * 4096)))
+      : choiceGenerator(BigInt(seed), choice);
+  return {
+    ...rest,
+    sampling: { ...sampling, logitBias: sampling.logitBias ? new Map(sampling.logitBias) : null },
+    generator,
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * An inference worker thread: holds models in an LRU cache (TUNEBOARD_MODEL_CACHE_MB per thread) and runs
+ * one continuous-batching scheduler per model. Started by pool.ts; talks only through its message port.
+ */
+import v8 from 'node:v8';
+import { parentPort } from 'node:worker_threads';
+import { Model, parameterCount } from '@/lib/engine/model';
+import { decodeModel } from '@/lib/engine/safetensors';
+import { Tokenizer } from '@/lib/engine/tokenizer';
+import { BatchScheduler } from './scheduler';
+import { toGenerationRequest, type FromWorker, type ModelSpec, type ToWorker } from './wire';
+
+// The FMA kernels need relaxed SIMD, behind a flag on Node 20. Heaps (and the kernel module) are created
+// lazily on first use, so setting it here, before any model exists, is early enough.
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+if (!parentPort) throw new Error('worker-thread.ts must run as a worker thread');
+const port = parentPort;
+const post = (message: FromWorker) => port.postMessage(message);
+
+const budgetBytes = Number(process.env.TUNEBOARD_MODEL_CACHE_MB ?? 512) * 1024 * 1024;
+const tokenizer = new Tokenizer();
+
+interface Loaded {
+  model: Model;
+  scheduler: BatchScheduler;
+  bytes: number;
+  lastUsed: number;
+}
+const loaded = new Map<string, Loaded>();
+const loading = new Map<string, Promise<Loaded>>();
+const weightWaiters = new Map<string, { resolve: (b: ArrayBuffer) => void; reject: (e: Error) => void }>();
+const requestModel = new Map<string, string>();
+
+function evict(except: string) {
+  let total = [...loaded.values()].reduce((a, l) => a + l.bytes, 0);
+  const idle = [...loaded.entries()]
+    .filter(([key, l]) => key !== except && l.scheduler.activeSequences === 0)
+    .sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+  for (const [key, l] of idle) {
+    if (total <= budgetBytes) break;
+    l.model.release();
+    loaded.delete(key);
+    total -= l.bytes;
+  }
+}
+
+async function load(spec: ModelSpec): Promise<Loaded> {
+  const have = loaded.get(spec.key);
+  if (have) return have;
+  const pending = loading.get(spec.key);
+  if (pending) return pending;
+  const promise = (async () => {
+    let model: Model;
+    if (spec.source.kind === 'random') {
+      model = Model.create(spec.source.config, { seed: spec.source.seed });
+    } else {
+      const bytes = await new Promise<ArrayBuffer>((resolve, reject) => {
+        weightWaiters.set(spec.key, { resolve, reject });
+        post({ type: 'need-weights', key: spec.key });
+      });
+      model = decodeModel(new Uint8Array(bytes));
+    }
+    const entry: Loaded = {
+      model,
+      scheduler: new BatchScheduler(model, tokenizer),
+      // Weights plus their packed copy for the kernels.
+      bytes: parameterCount(model.config) * 4 * 2,
+      lastUsed: Date.now(),
+    };
+    loaded.set(spec.key, entry);
+    evict(spec.key);
+    return entry;
+  })();
+  loading.set(spec.key, promise);
+  try {
+    return await promise;
+  } finally {
+    loading.delete(spec.key);
+  }
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'weights') {
+    const waiter = weightWaiters.get(message.key);
+    weightWaiters.delete(message.key);
+    if (message.bytes) waiter?.resolve(message.bytes);
+    else waiter?.reject(new Error(message.error ?? 'weights unavailable'));
+    return;
+  }
+  if (message.type === 'abort') {
+    const key = requestModel.get(message.id);
+    if (key) loaded.get(key)?.scheduler.abort(message.id);
+    return;
+  }
+  const { id } = message;
+  requestModel.set(id, message.model.key);
+  load(message.model)
+    .then((entry) => {
+      entry.lastUsed = Date.now();
+      entry.scheduler.submit({
+        id,
+        sequences: message.sequences.map(toGenerationRequest),
+        promptLogprobs: message.promptLogprobs,
+        onEvents: (events) => post({ type: 'events', id, events }),
+        onDone: ({ promptLogprobs }) => {
+          requestModel.delete(id);
+          post({ type: 'done', id, promptLogprobs });
+        },
+        onError: (err) => {
+          requestModel.delete(id);
+          console.error('[inference-worker] generation failed', err);
+          post({ type: 'error', id, message: err instanceof Error ? err.message : String(err) });
+        },
+      });
+    })
+    .catch((err: unknown) => {
+      requestModel.delete(id);
+      console.error('[inference-worker] model load failed', err);
+      post({ type: 'error', id, message: err instanceof Error ? err.message : String(err) });
+    });
+});
+
+post({ type: 'ready' });
