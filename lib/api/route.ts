@@ -24,6 +24,8 @@ export interface RouteDefinition<P, Q, B, R> {
   body?: B;
   /** `large` for routes that carry trajectories (compat §1.3). */
   bodyLimit?: 'large' | 'small';
+  /** Refuse bodies whose Content-Type is not JSON (chat, as vLLM does; preview routes accept any, §1.3). */
+  requireJson?: boolean;
   response?: R;
   /** HTTP status of a successful non-Response result. */
   status?: number;
@@ -111,6 +113,11 @@ export function route(
       }
 
       let body: unknown = undefined;
+      if (def.requireJson && !(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
+        throw new ApiError('bad_request', "Unsupported Media Type: Only 'application/json' is allowed", {
+          type: 'Bad Request',
+        });
+      }
       if (def.body) {
         const limit = def.bodyLimit === 'large' ? config.largeBodyLimitBytes : config.smallBodyLimitBytes;
         const parsedText = parseJsonText(await readBodyText(req, limit), flavor);

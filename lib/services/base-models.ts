@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { config } from '@/lib/config';
+import { builtinModelSource } from './builtin-models';
 
 const baseModelsFileSchema = z.object({
   models: z.array(
@@ -20,13 +21,15 @@ function loadAll(): BaseModel[] {
   return cache.models;
 }
 
-function backendAvailable(backend: BaseModel['backend']): boolean {
-  return backend === 'builtin' || Boolean(process.env.TUNEBOARD_UPSTREAM_URL);
+function available(model: BaseModel): boolean {
+  // A built-in model is usable once the engine knows it and its weights exist (seeded or built by the
+  // pretraining script); an upstream one once an upstream server is configured.
+  return model.backend === 'builtin' ? builtinModelSource(model.id) !== undefined : Boolean(process.env.TUNEBOARD_UPSTREAM_URL);
 }
 
 /** Base models that can be used right now: their backend is configured on this server. */
 export function availableBaseModels(): BaseModel[] {
-  return loadAll().filter((m) => backendAvailable(m.backend));
+  return loadAll().filter(available);
 }
 
 export function findAvailableBaseModel(id: string): BaseModel | undefined {

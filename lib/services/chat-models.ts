@@ -1,0 +1,88 @@
+import type { ModelConfig } from '@/lib/engine/model';
+import { getDb } from '@/lib/db/client';
+import * as modelsRepo from '@/lib/db/repositories/models';
+import { modelNotFoundError } from '@/lib/inference/chat-errors';
+import { parseModelName } from '@/lib/inference/model-name';
+import type { ModelSpec } from '@/lib/inference/wire';
+import { readArtifactBytes } from '@/lib/storage';
+import { entityByName, type Principal } from './accounts';
+import { builtinModelSource } from './builtin-models';
+import { findAvailableBaseModel } from './base-models';
+
+/** What serves a chat request: which weights, how to load them, and the model's limits. */
+export interface ServedModel {
+  spec: ModelSpec;
+  loadWeights?: () => Promise<Uint8Array>;
+  config: Pick<ModelConfig, 'ctx' | 'vocab'>;
+  /** The name usage is recorded under: the base id, or entity/project/name:stepN. */
+  usageName: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function servedBase(baseId: string, model: string): ServedModel {
+  const base = findAvailableBaseModel(baseId);
+  const source = base?.backend === 'builtin' ? builtinModelSource(baseId) : undefined;
+  if (!source) throw modelNotFoundError(model);
+  return { ...source, usageName: baseId };
+}
+
+async function servedCheckpoint(
+  modelId: string,
+  baseModel: string,
+  label: string,
+  version: 'latest' | { step: number },
+  model: string,
+): Promise<ServedModel> {
+  const db = await getDb();
+  const checkpoint =
+    version === 'latest'
+      ? await modelsRepo.latestCheckpoint(db, modelId)
+      : await modelsRepo.findCheckpointByStep(db, modelId, version.step);
+  if (!checkpoint) throw modelNotFoundError(model);
+  const usageName = `${label}:step${checkpoint.step}`;
+  // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
+  if (!checkpoint.artifactKey) return { ...servedBase(baseModel, model), usageName };
+  const base = servedBase(baseModel, model);
+  const key = checkpoint.artifactKey;
+  return {
+    spec: { key: `ckpt:${checkpoint.id}`, source: { kind: 'weights' } },
+    loadWeights: async () => {
+      const bytes = await readArtifactBytes(key);
+      if (!bytes) throw new Error(`checkpoint weights missing from the artifact store: ${key}`);
+      return bytes;
+    },
+    config: base.config,
+    usageName,
+  };
+}
+
+/**
+ * Resolves the `model` of a chat request within the key's scope (compat §6): a base-model id, a model
+ * record's id, or `[wandb-artifact:///]entity/project/name[:stepN|:latest]`. Anything else, or anything
+ * outside the caller's entities, is vLLM's 404 with the name as sent.
+ */
+export async function resolveChatModel(principal: Principal, model: string | null | undefined): Promise<ServedModel> {
+  const target = parseModelName(model);
+  const name = model as string;
+  const db = await getDb();
+  if (target.kind === 'unknown') throw modelNotFoundError(name);
+  if (target.kind === 'base') {
+    if (UUID.test(target.id)) {
+      const record = await modelsRepo.findModelInScope(
+        db,
+        target.id,
+        principal.memberships.map((m) => m.id),
+      );
+      if (record) {
+        const label = `${record.entityName}/${record.projectName}/${record.name}`;
+        return servedCheckpoint(record.id, record.baseModel, label, 'latest', name);
+      }
+    }
+    return servedBase(target.id, name);
+  }
+  const entity = entityByName(principal, target.entity);
+  const record = entity ? await modelsRepo.findModelByName(db, entity.id, target.project, target.name) : undefined;
+  if (!record) throw modelNotFoundError(name);
+  return servedCheckpoint(record.id, record.baseModel, `${target.entity}/${target.project}/${target.name}`, target.version, name);
+}

@@ -1,0 +1,143 @@
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import * as usageRoute from '@/app/v1/usage/route';
+import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
+import { routeFetch } from '../route-fetch';
+
+function client(user: TestUser, extra: Partial<ConstructorParameters<typeof OpenAI>[0]> = {}) {
+  return new OpenAI({ apiKey: user.key, baseURL: 'http://localhost:3000/v1', fetch: routeFetch, maxRetries: 0, ...extra });
+}
+
+describe('chat completions through the openai SDK', () => {
+  it('answers a base model, non-streaming, with token-id logprobs on every choice', async () => {
+    const user = await createUser();
+    const res = await client(user).chat.completions.create({
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user', content: 'Hello there' }],
+      max_completion_tokens: 8,
+      seed: 42,
+    });
+    expect(res.object).toBe('chat.completion');
+    expect(res.model).toBe(TEST_BASE_MODEL);
+    expect(res.id).toMatch(/^chatcmpl-/);
+    expect(res.choices).toHaveLength(1);
+    const choice = res.choices[0];
+    expect(['stop', 'length']).toContain(choice.finish_reason);
+    expect(choice.logprobs?.content?.length).toBe(res.usage?.completion_tokens);
+    expect(choice.logprobs?.content?.[0].token).toMatch(/^token_id:\d+$/);
+    expect(res.usage!.total_tokens).toBe(res.usage!.prompt_tokens + res.usage!.completion_tokens);
+  });
+
+  it('is reproducible with a seed, and choice i uses seed + i', async () => {
+    const user = await createUser();
+    const ask = (seed: number, n = 1) =>
+      client(user).chat.completions.create({
+        model: TEST_BASE_MODEL,
+        messages: [{ role: 'user', content: 'Tell me something' }],
+        max_tokens: 10,
+        temperature: 1,
+        seed,
+        n,
+      });
+    const a = await ask(7, 2);
+    const b = await ask(7, 2);
+    expect(a.choices.map((c) => c.message.content)).toEqual(b.choices.map((c) => c.message.content));
+    const c = await ask(8);
+    expect(c.choices[0].message.content).toBe(a.choices[1].message.content);
+  });
+
+  it('streams in vLLM chunk format and the SDK assembles the same text', async () => {
+    const user = await createUser();
+    const params = {
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user' as const, content: 'Stream please' }],
+      max_tokens: 12,
+      seed: 3,
+      temperature: 0.7,
+    };
+    const whole = await client(user).chat.completions.create(params);
+    const stream = await client(user).chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      for (const c of chunk.choices) {
+        text += c.delta.content ?? '';
+        finish = c.finish_reason ?? finish;
+      }
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe(whole.choices[0].message.content);
+    expect(finish).toBe(whole.choices[0].finish_reason);
+    expect(usage).toEqual(whole.usage && { prompt_tokens: whole.usage.prompt_tokens, completion_tokens: whole.usage.completion_tokens, total_tokens: whole.usage.total_tokens });
+  });
+
+  it('serves a model record by every naming form, and hides it from other users', async () => {
+    const user = await createUser();
+    const model = await createModel(user, { project: 'agents', name: 'agent-001' });
+    const forms = [
+      `${user.handle}/agents/agent-001`,
+      `${user.handle}/agents/agent-001:step0`,
+      `${user.handle}/agents/agent-001:latest`,
+      `wandb-artifact:///${user.handle}/agents/agent-001`,
+      `wandb-artifact://${user.handle}/agents/agent-001:step0`,
+      model.id,
+    ];
+    for (const name of forms) {
+      const res = await client(user).chat.completions.create({ model: name, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+      expect(res.model).toBe(name);
+    }
+    const stranger = await createUser();
+    await expect(
+      client(stranger).chat.completions.create({ model: forms[0], messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+    ).rejects.toMatchObject({ status: 404, message: expect.stringContaining(`The model \`${forms[0]}\` does not exist.`) });
+    await expect(
+      client(user).chat.completions.create({ model: `${forms[0]}:step9`, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+    ).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('maps each validation failure to a 400 in the OpenAI error envelope', async () => {
+    const user = await createUser();
+    const sdk = client(user);
+    const base = { model: TEST_BASE_MODEL, messages: [{ role: 'user' as const, content: 'x' }] };
+    await expect(sdk.chat.completions.create({ ...base, temperature: -1 })).rejects.toMatchObject({
+      status: 400,
+      type: 'BadRequestError',
+      param: 'temperature',
+      message: expect.stringContaining('temperature must be non-negative, got -1.0.'),
+    });
+    await expect(sdk.chat.completions.create({ ...base, n: 2, temperature: 0 })).rejects.toMatchObject({ status: 400 });
+    await expect(sdk.chat.completions.create({ ...base, top_logprobs: 3 })).rejects.toMatchObject({ status: 400 });
+    await expect(sdk.chat.completions.create({ ...base, max_tokens: 100_000 })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("'max_tokens' or 'max_completion_tokens' is too large"),
+    });
+    await expect(sdk.chat.completions.create({ ...base, model: '' })).rejects.toMatchObject({ status: 400, param: 'model' });
+    await expect(client({ ...user, key: 'tb_wrong' }).chat.completions.create(base)).rejects.toMatchObject({
+      status: 401,
+      type: 'AuthenticationError',
+    });
+  });
+
+  it('records usage per entity, project and model, honouring OpenAI-Project', async () => {
+    const user = await createUser();
+    await client(user).chat.completions.create({ model: TEST_BASE_MODEL, messages: [{ role: 'user', content: 'a' }], max_tokens: 3 });
+    await client(user, { project: `${user.handle}/evals` }).chat.completions.create({
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user', content: 'b' }],
+      max_tokens: 3,
+    });
+    // A header naming someone else's entity is ignored, never an error.
+    await client(user, { project: 'someone-else/x' }).chat.completions.create({
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user', content: 'c' }],
+      max_tokens: 3,
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const usage = await call(usageRoute, 'GET', '/v1/usage', { key: user.key });
+    const byProject = Object.fromEntries(usage.body.data.map((r: { project: string; requests: number }) => [r.project, r.requests]));
+    expect(byProject).toEqual({ inference: 2, evals: 1 });
+    expect(usage.body.data[0]).toMatchObject({ entity: user.handle, model: TEST_BASE_MODEL });
+    expect(usage.body.data[0].completion_tokens).toBeGreaterThan(0);
+  });
+});
