@@ -27,6 +27,7 @@ import * as members from './teams/[team]/members/route';
 import * as teams from './teams/route';
 import * as chat from './chat/completions/route';
 import * as usage from './usage/route';
+import * as openaiModels from './models/route';
 import * as cancel from './preview/training-jobs/[training_job_id]/cancel/route';
 import * as workerClaim from './workers/claim/route';
 import * as workerCheckpoint from './workers/jobs/[training_job_id]/checkpoint/route';
@@ -45,6 +46,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/health', module: health },
   { path: '/v1/chat/completions', module: chat },
   { path: '/v1/usage', module: usage },
+  { path: '/v1/models', module: openaiModels },
   { path: '/v1/system-check', module: systemCheck },
   { path: '/v1/preview/models', module: models },
   { path: '/v1/preview/models/{model_id}', module: model },

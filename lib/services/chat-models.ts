@@ -7,7 +7,7 @@ import type { ModelSpec } from '@/lib/inference/wire';
 import { readArtifactBytes } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
 import { builtinModelSource } from './builtin-models';
-import { findAvailableBaseModel } from './base-models';
+import { availableBaseModels, findAvailableBaseModel } from './base-models';
 
 /** What serves a chat request: which weights, how to load them, and the model's limits. */
 export interface ServedModel {
@@ -84,5 +84,34 @@ export async function resolveChatModel(principal: Principal, model: string | nul
   const entity = entityByName(principal, target.entity);
   const record = entity ? await modelsRepo.findModelByName(db, entity.id, target.project, target.name) : undefined;
   if (!record) throw modelNotFoundError(name);
-  return servedCheckpoint(record.id, record.baseModel, `${target.entity}/${target.project}/${target.name}`, target.version, name);
+  return servedCheckpoint(
+    record.id,
+    record.baseModel,
+    `${target.entity}/${target.project}/${target.name}`,
+    target.version,
+    name,
+  );
+}
+
+/**
+ * GET /v1/models: the base models this server can serve, then the caller's trained models by their
+ * `entity/project/name` inference name (latest checkpoint), newest first.
+ */
+export async function listServableModels(principal: Principal) {
+  const db = await getDb();
+  const started = Math.floor(Date.now() / 1000);
+  const base = availableBaseModels().map((m) => ({
+    id: m.id,
+    object: 'model' as const,
+    created: started,
+    owned_by: m.backend === 'builtin' ? 'tuneboard' : 'upstream',
+  }));
+  const records = await modelsRepo.listModels(db, { entityIds: principal.memberships.map((m) => m.id), limit: 1000 });
+  const trained = records.map((r) => ({
+    id: `${r.entityName}/${r.projectName}/${r.name}`,
+    object: 'model' as const,
+    created: Math.floor(r.createdAt.getTime() / 1000),
+    owned_by: r.entityName,
+  }));
+  return { object: 'list' as const, data: [...base, ...trained] };
 }

@@ -140,4 +140,13 @@ describe('chat completions through the openai SDK', () => {
     expect(usage.body.data[0]).toMatchObject({ entity: user.handle, model: TEST_BASE_MODEL });
     expect(usage.body.data[0].completion_tokens).toBeGreaterThan(0);
   });
+
+  it('lists base models and the caller’s trained models for models.list()', async () => {
+    const user = await createUser();
+    await createModel(user, { project: 'p', name: 'listed' });
+    const ids = [];
+    for await (const m of client(user).models.list()) ids.push(m.id);
+    expect(ids).toContain(TEST_BASE_MODEL);
+    expect(ids).toContain(`${user.handle}/p/listed`);
+  });
 });
