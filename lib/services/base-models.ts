@@ -5,7 +5,13 @@ import { builtinModelSource } from './builtin-models';
 
 const baseModelsFileSchema = z.object({
   models: z.array(
-    z.object({ id: z.string().min(1), backend: z.enum(['builtin', 'upstream']), description: z.string().optional() }),
+    z.object({
+      id: z.string().min(1),
+      backend: z.enum(['builtin', 'upstream']),
+      description: z.string().optional(),
+      /** The model's name at the upstream server, when it differs from `id`. */
+      upstream_model: z.string().min(1).optional(),
+    }),
   ),
 });
 export type BaseModel = z.infer<typeof baseModelsFileSchema>['models'][number];

@@ -9,22 +9,32 @@ import { entityByName, type Principal } from './accounts';
 import { builtinModelSource } from './builtin-models';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
 
-/** What serves a chat request: which weights, how to load them, and the model's limits. */
-export interface ServedModel {
-  spec: ModelSpec;
-  loadWeights?: () => Promise<Uint8Array>;
-  config: Pick<ModelConfig, 'ctx' | 'vocab'>;
-  /** The name usage is recorded under: the base id, or entity/project/name:stepN. */
-  usageName: string;
-}
+/** What serves a chat request: the built-in engine (which weights, how to load them) or the upstream server. */
+export type ServedModel =
+  | {
+      kind: 'builtin';
+      spec: ModelSpec;
+      loadWeights?: () => Promise<Uint8Array>;
+      config: Pick<ModelConfig, 'ctx' | 'vocab'>;
+      /** The name usage is recorded under: the base id, or entity/project/name:stepN. */
+      usageName: string;
+    }
+  | {
+      kind: 'upstream';
+      /** The base model's upstream name, or the checkpoint's LoRA adapter name. */
+      upstreamModel: string;
+      usageName: string;
+    };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function servedBase(baseId: string, model: string): ServedModel {
   const base = findAvailableBaseModel(baseId);
+  if (base?.backend === 'upstream')
+    return { kind: 'upstream', upstreamModel: base.upstream_model ?? base.id, usageName: baseId };
   const source = base?.backend === 'builtin' ? builtinModelSource(baseId) : undefined;
   if (!source) throw modelNotFoundError(model);
-  return { ...source, usageName: baseId };
+  return { kind: 'builtin', ...source, usageName: baseId };
 }
 
 async function servedCheckpoint(
@@ -41,11 +51,14 @@ async function servedCheckpoint(
       : await modelsRepo.findCheckpointByStep(db, modelId, version.step);
   if (!checkpoint) throw modelNotFoundError(model);
   const usageName = `${label}:step${checkpoint.step}`;
-  // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
-  if (!checkpoint.artifactKey) return { ...servedBase(baseModel, model), usageName };
   const base = servedBase(baseModel, model);
+  // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
+  if (!checkpoint.artifactKey || checkpoint.step === 0) return { ...base, usageName };
+  // Upstream, a trained checkpoint is a LoRA adapter registered under its canonical inference name.
+  if (base.kind === 'upstream') return { kind: 'upstream', upstreamModel: usageName, usageName };
   const key = checkpoint.artifactKey;
   return {
+    kind: 'builtin',
     spec: { key: `ckpt:${checkpoint.id}`, source: { kind: 'weights' } },
     loadWeights: async () => {
       const bytes = await readArtifactBytes(key);

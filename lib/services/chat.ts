@@ -14,6 +14,8 @@ import {
   type SamplingRequest,
 } from '@/lib/inference/validate-chat-request';
 import type { WireSequence } from '@/lib/inference/wire';
+import { ApiError } from '@/lib/api/errors';
+import { forwardChatCompletion, upstreamConfig } from '@/lib/inference/upstream';
 import type { Principal } from './accounts';
 import { resolveChatModel } from './chat-models';
 import { recordUsage, usageTarget } from './usage';
@@ -30,7 +32,7 @@ const template = new ChatTemplate(BUILTIN_CHAT_TEMPLATE, { eosToken: '<|im_end|>
 const EOS_ID = tokenizer.specialTokenId('<|im_end|>') ?? null;
 
 export type ChatResult =
-  | { kind: 'json'; body: string; requestId: string }
+  | { kind: 'json'; body: string; requestId: string; status?: number }
   | { kind: 'stream'; body: ReadableStream<Uint8Array>; requestId: string };
 
 function renderPrompt(req: ReturnType<typeof checkTemplateRequest>): string {
@@ -105,10 +107,15 @@ export async function createChatCompletion(input: {
 }): Promise<ChatResult> {
   const req = parseChatRequest(input.body);
   const served = await resolveChatModel(input.principal, req.model);
+  const target = usageTarget(input.principal, input.headers);
+  if (served.kind === 'upstream') return forwardUpstream(input, req.model as string, served, target);
   const templateInputs = checkTemplateRequest(req);
   const text = renderPrompt(templateInputs);
   const bos = tokenizer.specialTokenId('<|bos|>');
-  const promptIds = [...(templateInputs.add_special_tokens && bos !== undefined ? [bos] : []), ...tokenizer.encode(text)];
+  const promptIds = [
+    ...(templateInputs.add_special_tokens && bos !== undefined ? [bos] : []),
+    ...tokenizer.encode(text),
+  ];
   const s = resolveSamplingRequest(req, {
     vocabSize: tokenizer.vocabSize,
     maxModelLen: served.config.ctx,
@@ -118,7 +125,6 @@ export async function createChatCompletion(input: {
   });
   const prompt = truncatePrompt(promptIds, s);
 
-  const target = usageTarget(input.principal, input.headers);
   const handle = inferencePool().generate({
     model: served.spec,
     loadWeights: served.loadWeights,
@@ -134,9 +140,14 @@ export async function createChatCompletion(input: {
   const created = Math.floor(Date.now() / 1000);
 
   if (s.stream) {
-    const body = chatCompletionStream(events, s, { created, promptTokenIds: prompt }, {
-      onError: (err) => console.error('[tuneboard] generation failed mid-stream', err),
-    });
+    const body = chatCompletionStream(
+      events,
+      s,
+      { created, promptTokenIds: prompt },
+      {
+        onError: (err) => console.error('[tuneboard] generation failed mid-stream', err),
+      },
+    );
     return { kind: 'stream', body, requestId: s.request_id };
   }
   const collected: EngineEvent[] = [];
@@ -144,4 +155,49 @@ export async function createChatCompletion(input: {
   const { promptLogprobs } = await handle.finished;
   const response = await collectChatCompletion(collected, s, { created, promptTokenIds: prompt, promptLogprobs });
   return { kind: 'json', body: serializeChatCompletion(response), requestId: s.request_id };
+}
+
+/**
+ * Upstream-served models: the request validators above have run; template, context and sampling checks
+ * are the upstream vLLM's (it has the model's template and limits), and its errors come back unchanged.
+ */
+async function forwardUpstream(
+  input: { body: unknown; headers: Headers; signal: AbortSignal },
+  modelAsSent: string,
+  served: { upstreamModel: string; usageName: string },
+  target: { entityId: string; project: string },
+): Promise<ChatResult> {
+  const config = upstreamConfig();
+  if (!config)
+    throw new ApiError('unavailable', 'The upstream inference server is not configured', {
+      headers: { 'retry-after': '30' },
+    });
+  const requestId = input.headers.get('x-request-id') ?? crypto.randomUUID().replace(/-/g, '');
+  let result;
+  try {
+    result = await forwardChatCompletion({
+      config,
+      body: input.body as Record<string, unknown>,
+      upstreamModel: served.upstreamModel,
+      modelAsSent,
+      signal: input.signal,
+    });
+  } catch (err) {
+    console.error('[tuneboard] upstream request failed', err);
+    throw new ApiError('unavailable', 'The engine is currently overloaded, please try again later', {
+      headers: { 'retry-after': '5' },
+    });
+  }
+  void result.usage.then((u) => {
+    if (u) {
+      recordUsage({
+        ...target,
+        model: served.usageName,
+        promptTokens: u.prompt_tokens,
+        completionTokens: u.completion_tokens,
+      }).catch((err) => console.error('[tuneboard] usage not recorded', err));
+    }
+  });
+  if (typeof result.body === 'string') return { kind: 'json', body: result.body, requestId, status: result.status };
+  return { kind: 'stream', body: result.body, requestId };
 }

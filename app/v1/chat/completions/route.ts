@@ -26,6 +26,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods(
         const result = await createChatCompletion({ principal, body, headers: req.headers, signal: req.signal });
         if (result.kind === 'json') {
           return new Response(result.body, {
+            status: result.status ?? 200,
             headers: { 'content-type': 'application/json', 'x-request-id': result.requestId },
           });
         }
