@@ -26,6 +26,11 @@ export interface RouteDefinition<P, Q, B, R> {
   bodyLimit?: 'large' | 'small';
   /** Refuse bodies whose Content-Type is not JSON (chat, as vLLM does; preview routes accept any, §1.3). */
   requireJson?: boolean;
+  /**
+   * Body fields whose strings may contain NUL (U+0000), which PostgreSQL text cannot hold: model output in
+   * trajectories, stored as json. Everywhere else a NUL is refused up front (422) instead of failing in SQL.
+   */
+  nulAllowedUnder?: string[];
   response?: R;
   /** HTTP status of a successful non-Response result. */
   status?: number;
@@ -107,7 +112,10 @@ export function route(
 
       let query: unknown = undefined;
       if (def.query) {
-        const parsed = def.query.safeParse(searchParamsObject(new URL(req.url)), { reportInput: true });
+        const raw = searchParamsObject(new URL(req.url));
+        const nul = Object.keys(raw).find((k) => raw[k].includes('\u0000'));
+        if (nul !== undefined) throw nulError(['query', nul]);
+        const parsed = def.query.safeParse(raw, { reportInput: true });
         if (!parsed.success) throw ApiError.validation(zodIssuesToValidation(parsed.error, 'query'));
         query = parsed.data;
       }
@@ -123,6 +131,10 @@ export function route(
         const parsedText = parseJsonText(await readBodyText(req, limit), flavor);
         if (!parsedText.present) {
           throw ApiError.validation([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+        }
+        if (flavor === 'preview') {
+          const at = findNul(parsedText.value, [], new Set(def.nulAllowedUnder ?? []));
+          if (at) throw nulError(['body', ...at]);
         }
         const parsed = def.body.safeParse(parsedText.value, { reportInput: true });
         if (!parsed.success) throw ApiError.validation(zodIssuesToValidation(parsed.error, 'body'));
@@ -146,6 +158,31 @@ export function route(
   };
   handle.definition = def;
   return handle;
+}
+
+function nulError(loc: (string | number)[]): ApiError {
+  return ApiError.validation([{ loc, msg: 'String should not contain NUL (\\u0000) characters', type: 'string_type' }]);
+}
+
+/** Path of the first string containing U+0000, skipping top-level fields named in `allowed`. */
+function findNul(value: unknown, path: (string | number)[], allowed: Set<string>): (string | number)[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i], [...path, i], allowed);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (path.length === 0 && allowed.has(k)) continue;
+      if (k.includes('\u0000')) return [...path, k];
+      const found = findNul(v, [...path, k], allowed);
+      if (found) return found;
+    }
+  }
+  return null;
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

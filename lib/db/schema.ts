@@ -6,6 +6,7 @@ import {
   doublePrecision,
   index,
   integer,
+  json,
   jsonb,
   pgTable,
   primaryKey,
@@ -249,7 +250,9 @@ export const trajectoryGroups = pgTable(
     rewardMean: doublePrecision('reward_mean'),
     rewardMin: doublePrecision('reward_min'),
     rewardMax: doublePrecision('reward_max'),
-    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    // json, not jsonb: trajectories are stored verbatim and may hold "\u0000" (a model can emit byte 0),
+    // which jsonb refuses. They are only ever read back whole.
+    data: json('data').$type<Record<string, unknown>>().notNull(),
     createdAt: createdAt(),
   },
   (t) => [

@@ -77,6 +77,8 @@ async function servedCheckpoint(
  */
 export async function resolveChatModel(principal: Principal, model: string | null | undefined): Promise<ServedModel> {
   const target = parseModelName(model);
+  // PostgreSQL text cannot hold NUL: such a name can match nothing, so answer without a lookup.
+  if (model?.includes('\u0000')) throw modelNotFoundError(model);
   const name = model as string;
   const db = await getDb();
   if (target.kind === 'unknown') throw modelNotFoundError(name);

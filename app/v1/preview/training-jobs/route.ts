@@ -11,6 +11,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       tag: 'training-jobs',
       body: createRlJobBodySchema,
       bodyLimit: 'large',
+      nulAllowedUnder: ['trajectory_groups'],
       response: jobCreatedSchema,
     },
     ({ principal, body }) => createRlJob(principal, body),

@@ -15,6 +15,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       notFound: MODEL_NOT_FOUND,
       body: logBodySchema,
       bodyLimit: 'large',
+      nulAllowedUnder: ['trajectory_groups'],
       response: logResponseSchema,
     },
     ({ principal, params, body }) => logTrajectories(principal, params.model_id, body.split, body.trajectory_groups),

@@ -1,0 +1,1 @@
+ALTER TABLE "trajectory_groups" ALTER COLUMN "data" SET DATA TYPE json;
