@@ -10,6 +10,7 @@ import * as health from './health/route';
 import * as baseModels from './preview/base-models/route';
 import * as datasets from './preview/datasets/route';
 import * as checkpoints from './preview/models/[model_id]/checkpoints/route';
+import * as checkpointDownload from './preview/models/[model_id]/checkpoints/[step]/download/route';
 import * as history from './preview/models/[model_id]/history/route';
 import * as log from './preview/models/[model_id]/log/route';
 import * as model from './preview/models/[model_id]/route';
@@ -51,6 +52,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/models', module: models },
   { path: '/v1/preview/models/{model_id}', module: model },
   { path: '/v1/preview/models/{model_id}/checkpoints', module: checkpoints },
+  { path: '/v1/preview/models/{model_id}/checkpoints/{step}/download', module: checkpointDownload },
   { path: '/v1/preview/models/{model_id}/log', module: log },
   { path: '/v1/preview/models/{model_id}/history', module: history },
   { path: '/v1/preview/models/{model_id}/trajectories', module: trajectories },

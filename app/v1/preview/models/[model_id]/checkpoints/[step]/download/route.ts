@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { methods, route } from '@/lib/api/route';
+import { idSchema } from '@/lib/schemas/common';
+import { checkpointFile } from '@/lib/services/checkpoint-files';
+
+export const dynamic = 'force-dynamic';
+
+export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  GET: route(
+    {
+      summary: 'Download a checkpoint’s weights (safetensors with the model config in its metadata)',
+      tag: 'checkpoints',
+      extension: true,
+      params: z.object({ model_id: idSchema, step: z.string().regex(/^\d{1,9}$/).transform(Number) }),
+      notFound: 'Checkpoint not found',
+    },
+    async ({ principal, params }) => {
+      const file = await checkpointFile(principal, params.model_id, params.step);
+      return new Response(file.body as BodyInit, {
+        headers: {
+          'content-type': file.contentType,
+          'content-length': String(file.size),
+          'content-disposition': `attachment; filename="${file.filename.replace(/[^\w.-]/g, '_')}"`,
+        },
+      });
+    },
+  ),
+});

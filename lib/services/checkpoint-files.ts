@@ -1,0 +1,49 @@
+import { ApiError } from '@/lib/api/errors';
+import { loadBaseModel } from '@/lib/engine/base-models';
+import { encodeModel } from '@/lib/engine/safetensors';
+import { getDb } from '@/lib/db/client';
+import * as modelsRepo from '@/lib/db/repositories/models';
+import { artifactWebStream } from '@/lib/storage';
+import type { Principal } from './accounts';
+import { builtinModelSource } from './builtin-models';
+import { requireModel } from './models';
+
+export interface CheckpointFile {
+  filename: string;
+  contentType: string;
+  body: ReadableStream<Uint8Array> | Uint8Array;
+  size: number;
+}
+
+/**
+ * A checkpoint's weights as a download: its own safetensors from the artifact store, or, for step 0 (the
+ * untrained base), the base model's weights — for llama.cpp / Ollama users and for moving models elsewhere.
+ */
+export async function checkpointFile(principal: Principal, modelId: string, step: number): Promise<CheckpointFile> {
+  const model = await requireModel(principal, modelId);
+  const checkpoint = await modelsRepo.findCheckpointByStep(await getDb(), model.id, step);
+  if (!checkpoint) throw ApiError.notFound('Checkpoint not found');
+  const filename = `${model.name}-step${step}.safetensors`;
+  const contentType = 'application/octet-stream';
+  if (checkpoint.artifactKey) {
+    const artifact = await artifactWebStream(checkpoint.artifactKey);
+    if (!artifact) throw new ApiError('internal', 'Checkpoint weights are missing from the artifact store');
+    return { filename, contentType, body: artifact.stream, size: artifact.size };
+  }
+  const source = builtinModelSource(model.baseModel);
+  if (!source) {
+    throw new ApiError('not_found', `The base model ${model.baseModel} is served upstream; its weights are not available here`);
+  }
+  if (source.loadWeights) {
+    const bytes = await source.loadWeights();
+    return { filename, contentType, body: bytes, size: bytes.byteLength };
+  }
+  const { model: weights } = loadBaseModel(model.baseModel, null);
+  try {
+    const bytes = encodeModel(weights, { 'tuneboard.base_model': model.baseModel });
+    return { filename, contentType, body: bytes, size: bytes.byteLength };
+  } finally {
+    weights.release();
+  }
+}
+
