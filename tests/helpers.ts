@@ -1,8 +1,16 @@
 import crypto from 'node:crypto';
+import { beforeAll } from 'vitest';
+import { getDb } from '@/lib/db/client';
 import type { RouteHandler } from '@/lib/api/route';
 import * as signUpRoute from '@/app/v1/auth/sign-up/route';
 import * as tokenRoute from '@/app/v1/auth/token/route';
 import * as modelsRoute from '@/app/v1/preview/models/route';
+
+// Opening the database (PGlite start-up plus migrations) is the slow part of a route-test file; doing it
+// in a hook keeps it out of the first test's time budget, which matters on a loaded machine.
+beforeAll(async () => {
+  await getDb();
+}, 120_000);
 
 type Handlers = Partial<Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', RouteHandler>>;
 
@@ -105,7 +113,6 @@ export async function principalOf(user: TestUser) {
  * highest-ever step along so that step numbering stays consistent.
  */
 export async function seedCheckpoints(modelId: string, steps: number[], metrics: Record<string, number> = {}) {
-  const { getDb } = await import('@/lib/db/client');
   const { checkpoints, models } = await import('@/lib/db/schema');
   const { eq, sql } = await import('drizzle-orm');
   const db = await getDb();
@@ -140,7 +147,6 @@ export async function seedEvents(
     data: Record<string, unknown>;
   }[],
 ) {
-  const { getDb } = await import('@/lib/db/client');
   const { insertEvent } = await import('@/lib/db/repositories/training');
   const db = await getDb();
   const rows = [];

@@ -1,0 +1,158 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+
+/**
+ * Kills a server (and its training worker) with SIGKILL in the middle of a job, starts it again on the same
+ * embedded database, and checks that the job is not forgotten: it ends with training_failed and a clear
+ * message, nothing follows that event, and the model trains again afterwards.
+ */
+const PORT = 3160;
+const BASE = `http://127.0.0.1:${PORT}`;
+const DIR = path.join(process.cwd(), '.data', 'e2e-restart');
+
+function start(): ChildProcess {
+  return spawn('npm', ['run', 'start'], {
+    env: {
+      ...process.env,
+      PORT: String(PORT),
+      DATABASE_URL: '',
+      TUNEBOARD_DATA_DIR: path.join(DIR, 'pglite'),
+      TUNEBOARD_ARTIFACT_DIR: path.join(DIR, 'artifacts'),
+      NEXT_TELEMETRY_DISABLED: '1',
+    },
+    stdio: 'ignore',
+    detached: true,
+  });
+}
+
+async function up(): Promise<void> {
+  for (let i = 0; i < 240; i++) {
+    try {
+      if ((await fetch(`${BASE}/v1/system-check`)).ok) return;
+    } catch {
+      // starting
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('server did not start');
+}
+
+async function call<T>(key: string | null, p: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(`${BASE}${p}`, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+test('a killed server recovers its running job on restart', async () => {
+  test.setTimeout(240_000);
+  fs.rmSync(DIR, { recursive: true, force: true });
+  let server = start();
+  try {
+    await up();
+    await call(null, '/v1/auth/sign-up', {
+      method: 'POST',
+      body: JSON.stringify({ email: 'restart@example.test', password: 'restart-password', username: 'restart' }),
+    });
+    const { key } = await call<{ key: string }>(null, '/v1/auth/token', {
+      method: 'POST',
+      body: JSON.stringify({ email: 'restart@example.test', password: 'restart-password' }),
+    });
+    const model = await call<{ id: string }>(key, '/v1/preview/models', {
+      method: 'POST',
+      body: JSON.stringify({ project: 'p', name: 'm', base_model: 'tuneboard/tiny-random' }),
+    });
+    const lines = Array.from({ length: 400 }, (_, i) =>
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: `Count to ${i}.` },
+          { role: 'assistant', content: 'one two three '.repeat(4) },
+        ],
+      }),
+    ).join('\n');
+    const res = await fetch(`${BASE}/v1/preview/datasets?project=p&name=long`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: lines,
+    });
+    const { training_data_url } = (await res.json()) as { training_data_url: string };
+    const job = await call<{ id: string }>(key, '/v1/preview/sft-training-jobs', {
+      method: 'POST',
+      body: JSON.stringify({ model_id: model.id, training_data_url, config: { batch_size: 1 } }),
+    });
+
+    // Wait until it is visibly training (a few gradient steps), then kill everything at once.
+    await expect
+      .poll(
+        async () =>
+          (await call<{ completed_steps: number }>(key, `/v1/preview/training-jobs/${job.id}`)).completed_steps,
+        {
+          timeout: 120_000,
+        },
+      )
+      .toBeGreaterThan(2);
+    process.kill(-server.pid!, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 500));
+
+    server = start();
+    await up();
+    const after = await call<{ status: string; error_message: string | null }>(
+      key,
+      `/v1/preview/training-jobs/${job.id}`,
+    );
+    expect(after.status).toBe('FAILED');
+    expect(after.error_message).toMatch(/worker stopped responding/);
+    type Page = { data: { id: string; type: string }[]; has_more: boolean };
+    const events = await call<Page>(key, `/v1/preview/training-jobs/${job.id}/events?limit=100`);
+    let all = events.data;
+    let cursor = all.at(-1);
+    let more = events.has_more;
+    while (more && cursor) {
+      const page = await call<Page>(key, `/v1/preview/training-jobs/${job.id}/events?limit=100&after=${cursor.id}`);
+      all = [...all, ...page.data];
+      cursor = page.data.at(-1);
+      more = page.has_more;
+    }
+    expect(all[0].type).toBe('training_started');
+    expect(all.at(-1)?.type).toBe('training_failed');
+    expect(all.filter((e) => e.type === 'training_failed')).toHaveLength(1);
+
+    // The model is not stuck: a new job on it runs to the end.
+    const small = Array.from({ length: 4 }, () =>
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'hello' },
+        ],
+      }),
+    ).join('\n');
+    const upload = await fetch(`${BASE}/v1/preview/datasets?project=p&name=small`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: small,
+    });
+    const second = await call<{ id: string }>(key, '/v1/preview/sft-training-jobs', {
+      method: 'POST',
+      body: JSON.stringify({
+        model_id: model.id,
+        training_data_url: ((await upload.json()) as { training_data_url: string }).training_data_url,
+      }),
+    });
+    await expect
+      .poll(async () => (await call<{ status: string }>(key, `/v1/preview/training-jobs/${second.id}`)).status, {
+        timeout: 120_000,
+      })
+      .toBe('COMPLETED');
+  } finally {
+    try {
+      process.kill(-server.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
