@@ -1,6 +1,9 @@
 import { ApiError } from '@/lib/api/errors';
+import { BUILTIN_CHAT_TEMPLATE } from '@/lib/engine/chat-template';
 import { loadBaseModel } from '@/lib/engine/base-models';
-import { encodeModel } from '@/lib/engine/safetensors';
+import { exportGguf } from '@/lib/engine/gguf';
+import { decodeModel, encodeModel } from '@/lib/engine/safetensors';
+import { Tokenizer } from '@/lib/engine/tokenizer';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { artifactWebStream } from '@/lib/storage';
@@ -17,9 +20,37 @@ export interface CheckpointFile {
 
 /**
  * A checkpoint's weights as a download: its own safetensors from the artifact store, or, for step 0 (the
- * untrained base), the base model's weights — for llama.cpp / Ollama users and for moving models elsewhere.
+ * untrained base), the base model's weights. `gguf` converts them for llama.cpp and Ollama users.
  */
-export async function checkpointFile(principal: Principal, modelId: string, step: number): Promise<CheckpointFile> {
+export async function checkpointFile(
+  principal: Principal,
+  modelId: string,
+  step: number,
+  format: 'safetensors' | 'gguf' = 'safetensors',
+): Promise<CheckpointFile> {
+  const file = await safetensorsFile(principal, modelId, step);
+  if (format === 'safetensors') return file;
+  const bytes =
+    file.body instanceof Uint8Array ? file.body : new Uint8Array(await new Response(file.body).arrayBuffer());
+  // Conversion is a few milliseconds for the built-in model sizes; larger models are served upstream.
+  const weights = decodeModel(bytes);
+  try {
+    const gguf = exportGguf(weights, new Tokenizer(), {
+      chatTemplate: BUILTIN_CHAT_TEMPLATE,
+      name: file.filename.replace(/\.safetensors$/, ''),
+    });
+    return {
+      filename: file.filename.replace(/\.safetensors$/, '.gguf'),
+      contentType: 'application/octet-stream',
+      body: gguf,
+      size: gguf.byteLength,
+    };
+  } finally {
+    weights.release();
+  }
+}
+
+async function safetensorsFile(principal: Principal, modelId: string, step: number): Promise<CheckpointFile> {
   const model = await requireModel(principal, modelId);
   const checkpoint = await modelsRepo.findCheckpointByStep(await getDb(), model.id, step);
   if (!checkpoint) throw ApiError.notFound('Checkpoint not found');
@@ -32,7 +63,10 @@ export async function checkpointFile(principal: Principal, modelId: string, step
   }
   const source = builtinModelSource(model.baseModel);
   if (!source) {
-    throw new ApiError('not_found', `The base model ${model.baseModel} is served upstream; its weights are not available here`);
+    throw new ApiError(
+      'not_found',
+      `The base model ${model.baseModel} is served upstream; its weights are not available here`,
+    );
   }
   if (source.loadWeights) {
     const bytes = await source.loadWeights();
@@ -46,4 +80,3 @@ export async function checkpointFile(principal: Principal, modelId: string, step
     weights.release();
   }
 }
-

@@ -7,11 +7,14 @@ import { insertCheckpoint, setLastStep } from '@/lib/db/repositories/models';
 import { putArtifact } from '@/lib/storage';
 import { createModel, createUser, TEST_BASE_MODEL } from '../helpers';
 
-async function download(key: string, modelId: string, step: string) {
+async function download(key: string, modelId: string, step: string, format?: string) {
   const res = await downloadRoute.GET(
-    new Request(`http://localhost/v1/preview/models/${modelId}/checkpoints/${step}/download`, {
-      headers: { authorization: `Bearer ${key}` },
-    }),
+    new Request(
+      `http://localhost/v1/preview/models/${modelId}/checkpoints/${step}/download${format ? `?format=${format}` : ''}`,
+      {
+        headers: { authorization: `Bearer ${key}` },
+      },
+    ),
     { params: Promise.resolve({ model_id: modelId, step }) },
   );
   return res;
@@ -28,6 +31,12 @@ describe('GET /v1/preview/models/{id}/checkpoints/{step}/download', () => {
     const weights = decodeModel(bytes);
     expect(weights.config).toEqual(BASE_MODELS[TEST_BASE_MODEL].config);
     weights.release();
+
+    const gguf = await download(user.key, model.id, '0', 'gguf');
+    expect(gguf.headers.get('content-disposition')).toBe('attachment; filename="dl-step0.gguf"');
+    const ggufBytes = new Uint8Array(await gguf.arrayBuffer());
+    expect(new TextDecoder().decode(ggufBytes.subarray(0, 4))).toBe('GGUF');
+    expect((await download(user.key, model.id, '0', 'onnx')).status).toBe(422);
   });
 
   it('streams a trained checkpoint’s own artifact, and 404s for unknown steps and strangers', async () => {

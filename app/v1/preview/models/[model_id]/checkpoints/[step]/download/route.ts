@@ -8,14 +8,21 @@ export const dynamic = 'force-dynamic';
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
     {
-      summary: 'Download a checkpoint’s weights (safetensors with the model config in its metadata)',
+      summary: 'Download a checkpoint’s weights: safetensors (config in its metadata) or GGUF for llama.cpp / Ollama',
       tag: 'checkpoints',
       extension: true,
-      params: z.object({ model_id: idSchema, step: z.string().regex(/^\d{1,9}$/).transform(Number) }),
+      params: z.object({
+        model_id: idSchema,
+        step: z
+          .string()
+          .regex(/^\d{1,9}$/)
+          .transform(Number),
+      }),
       notFound: 'Checkpoint not found',
+      query: z.object({ format: z.enum(['safetensors', 'gguf']).optional().default('safetensors') }),
     },
-    async ({ principal, params }) => {
-      const file = await checkpointFile(principal, params.model_id, params.step);
+    async ({ principal, params, query }) => {
+      const file = await checkpointFile(principal, params.model_id, params.step, query.format);
       return new Response(file.body as BodyInit, {
         headers: {
           'content-type': file.contentType,
