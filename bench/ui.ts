@@ -1,0 +1,110 @@
+/**
+ * `npm run bench:ui` (headless Debian Chromium, loopback): first-load JavaScript per dashboard route
+ * (gzipped bytes of the scripts a first visit downloads; goal ≤ 250 kB for the heaviest), and the time until
+ * a model page with 20 metric series of 100,000 points each is interactive (goal < 1.5 s).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from '@playwright/test';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const PORT = 3230;
+const BASE = `http://127.0.0.1:${PORT}`;
+const SERIES = Number(process.env.BENCH_SERIES ?? 20);
+const POINTS = Number(process.env.BENCH_POINTS ?? 100_000);
+
+async function waitUp() {
+  for (let i = 0; i < 240; i++) {
+    try {
+      if ((await fetch(`${BASE}/v1/health`)).ok) return;
+    } catch {
+      // starting
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error('server did not start');
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  const dir = path.join(ROOT, '.data', 'bench-ui');
+  fs.rmSync(dir, { recursive: true, force: true });
+  const env = {
+    ...process.env,
+    DATABASE_URL: '',
+    TUNEBOARD_DATA_DIR: path.join(dir, 'pglite'),
+    TUNEBOARD_ARTIFACT_DIR: path.join(dir, 'artifacts'),
+    NEXT_TELEMETRY_DISABLED: '1',
+  };
+  const t0 = Date.now();
+  const seed = JSON.parse(
+    execFileSync('npx', ['tsx', 'bench/ui-seed.ts', String(SERIES), String(POINTS)], { cwd: ROOT, env, encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .at(-1)!,
+  );
+  console.log(`seeded ${SERIES} series × ${POINTS} points in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  const server = spawn('npx', ['next', 'start', '-p', String(PORT)], {
+    cwd: ROOT,
+    env: { ...env, NODE_ENV: 'production', PORT: String(PORT) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  try {
+    await waitUp();
+    const context = await browser.newContext({ baseURL: BASE });
+    const signIn = await context.request.post('/v1/auth/sign-in', { data: { email: 'ui-bench@bench.test', password: 'ui-bench-password' } });
+    if (!signIn.ok()) throw new Error(`sign-in failed: ${signIn.status()}`);
+
+    const routes = ['/sign-in', '/models', `/models/${seed.modelId}`, '/playground', '/sft', '/settings/api-keys', '/settings/usage', '/docs'];
+    const rows: [string, number][] = [];
+    for (const route of routes) {
+      const page = await context.newPage();
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+      const scripts = new Map<string, number>();
+      const types = new Map<string, string>();
+      cdp.on('Network.responseReceived', (e) => types.set(e.requestId, e.type));
+      cdp.on('Network.loadingFinished', (e) => {
+        if (types.get(e.requestId) === 'Script') scripts.set(e.requestId, e.encodedDataLength);
+      });
+      await page.goto(route, { waitUntil: 'networkidle' });
+      rows.push([route.replace(seed.modelId, '[modelId]'), [...scripts.values()].reduce((a, b) => a + b, 0)]);
+      await page.close();
+    }
+
+    // Interactive: every chart of the model page has drawn its lines (charts load lazily after hydration).
+    const timings: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const page = await context.newPage();
+      const started = Date.now();
+      await page.goto(`/models/${seed.modelId}`);
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('[data-testid="metric-chart"] .recharts-line-curve').length >= n,
+        SERIES,
+        { timeout: 60_000, polling: 50 },
+      );
+      timings.push(Date.now() - started);
+      await page.close();
+    }
+
+    console.log('\n| route | first-load JS (transferred, compressed) |');
+    console.log('|---|---:|');
+    for (const [route, bytes] of rows) console.log(`| ${route} | ${(bytes / 1024).toFixed(1)} kB |`);
+    console.log(`\nmodel page with ${SERIES} series × ${POINTS} points: interactive in ${timings.map((t) => `${t} ms`).join(', ')} (best ${Math.min(...timings)} ms)`);
+  } finally {
+    await browser.close();
+    process.kill(-server.pid!, 'SIGTERM');
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
