@@ -3,6 +3,7 @@ import { generate, SequenceDecoder, type GenerationRequest, type TokenEvent } fr
 import { Model, type ModelConfig } from './model';
 import { choiceGenerator, Generator } from './random';
 import { Tokenizer, defaultTokenizerConfig } from './tokenizer';
+import { compileStructuredOutput } from './constrained';
 
 // Merges make multi-character tokens: 261 = "ab", 262 = "abc".
 const tok = new Tokenizer({
@@ -111,6 +112,16 @@ describe('SequenceDecoder stop handling (§7.5)', () => {
   it('never streams a broken UTF-8 character', () => {
     const { events } = run([0xc3, 0xa9, 0xf0, 0x9f], { maxTokens: 4 });
     expect(events.map((e) => e.textDelta)).toEqual(['', 'é', '', '']);
+  });
+
+  it('a constraint overrides what the logits prefer, then forces EOS once complete', () => {
+    const constraint = compileStructuredOutput({ constraint: { kind: 'choice', choices: ['abc', 'xy'] } }, tok, [EOS]);
+    // The logits always push 'x' (120); the merge token 'abc' (262) is one allowed first token.
+    const { d } = run([120, 120, 120, 120, 120], { constraint });
+    expect([d.result(null).text, d.finishReason]).toEqual(['xy', 'stop']);
+    expect(d.tokens.map((t) => t.tokenId)).toEqual([120, 121, EOS]);
+    const { d: d2 } = run([262, 120, 120], { constraint });
+    expect([d2.result(null).text, d2.tokens.map((t) => t.tokenId)]).toEqual(['abc', [262, EOS]]);
   });
 });
 

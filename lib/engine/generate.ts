@@ -12,6 +12,7 @@ import {
   type TokenLogprob,
 } from './sampler';
 import { IncrementalDetokenizer, type Tokenizer } from './tokenizer';
+import { applyTokenMask, type ConstraintState, type TokenConstraint } from './constrained/token-constraint';
 
 /**
  * Generation loop with vLLM's stop semantics (compat-reference §7.5): the engine-side check (length, then
@@ -38,6 +39,12 @@ export interface GenerationRequest {
   promptLogprobs?: number | null;
   /** This sequence's generator: choice i of a seeded request uses seed + i (see choiceGenerator). */
   generator: Generator;
+  /**
+   * Structured output (lib/engine/constrained): disallowed tokens get −∞ on the raw logits before the
+   * sampling pipeline, as vLLM applies its grammar bitmask before the sampler (so logprobs are those of
+   * the constrained distribution). Once the output is complete only its end tokens remain allowed.
+   */
+  constraint?: TokenConstraint | null;
 }
 
 export type FinishReason = 'stop' | 'length' | 'abort';
@@ -101,6 +108,7 @@ export class SequenceDecoder {
   private readonly detok: IncrementalDetokenizer;
   private readonly holdback: number;
   private readonly stopIds: Set<number>;
+  private constraintState: ConstraintState | null;
 
   constructor(
     tokenizer: Tokenizer,
@@ -117,6 +125,7 @@ export class SequenceDecoder {
     if (stops.some((s) => s.length === 0)) throw new Error('stop cannot contain an empty string.');
     this.holdback = stops.length && !request.includeStopStrInOutput ? Math.max(...stops.map((s) => s.length)) - 1 : 0;
     this.stopIds = new Set(request.sampling?.stopTokenIds ?? []);
+    this.constraintState = request.constraint?.initialState ?? null;
   }
 
   get finished(): boolean {
@@ -125,7 +134,13 @@ export class SequenceDecoder {
 
   /** Samples from this step's raw logits, records the token and applies the stop rules. */
   step(logits: Float32Array, index: number): TokenEvent {
-    const r = sampleNext(logits, this.params, this.state, this.request.generator, this.request.topLogprobs ?? 0);
+    const constraint = this.request.constraint;
+    const cs = this.constraintState;
+    const input = constraint && cs ? applyTokenMask(logits, constraint.allowedTokens(cs)) : logits;
+    const r = sampleNext(input, this.params, this.state, this.request.generator, this.request.topLogprobs ?? 0);
+    // The sampled token is always allowed (sampleNext's all-masked fallback takes the argmax of these
+    // masked logits); advance() returning null is therefore unreachable and the state is kept.
+    if (constraint && cs) this.constraintState = constraint.advance(cs, r.tokenId) ?? cs;
     const token: GeneratedToken = { tokenId: r.tokenId, logprob: r.logprob, rank: r.rank, topLogprobs: r.topLogprobs };
     this.tokens.push(token);
     this.state.append(r.tokenId);

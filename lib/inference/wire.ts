@@ -1,7 +1,9 @@
+import { compileStructuredOutput, type StructuredOutputSpecInput } from '@/lib/engine/constrained';
 import type { GenerationRequest } from '@/lib/engine/generate';
 import type { ModelConfig } from '@/lib/engine/model';
 import { choiceGenerator, Generator } from '@/lib/engine/random';
 import type { SamplingParams } from '@/lib/engine/sampler';
+import type { Tokenizer } from '@/lib/engine/tokenizer';
 import type { EngineEvent } from './engine-events';
 import type { PromptPositionLogprobs } from './logprobs';
 
@@ -17,12 +19,16 @@ export interface ModelSpec {
   source: ModelSource;
 }
 
-/** A GenerationRequest without its Generator (not cloneable): the seed travels instead. */
-export interface WireSequence extends Omit<GenerationRequest, 'generator' | 'sampling'> {
+/** A GenerationRequest without its Generator and constraint (not cloneable): the seed and spec travel instead. */
+export interface WireSequence extends Omit<GenerationRequest, 'generator' | 'sampling' | 'constraint'> {
   sampling: Omit<SamplingParams, 'logitBias'> & { logitBias?: [number, number][] };
   /** null: unseeded (a fresh random stream); else choice i uses seed + i (§7.6). */
   seed: string | null;
   choice: number;
+  /** Structured output to enforce, compiled in the worker thread (constraints hold per-thread caches). */
+  structuredOutput?: StructuredOutputSpecInput | null;
+  /** Tokens that end a constrained output: EOS plus stop_token_ids. */
+  endTokenIds?: number[];
 }
 
 export type ToWorker =
@@ -37,8 +43,8 @@ export type FromWorker =
   | { type: 'need-weights'; key: string }
   | { type: 'ready' };
 
-export function toGenerationRequest(seq: WireSequence): GenerationRequest {
-  const { seed, choice, sampling, ...rest } = seq;
+export function toGenerationRequest(seq: WireSequence, tokenizer: Tokenizer): GenerationRequest {
+  const { seed, choice, sampling, structuredOutput, endTokenIds, ...rest } = seq;
   const generator =
     seed === null
       ? new Generator(BigInt(Math.floor(Math.random() * 2 ** 52)) * 4096n + BigInt(Math.floor(Math.random() * 4096)))
@@ -47,5 +53,7 @@ export function toGenerationRequest(seq: WireSequence): GenerationRequest {
     ...rest,
     sampling: { ...sampling, logitBias: sampling.logitBias ? new Map(sampling.logitBias) : null },
     generator,
+    // The compiled grammar is cached per thread, so n choices and repeated requests compile once.
+    constraint: structuredOutput ? compileStructuredOutput(structuredOutput, tokenizer, endTokenIds ?? []) : null,
   };
 }

@@ -100,7 +100,7 @@ port.on('message', (message: ToWorker) => {
       entry.lastUsed = Date.now();
       entry.scheduler.submit({
         id,
-        sequences: message.sequences.map(toGenerationRequest),
+        sequences: message.sequences.map((seq) => toGenerationRequest(seq, tokenizer)),
         promptLogprobs: message.promptLogprobs,
         onEvents: (events) => post({ type: 'events', id, events }),
         onDone: ({ promptLogprobs }) => {

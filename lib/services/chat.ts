@@ -1,7 +1,8 @@
 import { BUILTIN_CHAT_TEMPLATE, ChatTemplate, type ChatMessage } from '@/lib/engine/chat-template';
 import { badWordsTokenIds } from '@/lib/engine/sampler';
 import { Tokenizer } from '@/lib/engine/tokenizer';
-import { chatTemplateError } from '@/lib/inference/chat-errors';
+import { cachedStructuredGrammar, StructuredOutputCompileError } from '@/lib/engine/constrained';
+import { chatTemplateError, structuredOutputError } from '@/lib/inference/chat-errors';
 import { collectChatCompletion, serializeChatCompletion } from '@/lib/inference/chat-response';
 import type { EngineEvent } from '@/lib/inference/engine-events';
 import { inferencePool } from '@/lib/inference/pool';
@@ -80,6 +81,8 @@ function wireSequences(s: SamplingRequest, prompt: number[]): WireSequence[] {
     topLogprobs: s.top_logprobs,
     seed: s.seed === null ? null : s.seed.toString(),
     choice,
+    structuredOutput: s.structured_output,
+    endTokenIds: [...(EOS_ID === null ? [] : [EOS_ID]), ...s.stop_token_ids],
   }));
 }
 
@@ -124,6 +127,15 @@ export async function createChatCompletion(input: {
     headerRequestId: input.headers.get('x-request-id'),
   });
   const prompt = truncatePrompt(promptIds, s);
+  if (s.structured_output) {
+    // Compile now (cached) so a schema or regex we cannot enforce is a 400 before anything streams (§7.2 item 6).
+    try {
+      cachedStructuredGrammar(s.structured_output);
+    } catch (err) {
+      if (err instanceof StructuredOutputCompileError) throw structuredOutputError(err.message);
+      throw err;
+    }
+  }
 
   const handle = inferencePool().generate({
     model: served.spec,

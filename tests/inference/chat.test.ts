@@ -149,4 +149,85 @@ describe('chat completions through the openai SDK', () => {
     expect(ids).toContain(TEST_BASE_MODEL);
     expect(ids).toContain(`${user.handle}/p/listed`);
   });
+
+  it('enforces structured outputs: json_schema, json_object, regex and choice always parse and match', async () => {
+    const user = await createUser();
+    const sdk = client(user);
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string', maxLength: 8 }, age: { type: 'integer', minimum: 0, maximum: 120 }, tags: { type: 'array', items: { enum: ['a', 'b"c'] }, maxItems: 3 } },
+      required: ['name', 'age', 'tags'],
+      additionalProperties: false,
+    };
+    for (const seed of [1, 2, 3]) {
+      const res = await sdk.chat.completions.create({
+        model: TEST_BASE_MODEL,
+        messages: [{ role: 'user', content: 'A person as JSON' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'person', schema } },
+        max_tokens: 200,
+        temperature: 1,
+        seed,
+        n: 2,
+      });
+      for (const choice of res.choices) {
+        expect(choice.finish_reason).toBe('stop');
+        let value;
+        try {
+          value = JSON.parse(choice.message.content!);
+        } catch (err) {
+          throw new Error(`not JSON: ${JSON.stringify(choice.message.content)}: ${String(err)}`);
+        }
+        expect(Object.keys(value)).toEqual(['name', 'age', 'tags']);
+        expect(value.age).toBeGreaterThanOrEqual(0);
+        expect(value.age).toBeLessThanOrEqual(120);
+        expect([...value.name].length).toBeLessThanOrEqual(8);
+        for (const t of value.tags) expect(['a', 'b"c']).toContain(t);
+      }
+    }
+    // A random model wanders; without whitespace it closes its object well within the context.
+    const obj = await sdk.chat.completions.create({
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user', content: 'json' }],
+      max_tokens: 200,
+      seed: 5,
+      n: 4,
+      // @ts-expect-error vLLM extension field
+      structured_outputs: { json_object: true, disable_any_whitespace: true },
+    });
+    const finished = obj.choices.filter((c) => c.finish_reason === 'stop');
+    expect(finished.length).toBeGreaterThan(0);
+    for (const c of finished) expect(JSON.parse(c.message.content!)).toBeTypeOf('object');
+    // Cut by max_tokens, the output is a prefix of valid JSON, as vLLM's would be.
+    for (const c of obj.choices.filter((x) => x.finish_reason === 'length')) expect(c.message.content!.startsWith('{')).toBe(true);
+    const regex = await sdk.chat.completions.create({
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user', content: 'a date' }],
+      max_tokens: 30,
+      seed: 6,
+      // @ts-expect-error vLLM extension field
+      structured_outputs: { regex: '\\d{4}-(0[1-9]|1[0-2])-[0-2]\\d' },
+    });
+    expect(regex.choices[0].message.content).toMatch(/^\d{4}-(0[1-9]|1[0-2])-[0-2]\d$/);
+    const choice = await sdk.chat.completions.create({
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user', content: 'pick' }],
+      max_tokens: 10,
+      seed: 7,
+      // @ts-expect-error vLLM extension field
+      structured_outputs: { choice: ['yes', 'no', 'maybe later'] },
+    });
+    expect(['yes', 'no', 'maybe later']).toContain(choice.choices[0].message.content);
+  });
+
+  it('rejects a structured output it cannot enforce with a 400 before generating', async () => {
+    const user = await createUser();
+    await expect(
+      client(user).chat.completions.create({
+        model: TEST_BASE_MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        // @ts-expect-error vLLM extension field
+        structured_outputs: { regex: '(?<=a)b' },
+      }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('structured_outputs.regex could not be compiled') });
+  });
 });
