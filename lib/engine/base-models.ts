@@ -74,7 +74,10 @@ export function loadBaseModel(
   options: { heap?: WasmHeap } = {},
 ): { model: Model; spec: BaseModelSpec; tokenizer: Tokenizer } {
   const spec = baseModelSpec(name);
-  if (!spec) throw new BaseModelUnavailableError(`Unknown base model "${name}"; built-in models: ${Object.keys(BASE_MODELS).join(', ')}`);
+  if (!spec)
+    throw new BaseModelUnavailableError(
+      `Unknown base model "${name}"; built-in models: ${Object.keys(BASE_MODELS).join(', ')}`,
+    );
   const tokenizer = new Tokenizer(spec.tokenizer);
   if (weights) return { model: decodeModel(weights, { heap: options.heap }), spec, tokenizer };
   if (spec.seed === undefined) {

@@ -19,13 +19,21 @@ describe('ChatTemplate', () => {
       ],
       { addGenerationPrompt: true },
     );
-    expect(text).toBe('<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
+    expect(text).toBe(
+      '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
+    );
   });
 
   it('joins text parts with newlines and treats developer as system', () => {
     const text = tpl.render([
       { role: 'developer', content: 'rules' },
-      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
     ]);
     expect(text).toBe('<|im_start|>system\nrules<|im_end|>\n<|im_start|>user\na\nb<|im_end|>\n');
   });
@@ -56,8 +64,12 @@ describe('ChatTemplate', () => {
       ],
       { tools: [weather.function] },
     );
-    expect(text).toContain('<|im_start|>system\nsys\n\n# Tools\n<tools>\n{"type": "function", "function": {"name": "weather"');
-    expect(text).toContain('<|im_start|>assistant\n<tool_call>{"name": "weather", "arguments": {"city": "Paris"}}</tool_call><|im_end|>\n');
+    expect(text).toContain(
+      '<|im_start|>system\nsys\n\n# Tools\n<tools>\n{"type": "function", "function": {"name": "weather"',
+    );
+    expect(text).toContain(
+      '<|im_start|>assistant\n<tool_call>{"name": "weather", "arguments": {"city": "Paris"}}</tool_call><|im_end|>\n',
+    );
     expect(text).toContain('<|im_start|>tool\nsunny<|im_end|>\n');
   });
 
@@ -69,9 +81,12 @@ describe('ChatTemplate', () => {
   });
 
   it('exposes bos/eos and extra variables, and reports referenced variables', () => {
-    const t = new ChatTemplate('{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}{% if enable_thinking %}T{% endif %}', {
-      bosToken: '<s>',
-    });
+    const t = new ChatTemplate(
+      '{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}{% if enable_thinking %}T{% endif %}',
+      {
+        bosToken: '<s>',
+      },
+    );
     expect(t.render([{ role: 'user', content: 'x' }], { extra: { enable_thinking: true } })).toBe('<s>xT');
     const vars = t.referencedVariables();
     expect([...vars].sort()).toEqual(['bos_token', 'enable_thinking', 'messages']);
@@ -86,8 +101,7 @@ describe('tokenizeConversation', () => {
     { role: 'user', content: 'q2' },
     { role: 'assistant', content: 'a2' },
   ];
-  const maskedText = (ids: number[], mask: number[]) =>
-    tok.decode(ids.filter((_, i) => mask[i] === 1));
+  const maskedText = (ids: number[], mask: number[]) => tok.decode(ids.filter((_, i) => mask[i] === 1));
 
   it('masks exactly the assistant contents and their closing <|im_end|>', () => {
     const { ids, mask } = tokenizeConversation(tok, tpl, messages, { assistantTurns: 'all' });
@@ -103,7 +117,11 @@ describe('tokenizeConversation', () => {
   it('keeps tool calls inside the trained turn', () => {
     const conv = [
       { role: 'user', content: 'Paris?' },
-      { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ type: 'function', function: { name: 'weather', arguments: '{}' } }],
+      },
     ];
     const { ids, mask } = tokenizeConversation(tok, tpl, conv, { assistantTurns: 'all', tools: [weather] });
     expect(maskedText(ids, mask)).toBe('<tool_call>{"name": "weather", "arguments": {}}</tool_call><|im_end|>');

@@ -140,7 +140,8 @@ export class ChatTemplate {
       }
       for (const [k, v] of Object.entries(n)) {
         if (n.type === 'MemberExpression' && k === 'property' && n.computed === false) continue;
-        if ((n.type === 'FilterExpression' && k === 'filter') || (n.type === 'TestExpression' && k === 'test')) continue;
+        if ((n.type === 'FilterExpression' && k === 'filter') || (n.type === 'TestExpression' && k === 'test'))
+          continue;
         visit(v, k);
       }
     };
@@ -184,9 +185,9 @@ export const IM_END = '<|im_end|>';
  * with a 256-token context cannot afford one. `developer` is rendered as `system`.
  */
 export const BUILTIN_CHAT_TEMPLATE = [
-  "{%- set ns = namespace(start=0) -%}",
+  '{%- set ns = namespace(start=0) -%}',
   "{%- if messages | length > 0 and (messages[0].role == 'system' or messages[0].role == 'developer') -%}",
-  "{%- set ns.start = 1 -%}",
+  '{%- set ns.start = 1 -%}',
   '{%- endif -%}',
   '{%- if tools -%}',
   "{{- '<|im_start|>system\\n' -}}",

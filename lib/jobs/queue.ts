@@ -7,7 +7,7 @@ import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import { loadTrainingExamples } from '@/lib/services/datasets';
 import { putArtifactStream } from '@/lib/storage';
 import { checkpointKey } from './protocol';
-import type { SftExample } from '@/lib/services/sft-data';
+import type { SftExample } from '@/lib/schemas/sft-data';
 
 /**
  * The server side of the worker protocol: every state change of a job goes through here, whether the

@@ -7,9 +7,15 @@
  * TUNEBOARD_WORKER_ID (default <hostname>:<pid>).
  */
 import os from 'node:os';
+import v8 from 'node:v8';
 import { trainingHandlers } from './handlers';
 import { httpProtocol } from './http-protocol';
 import { runWorkerLoop } from './runner';
+import { enableTrainingThreads, isSftHelperThread, runSftHelperThread } from './training-threads';
+
+// Relaxed SIMD turns the engine's multiply-adds into FMA (+30–40 % training throughput). Node ≥ 22 has it on;
+// Node 20 needs the flag, set before the first WebAssembly heap is created (lib/engine/README.md).
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 async function main() {
   const token = process.env.TUNEBOARD_WORKER_TOKEN;
@@ -32,7 +38,13 @@ async function main() {
   await runWorkerLoop(httpProtocol({ baseUrl, token, workerId }), handlers, { signal: stop.signal });
 }
 
-main().catch((err) => {
-  console.error('[worker] fatal', err);
-  process.exit(1);
-});
+// The same script is the entry of the SFT helper thread (training-threads.ts), so the bundle needs no second file.
+if (isSftHelperThread()) {
+  runSftHelperThread();
+} else {
+  if (process.argv[1]) enableTrainingThreads(process.argv[1]);
+  main().catch((err) => {
+    console.error('[worker] fatal', err);
+    process.exit(1);
+  });
+}

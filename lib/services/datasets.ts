@@ -6,7 +6,7 @@ import { getDb } from '@/lib/db/client';
 import * as artifactsRepo from '@/lib/db/repositories/artifacts';
 import { deleteArtifacts, putArtifactStream, readArtifactLines, readArtifactText } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
-import { parseSftJsonl, SftDataError, validateSftLines, type SftExample } from './sft-data';
+import { parseSftJsonl, SftDataError, validateSftLines, type SftExample } from '@/lib/schemas/sft-data';
 
 /**
  * SFT datasets are versioned artifacts: rows in `artifacts` (name → version → files) with the files in the

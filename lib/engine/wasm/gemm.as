@@ -640,3 +640,257 @@ export function softmax_causal_rows(x: usize, n: i32, S: i32, valid0: i32, scale
     if (valid < S) memory.fill(row + (<usize>valid << 2), 0, <usize>(S - valid) * 4);
   }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Training kernels: the elementwise halves of the forward/backward pass (lib/engine/train/trainer.ts).
+// In plain JS these loops ran at ~1 GFLOP/s and took as long as the matmuls around them.
+
+/** Σ x² over n floats (gradient norms). */
+export function sum_squares(x: usize, n: i32): f64 {
+  let acc0 = f32x4.splat(0);
+  let acc1 = f32x4.splat(0);
+  let i = 0;
+  let total: f64 = 0;
+  // Flush the f32 accumulators into f64 every 4096 floats so millions of squares keep their precision.
+  while (i + 8 <= n) {
+    const end = min(n & ~7, i + 4096);
+    for (; i < end; i += 8) {
+      const a = v128.load(x + (<usize>i << 2));
+      const b = v128.load(x + (<usize>i << 2), 16);
+      acc0 = madd(a, a, acc0);
+      acc1 = madd(b, b, acc1);
+    }
+    total += <f64>hsum(f32x4.add(acc0, acc1));
+    acc0 = f32x4.splat(0);
+    acc1 = f32x4.splat(0);
+  }
+  for (; i < n; i++) {
+    const a = load<f32>(x + (<usize>i << 2));
+    total += <f64>(a * a);
+  }
+  return total;
+}
+
+/** h[r] = silu(gate[r])·up[r] for rows of [gate | up] (row stride 2·dff) into dense rows of h. */
+export function swiglu_forward(gu: usize, h: usize, rows: i32, dff: i32): void {
+  const one = f32x4.splat(1);
+  for (let r = 0; r < rows; r++) {
+    const g = gu + <usize>(r * 2 * dff) * 4;
+    const u = g + <usize>dff * 4;
+    const o = h + <usize>(r * dff) * 4;
+    let i = 0;
+    for (; i + 4 <= dff; i += 4) {
+      const off = <usize>i << 2;
+      const a = v128.load(g + off);
+      const silu = f32x4.div(a, f32x4.add(one, exp4(f32x4.neg(a))));
+      v128.store(o + off, f32x4.mul(silu, v128.load(u + off)));
+    }
+    for (; i < dff; i++) {
+      const off = <usize>i << 2;
+      const a = load<f32>(g + off);
+      store<f32>(o + off, (a / (1 + exp1(-a))) * load<f32>(u + off));
+    }
+  }
+}
+
+/**
+ * SwiGLU backward: with s = σ(g), silu = g·s and silu' = s·(1 + g·(1 − s)),
+ * d gate = dh·up·silu', d up = dh·silu; written as [d gate | d up] rows (stride 2·dff).
+ */
+export function swiglu_backward(gu: usize, dh: usize, dgu: usize, rows: i32, dff: i32): void {
+  const one = f32x4.splat(1);
+  for (let r = 0; r < rows; r++) {
+    const g = gu + <usize>(r * 2 * dff) * 4;
+    const u = g + <usize>dff * 4;
+    const dg = dgu + <usize>(r * 2 * dff) * 4;
+    const du = dg + <usize>dff * 4;
+    const d = dh + <usize>(r * dff) * 4;
+    let i = 0;
+    for (; i + 4 <= dff; i += 4) {
+      const off = <usize>i << 2;
+      const a = v128.load(g + off);
+      const s = f32x4.div(one, f32x4.add(one, exp4(f32x4.neg(a))));
+      const silu = f32x4.mul(a, s);
+      const dsilu = f32x4.mul(s, madd(a, f32x4.sub(one, s), one));
+      const dv = v128.load(d + off);
+      v128.store(dg + off, f32x4.mul(f32x4.mul(dv, v128.load(u + off)), dsilu));
+      v128.store(du + off, f32x4.mul(dv, silu));
+    }
+    for (; i < dff; i++) {
+      const off = <usize>i << 2;
+      const a = load<f32>(g + off);
+      const s: f32 = 1 / (1 + exp1(-a));
+      const dv = load<f32>(d + off);
+      store<f32>(dg + off, dv * load<f32>(u + off) * s * (1 + a * (1 - s)));
+      store<f32>(du + off, dv * a * s);
+    }
+  }
+}
+
+/**
+ * RMSNorm backward for y = x·r·w, r = 1/√(mean(x²) + eps):
+ * dx += r·(dy⊙w) − x·r³·Σ(dy⊙w⊙x)/n, dw += Σ_rows dy⊙x·r. Accumulates into dx and dw.
+ */
+export function rms_norm_backward(x: usize, dy: usize, dx: usize, rows: i32, n: i32, w: usize, dw: usize, eps: f32): void {
+  const n4 = n & ~3;
+  for (let r = 0; r < rows; r++) {
+    const xr = x + <usize>(r * n) * 4;
+    const dyr = dy + <usize>(r * n) * 4;
+    const dxr = dx + <usize>(r * n) * 4;
+    let ssv = f32x4.splat(0);
+    let dotv = f32x4.splat(0);
+    let i = 0;
+    for (; i < n4; i += 4) {
+      const o = <usize>i << 2;
+      const a = v128.load(xr + o);
+      ssv = madd(a, a, ssv);
+      dotv = madd(f32x4.mul(v128.load(dyr + o), v128.load(w + o)), a, dotv);
+    }
+    let ss = hsum(ssv);
+    let dot = hsum(dotv);
+    for (; i < n; i++) {
+      const o = <usize>i << 2;
+      const a = load<f32>(xr + o);
+      ss += a * a;
+      dot += load<f32>(dyr + o) * load<f32>(w + o) * a;
+    }
+    const inv: f32 = <f32>1 / Mathf.sqrt(ss / <f32>n + eps);
+    const k: f32 = (inv * inv * inv * dot) / <f32>n;
+    const invv = f32x4.splat(inv);
+    const kv = f32x4.splat(k);
+    i = 0;
+    for (; i < n4; i += 4) {
+      const o = <usize>i << 2;
+      const a = v128.load(xr + o);
+      const g = v128.load(dyr + o);
+      const gx = f32x4.sub(f32x4.mul(invv, f32x4.mul(g, v128.load(w + o))), f32x4.mul(a, kv));
+      v128.store(dxr + o, f32x4.add(v128.load(dxr + o), gx));
+      v128.store(dw + o, madd(f32x4.mul(g, a), invv, v128.load(dw + o)));
+    }
+    for (; i < n; i++) {
+      const o = <usize>i << 2;
+      const a = load<f32>(xr + o);
+      const g = load<f32>(dyr + o);
+      store<f32>(dxr + o, load<f32>(dxr + o) + inv * g * load<f32>(w + o) - a * k);
+      store<f32>(dw + o, load<f32>(dw + o) + g * a * inv);
+    }
+  }
+}
+
+/**
+ * Rows of logits → softmax in place; stats[2r] = log Σ exp (logsumexp), stats[2r+1] = entropy
+ * H = lse − Σ p·z. Scalar log: one per row.
+ */
+export function softmax_stats_rows(x: usize, rows: i32, n: i32, stats: usize): void {
+  for (let r = 0; r < rows; r++) {
+    const row = x + <usize>(r * n) * 4;
+    let top: f32 = -Infinity;
+    for (let j = 0; j < n; j++) top = max(top, load<f32>(row + (<usize>j << 2)));
+    const shift = f32x4.splat(top);
+    let sumv = f32x4.splat(0);
+    let pzv = f32x4.splat(0);
+    let j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const p = row + (<usize>j << 2);
+      const z = f32x4.sub(v128.load(p), shift);
+      const e = exp4(z);
+      v128.store(p, e);
+      sumv = f32x4.add(sumv, e);
+      pzv = madd(e, z, pzv);
+    }
+    let sum = hsum(sumv);
+    let pz = hsum(pzv);
+    for (; j < n; j++) {
+      const p = row + (<usize>j << 2);
+      const z = load<f32>(p) - top;
+      const e = exp1(z);
+      store<f32>(p, e);
+      sum += e;
+      pz += e * z;
+    }
+    const inv: f32 = <f32>1 / sum;
+    const lse: f32 = Mathf.log(sum);
+    store<f32>(stats + (<usize>(2 * r) << 2), top + lse);
+    store<f32>(stats + (<usize>(2 * r + 1) << 2), lse - pz * inv);
+    const iv = f32x4.splat(inv);
+    j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const p = row + (<usize>j << 2);
+      v128.store(p, f32x4.mul(v128.load(p), iv));
+    }
+    for (; j < n; j++) {
+      const p = row + (<usize>j << 2);
+      store<f32>(p, load<f32>(p) * inv);
+    }
+  }
+}
+
+/** Softmax backward for an n × n causal block, in place in dp: dS = P⊙(dP − Σ_j P·dP)·scale. */
+export function softmax_backward_rows(p: usize, dp: usize, n: i32, scale: f32): void {
+  const sc = f32x4.splat(scale);
+  for (let t = 0; t < n; t++) {
+    const pr = p + <usize>(t * n) * 4;
+    const dr = dp + <usize>(t * n) * 4;
+    const valid = t + 1; // causal: entries after t are zero in P
+    let dotv = f32x4.splat(0);
+    let j = 0;
+    for (; j + 4 <= valid; j += 4) {
+      const o = <usize>j << 2;
+      dotv = madd(v128.load(pr + o), v128.load(dr + o), dotv);
+    }
+    let dot = hsum(dotv);
+    for (; j < valid; j++) {
+      const o = <usize>j << 2;
+      dot += load<f32>(pr + o) * load<f32>(dr + o);
+    }
+    const dv = f32x4.splat(dot);
+    j = 0;
+    for (; j + 4 <= valid; j += 4) {
+      const o = <usize>j << 2;
+      v128.store(dr + o, f32x4.mul(f32x4.mul(v128.load(pr + o), f32x4.sub(v128.load(dr + o), dv)), sc));
+    }
+    for (; j < valid; j++) {
+      const o = <usize>j << 2;
+      store<f32>(dr + o, load<f32>(pr + o) * (load<f32>(dr + o) - dot) * scale);
+    }
+    if (valid < n) memory.fill(dr + (<usize>valid << 2), 0, <usize>(n - valid) * 4);
+  }
+}
+
+/**
+ * AdamW (decoupled weight decay, PyTorch's order): w ← w·(1 − lr·wd), m ← β1·m + (1−β1)·g,
+ * v ← β2·v + (1−β2)·g², w ← w − lr·(m/bc1)/(√(v/bc2) + eps), with g = grad·gscale (clipping).
+ */
+export function adamw_step(w: usize, g: usize, m: usize, v: usize, n: i32, lr: f32, b1: f32, b2: f32, eps: f32, wd: f32, bc1: f32, bc2: f32, gscale: f32): void {
+  const decay = f32x4.splat(1 - lr * wd);
+  const b1v = f32x4.splat(b1);
+  const c1v = f32x4.splat(1 - b1);
+  const b2v = f32x4.splat(b2);
+  const c2v = f32x4.splat(1 - b2);
+  const gs = f32x4.splat(gscale);
+  const stepv = f32x4.splat(lr / bc1);
+  const ibc2 = f32x4.splat(<f32>1 / bc2);
+  const epsv = f32x4.splat(eps);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o = <usize>i << 2;
+    const gv = f32x4.mul(v128.load(g + o), gs);
+    const mv = madd(b1v, v128.load(m + o), f32x4.mul(c1v, gv));
+    const vv = madd(b2v, v128.load(v + o), f32x4.mul(c2v, f32x4.mul(gv, gv)));
+    v128.store(m + o, mv);
+    v128.store(v + o, vv);
+    const denom = f32x4.add(f32x4.sqrt(f32x4.mul(vv, ibc2)), epsv);
+    const wv = f32x4.mul(v128.load(w + o), decay);
+    v128.store(w + o, f32x4.sub(wv, f32x4.div(f32x4.mul(stepv, mv), denom)));
+  }
+  for (; i < n; i++) {
+    const o = <usize>i << 2;
+    const gv = load<f32>(g + o) * gscale;
+    const mv = b1 * load<f32>(m + o) + (1 - b1) * gv;
+    const vv = b2 * load<f32>(v + o) + (1 - b2) * gv * gv;
+    store<f32>(m + o, mv);
+    store<f32>(v + o, vv);
+    const wv = load<f32>(w + o) * (1 - lr * wd);
+    store<f32>(w + o, wv - ((lr / bc1) * mv) / (Mathf.sqrt(vv / bc2) + eps));
+  }
+}

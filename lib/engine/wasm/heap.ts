@@ -40,6 +40,36 @@ interface KernelExports {
   swiglu_rows(x: number, rows: number, n: number, ld: number, yOff: number): void;
   rms_norm_rows(x: number, out: number, rows: number, n: number, w: number, eps: number): void;
   softmax_causal_rows(x: number, n: number, S: number, valid0: number, scale: number): void;
+  sum_squares(x: number, n: number): number;
+  swiglu_forward(gu: number, h: number, rows: number, dff: number): void;
+  swiglu_backward(gu: number, dh: number, dgu: number, rows: number, dff: number): void;
+  rms_norm_backward(
+    x: number,
+    dy: number,
+    dx: number,
+    rows: number,
+    n: number,
+    w: number,
+    dw: number,
+    eps: number,
+  ): void;
+  softmax_stats_rows(x: number, rows: number, n: number, stats: number): void;
+  softmax_backward_rows(p: number, dp: number, n: number, scale: number): void;
+  adamw_step(
+    w: number,
+    g: number,
+    m: number,
+    v: number,
+    n: number,
+    lr: number,
+    b1: number,
+    b2: number,
+    eps: number,
+    wd: number,
+    bc1: number,
+    bc2: number,
+    gscale: number,
+  ): void;
 }
 
 export type KernelVariant = 'relaxed-simd' | 'simd';
@@ -54,6 +84,13 @@ const KERNEL_NAMES = [
   'swiglu_rows',
   'rms_norm_rows',
   'softmax_causal_rows',
+  'sum_squares',
+  'swiglu_forward',
+  'swiglu_backward',
+  'rms_norm_backward',
+  'softmax_stats_rows',
+  'softmax_backward_rows',
+  'adamw_step',
 ] as const satisfies ReadonlyArray<keyof KernelExports>;
 
 /** Checks that the module exports every kernel; wasm exports are untyped, so the signatures are ours. */
@@ -257,6 +294,80 @@ export class WasmHeap {
   /** RMSNorm of `rows` dense rows of n floats with weight w; out may equal x. */
   rmsNormRows(x: number, out: number, rows: number, n: number, w: number, eps: number): void {
     this.k.rms_norm_rows(x * 4, out * 4, rows, n, w * 4, eps);
+  }
+
+  /** Σ x² over n floats (f64 partial sums). */
+  sumSquares(x: number, n: number): number {
+    return this.k.sum_squares(x * 4, n);
+  }
+
+  /** h = silu(gate)·up from [gate | up] rows (stride 2·dff) into dense rows of dff floats. */
+  swigluForward(gu: number, h: number, rows: number, dff: number): void {
+    this.k.swiglu_forward(gu * 4, h * 4, rows, dff);
+  }
+
+  /** [d gate | d up] rows (stride 2·dff) from the pre-activations and dL/dh. */
+  swigluBackward(gu: number, dh: number, dgu: number, rows: number, dff: number): void {
+    this.k.swiglu_backward(gu * 4, dh * 4, dgu * 4, rows, dff);
+  }
+
+  /** RMSNorm backward: accumulates dL/dx into dx and dL/dw into dw, given the norm input x and dL/dy. */
+  rmsNormBackward(
+    x: number,
+    dy: number,
+    dx: number,
+    rows: number,
+    n: number,
+    w: number,
+    dw: number,
+    eps: number,
+  ): void {
+    this.k.rms_norm_backward(x * 4, dy * 4, dx * 4, rows, n, w * 4, dw * 4, eps);
+  }
+
+  /** Rows of logits → softmax in place; stats gets [logsumexp, entropy] per row. */
+  softmaxStatsRows(x: number, rows: number, n: number, stats: number): void {
+    this.k.softmax_stats_rows(x * 4, rows, n, stats * 4);
+  }
+
+  /** Causal n × n softmax backward in place in dp (P from the forward), times `scale`. */
+  softmaxBackwardRows(p: number, dp: number, n: number, scale: number): void {
+    this.k.softmax_backward_rows(p * 4, dp * 4, n, scale);
+  }
+
+  /** One AdamW update of n weights in place (see gemm.as adamw_step). */
+  adamwStep(
+    w: number,
+    g: number,
+    m: number,
+    v: number,
+    n: number,
+    o: {
+      lr: number;
+      beta1: number;
+      beta2: number;
+      eps: number;
+      weightDecay: number;
+      bc1: number;
+      bc2: number;
+      gradScale: number;
+    },
+  ): void {
+    this.k.adamw_step(
+      w * 4,
+      g * 4,
+      m * 4,
+      v * 4,
+      n,
+      o.lr,
+      o.beta1,
+      o.beta2,
+      o.eps,
+      o.weightDecay,
+      o.bc1,
+      o.bc2,
+      o.gradScale,
+    );
   }
 
   /**

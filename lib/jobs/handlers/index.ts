@@ -1,9 +1,11 @@
 import type { HandlerRegistry } from '../runner';
+import { rlHandler } from './rl';
+import { sftHandler } from './sft';
 
 /**
- * Training handlers by job kind, run inside worker processes. SFT and RL on the built-in engine are
- * registered here as they land (see lib/jobs/README.md); a kind without a handler stays queued.
+ * Training handlers by job kind, run inside worker processes: SFT and RL on the built-in CPU engine
+ * (lib/engine/train). A kind without a handler stays queued.
  */
 export function trainingHandlers(): HandlerRegistry {
-  return {};
+  return { sft: sftHandler, rl: rlHandler };
 }
