@@ -2,10 +2,14 @@ import path from 'node:path';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures/test';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from './fixtures/users';
+import { sftLines } from './fixtures/models';
 import { ApiKeysPage } from './pages/api-keys-page';
 import { AppShell } from './pages/app-shell';
 import { SignInPage } from './pages/sign-in-page';
+import { PlaygroundPage } from './pages/playground-page';
+import { SftLaunchPage } from './pages/sft-launch-page';
 import { SignUpPage } from './pages/sign-up-page';
+import { UsagePage } from './pages/usage-page';
 
 /*
  * Not a test of behaviour: every page the dashboard has, in both themes, written to
@@ -101,6 +105,43 @@ for (const theme of ['light', 'dark'] as const) {
       await page.goto('/playground');
       await shoot(page, theme, 'playground');
 
+      // The playground mid-conversation: two models side by side, then the token view and the export dialog.
+      const playground = new PlaygroundPage(page);
+      await playground.goto('tuneboard/tiny-random');
+      await playground.compare.click();
+      await playground.pane(1).getByTestId('model-select').selectOption(`${user.username}/support-bot/faq-assistant`);
+      await playground.systemPrompt.fill('You are a concise assistant.');
+      await playground.seed.fill('7');
+      await playground.maxTokens.fill('48');
+      await playground.sendMessage('Write a haiku about gradient descent.');
+      await expect(playground.send).toBeVisible();
+      await shoot(page, theme, 'playground-compare');
+      await playground.viewToggle.getByText('Tokens').click();
+      await playground.pane(0).getByTestId('token').nth(2).focus();
+      await expect(page.getByRole('tooltip')).toBeVisible();
+      await shoot(page, theme, 'playground-tokens');
+      await playground.exportFor(0, 'Python');
+      await shoot(page, theme, 'playground-export', false);
+      await page.keyboard.press('Escape');
+      await page.getByLabel('Format', { exact: true }).selectOption('json_schema');
+      await page.getByTestId('json-schema-editor').fill('{"type": "object",');
+      await shoot(page, theme, 'playground-json-schema-error');
+
+      // The SFT form: a valid file with its preview, then a broken one with its line-numbered errors.
+      const sft = new SftLaunchPage(page);
+      await sft.goto();
+      await sft.chooseFile('support-faq.jsonl', sftLines(12));
+      await expect(sft.preview).toBeVisible();
+      await shoot(page, theme, 'sft-preview');
+      await sft.chooseFile('broken.jsonl', [sftLines(2), '{"messages": []}', '{oops', JSON.stringify({ messages: [{ role: 'robot', content: 'x' }] })].join('\n'));
+      await expect(sft.errors).toBeVisible();
+      await shoot(page, theme, 'sft-errors');
+
+      await new UsagePage(page).goto();
+      await expect(page.getByTestId('usage-chart')).toBeVisible();
+      await page.waitForTimeout(300);
+      await shoot(page, theme, 'usage');
+
       await page.goto(`/models?entity=${team}`);
       await expect(new AppShell(page).entitySwitcher).toHaveValue(team);
       await shoot(page, theme, 'models-team-empty');
@@ -118,6 +159,75 @@ for (const theme of ['light', 'dark'] as const) {
       await shoot(page, theme, 'mobile-menu', false);
       await page.goto('/settings/api-keys');
       await shoot(page, theme, 'mobile-api-keys');
+    });
+  });
+}
+
+/*
+ * The model, job and trajectory pages with a small seeded run. Jobs may or may not run on the server
+ * that takes the screenshots; the pages are captured in whatever state they reach.
+ */
+for (const theme of ['light', 'dark'] as const) {
+  test.describe(`${theme} model pages`, () => {
+    test.use({ colorScheme: theme, viewport: { width: 1280, height: 860 } });
+
+    test(`model, job and trajectory pages in ${theme}`, async ({ page, request }) => {
+      test.setTimeout(240_000);
+      const { createModelViaApi, createRlJob, logGroups, seedRun, trajectoryGroup, waitForJob } = await import('./fixtures/seed');
+      const user = newUser();
+      await signUpViaApi(page.request, user);
+      const key = await apiKeyFor(request, user);
+      const bearer = { Authorization: `Bearer ${key}` };
+      const model = await createModelViaApi(request, key, { project: 'support-bot', name: 'faq-assistant' });
+      await createModelViaApi(request, key, { project: 'evals', name: 'tiny-baseline', base_model: 'tuneboard/tiny-chat' });
+      await seedRun(request, key, model.id, 5);
+
+      const trainRes = await request.post('/v1/preview/training-jobs', {
+        headers: bearer,
+        data: {
+          model_id: model.id,
+          trajectory_groups: [trajectoryGroup(0.4, 14), trajectoryGroup(0.6, 14)],
+          experimental_config: { allow_training_without_logprobs: true },
+        },
+      });
+      expect(trainRes.status()).toBe(200);
+      const trainJobId = ((await trainRes.json()) as { id: string }).id;
+      await waitForJob(request, key, trainJobId, 90_000);
+      const failedJobId = await createRlJob(request, key, model.id, [trajectoryGroup(0.5, 3)]);
+      await waitForJob(request, key, failedJobId, 30_000);
+      await logGroups(request, key, model.id, 'val', [trajectoryGroup(0.7, 2)]);
+
+      await page.goto('/models');
+      await shoot(page, theme, 'models-with-filters');
+      await page.getByTestId('new-model').click();
+      await expect(page.getByTestId('create-model-dialog')).toBeVisible();
+      await shoot(page, theme, 'models-create-dialog', false);
+      await page.getByTestId('create-model-dialog').getByRole('button', { name: 'Cancel' }).click();
+
+      await page.goto(`/models/${model.id}`);
+      await expect(page.getByTestId('metric-chart').first().locator('path.recharts-line-curve').first()).toBeAttached();
+      await shoot(page, theme, 'model');
+      await page.getByTestId('metric-chart').first().hover();
+      await shoot(page, theme, 'model-chart-tooltip', false);
+      await page.getByTestId('delete-model').click();
+      await page.getByTestId('delete-model-confirm-name').fill('faq');
+      await shoot(page, theme, 'model-delete-dialog', false);
+      await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+
+      await page.goto(`/models/${model.id}?tab=trajectories`);
+      await expect(page.getByTestId('trajectory-group').first()).toBeVisible();
+      await shoot(page, theme, 'model-trajectories');
+
+      await page.goto(`/jobs/${trainJobId}`);
+      await expect(page.getByTestId('job-status')).toBeVisible();
+      await shoot(page, theme, 'job');
+      await page.goto(`/jobs/${failedJobId}`);
+      await expect(page.getByTestId('job-status')).toBeVisible();
+      await shoot(page, theme, 'job-failed');
+
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.goto(`/models/${model.id}`);
+      await shoot(page, theme, 'mobile-model');
     });
   });
 }

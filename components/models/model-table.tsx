@@ -1,10 +1,17 @@
+import Link from 'next/link';
 import { Badge } from '@/components/ui/badge';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
-export function ModelTable({ models }: { models: ModelSummaryDto[] }) {
+interface ModelTableProps {
+  models: ModelSummaryDto[];
+  /** Where a row leads (the model page, keeping `?entity=`); without it names are plain text. */
+  hrefFor?: (model: ModelSummaryDto) => string;
+}
+
+export function ModelTable({ models, hrefFor }: ModelTableProps) {
   return (
     <Table data-testid="models-table">
       <caption className="sr-only">Models</caption>
@@ -19,9 +26,20 @@ export function ModelTable({ models }: { models: ModelSummaryDto[] }) {
       </thead>
       <tbody>
         {models.map((model) => (
-          <Tr key={model.id} data-testid="model-row" className="transition-colors hover:bg-surface-muted/50">
+          <Tr key={model.id} data-testid="model-row" className="relative transition-colors hover:bg-surface-muted/50">
             <Td>
-              <div className="font-medium text-fg">{model.name}</div>
+              {hrefFor ? (
+                // The link's box covers the row (the row is `relative`), so the whole row is one click target.
+                <Link
+                  href={hrefFor(model)}
+                  className="font-medium text-fg after:absolute after:inset-0 hover:text-accent-text hover:underline"
+                  data-testid="model-link"
+                >
+                  {model.name}
+                </Link>
+              ) : (
+                <div className="font-medium text-fg">{model.name}</div>
+              )}
               <div className="mt-0.5 max-w-56 truncate font-mono text-xs text-fg-subtle sm:max-w-none">
                 {model.entity}/{model.project}/{model.name}
               </div>

@@ -52,15 +52,19 @@ export function ModelsEmptyState(props: ModelsEmptyStateProps) {
   );
 }
 
-export function NoSearchResults({ search, onClear }: { search: string; onClear: () => void }) {
+export function NoSearchResults({ search, onClear, filtered = false }: { search: string; onClear: () => void; filtered?: boolean }) {
   return (
     <EmptyState
       icon={<SearchIcon className="size-5" />}
-      title={`No models match “${search}”`}
-      description="Search looks for the text anywhere in a model's name, ignoring case."
+      title={search ? `No models match “${search}”` : 'No models match these filters'}
+      description={
+        search
+          ? "Search looks for the text anywhere in a model's name, ignoring case."
+          : 'No model in this entity has that project and base model.'
+      }
     >
       <button type="button" onClick={onClear} className={buttonClassName({ variant: 'secondary' })}>
-        Clear search
+        {filtered ? 'Clear search and filters' : 'Clear search'}
       </button>
     </EmptyState>
   );

@@ -3,12 +3,13 @@
 import Link from 'next/link';
 import { usePathname, useSearchParams } from 'next/navigation';
 import { cx } from '@/components/ui/cx';
-import { KeyIcon, UserIcon, UsersIcon } from '@/components/ui/icons';
+import { BarChartIcon, KeyIcon, UserIcon, UsersIcon } from '@/components/ui/icons';
 
 const TABS = [
   { href: '/settings/api-keys', label: 'API keys', Icon: KeyIcon },
   { href: '/settings/teams', label: 'Teams', Icon: UsersIcon },
   { href: '/settings/profile', label: 'Profile', Icon: UserIcon },
+  { href: '/settings/usage', label: 'Usage', Icon: BarChartIcon },
 ] as const;
 
 export function SettingsTabs() {

@@ -14,6 +14,10 @@ interface ConfirmDialogProps {
   error?: string | null;
   onConfirm: () => void;
   onCancel: () => void;
+  /** Extra content under the description, e.g. a type-the-name field for destructive actions. */
+  children?: ReactNode;
+  /** Keeps the confirm button disabled until the extra content is satisfied. */
+  confirmDisabled?: boolean;
 }
 
 /**
@@ -30,6 +34,8 @@ export function ConfirmDialog({
   error,
   onConfirm,
   onCancel,
+  children,
+  confirmDisabled = false,
 }: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
@@ -63,6 +69,7 @@ export function ConfirmDialog({
         <div id={`${id}-description`} className="mt-2 text-sm text-fg-muted">
           {description}
         </div>
+        {children ? <div className="mt-4">{children}</div> : null}
         {error ? (
           <Alert tone="danger" role="alert" className="mt-4">
             {error}
@@ -73,7 +80,7 @@ export function ConfirmDialog({
         <Button variant="secondary" onClick={onCancel} disabled={pending}>
           Cancel
         </Button>
-        <Button variant={tone === 'danger' ? 'danger' : 'primary'} onClick={onConfirm} pending={pending}>
+        <Button variant={tone === 'danger' ? 'danger' : 'primary'} onClick={onConfirm} pending={pending} disabled={confirmDisabled}>
           {confirmLabel}
         </Button>
       </div>

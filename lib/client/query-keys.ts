@@ -4,12 +4,23 @@ import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { modelListSchema } from '@/lib/schemas/models';
 import { apiFetch } from './api-fetch';
 import { apiKeyListSchema, teamListSchema } from '@/lib/schemas/accounts';
+import type { CheckpointDto } from '@/lib/schemas/checkpoints';
+import { modelSummarySchema, projectListSchema } from '@/lib/schemas/models';
+import { jobEventListSchema, trainingJobListSchema, trainingJobSchema, type JobEventDto } from '@/lib/schemas/training-jobs';
+import { historySchema, trajectoryGroupListSchema } from '@/lib/schemas/trajectories';
 import { openApiDocumentSchema } from './openapi-document';
+import { checkpointListSchema } from '@/lib/schemas/checkpoints';
+import { openAiModelListSchema } from '@/lib/schemas/openai-models';
+import { usageListSchema } from '@/lib/schemas/usage';
 
 export interface ModelListFilters {
   entity: string;
   /** Case-insensitive substring of the model name; '' lists everything. */
   search: string;
+  /** Exact project name; absent or '' lists every project. */
+  project?: string;
+  /** Exact base model id; absent or '' lists every base model. */
+  baseModel?: string;
 }
 
 export const MODEL_PAGE_SIZE = 20;
@@ -36,8 +47,50 @@ export const queryKeys = {
   baseModels: {
     all: () => ['base-models'] as const,
   },
+  projects: {
+    all: () => ['projects'] as const,
+    list: (entity: string) => [...queryKeys.projects.all(), 'list', entity] as const,
+  },
+  model: {
+    // Under `models` so that invalidating models.all() after a create or delete refreshes detail pages too.
+    all: (modelId: string) => [...queryKeys.models.all(), 'detail', modelId] as const,
+    summary: (modelId: string) => [...queryKeys.model.all(modelId), 'summary'] as const,
+    checkpoints: (modelId: string) => [...queryKeys.model.all(modelId), 'checkpoints'] as const,
+    checkpointPage: (modelId: string, cursor: string | undefined) =>
+      [...queryKeys.model.checkpoints(modelId), 'page', cursor ?? null] as const,
+    allCheckpoints: (modelId: string) => [...queryKeys.model.checkpoints(modelId), 'all'] as const,
+    history: (modelId: string) => [...queryKeys.model.all(modelId), 'history'] as const,
+    jobs: (modelId: string) => [...queryKeys.model.all(modelId), 'jobs'] as const,
+    trajectories: (modelId: string, filters: TrajectoryFilters) =>
+      [...queryKeys.model.all(modelId), 'trajectories', filters] as const,
+  },
+  jobs: {
+    all: () => ['jobs'] as const,
+    detail: (jobId: string) => [...queryKeys.jobs.all(), jobId] as const,
+    summary: (jobId: string) => [...queryKeys.jobs.detail(jobId), 'summary'] as const,
+    events: (jobId: string) => [...queryKeys.jobs.detail(jobId), 'events'] as const,
+    eventPage: (jobId: string, cursor: string | undefined) => [...queryKeys.jobs.events(jobId), 'page', cursor ?? null] as const,
+    allEvents: (jobId: string) => [...queryKeys.jobs.events(jobId), 'all'] as const,
+  },
   openApi: {
     document: () => ['openapi', 'document'] as const,
+  },
+  /** GET /v1/models: what chat completions can serve (base models and trained models by name). */
+  chatModels: {
+    all: () => ['chat-models'] as const,
+  },
+  /** Model pickers (SFT launch, playground): every model the user can reach, not one entity's page. */
+  modelPicker: {
+    all: () => [...queryKeys.models.all(), 'picker'] as const,
+    list: (entity: string | null) => [...queryKeys.modelPicker.all(), entity] as const,
+    checkpoints: (modelId: string) => [...queryKeys.models.all(), 'checkpoints-picker', modelId] as const,
+  },
+  datasets: {
+    all: () => ['datasets'] as const,
+  },
+  usage: {
+    all: () => ['usage'] as const,
+    list: (entity: string, days: number) => [...queryKeys.usage.all(), entity, days] as const,
   },
 };
 
@@ -62,6 +115,8 @@ export const teamsQuery = () =>
 export function modelsPath(filters: ModelListFilters, after?: string): string {
   const params = new URLSearchParams({ entity: filters.entity, limit: String(MODEL_PAGE_SIZE) });
   if (filters.search) params.set('search', filters.search);
+  if (filters.project) params.set('project', filters.project);
+  if (filters.baseModel) params.set('base_model', filters.baseModel);
   if (after) params.set('after', after);
   return `/v1/preview/models?${params}`;
 }
@@ -89,3 +144,179 @@ export const openApiDocumentQuery = () =>
     // The document only changes with a deploy.
     staleTime: Infinity,
   });
+
+export const chatModelsQuery = () =>
+  queryOptions({
+    queryKey: queryKeys.chatModels.all(),
+    queryFn: ({ signal }) => apiFetch('/v1/models', openAiModelListSchema, { signal }),
+    staleTime: 60_000,
+  });
+
+/** Pickers show up to 100 models, newest first; more than that wants a search box, not a select. */
+export const MODEL_PICKER_LIMIT = 100;
+
+export const modelPickerQuery = (entity: string | null) =>
+  queryOptions({
+    queryKey: queryKeys.modelPicker.list(entity),
+    queryFn: ({ signal }) => {
+      const params = new URLSearchParams({ limit: String(MODEL_PICKER_LIMIT) });
+      if (entity) params.set('entity', entity);
+      return apiFetch(`/v1/preview/models?${params}`, modelListSchema, { signal });
+    },
+  });
+
+/** The newest 100 checkpoints of a model, highest step first: the steps a playground can chat with. */
+export const checkpointPickerQuery = (modelId: string) =>
+  queryOptions({
+    queryKey: queryKeys.modelPicker.checkpoints(modelId),
+    queryFn: ({ signal }) =>
+      apiFetch(`/v1/preview/models/${encodeURIComponent(modelId)}/checkpoints?order=desc&limit=100`, checkpointListSchema, {
+        signal,
+      }),
+  });
+
+export const USAGE_DAY_OPTIONS = [7, 30, 90] as const;
+
+export const usageQuery = (entity: string, days: number) =>
+  queryOptions({
+    queryKey: queryKeys.usage.list(entity, days),
+    queryFn: ({ signal }) =>
+      apiFetch(`/v1/usage?${new URLSearchParams({ entity, days: String(days) })}`, usageListSchema, { signal }),
+  });
+
+export const projectsQuery = (entity: string) =>
+  queryOptions({
+    queryKey: queryKeys.projects.list(entity),
+    queryFn: ({ signal }) => apiFetch(`/v1/preview/projects?${new URLSearchParams({ entity })}`, projectListSchema, { signal }),
+  });
+
+const modelPath = (modelId: string) => `/v1/preview/models/${encodeURIComponent(modelId)}`;
+
+export const modelQuery = (modelId: string) =>
+  queryOptions({
+    queryKey: queryKeys.model.summary(modelId),
+    queryFn: ({ signal }) => apiFetch(modelPath(modelId), modelSummarySchema, { signal }),
+  });
+
+export const CHECKPOINT_PAGE_SIZE = 20;
+
+/** Newest step first: the checkpoint a person looks for is usually a recent one. */
+export const checkpointPageQuery = (modelId: string, cursor: string | undefined) =>
+  queryOptions({
+    queryKey: queryKeys.model.checkpointPage(modelId, cursor),
+    queryFn: ({ signal }) => {
+      const params = new URLSearchParams({ limit: String(CHECKPOINT_PAGE_SIZE), order: 'desc' });
+      if (cursor) params.set('after', cursor);
+      return apiFetch(`${modelPath(modelId)}/checkpoints?${params}`, checkpointListSchema, { signal });
+    },
+  });
+
+/**
+ * Every checkpoint's metrics, for the "best" badge: the best one may sit on any page. Training clients
+ * delete all but a few checkpoints, so this is usually one request; the cap keeps a model with
+ * thousands of kept checkpoints from turning one page view into a crawl.
+ */
+export const MAX_CHECKPOINT_PAGES_FOR_BEST = 10;
+
+export async function fetchAllCheckpoints(modelId: string, signal?: AbortSignal): Promise<{ data: CheckpointDto[]; complete: boolean }> {
+  const data: CheckpointDto[] = [];
+  let after: string | undefined;
+  for (let page = 0; page < MAX_CHECKPOINT_PAGES_FOR_BEST; page++) {
+    const params = new URLSearchParams({ limit: '100', order: 'desc' });
+    if (after) params.set('after', after);
+    const list = await apiFetch(`${modelPath(modelId)}/checkpoints?${params}`, checkpointListSchema, { signal });
+    data.push(...list.data);
+    if (!list.has_more || !list.last_id) return { data, complete: true };
+    after = list.last_id;
+  }
+  return { data, complete: false };
+}
+
+export const allCheckpointsQuery = (modelId: string) =>
+  queryOptions({
+    queryKey: queryKeys.model.allCheckpoints(modelId),
+    queryFn: ({ signal }) => fetchAllCheckpoints(modelId, signal),
+  });
+
+/** Points per series: enough for a full-width chart; the server keeps each bucket's min, max and last. */
+export const HISTORY_MAX_POINTS = 1000;
+
+export const historyQuery = (modelId: string) =>
+  queryOptions({
+    queryKey: queryKeys.model.history(modelId),
+    queryFn: ({ signal }) =>
+      apiFetch(`${modelPath(modelId)}/history?max_points=${HISTORY_MAX_POINTS}`, historySchema, { signal }),
+  });
+
+export const MODEL_JOBS_PAGE_SIZE = 20;
+
+export const modelJobsInfiniteQuery = (modelId: string) =>
+  infiniteQueryOptions({
+    queryKey: queryKeys.model.jobs(modelId),
+    queryFn: ({ pageParam, signal }) => {
+      const params = new URLSearchParams({ limit: String(MODEL_JOBS_PAGE_SIZE) });
+      if (pageParam) params.set('after', pageParam);
+      return apiFetch(`${modelPath(modelId)}/training-jobs?${params}`, trainingJobListSchema, { signal });
+    },
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (lastPage) => (lastPage.has_more && lastPage.last_id ? lastPage.last_id : undefined),
+  });
+
+export interface TrajectoryFilters {
+  step: number | null;
+  split: string;
+}
+
+export const TRAJECTORY_PAGE_SIZE = 20;
+
+export const trajectoriesInfiniteQuery = (modelId: string, filters: TrajectoryFilters) =>
+  infiniteQueryOptions({
+    queryKey: queryKeys.model.trajectories(modelId, filters),
+    queryFn: ({ pageParam, signal }) => {
+      const params = new URLSearchParams({ limit: String(TRAJECTORY_PAGE_SIZE) });
+      if (filters.step !== null) params.set('step', String(filters.step));
+      if (filters.split) params.set('split', filters.split);
+      if (pageParam) params.set('after', pageParam);
+      return apiFetch(`${modelPath(modelId)}/trajectories?${params}`, trajectoryGroupListSchema, { signal });
+    },
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (lastPage) => (lastPage.has_more && lastPage.last_id ? lastPage.last_id : undefined),
+  });
+
+const jobPath = (jobId: string) => `/v1/preview/training-jobs/${encodeURIComponent(jobId)}`;
+
+export const jobQuery = (jobId: string) =>
+  queryOptions({
+    queryKey: queryKeys.jobs.summary(jobId),
+    queryFn: ({ signal }) => apiFetch(jobPath(jobId), trainingJobSchema, { signal }),
+  });
+
+export const EVENT_PAGE_SIZE = 25;
+
+export const jobEventPageQuery = (jobId: string, cursor: string | undefined) =>
+  queryOptions({
+    queryKey: queryKeys.jobs.eventPage(jobId, cursor),
+    queryFn: ({ signal }) => {
+      const params = new URLSearchParams({ limit: String(EVENT_PAGE_SIZE) });
+      if (cursor) params.set('after', cursor);
+      return apiFetch(`${jobPath(jobId)}/events?${params}`, jobEventListSchema, { signal });
+    },
+  });
+
+/**
+ * Every event of a job so far, for the loss chart and the live tail. Events only ever append, so a
+ * refetch continues after the last id it already holds instead of starting over (see useJobEventTail).
+ */
+export async function fetchEventsAfter(jobId: string, after: string | undefined, signal?: AbortSignal, maxPages = 50) {
+  const data: JobEventDto[] = [];
+  let cursor = after;
+  for (let page = 0; page < maxPages; page++) {
+    const params = new URLSearchParams({ limit: '100' });
+    if (cursor) params.set('after', cursor);
+    const list = await apiFetch(`${jobPath(jobId)}/events?${params}`, jobEventListSchema, { signal });
+    data.push(...list.data);
+    if (!list.has_more || !list.last_id) break;
+    cursor = list.last_id;
+  }
+  return data;
+}

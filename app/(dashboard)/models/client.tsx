@@ -1,38 +1,89 @@
 'use client';
 
-import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
+import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useRouter, useSearchParams } from 'next/navigation';
 import { useEffect, useState } from 'react';
+import { CreateModelDialog } from '@/components/models/create-model-dialog';
+import { ModelFilters } from '@/components/models/model-filters';
 import { ModelSearch } from '@/components/models/model-search';
 import { ModelTable, ModelTableSkeleton } from '@/components/models/model-table';
 import { ModelsEmptyState, NoSearchResults } from '@/components/models/models-empty-state';
 import { Alert } from '@/components/ui/alert';
-import { Button } from '@/components/ui/button';
+import { Button, buttonClassName } from '@/components/ui/button';
 import { Card, CardFooter } from '@/components/ui/card';
+import { SparklesIcon } from '@/components/ui/icons';
+import { PlusIcon } from '@/components/ui/icons';
 import { PageHeader } from '@/components/ui/page-header';
-import { modelsInfiniteQuery } from '@/lib/client/query-keys';
+import { apiFetch } from '@/lib/client/api-fetch';
+import { hrefWithEntity } from '@/lib/client/entity';
+import { baseModelsQuery, modelsInfiniteQuery, projectsQuery, queryKeys } from '@/lib/client/query-keys';
 import { useDebouncedValue } from '@/lib/client/use-debounced-value';
+import { modelSchema, type CreateModelBody } from '@/lib/schemas/models';
 
 interface ModelsClientProps {
   entity: string;
+  defaultEntity: string;
   initialSearch: string;
+  initialProject: string;
+  initialBaseModel: string;
   origin: string;
   exampleBaseModel: string;
 }
 
-export function ModelsClient({ entity, initialSearch, origin, exampleBaseModel }: ModelsClientProps) {
+export function ModelsClient({
+  entity,
+  defaultEntity,
+  initialSearch,
+  initialProject,
+  initialBaseModel,
+  origin,
+  exampleBaseModel,
+}: ModelsClientProps) {
+  const router = useRouter();
+  const queryClient = useQueryClient();
   const [searchInput, setSearchInput] = useState(initialSearch);
+  const [project, setProject] = useState(initialProject);
+  const [baseModel, setBaseModel] = useState(initialBaseModel);
+  const [creating, setCreating] = useState(false);
+  // Links keep `?entity=` exactly as the URL has it (absent for the personal entity).
+  const entityParam = useSearchParams().get('entity');
+  const entityHref = (path: string) => (entityParam ? `${path}?entity=${encodeURIComponent(entityParam)}` : path);
   const search = useDebouncedValue(searchInput.trim(), 250);
+  const filtered = search !== '' || project !== '' || baseModel !== '';
 
-  // The URL follows the search so that it can be shared and survives a reload, without a server round trip.
+  // The URL follows search and filters so that they can be shared and survive a reload, without a server round trip.
   useEffect(() => {
     const url = new URL(window.location.href);
-    if (search) url.searchParams.set('search', search);
-    else url.searchParams.delete('search');
+    for (const [key, value] of [
+      ['search', search],
+      ['project', project],
+      ['base_model', baseModel],
+    ] as const) {
+      if (value) url.searchParams.set(key, value);
+      else url.searchParams.delete(key);
+    }
     if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
-  }, [search]);
+  }, [search, project, baseModel]);
+
+  const projects = useQuery(projectsQuery(entity));
+  const baseModels = useQuery(baseModelsQuery());
+  const projectNames = (projects.data?.data ?? []).filter((p) => p.entity === entity).map((p) => p.name);
+
+  const create = useMutation({
+    mutationFn: (body: CreateModelBody) => apiFetch('/v1/preview/models', modelSchema, { method: 'POST', json: body }),
+    onSuccess: async (model) => {
+      await Promise.all([
+        queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),
+        queryClient.invalidateQueries({ queryKey: queryKeys.projects.all() }),
+      ]);
+      setCreating(false);
+      router.push(hrefWithEntity(`/models/${model.id}`, entity, defaultEntity));
+    },
+  });
 
   const models = useInfiniteQuery({
-    ...modelsInfiniteQuery({ entity, search }),
+    ...modelsInfiniteQuery({ entity, search, project, baseModel }),
     // While a new search loads, the previous results stay on screen instead of a skeleton.
     placeholderData: keepPreviousData,
   });
@@ -61,18 +112,26 @@ export function ModelsClient({ entity, initialSearch, origin, exampleBaseModel }
         {models.error.message}
       </Alert>
     );
-  } else if (rows.length === 0 && !search) {
+  } else if (rows.length === 0 && !filtered) {
     body = <ModelsEmptyState entity={entity} origin={origin} baseModel={exampleBaseModel} />;
   } else if (rows.length === 0) {
     body = (
       <Card>
-        <NoSearchResults search={search} onClear={() => setSearchInput('')} />
+        <NoSearchResults
+          search={search}
+          filtered={project !== '' || baseModel !== ''}
+          onClear={() => {
+            setSearchInput('');
+            setProject('');
+            setBaseModel('');
+          }}
+        />
       </Card>
     );
   } else {
     body = (
       <Card aria-busy={models.isPlaceholderData || undefined}>
-        <ModelTable models={rows} />
+        <ModelTable models={rows} hrefFor={(model) => hrefWithEntity(`/models/${model.id}`, entity, defaultEntity)} />
         {models.hasNextPage || models.isFetchNextPageError ? (
           <CardFooter className="justify-center">
             {models.isFetchNextPageError ? (
@@ -94,7 +153,7 @@ export function ModelsClient({ entity, initialSearch, origin, exampleBaseModel }
     );
   }
 
-  const showToolbar = rows.length > 0 || search !== '' || searchInput !== '';
+  const showToolbar = rows.length > 0 || filtered || searchInput !== '';
 
   return (
     <>
@@ -105,10 +164,43 @@ export function ModelsClient({ entity, initialSearch, origin, exampleBaseModel }
             Fine-tuned models in <span className="font-medium text-fg">{entity}</span>, newest first.
           </>
         }
+        actions={
+          <>
+            {rows.length > 0 ? (
+              <Link href={entityHref('/sft/new')} className={buttonClassName({ variant: 'secondary' })} data-testid="models-fine-tune">
+                <SparklesIcon className="size-4" />
+                Fine-tune
+              </Link>
+            ) : null}
+            <Button
+              onClick={() => {
+                create.reset();
+                setCreating(true);
+              }}
+              data-testid="new-model"
+            >
+              <PlusIcon className="size-4" />
+              New model
+            </Button>
+          </>
+        }
       />
       {showToolbar ? (
         <div className="mb-4 flex flex-wrap items-center justify-between gap-3">
-          <ModelSearch value={searchInput} onChange={setSearchInput} busy={models.isFetching && !models.isFetchingNextPage} />
+          <div className="flex w-full flex-col gap-2 md:w-auto md:flex-row md:items-center">
+            {/* A fixed width beside the filters; ModelSearch itself is full-width for the stacked mobile layout. */}
+            <div className="md:w-64">
+              <ModelSearch value={searchInput} onChange={setSearchInput} busy={models.isFetching && !models.isFetchingNextPage} />
+            </div>
+            <ModelFilters
+              projects={projectNames}
+              baseModels={baseModels.data?.data ?? []}
+              project={project}
+              baseModel={baseModel}
+              onProjectChange={setProject}
+              onBaseModelChange={setBaseModel}
+            />
+          </div>
           <p className="text-sm text-fg-subtle" aria-live="polite">
             {rows.length > 0
               ? `${rows.length}${models.hasNextPage ? '+' : ''} model${rows.length === 1 && !models.hasNextPage ? '' : 's'}`
@@ -117,6 +209,16 @@ export function ModelsClient({ entity, initialSearch, origin, exampleBaseModel }
         </div>
       ) : null}
       {body}
+      <CreateModelDialog
+        open={creating}
+        entity={entity}
+        projects={projectNames}
+        baseModels={baseModels.data?.data ?? []}
+        pending={create.isPending}
+        error={create.error}
+        onSubmit={(body) => create.mutate(body)}
+        onClose={() => setCreating(false)}
+      />
     </>
   );
 }

@@ -2,10 +2,10 @@ import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query
 import type { Metadata } from 'next';
 import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
 import { resolveEntity } from '@/lib/client/entity';
-import { MODEL_PAGE_SIZE, modelsInfiniteQuery } from '@/lib/client/query-keys';
+import { baseModelsQuery, MODEL_PAGE_SIZE, modelsInfiniteQuery, projectsQuery } from '@/lib/client/query-keys';
 import { toSessionDto } from '@/lib/services/accounts';
 import { availableBaseModels } from '@/lib/services/base-models';
-import { listModels } from '@/lib/services/models';
+import { listModels, listProjects } from '@/lib/services/models';
 import { ModelsClient } from './client';
 import { parseModelsSearchParams } from './search-params';
 
@@ -15,16 +15,34 @@ export default async function ModelsPage({ searchParams }: { searchParams: Promi
   const principal = await requirePrincipal();
   const params = parseModelsSearchParams(await searchParams);
   const entity = resolveEntity(toSessionDto(principal), params.entity);
-  const filters = { entity, search: params.search };
+  const filters = { entity, search: params.search, project: params.project, baseModel: params.baseModel };
 
   // The first page comes from the service layer in this render; "Load more" and searches go through /v1.
   const queryClient = new QueryClient();
   await queryClient.prefetchInfiniteQuery({
     ...modelsInfiniteQuery(filters),
-    queryFn: () => listModels(principal, { entity, search: params.search || undefined, limit: MODEL_PAGE_SIZE }),
+    queryFn: () =>
+      listModels(principal, {
+        entity,
+        search: params.search || undefined,
+        project: params.project || undefined,
+        base_model: params.baseModel || undefined,
+        limit: MODEL_PAGE_SIZE,
+      }),
   });
 
   const baseModels = availableBaseModels();
+  // The filters and the create dialog need both lists on first paint; they are small.
+  await Promise.all([
+    queryClient.prefetchQuery({ ...projectsQuery(entity), queryFn: () => listProjects(principal, entity) }),
+    queryClient.prefetchQuery({
+      ...baseModelsQuery(),
+      queryFn: () => ({
+        object: 'list' as const,
+        data: baseModels.map((m) => ({ id: m.id, backend: m.backend, description: m.description ?? null })),
+      }),
+    }),
+  ]);
   const exampleBaseModel = (baseModels.find((m) => m.backend === 'builtin') ?? baseModels[0])?.id ?? 'tuneboard/tiny-chat';
 
   return (
@@ -33,7 +51,10 @@ export default async function ModelsPage({ searchParams }: { searchParams: Promi
       <ModelsClient
         key={entity}
         entity={entity}
+        defaultEntity={principal.personalEntity.name}
         initialSearch={params.search}
+        initialProject={params.project}
+        initialBaseModel={params.baseModel}
         origin={await requestOrigin()}
         exampleBaseModel={exampleBaseModel}
       />

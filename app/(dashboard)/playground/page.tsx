@@ -1,31 +1,38 @@
+import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
-import Link from 'next/link';
-import { requirePrincipal } from '@/app/_lib/session';
-import { buttonClassName } from '@/components/ui/button';
-import { Card } from '@/components/ui/card';
-import { EmptyState } from '@/components/ui/empty-state';
-import { ChatIcon } from '@/components/ui/icons';
-import { PageHeader } from '@/components/ui/page-header';
+import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
+import { randomSeed } from '@/lib/client/chat-request';
+import { chatModelsQuery, MODEL_PICKER_LIMIT, modelPickerQuery } from '@/lib/client/query-keys';
+import { availableBaseModels } from '@/lib/services/base-models';
+import { listServableModels } from '@/lib/services/chat-models';
+import { listModels } from '@/lib/services/models';
+import { PlaygroundClient } from './client';
+import { parsePlaygroundSearchParams } from './search-params';
 
 export const metadata: Metadata = { title: 'Playground' };
 
-// A placeholder so the navigation never leads to a 404; the chat playground replaces it.
-export default async function PlaygroundPage() {
-  await requirePrincipal();
+export default async function PlaygroundPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const principal = await requirePrincipal();
+  const params = parsePlaygroundSearchParams(await searchParams);
+
+  // The servable names (GET /v1/models) and the model records behind the trained ones, whose ids list checkpoints.
+  const queryClient = new QueryClient();
+  await Promise.all([
+    queryClient.prefetchQuery({ ...chatModelsQuery(), queryFn: () => listServableModels(principal) }),
+    queryClient.prefetchQuery({ ...modelPickerQuery(null), queryFn: () => listModels(principal, { limit: MODEL_PICKER_LIMIT }) }),
+  ]);
+
+  const base = availableBaseModels();
+  const defaultModel = (base.find((m) => m.id === 'tuneboard/tiny-chat') ?? base.find((m) => m.backend === 'builtin') ?? base[0])?.id ?? '';
+
   return (
-    <>
-      <PageHeader title="Playground" description="Chat with a base model or any checkpoint of your models." />
-      <Card>
-        <EmptyState
-          icon={<ChatIcon className="size-5" />}
-          title="The playground is on its way"
-          description="Until then, every model is reachable through the OpenAI-compatible chat endpoint with an API key."
-        >
-          <Link href="/docs" className={buttonClassName({ variant: 'secondary' })}>
-            See the API docs
-          </Link>
-        </EmptyState>
-      </Card>
-    </>
+    <HydrationBoundary state={dehydrate(queryClient)}>
+      <PlaygroundClient
+        initialModels={params.models.length > 0 ? params.models : defaultModel ? [defaultModel] : []}
+        // Drawn here, not in the browser, so that the server's HTML and the first client render agree.
+        initialSeed={randomSeed()}
+        origin={await requestOrigin()}
+      />
+    </HydrationBoundary>
   );
 }

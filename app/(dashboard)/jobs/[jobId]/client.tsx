@@ -1,0 +1,280 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useMemo, useRef, useState } from 'react';
+import { ChartControls } from '@/components/charts/metric-charts-panel';
+import { MetricChartCard } from '@/components/charts/metric-chart-card';
+import { JobConfig } from '@/components/jobs/job-config';
+import { JobEventsTable } from '@/components/jobs/job-events-table';
+import { JobProgress } from '@/components/jobs/job-progress';
+import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
+import { Alert } from '@/components/ui/alert';
+import { Button } from '@/components/ui/button';
+import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
+import { ConfirmDialog } from '@/components/ui/confirm-dialog';
+import { EmptyState } from '@/components/ui/empty-state';
+import { ChevronRightIcon } from '@/components/ui/icons';
+import { RelativeTime } from '@/components/ui/relative-time';
+import { Skeleton } from '@/components/ui/skeleton';
+import { apiFetch } from '@/lib/client/api-fetch';
+import { currentCursor, FIRST_PAGE, pageNumber, popCursor, pushCursor, type CursorStack } from '@/lib/client/cursor-stack';
+import { hrefWithEntity } from '@/lib/client/entity';
+import { formatDateTime } from '@/lib/client/format-time';
+import { gradientStepCharts } from '@/lib/client/job-events';
+import { isTerminalStatus, pollDelay } from '@/lib/client/poll-backoff';
+import { EVENT_PAGE_SIZE, fetchEventsAfter, jobEventPageQuery, jobQuery, modelQuery, queryKeys } from '@/lib/client/query-keys';
+import { trainingJobSchema, type JobEventDto, type TrainingJobDto } from '@/lib/schemas/training-jobs';
+
+interface JobDetailClientProps {
+  jobId: string;
+  entity: string;
+  defaultEntity: string;
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/**
+ * The live tail: the job and every event so far, refetched with backoff (1 s after a change, up to 5 s
+ * while nothing moves) until the job is terminal. Each poll reads the job first and the events after,
+ * so the poll that first sees a terminal status also holds the terminal event. Events only append, so a
+ * poll asks for those after the last one it has.
+ */
+function useJobTail(jobId: string) {
+  const queryClient = useQueryClient();
+  const unchanged = useRef(0);
+  return useQuery({
+    queryKey: queryKeys.jobs.allEvents(jobId),
+    queryFn: async ({ signal }): Promise<{ job: TrainingJobDto; events: JobEventDto[] }> => {
+      const previous = queryClient.getQueryData<{ job: TrainingJobDto; events: JobEventDto[] }>(queryKeys.jobs.allEvents(jobId));
+      const job = await apiFetch(`/v1/preview/training-jobs/${jobId}`, trainingJobSchema, { signal });
+      const fresh = await fetchEventsAfter(jobId, previous?.events.at(-1)?.id, signal);
+      const changed =
+        fresh.length > 0 || !previous || previous.job.status !== job.status || previous.job.completed_steps !== job.completed_steps;
+      unchanged.current = changed ? 0 : unchanged.current + 1;
+      queryClient.setQueryData(queryKeys.jobs.summary(jobId), job);
+      // The visible events page may have grown: refresh the paged table's queries (not this one).
+      if (fresh.length > 0) void queryClient.invalidateQueries({ queryKey: [...queryKeys.jobs.events(jobId), 'page'] });
+      return { job, events: [...(previous?.events ?? []), ...fresh] };
+    },
+    refetchInterval: (query) => {
+      const status = query.state.data?.job.status;
+      return status && isTerminalStatus(status) ? false : pollDelay(unchanged.current);
+    },
+    // Background tabs need no live tail; polling resumes on return.
+    refetchIntervalInBackground: false,
+    staleTime: 0,
+  });
+}
+
+export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClientProps) {
+  const queryClient = useQueryClient();
+  const summary = useQuery(jobQuery(jobId));
+  const tail = useJobTail(jobId);
+  const job = tail.data?.job ?? summary.data;
+  const model = useQuery({ ...modelQuery(job?.model_id ?? ''), enabled: Boolean(job), retry: false });
+  const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
+  const page = useQuery(jobEventPageQuery(jobId, currentCursor(cursors)));
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const [smoothing, setSmoothing] = useState(0);
+  const [logScale, setLogScale] = useState(false);
+  const charts = useMemo(() => gradientStepCharts(tail.data?.events ?? []), [tail.data]);
+
+  const cancel = useMutation({
+    mutationFn: () => apiFetch(`/v1/preview/training-jobs/${jobId}/cancel`, trainingJobSchema, { method: 'POST' }),
+    onSuccess: async (updated) => {
+      queryClient.setQueryData(queryKeys.jobs.summary(jobId), updated);
+      await queryClient.invalidateQueries({ queryKey: queryKeys.jobs.detail(jobId) });
+      if (updated.model_id) await queryClient.invalidateQueries({ queryKey: queryKeys.model.all(updated.model_id) });
+      setConfirmCancel(false);
+    },
+  });
+
+  if (!job) {
+    return summary.isError ? (
+      <Alert tone="danger" role="alert" title="Could not load this job">
+        {summary.error.message}
+      </Alert>
+    ) : (
+      <Skeleton className="h-40 w-full" />
+    );
+  }
+
+  const terminal = isTerminalStatus(job.status);
+  const modelHref = hrefWithEntity(`/models/${job.model_id}`, entity, defaultEntity);
+  const end = job.finished_at ? new Date(job.finished_at).getTime() : null;
+  const start = job.started_at ? new Date(job.started_at).getTime() : null;
+  const events = page.data?.data ?? [];
+
+  return (
+    <>
+      <nav aria-label="Breadcrumb" className="mb-3 text-sm text-fg-muted">
+        <ol className="flex items-center gap-1.5">
+          <li>
+            <Link href={hrefWithEntity('/models', entity, defaultEntity)} className="hover:text-fg hover:underline">
+              Models
+            </Link>
+          </li>
+          <li aria-hidden="true">
+            <ChevronRightIcon className="size-3.5" />
+          </li>
+          <li>
+            <Link href={modelHref} className="hover:text-fg hover:underline" data-testid="job-model-link">
+              {model.data?.name ?? 'Model'}
+            </Link>
+          </li>
+        </ol>
+      </nav>
+      <div className="mb-6 flex flex-wrap items-start justify-between gap-4">
+        <div className="min-w-0">
+          <h1 className="flex flex-wrap items-center gap-3 text-2xl font-semibold tracking-tight text-fg">
+            {jobKindLabel(job.type)} training job
+            <JobStatusBadge status={job.status} />
+          </h1>
+          <p className="mt-1 font-mono text-xs text-fg-subtle">{job.id}</p>
+        </div>
+        {!terminal ? (
+          <Button variant="danger-ghost" onClick={() => setConfirmCancel(true)} data-testid="cancel-job">
+            Cancel job
+          </Button>
+        ) : null}
+      </div>
+
+      <div className="flex flex-col gap-6">
+        {job.status === 'FAILED' && job.error_message ? (
+          <Alert tone="danger" title="The job failed" role="status">
+            <pre className="max-h-80 overflow-auto font-mono text-xs break-words whitespace-pre-wrap" data-testid="job-error">
+              {job.error_message}
+            </pre>
+          </Alert>
+        ) : null}
+
+        <Card aria-labelledby="job-summary-title">
+          <CardHeader id="job-summary-title" title="Progress" description={terminal ? undefined : 'Updates live while the job runs.'} />
+          <CardBody className="space-y-5">
+            <JobProgress job={job} />
+            <dl className="grid grid-cols-2 gap-4 text-sm sm:grid-cols-4">
+              <div>
+                <dt className="text-xs text-fg-subtle">Created</dt>
+                <dd className="mt-0.5 text-fg">
+                  <RelativeTime iso={job.created_at} />
+                </dd>
+              </div>
+              <div>
+                <dt className="text-xs text-fg-subtle">Started</dt>
+                <dd className="mt-0.5 text-fg">{job.started_at ? formatDateTime(job.started_at, 'UTC') : '—'}</dd>
+              </div>
+              <div>
+                <dt className="text-xs text-fg-subtle">Finished</dt>
+                <dd className="mt-0.5 text-fg">{job.finished_at ? formatDateTime(job.finished_at, 'UTC') : '—'}</dd>
+              </div>
+              <div>
+                <dt className="text-xs text-fg-subtle">Duration</dt>
+                <dd className="mt-0.5 text-fg tabular-nums">{start !== null && end !== null ? formatDuration(end - start) : start !== null ? 'running' : '—'}</dd>
+              </div>
+              <div>
+                <dt className="text-xs text-fg-subtle">Trained from step</dt>
+                <dd className="mt-0.5 text-fg tabular-nums">{job.base_step ?? '—'}</dd>
+              </div>
+              <div>
+                <dt className="text-xs text-fg-subtle">New checkpoint</dt>
+                <dd className="mt-0.5 text-fg tabular-nums" data-testid="job-new-step">
+                  {job.step ?? '—'}
+                </dd>
+              </div>
+            </dl>
+          </CardBody>
+        </Card>
+
+        <section aria-labelledby="job-charts-title" className="flex flex-col gap-4">
+          <div className="flex flex-wrap items-end justify-between gap-3">
+            <h2 id="job-charts-title" className="text-[15px] font-semibold text-fg">
+              Gradient steps
+            </h2>
+            {charts.length > 0 ? (
+              <ChartControls smoothing={smoothing} onSmoothingChange={setSmoothing} logScale={logScale} onLogScaleChange={setLogScale} />
+            ) : null}
+          </div>
+          {charts.length === 0 ? (
+            <Card>
+              <EmptyState
+                title={terminal ? 'No gradient steps' : 'No gradient steps yet'}
+                description={terminal ? 'This job finished without an optimizer step.' : 'Loss appears here as the job trains.'}
+              />
+            </Card>
+          ) : (
+            <div className="grid gap-4 lg:grid-cols-2" data-testid="job-charts">
+              {charts.map((chart) => (
+                <MetricChartCard key={chart.metric} chart={chart} smoothing={smoothing} logScale={logScale} filePrefix={`job-${job.id.slice(0, 8)}`} />
+              ))}
+            </div>
+          )}
+        </section>
+
+        <Card aria-labelledby="job-events-title">
+          <CardHeader id="job-events-title" title="Events" description="Chronological, as the trainer reported them." />
+          {page.isPending ? (
+            <div className="p-5">
+              <Skeleton className="h-5 w-2/3" />
+            </div>
+          ) : page.isError ? (
+            <CardBody>
+              <Alert tone="danger" role="alert" title="Could not load events">
+                {page.error.message}
+              </Alert>
+            </CardBody>
+          ) : events.length === 0 ? (
+            <EmptyState title="No events yet" description="The job reports training_started when a worker picks it up." />
+          ) : (
+            <JobEventsTable events={events} firstIndex={(pageNumber(cursors) - 1) * EVENT_PAGE_SIZE + 1} />
+          )}
+          {cursors.length > 1 || page.data?.has_more ? (
+            <CardFooter className="justify-between">
+              <span className="text-xs text-fg-subtle" data-testid="events-page">
+                Page {pageNumber(cursors)}
+              </span>
+              <div className="flex gap-2">
+                <Button variant="secondary" size="sm" disabled={cursors.length <= 1} onClick={() => setCursors(popCursor)} data-testid="events-prev">
+                  Previous
+                </Button>
+                <Button
+                  variant="secondary"
+                  size="sm"
+                  disabled={!page.data?.has_more}
+                  onClick={() => page.data && setCursors((s) => pushCursor(s, page.data.last_id))}
+                  data-testid="events-next"
+                >
+                  Next
+                </Button>
+              </div>
+            </CardFooter>
+          ) : null}
+        </Card>
+
+        <Card aria-labelledby="job-config-title">
+          <CardHeader id="job-config-title" title="Configuration" description="As resolved when the job was accepted." />
+          <CardBody>
+            <JobConfig config={job.config} />
+          </CardBody>
+        </Card>
+      </div>
+
+      <ConfirmDialog
+        open={confirmCancel}
+        title="Cancel this job?"
+        description="The job stops and ends as failed with “cancelled”. No checkpoint is written. Its events stay readable."
+        confirmLabel="Cancel job"
+        pending={cancel.isPending}
+        error={cancel.error?.message ?? null}
+        onConfirm={() => cancel.mutate()}
+        onCancel={() => setConfirmCancel(false)}
+      />
+    </>
+  );
+}

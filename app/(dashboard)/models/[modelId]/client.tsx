@@ -1,0 +1,426 @@
+'use client';
+
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useRouter } from 'next/navigation';
+import { useEffect, useMemo, useState } from 'react';
+import { ChartControls } from '@/components/charts/metric-charts-panel';
+import { MetricChartCard } from '@/components/charts/metric-chart-card';
+import { ModelJobsTable } from '@/components/jobs/model-jobs-table';
+import { CheckpointTable } from '@/components/models/checkpoint-table';
+import { DeleteModelDialog } from '@/components/models/delete-model-dialog';
+import { InferenceNamesList } from '@/components/models/inference-names-list';
+import { Alert } from '@/components/ui/alert';
+import { Badge } from '@/components/ui/badge';
+import { Button } from '@/components/ui/button';
+import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
+import { ConfirmDialog } from '@/components/ui/confirm-dialog';
+import { cx } from '@/components/ui/cx';
+import { EmptyState } from '@/components/ui/empty-state';
+import { ChevronRightIcon, TrashIcon } from '@/components/ui/icons';
+import { Select } from '@/components/ui/input';
+import { Skeleton } from '@/components/ui/skeleton';
+import { apiFetch } from '@/lib/client/api-fetch';
+import { checkpointMetricKeys, defaultBestMetric, metricDirection, selectBestCheckpoint, type MetricDirection } from '@/lib/client/best-checkpoint';
+import { groupSeriesIntoCharts } from '@/lib/client/chart-series';
+import { currentCursor, FIRST_PAGE, pageNumber, popCursor, pushCursor, type CursorStack } from '@/lib/client/cursor-stack';
+import { hrefWithEntity } from '@/lib/client/entity';
+import { inferenceNames, modelBaseName, playgroundHref, stepName } from '@/lib/client/inference-names';
+import {
+  allCheckpointsQuery,
+  checkpointPageQuery,
+  historyQuery,
+  modelJobsInfiniteQuery,
+  modelQuery,
+  queryKeys,
+} from '@/lib/client/query-keys';
+import { deleteCheckpointsResponseSchema, type CheckpointDto } from '@/lib/schemas/checkpoints';
+import { deleteModelResponseSchema, type ModelSummaryDto } from '@/lib/schemas/models';
+import type { ModelSearchParams, ModelTab } from './search-params';
+import { TrajectoriesTab } from './trajectories-tab';
+
+interface ModelDetailClientProps {
+  modelId: string;
+  entity: string;
+  defaultEntity: string;
+  initial: ModelSearchParams;
+}
+
+/** Writes the tab state into the URL without a server round trip, so that it can be shared and survives a reload. */
+function useUrlState(state: { tab: ModelTab; step: number | null; split: string }) {
+  useEffect(() => {
+    const url = new URL(window.location.href);
+    const set = (key: string, value: string | null) => (value ? url.searchParams.set(key, value) : url.searchParams.delete(key));
+    set('tab', state.tab === 'overview' ? null : state.tab);
+    set('step', state.tab === 'trajectories' && state.step !== null ? String(state.step) : null);
+    set('split', state.tab === 'trajectories' ? state.split : null);
+    if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
+  }, [state.tab, state.step, state.split]);
+}
+
+export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: ModelDetailClientProps) {
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const model = useQuery(modelQuery(modelId));
+  const [tab, setTab] = useState<ModelTab>(initial.tab);
+  const [step, setStep] = useState<number | null>(initial.step);
+  const [split, setSplit] = useState(initial.split);
+  const [deleting, setDeleting] = useState(false);
+  useUrlState({ tab, step, split });
+
+  const deleteModel = useMutation({
+    mutationFn: () => apiFetch(`/v1/preview/models/${modelId}`, deleteModelResponseSchema, { method: 'DELETE' }),
+    onSuccess: async () => {
+      queryClient.removeQueries({ queryKey: queryKeys.model.all(modelId) });
+      await queryClient.invalidateQueries({ queryKey: queryKeys.models.lists() });
+      router.push(hrefWithEntity('/models', entity, defaultEntity));
+    },
+  });
+
+  if (model.isPending) {
+    return (
+      <div aria-busy="true" aria-label="Loading model" className="space-y-4">
+        <Skeleton className="h-8 w-64" />
+        <Skeleton className="h-40 w-full" />
+      </div>
+    );
+  }
+  if (model.isError) {
+    return (
+      <Alert tone="danger" role="alert" title="Could not load this model" actions={<Button variant="secondary" size="sm" onClick={() => model.refetch()}>Try again</Button>}>
+        {model.error.message}
+      </Alert>
+    );
+  }
+  const m = model.data;
+
+  function openTrajectories(atStep: number | null) {
+    setStep(atStep);
+    setTab('trajectories');
+    window.scrollTo({ top: 0 });
+  }
+
+  return (
+    <>
+      <nav aria-label="Breadcrumb" className="mb-3 text-sm text-fg-muted">
+        <ol className="flex items-center gap-1.5">
+          <li>
+            <Link href={hrefWithEntity('/models', entity, defaultEntity)} className="hover:text-fg hover:underline">
+              Models
+            </Link>
+          </li>
+          <li aria-hidden="true">
+            <ChevronRightIcon className="size-3.5" />
+          </li>
+          <li className="font-mono text-xs text-fg-subtle">
+            {m.entity}/{m.project}
+          </li>
+        </ol>
+      </nav>
+      <div className="mb-6 flex flex-wrap items-start justify-between gap-4">
+        <div className="min-w-0">
+          <h1 className="text-2xl font-semibold tracking-tight break-all text-fg" data-testid="model-name">
+            {m.name}
+          </h1>
+          <p className="mt-1 flex flex-wrap items-center gap-2 text-sm text-fg-muted">
+            <Badge>{m.project}</Badge>
+            <span>
+              from <span className="font-mono text-xs text-fg">{m.base_model}</span>
+            </span>
+            <span aria-hidden="true">·</span>
+            <span data-testid="model-latest-step">
+              {m.latest_step === null ? 'No checkpoints' : `Latest step ${m.latest_step.toLocaleString('en')}`}
+            </span>
+          </p>
+        </div>
+        <Button variant="danger-ghost" onClick={() => setDeleting(true)} data-testid="delete-model">
+          <TrashIcon className="size-4" />
+          Delete model
+        </Button>
+      </div>
+
+      <div role="tablist" aria-label="Model sections" className="mb-6 flex gap-1 border-b border-line">
+        {(['overview', 'trajectories'] as const).map((t) => (
+          <button
+            key={t}
+            type="button"
+            role="tab"
+            id={`tab-${t}`}
+            aria-selected={tab === t}
+            // Only the selected tab's panel is rendered; pointing at a missing id is an ARIA error.
+            aria-controls={tab === t ? `panel-${t}` : undefined}
+            onClick={() => setTab(t)}
+            className={cx(
+              '-mb-px border-b-2 px-3 py-2 text-sm font-medium capitalize transition-colors',
+              tab === t ? 'border-accent text-fg' : 'border-transparent text-fg-muted hover:text-fg',
+            )}
+          >
+            {t}
+          </button>
+        ))}
+      </div>
+
+      {tab === 'overview' ? (
+        <div role="tabpanel" id="panel-overview" aria-labelledby="tab-overview" className="flex flex-col gap-6">
+          <Card aria-labelledby="names-title">
+            <CardHeader id="names-title" title="Use this model" description={
+                <>
+                  Send one of these names as <code className="font-mono text-[13px]">model</code> to /v1/chat/completions.
+                </>
+              }
+            />
+            <CardBody>
+              <InferenceNamesList names={inferenceNames(m, m.latest_step)} />
+            </CardBody>
+          </Card>
+          <MetricsSection model={m} onRewardStepClick={(s) => openTrajectories(s)} />
+          <CheckpointsSection model={m} />
+          <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} />
+        </div>
+      ) : (
+        <div role="tabpanel" id="panel-trajectories" aria-labelledby="tab-trajectories">
+          <TrajectoriesTab modelId={modelId} step={step} split={split} onStepChange={setStep} onSplitChange={setSplit} />
+        </div>
+      )}
+
+      <DeleteModelDialog
+        open={deleting}
+        name={m.name}
+        checkpointCount={m.checkpoint_count}
+        pending={deleteModel.isPending}
+        error={deleteModel.error?.message ?? null}
+        onConfirm={() => deleteModel.mutate()}
+        onCancel={() => {
+          deleteModel.reset();
+          setDeleting(false);
+        }}
+      />
+    </>
+  );
+}
+
+function MetricsSection({ model, onRewardStepClick }: { model: ModelSummaryDto; onRewardStepClick: (step: number) => void }) {
+  const history = useQuery(historyQuery(model.id));
+  const [smoothing, setSmoothing] = useState(0.6);
+  const [logScale, setLogScale] = useState(false);
+  const charts = useMemo(() => groupSeriesIntoCharts(history.data?.series ?? []), [history.data]);
+
+  return (
+    <section aria-labelledby="metrics-title" className="flex flex-col gap-4">
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h2 id="metrics-title" className="text-[15px] font-semibold text-fg">
+            Metrics
+          </h2>
+          <p className="mt-0.5 text-sm text-fg-muted">Every logged {'{split}/{metric}'} of the run, by step. Drag the handles under a chart to zoom.</p>
+        </div>
+        {charts.length > 0 ? (
+          <ChartControls smoothing={smoothing} onSmoothingChange={setSmoothing} logScale={logScale} onLogScaleChange={setLogScale} />
+        ) : null}
+      </div>
+      {history.isPending ? (
+        <div className="grid gap-4 lg:grid-cols-2">
+          <Skeleton className="h-72" />
+          <Skeleton className="h-72" />
+        </div>
+      ) : history.isError ? (
+        <Alert tone="danger" role="alert" title="Could not load the metric history">
+          {history.error.message}
+        </Alert>
+      ) : charts.length === 0 ? (
+        <Card>
+          <EmptyState
+            title="No metrics yet"
+            description="Metrics appear when a client logs trajectories (POST …/log) or trains (POST /v1/preview/training-jobs)."
+          />
+        </Card>
+      ) : (
+        <div className="grid gap-4 lg:grid-cols-2" data-testid="metric-charts">
+          {charts.map((chart) => (
+            <MetricChartCard
+              key={chart.metric}
+              chart={chart}
+              smoothing={smoothing}
+              logScale={logScale}
+              filePrefix={model.name}
+              onStepClick={chart.metric === 'reward' ? onRewardStepClick : undefined}
+              stepClickHint={chart.metric === 'reward' ? 'Click a point to see its trajectories' : undefined}
+            />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}
+
+const MAX_METRIC_COLUMNS = 4;
+
+function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
+  const queryClient = useQueryClient();
+  const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
+  const page = useQuery(checkpointPageQuery(model.id, currentCursor(cursors)));
+  const all = useQuery(allCheckpointsQuery(model.id));
+  const [chosenMetric, setChosenMetric] = useState<string | null>(null);
+  const [direction, setDirection] = useState<MetricDirection | null>(null);
+  const [toDelete, setToDelete] = useState<CheckpointDto | null>(null);
+
+  const keys = useMemo(() => checkpointMetricKeys([...(all.data?.data ?? []), ...(page.data?.data ?? [])]), [all.data, page.data]);
+  const metric = chosenMetric && keys.includes(chosenMetric) ? chosenMetric : defaultBestMetric(keys);
+  const dir = direction ?? (metric ? metricDirection(metric) : 'max');
+  const best = metric && all.data ? selectBestCheckpoint(all.data.data, metric, dir) : null;
+  const columns = metric ? [metric, ...keys.filter((k) => k !== metric)].slice(0, MAX_METRIC_COLUMNS) : [];
+
+  const remove = useMutation({
+    mutationFn: (c: CheckpointDto) =>
+      apiFetch(`/v1/preview/models/${model.id}/checkpoints`, deleteCheckpointsResponseSchema, { method: 'DELETE', json: { steps: [c.step] } }),
+    onSuccess: async () => {
+      // Deleting the only row of a later page would leave it empty: step back instead of showing nothing.
+      if (rows.length === 1) setCursors(popCursor);
+      await queryClient.invalidateQueries({ queryKey: queryKeys.model.all(model.id) });
+      await queryClient.invalidateQueries({ queryKey: queryKeys.models.lists() });
+      setToDelete(null);
+    },
+  });
+
+  const rows = page.data?.data ?? [];
+
+  return (
+    <Card aria-labelledby="checkpoints-title">
+      <CardHeader
+        id="checkpoints-title"
+        title="Checkpoints"
+        description={`${model.checkpoint_count.toLocaleString('en')} checkpoint${model.checkpoint_count === 1 ? '' : 's'}, newest step first.`}
+        actions={
+          keys.length > 0 ? (
+            <div className="flex items-center gap-2">
+              <label htmlFor="best-metric" className="text-xs text-fg-muted">
+                Best by
+              </label>
+              <Select id="best-metric" value={metric ?? ''} onChange={(e) => setChosenMetric(e.target.value)} className="w-44" data-testid="best-metric">
+                {keys.map((k) => (
+                  <option key={k} value={k}>
+                    {k}
+                  </option>
+                ))}
+              </Select>
+              <label htmlFor="best-direction" className="sr-only">
+                Better is
+              </label>
+              <Select id="best-direction" value={dir} onChange={(e) => setDirection(e.target.value === 'min' ? 'min' : 'max')} className="w-28">
+                <option value="max">highest</option>
+                <option value="min">lowest</option>
+              </Select>
+            </div>
+          ) : null
+        }
+      />
+      {page.isPending ? (
+        <div className="space-y-3 p-5" aria-busy="true" aria-label="Loading checkpoints">
+          <Skeleton className="h-5 w-2/3" />
+          <Skeleton className="h-5 w-1/2" />
+        </div>
+      ) : page.isError ? (
+        <CardBody>
+          <Alert tone="danger" role="alert" title="Could not load checkpoints">
+            {page.error.message}
+          </Alert>
+        </CardBody>
+      ) : rows.length === 0 ? (
+        <EmptyState title="No checkpoints" description="Each completed training job adds one." />
+      ) : (
+        <CheckpointTable
+          checkpoints={rows}
+          metricColumns={columns}
+          bestId={best?.id ?? null}
+          bestMetric={metric}
+          nameFor={(s) => stepName(model, s)}
+          playgroundHrefFor={(s) => playgroundHref(model, s)}
+          onDelete={(c) => {
+            remove.reset();
+            setToDelete(c);
+          }}
+        />
+      )}
+      {cursors.length > 1 || page.data?.has_more ? (
+        <CardFooter className="justify-between">
+          <span className="text-xs text-fg-subtle" data-testid="checkpoints-page">
+            Page {pageNumber(cursors)}
+          </span>
+          <div className="flex gap-2">
+            <Button variant="secondary" size="sm" disabled={cursors.length <= 1} onClick={() => setCursors(popCursor)} data-testid="checkpoints-prev">
+              Previous
+            </Button>
+            <Button
+              variant="secondary"
+              size="sm"
+              disabled={!page.data?.has_more}
+              onClick={() => page.data && setCursors((s) => pushCursor(s, page.data.last_id))}
+              data-testid="checkpoints-next"
+            >
+              Next
+            </Button>
+          </div>
+        </CardFooter>
+      ) : null}
+      <ConfirmDialog
+        open={toDelete !== null}
+        title={`Delete step ${toDelete?.step ?? ''}?`}
+        description={
+          <>
+            <span className="font-mono text-fg">{toDelete ? stepName(model, toDelete.step) : ''}</span> and its weights are removed. The
+            run history keeps its metrics. This cannot be undone.
+          </>
+        }
+        confirmLabel="Delete checkpoint"
+        pending={remove.isPending}
+        error={remove.error?.message ?? null}
+        onConfirm={() => toDelete && remove.mutate(toDelete)}
+        onCancel={() => setToDelete(null)}
+      />
+    </Card>
+  );
+}
+
+function JobsSection({ model, entity, defaultEntity }: { model: ModelSummaryDto; entity: string; defaultEntity: string }) {
+  const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
+  const rows = jobs.data?.pages.flatMap((p) => p.data) ?? [];
+  const open = rows.some((j) => j.status === 'QUEUED' || j.status === 'RUNNING');
+  const queryClient = useQueryClient();
+  // While a job is open its progress moves: refresh the list every few seconds, and stop once all are done.
+  useEffect(() => {
+    if (!open) return;
+    const timer = setInterval(() => {
+      void queryClient.invalidateQueries({ queryKey: queryKeys.model.jobs(model.id) });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.model.summary(model.id) });
+    }, 5000);
+    return () => clearInterval(timer);
+  }, [open, queryClient, model.id]);
+
+  return (
+    <Card aria-labelledby="jobs-title">
+      <CardHeader id="jobs-title" title="Training jobs" description={`Jobs that trained ${modelBaseName(model)}, newest first.`} />
+      {jobs.isPending ? (
+        <div className="space-y-3 p-5" aria-busy="true" aria-label="Loading training jobs">
+          <Skeleton className="h-5 w-2/3" />
+        </div>
+      ) : jobs.isError ? (
+        <CardBody>
+          <Alert tone="danger" role="alert" title="Could not load training jobs">
+            {jobs.error.message}
+          </Alert>
+        </CardBody>
+      ) : rows.length === 0 ? (
+        <EmptyState title="No training jobs yet" description="RL jobs come from POST /v1/preview/training-jobs; SFT jobs from the Fine-tune form or the API." />
+      ) : (
+        <ModelJobsTable jobs={rows} hrefFor={(job) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity)} />
+      )}
+      {jobs.hasNextPage ? (
+        <CardFooter className="justify-center">
+          <Button variant="secondary" onClick={() => jobs.fetchNextPage()} pending={jobs.isFetchingNextPage}>
+            Load more
+          </Button>
+        </CardFooter>
+      ) : null}
+    </Card>
+  );
+}

@@ -1,0 +1,71 @@
+import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
+import type { Metadata } from 'next';
+import { notFound } from 'next/navigation';
+import { requirePrincipal } from '@/app/_lib/session';
+import { ApiError } from '@/lib/api/errors';
+import { resolveEntity } from '@/lib/client/entity';
+import {
+  CHECKPOINT_PAGE_SIZE,
+  checkpointPageQuery,
+  HISTORY_MAX_POINTS,
+  historyQuery,
+  MODEL_JOBS_PAGE_SIZE,
+  modelJobsInfiniteQuery,
+  modelQuery,
+} from '@/lib/client/query-keys';
+import { idSchema } from '@/lib/schemas/common';
+import { toSessionDto } from '@/lib/services/accounts';
+import { listCheckpoints } from '@/lib/services/checkpoints';
+import { getModel } from '@/lib/services/models';
+import { listJobsOfModel } from '@/lib/services/training-jobs';
+import { getHistory } from '@/lib/services/trajectories';
+import { ModelDetailClient } from './client';
+import { parseModelSearchParams } from './search-params';
+
+export const metadata: Metadata = { title: 'Model' };
+
+interface ModelPageProps {
+  params: Promise<{ modelId: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}
+
+export default async function ModelPage({ params, searchParams }: ModelPageProps) {
+  const principal = await requirePrincipal();
+  const { modelId } = await params;
+  // A malformed id can name no model; answering 404 here also keeps it away from the database.
+  if (!idSchema.safeParse(modelId).success) notFound();
+  const raw = await searchParams;
+  const search = parseModelSearchParams(raw);
+  const session = toSessionDto(principal);
+  const entity = resolveEntity(session, Array.isArray(raw.entity) ? raw.entity[0] : raw.entity);
+
+  const queryClient = new QueryClient();
+  try {
+    // The model first: a model the user cannot see is a 404 for the whole page, not for each section.
+    await queryClient.fetchQuery({ ...modelQuery(modelId), queryFn: () => getModel(principal, modelId) });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) notFound();
+    throw error;
+  }
+  // Sections below the fold hydrate too, so the page paints complete; a failure leaves that section to the browser.
+  await Promise.allSettled([
+    queryClient.prefetchQuery({
+      ...historyQuery(modelId),
+      queryFn: () => getHistory(principal, modelId, { max_points: HISTORY_MAX_POINTS }),
+    }),
+    queryClient.prefetchQuery({
+      ...checkpointPageQuery(modelId, undefined),
+      queryFn: () => listCheckpoints(principal, modelId, { limit: CHECKPOINT_PAGE_SIZE, order: 'desc' }),
+    }),
+    queryClient.prefetchInfiniteQuery({
+      ...modelJobsInfiniteQuery(modelId),
+      queryFn: () => listJobsOfModel(principal, modelId, { limit: MODEL_JOBS_PAGE_SIZE }),
+    }),
+  ]);
+
+  return (
+    <HydrationBoundary state={dehydrate(queryClient)}>
+      <ModelDetailClient modelId={modelId} entity={entity} defaultEntity={session.default_entity} initial={search} />
+    </HydrationBoundary>
+  );
+}

@@ -1,0 +1,340 @@
+'use client';
+
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { ChatPane, type PaneState, type PaneTurn, type TextView } from '@/components/playground/chat-pane';
+import { ExportCodeDialog } from '@/components/playground/export-code-dialog';
+import { ParametersPanel } from '@/components/playground/parameters-panel';
+import { TokenLegend } from '@/components/playground/token-view';
+import { Alert } from '@/components/ui/alert';
+import { Button } from '@/components/ui/button';
+import { Card, CardHeader } from '@/components/ui/card';
+import { cx } from '@/components/ui/cx';
+import { ColumnsIcon, SendIcon, StopIcon, TrashIcon } from '@/components/ui/icons';
+import { PageHeader } from '@/components/ui/page-header';
+import { SegmentedControl } from '@/components/ui/segmented-control';
+import { Textarea } from '@/components/ui/textarea';
+import { applyChunk, emptyReply, markStopped, type AssistantReply } from '@/lib/client/chat-reply';
+import {
+  buildChatRequest,
+  DEFAULT_PARAMS,
+  validateParams,
+  type ChatParams,
+  type PlaygroundMessage,
+  type PlaygroundRequest,
+} from '@/lib/client/chat-request';
+import { streamChatCompletion } from '@/lib/client/chat-stream';
+import { modelBaseName } from '@/lib/client/inference-names';
+import { MAX_COMPARE } from '@/lib/client/model-choice';
+import { chatModelsQuery, modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
+import type { ModelSummaryDto } from '@/lib/schemas/models';
+
+interface PlaygroundClientProps {
+  initialModels: string[];
+  initialSeed: number;
+  origin: string;
+}
+
+const VIEW_OPTIONS = [
+  { value: 'text', label: 'Text' },
+  { value: 'tokens', label: 'Tokens' },
+] as const;
+
+const newPane = (id: string, model: string): PaneState => ({
+  id,
+  model,
+  turns: [],
+  streaming: false,
+  error: null,
+  lastRequest: null,
+});
+
+/** The conversation a pane sends: the shared system prompt, then its own turns (first choice of each answer). */
+function paneMessages(system: string, turns: PaneTurn[], next: string | null): PlaygroundMessage[] {
+  const messages: PlaygroundMessage[] = [];
+  if (system.trim() !== '') messages.push({ role: 'system', content: system });
+  for (const turn of turns) {
+    if (turn.role === 'user') messages.push({ role: 'user', content: turn.content });
+    else if (turn.reply.choices[0]) messages.push({ role: 'assistant', content: turn.reply.choices[0].content });
+  }
+  if (next !== null) messages.push({ role: 'user', content: next });
+  return messages;
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof DOMException && error.name === 'AbortError';
+}
+
+export function PlaygroundClient({ initialModels, initialSeed, origin }: PlaygroundClientProps) {
+  const queryClient = useQueryClient();
+  const chatModels = useQuery(chatModelsQuery());
+  const records = useQuery(modelPickerQuery(null));
+
+  // Ids by position: the server's HTML and the first client render must agree on them (they name inputs).
+  const [panes, setPanes] = useState<PaneState[]>(() => initialModels.map((model, i) => newPane(`p${i}`, model)));
+  const nextPaneId = useRef(initialModels.length);
+  const [system, setSystem] = useState('');
+  const [draft, setDraft] = useState('');
+  const [params, setParams] = useState<ChatParams>({ ...DEFAULT_PARAMS, seed: String(initialSeed) });
+  const [showParamErrors, setShowParamErrors] = useState(false);
+  const [view, setView] = useState<TextView>('text');
+  const [exportPaneId, setExportPaneId] = useState<string | null>(null);
+  const abortRef = useRef<AbortController | null>(null);
+  const draftRef = useRef<HTMLTextAreaElement>(null);
+
+  const streaming = panes.some((p) => p.streaming);
+  const paramErrors = useMemo(() => validateParams(params), [params]);
+  const hasParamErrors = Object.keys(paramErrors).length > 0;
+
+  // Trained names in /v1/models that match a record: those get a checkpoint picker; everything else is a base model.
+  const { baseModels, trainedModels } = useMemo(() => {
+    const byName = new Map<string, ModelSummaryDto>();
+    for (const record of records.data?.data ?? []) byName.set(modelBaseName(record), record);
+    const trained = new Map<string, ModelSummaryDto>();
+    const base: string[] = [];
+    for (const { id } of chatModels.data?.data ?? []) {
+      const record = byName.get(id);
+      if (record) trained.set(id, record);
+      else base.push(id);
+    }
+    return { baseModels: base, trainedModels: trained };
+  }, [chatModels.data, records.data]);
+
+  // The URL follows the compared models, so that a comparison can be shared or reloaded.
+  const modelKey = panes.map((p) => p.model).join('\n');
+  useEffect(() => {
+    const url = new URL(window.location.href);
+    url.searchParams.delete('model');
+    for (const model of modelKey.split('\n')) if (model) url.searchParams.append('model', model);
+    if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
+  }, [modelKey]);
+
+  // A stream left running when the page unmounts would keep the server generating for nobody.
+  useEffect(() => () => abortRef.current?.abort(), []);
+
+  function updatePane(id: string, update: (pane: PaneState) => PaneState) {
+    setPanes((all) => all.map((p) => (p.id === id ? update(p) : p)));
+  }
+
+  function updateReply(id: string, update: (reply: AssistantReply) => AssistantReply) {
+    updatePane(id, (pane) => {
+      const last = pane.turns.at(-1);
+      if (last?.role !== 'assistant') return pane;
+      const reply = update(last.reply);
+      return reply === last.reply ? pane : { ...pane, turns: [...pane.turns.slice(0, -1), { role: 'assistant', reply }] };
+    });
+  }
+
+  async function runPane(pane: PaneState, request: PlaygroundRequest, signal: AbortSignal) {
+    try {
+      await streamChatCompletion(request, { signal, onChunk: (chunk) => updateReply(pane.id, (reply) => applyChunk(reply, chunk)) });
+      updatePane(pane.id, (p) => ({ ...p, streaming: false }));
+    } catch (error) {
+      if (isAbort(error)) {
+        updateReply(pane.id, markStopped);
+        updatePane(pane.id, (p) => ({ ...p, streaming: false }));
+        return;
+      }
+      const message = error instanceof Error ? error.message : 'The request failed.';
+      updatePane(pane.id, (p) => {
+        const last = p.turns.at(-1);
+        // An answer that never started is dropped; a partial one stays visible above the error.
+        const turns = last?.role === 'assistant' && last.reply.choices.length === 0 ? p.turns.slice(0, -1) : p.turns;
+        return { ...p, turns, streaming: false, error: message };
+      });
+    }
+  }
+
+  async function send(event?: FormEvent) {
+    event?.preventDefault();
+    const text = draft.trim();
+    if (text === '' || streaming || panes.length === 0) return;
+    if (hasParamErrors) {
+      setShowParamErrors(true);
+      document.querySelector<HTMLElement>('[data-testid="parameters-panel"] [aria-invalid="true"]')?.focus();
+      return;
+    }
+    const controller = new AbortController();
+    abortRef.current = controller;
+    const jobs = panes.map((pane) => ({ pane, request: buildChatRequest(pane.model, paneMessages(system, pane.turns, text), params) }));
+    setPanes((all) =>
+      all.map((pane) => {
+        const job = jobs.find((j) => j.pane.id === pane.id);
+        if (!job) return pane;
+        return {
+          ...pane,
+          streaming: true,
+          error: null,
+          lastRequest: job.request,
+          turns: [...pane.turns, { role: 'user', content: text }, { role: 'assistant', reply: emptyReply() }],
+        };
+      }),
+    );
+    setDraft('');
+    await Promise.all(jobs.map(({ pane, request }) => runPane(pane, request, controller.signal)));
+    if (abortRef.current === controller) abortRef.current = null;
+    // The usage page counts these requests.
+    void queryClient.invalidateQueries({ queryKey: queryKeys.usage.all() });
+    draftRef.current?.focus();
+  }
+
+  function stop() {
+    abortRef.current?.abort();
+  }
+
+  function clear() {
+    setPanes((all) => all.map((p) => ({ ...p, turns: [], error: null, lastRequest: null })));
+  }
+
+  function addPane() {
+    if (panes.length >= MAX_COMPARE) return;
+    const used = new Set(panes.map((p) => p.model));
+    // Another model by default: comparing a model with itself is rarely what the click meant.
+    const model = [...baseModels, ...trainedModels.keys()].find((m) => !used.has(m)) ?? panes.at(-1)?.model ?? '';
+    const id = `p${nextPaneId.current++}`;
+    setPanes((all) => [...all, newPane(id, model)]);
+  }
+
+  const exportPane = panes.find((p) => p.id === exportPaneId) ?? null;
+  const exportRequest = exportPane
+    ? (exportPane.lastRequest ??
+      buildChatRequest(exportPane.model, paneMessages(system, exportPane.turns, draft.trim() || 'Hello!'), params))
+    : null;
+
+  const listError = chatModels.error ?? records.error;
+
+  return (
+    <>
+      <PageHeader
+        title="Playground"
+        description="Chat with a base model or any checkpoint, compare up to four side by side, and export the exact request as code."
+        actions={
+          <>
+            <Button variant="secondary" onClick={addPane} disabled={panes.length >= MAX_COMPARE || streaming} data-testid="add-model">
+              <ColumnsIcon className="size-4" />
+              Compare
+            </Button>
+            <Button variant="ghost" onClick={clear} disabled={streaming || panes.every((p) => p.turns.length === 0 && !p.error)}>
+              <TrashIcon className="size-4" />
+              Clear
+            </Button>
+          </>
+        }
+      />
+      {listError ? (
+        <Alert tone="danger" role="alert" title="Could not load the model list" className="mb-4">
+          {listError.message}
+        </Alert>
+      ) : null}
+
+      <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_17rem]">
+        <div className="flex min-w-0 flex-col gap-4">
+          <Card>
+            <div className="flex flex-col gap-1.5 px-4 py-3">
+              <label htmlFor="system-prompt" className="text-sm font-medium text-fg">
+                System prompt
+              </label>
+              <Textarea
+                id="system-prompt"
+                rows={2}
+                value={system}
+                onChange={(event) => setSystem(event.target.value)}
+                placeholder="You are a helpful assistant."
+                className="resize-y"
+              />
+            </div>
+          </Card>
+
+          <div className="flex flex-wrap items-center justify-between gap-3">
+            <SegmentedControl label="Show answers as" size="sm" value={view} options={VIEW_OPTIONS} onChange={setView} data-testid="view-toggle" />
+            {view === 'tokens' ? <TokenLegend /> : null}
+          </div>
+
+          <div
+            className={cx('grid items-start gap-4', panes.length === 2 && 'md:grid-cols-2', panes.length >= 3 && 'md:grid-cols-2')}
+            data-testid="chat-panes"
+          >
+            {panes.map((pane, index) => (
+              <ChatPane
+                key={pane.id}
+                pane={pane}
+                index={index}
+                paneCount={panes.length}
+                view={view}
+                baseModels={baseModels}
+                trainedModels={trainedModels}
+                onModelChange={(model) => updatePane(pane.id, (p) => ({ ...p, model }))}
+                onRemove={() => setPanes((all) => all.filter((p) => p.id !== pane.id))}
+                onExport={() => setExportPaneId(pane.id)}
+              />
+            ))}
+          </div>
+
+          <form onSubmit={send} aria-label="Message composer">
+            <Card className="shadow-md dark:shadow-none">
+              <label htmlFor="composer" className="sr-only">
+                Message
+              </label>
+              <Textarea
+                id="composer"
+                ref={draftRef}
+                rows={3}
+                value={draft}
+                onChange={(event) => setDraft(event.target.value)}
+                onKeyDown={(event) => {
+                  // Enter alone adds a line (messages are often multi-line); Ctrl/⌘+Enter sends.
+                  if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) {
+                    event.preventDefault();
+                    void send();
+                  }
+                }}
+                placeholder={panes.length > 1 ? `Message all ${panes.length} models…` : 'Message the model…'}
+                aria-describedby="composer-hint"
+                className="resize-none rounded-none border-0 px-4 py-3 shadow-none focus:ring-0"
+                data-testid="composer"
+              />
+              <div className="flex flex-wrap items-center justify-between gap-2 border-t border-line px-3 py-2">
+                <p id="composer-hint" className="text-xs text-fg-subtle">
+                  {showParamErrors && hasParamErrors ? (
+                    <span className="font-medium text-danger-text" role="alert">
+                      Fix the highlighted parameters first.
+                    </span>
+                  ) : (
+                    'Ctrl+Enter or ⌘+Enter to send'
+                  )}
+                </p>
+                {streaming ? (
+                  <Button variant="secondary" onClick={stop} data-testid="stop">
+                    <StopIcon className="size-4" />
+                    Stop
+                  </Button>
+                ) : (
+                  <Button type="submit" disabled={draft.trim() === '' || panes.length === 0} data-testid="send">
+                    <SendIcon className="size-4" />
+                    Send
+                  </Button>
+                )}
+              </div>
+            </Card>
+          </form>
+        </div>
+
+        <aside aria-labelledby="parameters-title" className="lg:sticky lg:top-6 lg:self-start">
+          <Card>
+            <CardHeader id="parameters-title" title="Parameters" description="Shared by every model in the comparison." />
+            <ParametersPanel params={params} errors={showParamErrors || hasParamErrors ? paramErrors : {}} onChange={setParams} />
+          </Card>
+        </aside>
+      </div>
+
+      <ExportCodeDialog
+        open={exportPane !== null}
+        request={exportRequest}
+        model={exportPane?.model ?? ''}
+        origin={origin}
+        sent={exportPane?.lastRequest != null}
+        onClose={() => setExportPaneId(null)}
+      />
+    </>
+  );
+}

@@ -1,0 +1,389 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useRouter } from 'next/navigation';
+import { useMemo, useRef, useState, type FormEvent } from 'react';
+import { DatasetDropZone } from '@/components/sft/dataset-drop-zone';
+import { DatasetErrors, DatasetPreview } from '@/components/sft/dataset-preview';
+import { Alert } from '@/components/ui/alert';
+import { Button, buttonClassName } from '@/components/ui/button';
+import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
+import { CodeBlock } from '@/components/ui/code-block';
+import { EmptyState } from '@/components/ui/empty-state';
+import { SelectField, TextField } from '@/components/ui/field';
+import { BoxIcon, CheckIcon } from '@/components/ui/icons';
+import { PageHeader } from '@/components/ui/page-header';
+import { Skeleton } from '@/components/ui/skeleton';
+import { apiFetch, isApiClientError } from '@/lib/client/api-fetch';
+import { hrefWithEntity } from '@/lib/client/entity';
+import { modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
+import {
+  datasetNameFromFile,
+  inspectSftText,
+  parseBatchSize,
+  parseLearningRate,
+  type SftInspection,
+} from '@/lib/client/sft-dataset';
+import { uploadDataset } from '@/lib/client/upload-dataset';
+import { jobCreatedSchema, SFT_DEFAULT_LEARNING_RATE } from '@/lib/schemas/training-jobs';
+import type { ModelSummaryDto } from '@/lib/schemas/models';
+
+interface SftLaunchClientProps {
+  entity: string;
+  defaultEntity: string;
+  initialModelId: string | null;
+  origin: string;
+}
+
+interface ChosenFile {
+  file: File;
+  inspection: SftInspection;
+}
+
+interface LaunchInput {
+  model: ModelSummaryDto;
+  file: File;
+  datasetName: string;
+  batchSize: 'auto' | number;
+  learningRate: number | number[] | undefined;
+}
+
+type Stage = 'idle' | 'uploading' | 'creating';
+
+/** Which step of the two-call launch failed decides the wording: a rejected file is not a rejected job. */
+class LaunchStepError extends Error {
+  constructor(
+    readonly step: 'upload' | 'job',
+    readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+function groupByEntity(models: ModelSummaryDto[]): [string, ModelSummaryDto[]][] {
+  const groups = new Map<string, ModelSummaryDto[]>();
+  for (const model of models) groups.set(model.entity, [...(groups.get(model.entity) ?? []), model]);
+  return [...groups.entries()];
+}
+
+export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin }: SftLaunchClientProps) {
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const models = useQuery(modelPickerQuery(null));
+  const list = useMemo(() => models.data?.data ?? [], [models.data]);
+
+  const [modelId, setModelId] = useState<string>('');
+  const [chosen, setChosen] = useState<ChosenFile | null>(null);
+  const [reading, setReading] = useState(false);
+  const [readError, setReadError] = useState<string | null>(null);
+  const [datasetName, setDatasetName] = useState('');
+  const [batchSize, setBatchSize] = useState('auto');
+  const [learningRate, setLearningRate] = useState('');
+  const [stage, setStage] = useState<Stage>('idle');
+  const [showFieldErrors, setShowFieldErrors] = useState(false);
+  const formRef = useRef<HTMLFormElement>(null);
+
+  // The preselection: the linked model, else the first one of the selected entity, else the first one.
+  const effectiveModelId =
+    modelId ||
+    (initialModelId && list.some((m) => m.id === initialModelId) ? initialModelId : '') ||
+    list.find((m) => m.entity === entity)?.id ||
+    list[0]?.id ||
+    '';
+  const model = list.find((m) => m.id === effectiveModelId);
+  const missingLinkedModel = Boolean(initialModelId && models.isSuccess && !list.some((m) => m.id === initialModelId));
+
+  const batch = parseBatchSize(batchSize);
+  const lr = parseLearningRate(learningRate);
+  const nameError = datasetName.trim() === '' ? 'Name the dataset' : /[/:]/.test(datasetName) ? "Must not contain '/' or ':'" : undefined;
+
+  const launch = useMutation({
+    mutationFn: async (input: LaunchInput) => {
+      setStage('uploading');
+      let trainingDataUrl: string;
+      try {
+        const dataset = await uploadDataset(
+          { entity: input.model.entity, project: input.model.project, name: input.datasetName },
+          input.file,
+        );
+        trainingDataUrl = dataset.training_data_url;
+      } catch (err) {
+        throw new LaunchStepError('upload', err);
+      }
+      setStage('creating');
+      try {
+        return await apiFetch('/v1/preview/sft-training-jobs', jobCreatedSchema, {
+          method: 'POST',
+          json: {
+            model_id: input.model.id,
+            training_data_url: trainingDataUrl,
+            config: {
+              batch_size: input.batchSize,
+              ...(input.learningRate === undefined ? {} : { learning_rate: input.learningRate }),
+            },
+          },
+        });
+      } catch (err) {
+        throw new LaunchStepError('job', err);
+      }
+    },
+    onSuccess: async (job) => {
+      await Promise.all([
+        queryClient.invalidateQueries({ queryKey: queryKeys.datasets.all() }),
+        queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),
+      ]);
+      router.push(hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity));
+    },
+    onSettled: () => setStage('idle'),
+  });
+
+  async function onFile(file: File) {
+    setReading(true);
+    setReadError(null);
+    launch.reset();
+    try {
+      const text = await file.text();
+      setChosen({ file, inspection: inspectSftText('train.jsonl', text) });
+      setDatasetName(datasetNameFromFile(file.name));
+    } catch {
+      setChosen(null);
+      setReadError('The file could not be read. Choose it again.');
+    } finally {
+      setReading(false);
+    }
+  }
+
+  const inspection = chosen?.inspection;
+  const fileProblem = !chosen
+    ? 'Choose a dataset file'
+    : inspection && inspection.errorCount > 0
+      ? 'Fix the lines listed below'
+      : inspection && inspection.exampleCount === 0
+        ? 'The file has no examples'
+        : undefined;
+  const canSubmit = Boolean(model) && !fileProblem && !('error' in batch) && !('error' in lr) && !nameError && !reading;
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    setShowFieldErrors(true);
+    if (!model || !chosen || !canSubmit || 'error' in batch || 'error' in lr) {
+      formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+      return;
+    }
+    launch.mutate({ model, file: chosen.file, datasetName: datasetName.trim(), batchSize: batch.value, learningRate: lr.value });
+  }
+
+  const launchError = launch.error instanceof LaunchStepError ? launch.error : null;
+  const serverDetail = launchError
+    ? isApiClientError(launchError.cause) && Object.keys(launchError.cause.fieldErrors).length > 0
+      ? Object.values(launchError.cause.fieldErrors).join('; ')
+      : launchError.message
+    : null;
+
+  if (models.isPending) {
+    return (
+      <>
+        <PageHeader title="Fine-tune a model" description="Supervised fine-tuning on a chat dataset." />
+        <Card>
+          <div className="flex flex-col gap-4 p-5" aria-busy="true" aria-label="Loading models">
+            <Skeleton className="h-9 w-full" />
+            <Skeleton className="h-32 w-full" />
+          </div>
+        </Card>
+      </>
+    );
+  }
+
+  if (models.isSuccess && list.length === 0) {
+    return (
+      <>
+        <PageHeader title="Fine-tune a model" description="Supervised fine-tuning on a chat dataset." />
+        <Card>
+          <EmptyState
+            icon={<BoxIcon className="size-5" />}
+            title="Create a model first"
+            description="A fine-tuning job trains a model record: a name and a base model. Create one with the API, then come back."
+          >
+            <div className="mx-auto max-w-2xl text-left">
+              <CodeBlock
+                label="Terminal"
+                code={`curl ${origin}/v1/preview/models \\\n  -H "Authorization: Bearer $TUNEBOARD_API_KEY" \\\n  -H 'Content-Type: application/json' \\\n  -d '{"project": "my-project", "name": "my-model", "base_model": "tuneboard/tiny-chat"}'`}
+              />
+            </div>
+          </EmptyState>
+        </Card>
+      </>
+    );
+  }
+
+  const pending = launch.isPending;
+  const errorsId = 'dataset-errors';
+
+  return (
+    <>
+      <PageHeader
+        title="Fine-tune a model"
+        description="Upload a chat dataset and start a supervised fine-tuning job. Every line is checked in your browser before anything is sent."
+      />
+      {models.isError ? (
+        <Alert tone="danger" role="alert" title="Could not load your models" className="mb-4">
+          {models.error.message}
+        </Alert>
+      ) : null}
+      <form ref={formRef} onSubmit={onSubmit} noValidate aria-labelledby="sft-form-title">
+        <Card>
+          <CardHeader id="sft-form-title" title="New SFT job" description="The dataset is stored as a new version in the model’s project." />
+          <CardBody className="flex flex-col gap-6">
+            {missingLinkedModel ? (
+              <Alert tone="warning" role="status">
+                The linked model was not found among your models; pick one below.
+              </Alert>
+            ) : null}
+            <SelectField
+              id="sft-model"
+              name="model_id"
+              label="Model"
+              hint={model ? `Base model ${model.base_model} · ${model.latest_step === null ? 'no checkpoints yet' : `latest step ${model.latest_step}`}` : undefined}
+              value={effectiveModelId}
+              onChange={(event) => setModelId(event.target.value)}
+              disabled={pending}
+            >
+              {groupByEntity(list).map(([group, items]) => (
+                <optgroup key={group} label={group}>
+                  {items.map((m) => (
+                    <option key={m.id} value={m.id}>
+                      {m.project}/{m.name}
+                    </option>
+                  ))}
+                </optgroup>
+              ))}
+            </SelectField>
+
+            <fieldset className="flex flex-col gap-3">
+              <legend className="mb-1.5 text-sm font-medium text-fg">Dataset</legend>
+              <DatasetDropZone
+                fileName={chosen?.file.name ?? null}
+                onFile={onFile}
+                disabled={pending}
+                invalid={Boolean(showFieldErrors && fileProblem) || Boolean(inspection && inspection.errorCount > 0)}
+                describedBy={[
+                  'dataset-hint',
+                  inspection && inspection.errorCount > 0 ? errorsId : null,
+                  showFieldErrors && fileProblem ? 'dataset-problem' : null,
+                ]
+                  .filter(Boolean)
+                  .join(' ')}
+              />
+              <p id="dataset-hint" className="text-xs leading-relaxed text-fg-subtle">
+                JSONL: one <code className="font-mono">{'{"messages": [...]}'}</code> object per line; roles system, developer, user,
+                assistant or tool; the last message of each line is the assistant’s.
+              </p>
+              {showFieldErrors && fileProblem && !(inspection && inspection.errorCount > 0) ? (
+                <p id="dataset-problem" className="text-xs font-medium text-danger-text">
+                  {fileProblem}
+                </p>
+              ) : null}
+              {reading ? (
+                <p role="status" className="text-sm text-fg-muted">
+                  Checking the file…
+                </p>
+              ) : null}
+              {readError ? (
+                <Alert tone="danger" role="alert">
+                  {readError}
+                </Alert>
+              ) : null}
+              {inspection && !reading ? (
+                <>
+                  <p role="status" data-testid="dataset-summary" className="flex items-center gap-1.5 text-sm text-fg-muted">
+                    {inspection.errorCount === 0 && inspection.exampleCount > 0 ? <CheckIcon className="size-4 text-success-text" /> : null}
+                    {inspection.exampleCount.toLocaleString('en')} valid example{inspection.exampleCount === 1 ? '' : 's'}
+                    {inspection.errorCount > 0 ? `, ${inspection.errorCount.toLocaleString('en')} invalid line${inspection.errorCount === 1 ? '' : 's'}` : ''}
+                    {' · '}
+                    {formatBytes(chosen?.file.size ?? 0)}
+                  </p>
+                  <DatasetErrors inspection={inspection} id={errorsId} />
+                  <DatasetPreview inspection={inspection} />
+                </>
+              ) : null}
+            </fieldset>
+
+            <div className="grid gap-5 sm:grid-cols-3">
+              <TextField
+                id="sft-dataset-name"
+                name="dataset_name"
+                label="Dataset name"
+                value={datasetName}
+                onChange={(event) => setDatasetName(event.target.value)}
+                error={showFieldErrors || datasetName !== '' ? nameError : undefined}
+                hint={model ? `Saved as ${model.entity}/${model.project}/${datasetName.trim() || '…'}` : undefined}
+                disabled={pending}
+                autoComplete="off"
+                spellCheck={false}
+              />
+              <TextField
+                id="sft-batch-size"
+                name="batch_size"
+                label="Batch size"
+                value={batchSize}
+                onChange={(event) => setBatchSize(event.target.value)}
+                error={'error' in batch ? batch.error : undefined}
+                hint="“auto” or a whole number"
+                inputMode="text"
+                disabled={pending}
+                autoComplete="off"
+              />
+              <TextField
+                id="sft-learning-rate"
+                name="learning_rate"
+                label="Learning rate"
+                value={learningRate}
+                onChange={(event) => setLearningRate(event.target.value)}
+                error={'error' in lr ? lr.error : undefined}
+                placeholder={String(SFT_DEFAULT_LEARNING_RATE)}
+                hint="One value, or a comma-separated schedule"
+                optional
+                disabled={pending}
+                autoComplete="off"
+              />
+            </div>
+
+            {launchError ? (
+              <Alert
+                tone="danger"
+                role="alert"
+                title={launchError.step === 'upload' ? 'The server rejected the dataset' : 'The job could not be started'}
+              >
+                <span data-testid="sft-server-error">{serverDetail}</span>
+                {launchError.step === 'job' ? <span className="block">The dataset was uploaded; submitting again adds a new version.</span> : null}
+              </Alert>
+            ) : null}
+          </CardBody>
+          <CardFooter>
+            <p className="mr-auto text-sm text-fg-muted" role="status" aria-live="polite">
+              {stage === 'uploading'
+                ? 'Uploading the dataset…'
+                : stage === 'creating'
+                  ? 'Starting the job…'
+                  : // A disabled button cannot say why; this line does.
+                    (fileProblem ?? '')}
+            </p>
+            <Link href={hrefWithEntity('/models', entity, defaultEntity)} className={buttonClassName({ variant: 'secondary' })}>
+              Cancel
+            </Link>
+            <Button type="submit" pending={pending} disabled={!canSubmit} data-testid="sft-submit">
+              Upload and start training
+            </Button>
+          </CardFooter>
+        </Card>
+      </form>
+    </>
+  );
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,191 @@
+'use client';
+
+import dynamic from 'next/dynamic';
+import { useMemo, useState } from 'react';
+import { Button } from '@/components/ui/button';
+import { Card } from '@/components/ui/card';
+import { cx } from '@/components/ui/cx';
+import { Skeleton } from '@/components/ui/skeleton';
+import { Table, Td, Th, Tr } from '@/components/ui/table';
+import { countNonPositive, type ChartSpec } from '@/lib/client/chart-series';
+import { csvFileName, seriesToCsv } from '@/lib/client/csv-export';
+import { formatNumber } from '@/lib/client/trajectory-view';
+import { seriesColor } from './chart-colors';
+
+const CHART_HEIGHT = 240;
+
+// recharts (and the d3 modules under it) load only when a chart is on screen, not with the route.
+const MetricChart = dynamic(() => import('./metric-chart').then((m) => m.MetricChart), {
+  ssr: false,
+  loading: () => <Skeleton className="h-[240px] w-full" />,
+});
+
+interface MetricChartCardProps {
+  chart: ChartSpec;
+  smoothing: number;
+  logScale: boolean;
+  /** File name prefix for the CSV download, e.g. the model name. */
+  filePrefix: string;
+  onStepClick?: (step: number) => void;
+  stepClickHint?: string;
+}
+
+function downloadText(text: string, fileName: string) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = fileName;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  // Revoked on the next tick: some browsers start the download asynchronously.
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
+function MetricTable({ chart }: { chart: ChartSpec }) {
+  const rows = useMemo(() => {
+    const steps = new Map<number, Map<number, number | null>>();
+    chart.series.forEach((s, i) => {
+      for (const p of s.points) {
+        const m = steps.get(p.step) ?? new Map<number, number | null>();
+        m.set(i, p.value);
+        steps.set(p.step, m);
+      }
+    });
+    return [...steps.entries()].sort((a, b) => a[0] - b[0]);
+  }, [chart]);
+  return (
+    <div className="max-h-[240px] overflow-y-auto" tabIndex={0} role="region" aria-label={`${chart.metric} values`}>
+      <Table data-testid="metric-table">
+        <caption className="sr-only">{chart.metric} by step</caption>
+        <thead className="sticky top-0">
+          <tr>
+            <Th className="text-right">Step</Th>
+            {chart.series.map((s) => (
+              <Th key={s.name} className="text-right normal-case">
+                {s.name}
+              </Th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(([step, values]) => (
+            <Tr key={step}>
+              <Td className="py-1.5 text-right tabular-nums text-fg-muted">{step.toLocaleString('en')}</Td>
+              {chart.series.map((s, i) => {
+                const v = values.get(i);
+                return (
+                  <Td key={s.name} className="py-1.5 text-right tabular-nums">
+                    {v === undefined || v === null ? <span className="text-fg-subtle">—</span> : formatNumber(v)}
+                  </Td>
+                );
+              })}
+            </Tr>
+          ))}
+        </tbody>
+      </Table>
+    </div>
+  );
+}
+
+/** One metric: legend, chart or table, CSV download, and the zoom range with a reset. */
+export function MetricChartCard({ chart, smoothing, logScale, filePrefix, onStepClick, stepClickHint }: MetricChartCardProps) {
+  const [view, setView] = useState<'chart' | 'table'>('chart');
+  const [zoom, setZoom] = useState<{ from: number; to: number } | null>(null);
+  // Remounting the chart is how the brush goes back to the full range: recharts keeps its own index state.
+  const [chartKey, setChartKey] = useState(0);
+  const hidden = logScale ? countNonPositive(chart) : 0;
+  const downsampled = chart.series.some((s) => s.totalPoints > s.points.length);
+  const titleId = `chart-${chart.metric.replace(/[^a-zA-Z0-9_-]/g, '-')}`;
+
+  function downloadCsv() {
+    const csv = seriesToCsv(chart.series.map((s) => ({ name: s.name, points: s.points.map((p) => [p.step, p.value] as const) })));
+    downloadText(csv, csvFileName(`${filePrefix}-${chart.metric}`));
+  }
+
+  return (
+    <Card aria-labelledby={titleId} data-testid="metric-chart-card" data-metric={chart.metric}>
+      <div className="flex flex-wrap items-start justify-between gap-2 px-4 pt-3.5 pb-2">
+        <div className="min-w-0">
+          <h3 id={titleId} className="truncate text-sm font-semibold text-fg">
+            {chart.metric}
+          </h3>
+          <ul className="mt-1 flex flex-wrap gap-x-3 gap-y-1 text-xs text-fg-muted" aria-label="Series">
+            {chart.series.map((s, i) => (
+              <li key={s.name} className="inline-flex items-center gap-1.5">
+                <span aria-hidden="true" className="h-0.5 w-3 rounded-full" style={{ backgroundColor: seriesColor(i) }} />
+                {s.split || s.name}
+              </li>
+            ))}
+          </ul>
+        </div>
+        <div className="flex items-center gap-1">
+          <div role="group" aria-label="View" className="inline-flex rounded-md border border-line p-0.5">
+            {(['chart', 'table'] as const).map((v) => (
+              <button
+                key={v}
+                type="button"
+                aria-pressed={view === v}
+                onClick={() => setView(v)}
+                className={cx(
+                  'rounded px-2 py-0.5 text-xs font-medium capitalize transition-colors',
+                  view === v ? 'bg-surface-muted text-fg' : 'text-fg-muted hover:text-fg',
+                )}
+              >
+                {v}
+              </button>
+            ))}
+          </div>
+          <Button variant="ghost" size="sm" onClick={downloadCsv} aria-label={`Download ${chart.metric} as CSV`} data-testid="chart-csv">
+            CSV
+          </Button>
+        </div>
+      </div>
+      <div className="px-2 pb-2">
+        {view === 'chart' ? (
+          // A group, not an img: recharts makes the chart keyboard-focusable, and an img may not hold focusable parts.
+          <div
+            role="group"
+            aria-label={`Line chart of ${chart.metric}: ${chart.series.map((s) => s.name).join(', ')}. Use the table view for the values.`}
+            data-testid="metric-chart"
+            style={{ minHeight: CHART_HEIGHT }}
+          >
+            <MetricChart
+              key={chartKey}
+              chart={chart}
+              smoothing={smoothing}
+              logScale={logScale}
+              height={CHART_HEIGHT}
+              onStepClick={onStepClick}
+              onZoomChange={setZoom}
+            />
+          </div>
+        ) : (
+          <MetricTable chart={chart} />
+        )}
+      </div>
+      {zoom || hidden > 0 || downsampled || (onStepClick && stepClickHint) ? (
+        <div className="flex flex-wrap items-center gap-x-3 gap-y-1 border-t border-line px-4 py-2 text-xs text-fg-subtle">
+          {zoom ? (
+            <span className="inline-flex items-center gap-2">
+              Steps {zoom.from.toLocaleString('en')}–{zoom.to.toLocaleString('en')}
+              <button
+                type="button"
+                className="font-medium text-accent-text hover:underline"
+                onClick={() => {
+                  setZoom(null);
+                  setChartKey((k) => k + 1);
+                }}
+              >
+                Reset zoom
+              </button>
+            </span>
+          ) : null}
+          {hidden > 0 ? <span>{hidden} value{hidden === 1 ? '' : 's'} ≤ 0 not shown on the log scale</span> : null}
+          {downsampled ? <span>Downsampled; extremes and the last value kept</span> : null}
+          {onStepClick && stepClickHint ? <span className="ml-auto">{stepClickHint}</span> : null}
+        </div>
+      ) : null}
+    </Card>
+  );
+}

@@ -1,0 +1,153 @@
+'use client';
+
+import { useMemo } from 'react';
+import { Brush, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
+import { formatNumber } from '@/lib/client/trajectory-view';
+import { seriesColor } from './chart-colors';
+
+export interface MetricChartProps {
+  chart: ChartSpec;
+  smoothing: number;
+  logScale: boolean;
+  height?: number;
+  /** Called with the step of the point under the pointer; makes the chart clickable. */
+  onStepClick?: (step: number) => void;
+  /** The brush's current step range, reported so the card can offer "Reset zoom". */
+  onZoomChange?: (range: { from: number; to: number } | null) => void;
+}
+
+const AXIS_TICK = { fill: 'var(--tb-fg-subtle)', fontSize: 11 };
+
+function formatTick(value: number): string {
+  const abs = Math.abs(value);
+  if (abs !== 0 && (abs < 1e-3 || abs >= 1e5)) return value.toExponential(1);
+  return Number(value.toPrecision(4)).toLocaleString('en');
+}
+
+interface TooltipBodyProps {
+  step: number | undefined;
+  row: ChartRow | undefined;
+  chart: ChartSpec;
+  lines: ReturnType<typeof buildChartData>['lines'];
+  smoothing: number;
+}
+
+function TooltipBody({ step, row, chart, lines, smoothing }: TooltipBodyProps) {
+  if (step === undefined || !row) return null;
+  const raw = valuesAtRow(row, lines, 'raw');
+  const smoothed = valuesAtRow(row, lines, 'smoothed');
+  return (
+    <div className="rounded-lg border border-line bg-surface-raised px-3 py-2 text-xs shadow-lg">
+      <p className="mb-1 font-medium text-fg">Step {step.toLocaleString('en')}</p>
+      <ul className="space-y-0.5">
+        {chart.series.map((s, i) => {
+          const value = smoothing > 0 ? smoothed.get(i) : raw.get(i);
+          return (
+            <li key={s.name} className="flex items-center gap-2 tabular-nums">
+              <span aria-hidden="true" className="size-2 rounded-full" style={{ backgroundColor: seriesColor(i) }} />
+              <span className="text-fg-muted">{s.name}</span>
+              <span className="ml-auto pl-3 font-medium text-fg">{value === undefined ? '—' : formatNumber(value)}</span>
+              {smoothing > 0 && raw.has(i) ? <span className="text-fg-subtle">({formatNumber(raw.get(i)!)})</span> : null}
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
+/**
+ * A presentational line chart of one metric across splits: it draws what it is given and fetches
+ * nothing. Raw values are faded behind the smoothed curve when smoothing is on, as in TensorBoard.
+ * Loaded with next/dynamic: recharts and d3 stay out of every route's first-load JavaScript.
+ */
+export function MetricChart({ chart, smoothing, logScale, height = 240, onStepClick, onZoomChange }: MetricChartProps) {
+  const { rows, lines } = useMemo(() => buildChartData(chart, { smoothing, logScale }), [chart, smoothing, logScale]);
+  const rowByStep = useMemo(() => new Map(rows.map((r) => [r.step, r])), [rows]);
+  const single = rows.length === 1;
+
+  return (
+    <ResponsiveContainer width="100%" height={height}>
+      <LineChart
+        data={rows}
+        margin={{ top: 8, right: 12, bottom: 0, left: 0 }}
+        style={onStepClick ? { cursor: 'pointer' } : undefined}
+        onClick={(state) => {
+          const step = Number(state.activeLabel);
+          if (onStepClick && state.activeLabel !== undefined && Number.isFinite(step)) onStepClick(step);
+        }}
+      >
+        <CartesianGrid stroke="var(--tb-line)" vertical={false} />
+        <XAxis
+          dataKey="step"
+          type="number"
+          domain={['dataMin', 'dataMax']}
+          allowDecimals={false}
+          tick={AXIS_TICK}
+          stroke="var(--tb-line-strong)"
+          tickFormatter={(v: number) => v.toLocaleString('en')}
+        />
+        <YAxis
+          scale={logScale ? 'log' : 'auto'}
+          domain={['auto', 'auto']}
+          allowDataOverflow={false}
+          tick={AXIS_TICK}
+          stroke="var(--tb-line-strong)"
+          tickFormatter={formatTick}
+          width={56}
+        />
+        <Tooltip
+          isAnimationActive={false}
+          cursor={{ stroke: 'var(--tb-line-strong)' }}
+          content={({ label }) => (
+            <TooltipBody
+              step={typeof label === 'number' ? label : undefined}
+              row={typeof label === 'number' ? rowByStep.get(label) : undefined}
+              chart={chart}
+              lines={lines}
+              smoothing={smoothing}
+            />
+          )}
+        />
+        {lines.map((line) => {
+          const faded = line.kind === 'raw' && smoothing > 0;
+          return (
+            <Line
+              key={line.dataKey}
+              dataKey={line.dataKey}
+              name={line.seriesName}
+              type="linear"
+              stroke={seriesColor(line.seriesIndex)}
+              strokeOpacity={faded ? 0.28 : 1}
+              strokeWidth={faded ? 1.25 : 1.75}
+              // A lone sample is a point, not a line: without a dot it would be invisible.
+              dot={single ? { r: 3, fill: seriesColor(line.seriesIndex) } : false}
+              activeDot={faded ? false : { r: 3.5 }}
+              // Steps a series did not sample are absent keys; gaps are separate keys (see buildChartData).
+              connectNulls
+              isAnimationActive={false}
+              legendType="none"
+            />
+          );
+        })}
+        {rows.length > 2 ? (
+          <Brush
+            dataKey="step"
+            height={20}
+            travellerWidth={8}
+            stroke="var(--tb-accent)"
+            fill="var(--tb-surface)"
+            tickFormatter={(v: number) => v.toLocaleString('en')}
+            onChange={(range) => {
+              if (!onZoomChange) return;
+              const start = range.startIndex ?? 0;
+              const end = range.endIndex ?? rows.length - 1;
+              onZoomChange(start === 0 && end === rows.length - 1 ? null : { from: rows[start].step, to: rows[end].step });
+            }}
+          />
+        ) : null}
+      </LineChart>
+    </ResponsiveContainer>
+  );
+}

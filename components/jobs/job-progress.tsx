@@ -1,0 +1,37 @@
+import { cx } from '@/components/ui/cx';
+import { progressFraction } from '@/lib/client/poll-backoff';
+import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
+
+/** completed_steps of num_sequences; a bar only once the total is known (the job has started). */
+export function JobProgress({ job, compact = false }: { job: TrainingJobDto; compact?: boolean }) {
+  const fraction = progressFraction(job.completed_steps, job.num_sequences);
+  const label =
+    job.num_sequences === null
+      ? job.status === 'QUEUED'
+        ? 'Waiting to start'
+        : `${job.completed_steps} steps`
+      : `${job.completed_steps.toLocaleString('en')} / ${job.num_sequences.toLocaleString('en')} steps`;
+  const done = job.status === 'COMPLETED';
+  return (
+    <div className={cx('flex items-center gap-2', compact ? 'min-w-36' : 'w-full')}>
+      <div
+        role="progressbar"
+        aria-label="Training progress"
+        aria-valuemin={0}
+        aria-valuemax={job.num_sequences ?? undefined}
+        aria-valuenow={job.num_sequences === null ? undefined : job.completed_steps}
+        aria-valuetext={label}
+        className={cx('relative flex-1 overflow-hidden rounded-full bg-surface-muted ring-1 ring-line ring-inset', compact ? 'h-1.5' : 'h-2')}
+      >
+        <div
+          className={cx(
+            'h-full rounded-full transition-[width] duration-500',
+            job.status === 'FAILED' ? 'bg-danger' : done ? 'bg-success-text' : 'bg-accent',
+          )}
+          style={{ width: `${Math.round((done && fraction === null ? 1 : (fraction ?? 0)) * 100)}%` }}
+        />
+      </div>
+      <span className={cx('shrink-0 text-xs text-fg-muted tabular-nums', compact && 'w-24 text-right')}>{label}</span>
+    </div>
+  );
+}

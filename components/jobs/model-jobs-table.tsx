@@ -1,0 +1,47 @@
+import Link from 'next/link';
+import { RelativeTime } from '@/components/ui/relative-time';
+import { Table, Td, Th, Tr } from '@/components/ui/table';
+import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
+import { JobProgress } from './job-progress';
+import { jobKindLabel, JobStatusBadge } from './job-status-badge';
+
+export function ModelJobsTable({ jobs, hrefFor }: { jobs: TrainingJobDto[]; hrefFor: (job: TrainingJobDto) => string }) {
+  return (
+    <Table data-testid="model-jobs-table">
+      <caption className="sr-only">Training jobs</caption>
+      <thead>
+        <tr>
+          <Th>Job</Th>
+          <Th>Status</Th>
+          <Th>Progress</Th>
+          <Th className="text-right">Steps</Th>
+          <Th className="text-right">Created</Th>
+        </tr>
+      </thead>
+      <tbody>
+        {jobs.map((job) => (
+          <Tr key={job.id} data-testid="model-job-row" className="transition-colors hover:bg-surface-muted/50">
+            <Td>
+              <Link href={hrefFor(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
+                {jobKindLabel(job.type)} job
+              </Link>
+              <div className="mt-0.5 font-mono text-xs text-fg-subtle">{job.id.slice(0, 8)}</div>
+            </Td>
+            <Td>
+              <JobStatusBadge status={job.status} />
+            </Td>
+            <Td>
+              <JobProgress job={job} compact />
+            </Td>
+            <Td className="text-right whitespace-nowrap text-fg-muted tabular-nums">
+              {job.base_step ?? '—'} → {job.step ?? '…'}
+            </Td>
+            <Td className="text-right whitespace-nowrap text-fg-muted">
+              <RelativeTime iso={job.created_at} />
+            </Td>
+          </Tr>
+        ))}
+      </tbody>
+    </Table>
+  );
+}

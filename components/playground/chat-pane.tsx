@@ -1,0 +1,172 @@
+'use client';
+
+import type { ModelSummaryDto } from '@/lib/schemas/models';
+import { Alert } from '@/components/ui/alert';
+import { Badge } from '@/components/ui/badge';
+import { Button } from '@/components/ui/button';
+import { Card } from '@/components/ui/card';
+import { cx } from '@/components/ui/cx';
+import { ChatIcon, CloseIcon, CodeIcon } from '@/components/ui/icons';
+import { Spinner } from '@/components/ui/spinner';
+import type { AssistantReply, ChoiceReply } from '@/lib/client/chat-reply';
+import type { PlaygroundRequest } from '@/lib/client/chat-request';
+import { ModelPicker } from './model-picker';
+import { TokenView } from './token-view';
+
+export type PaneTurn = { role: 'user'; content: string } | { role: 'assistant'; reply: AssistantReply };
+
+export interface PaneState {
+  id: string;
+  model: string;
+  turns: PaneTurn[];
+  streaming: boolean;
+  error: string | null;
+  /** The last request sent from this pane: what "export code" reproduces. */
+  lastRequest: PlaygroundRequest | null;
+}
+
+export type TextView = 'text' | 'tokens';
+
+interface ChatPaneProps {
+  pane: PaneState;
+  index: number;
+  paneCount: number;
+  view: TextView;
+  baseModels: string[];
+  trainedModels: Map<string, ModelSummaryDto>;
+  onModelChange: (model: string) => void;
+  onRemove: () => void;
+  onExport: () => void;
+}
+
+const FINISH_LABEL: Record<string, { text: string; tone: 'neutral' | 'warning' }> = {
+  length: { text: 'Max tokens reached', tone: 'warning' },
+  abort: { text: 'Stopped', tone: 'warning' },
+  tool_calls: { text: 'Tool call', tone: 'neutral' },
+};
+
+function ChoiceBody({ choice, streaming, view, label }: { choice: ChoiceReply; streaming: boolean; view: TextView; label: string }) {
+  const finish = choice.finishReason ? FINISH_LABEL[choice.finishReason] : undefined;
+  return (
+    <div className="flex flex-col gap-2">
+      {view === 'tokens' && choice.tokens.length > 0 ? (
+        <TokenView tokens={choice.tokens} label={label} />
+      ) : (
+        <p className="text-sm leading-relaxed break-words whitespace-pre-wrap text-fg" data-testid="assistant-text">
+          {choice.content}
+          {streaming && !choice.finishReason ? (
+            <span aria-hidden="true" className="ml-0.5 inline-block h-4 w-1.5 translate-y-0.5 animate-pulse rounded-sm bg-accent" />
+          ) : null}
+          {!streaming && choice.content === '' ? <span className="text-fg-subtle italic">(empty answer)</span> : null}
+        </p>
+      )}
+      {finish ? (
+        <div>
+          <Badge tone={finish.tone}>{finish.text}</Badge>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+/** One model's side of the conversation: its picker, its answers, its own errors. */
+export function ChatPane({ pane, index, paneCount, view, baseModels, trainedModels, onModelChange, onRemove, onExport }: ChatPaneProps) {
+  const label = paneCount > 1 ? `Model ${index + 1}` : 'Model';
+  const last = pane.turns.at(-1);
+  const waiting = pane.streaming && (last?.role !== 'assistant' || last.reply.choices.length === 0);
+
+  return (
+    <Card className="flex min-w-0 flex-col overflow-visible" aria-label={`${label}: ${pane.model}`} data-testid="chat-pane">
+      <div className="flex flex-col gap-2 rounded-t-xl border-b border-line bg-surface-muted/50 px-3 pt-2 pb-3">
+        <div className="flex items-center justify-between gap-2">
+          <span className="pl-0.5 text-xs font-medium text-fg-subtle" aria-hidden="true">
+            {label}
+          </span>
+          <div className="-mr-1 flex items-center gap-0.5">
+            <Button variant="ghost" size="sm" className="h-7" onClick={onExport} data-testid="export-code-button">
+              <CodeIcon className="size-3.5" />
+              Code
+            </Button>
+            {paneCount > 1 ? (
+              <Button
+                variant="ghost"
+                size="sm"
+                className="h-7 w-7 px-0"
+                onClick={onRemove}
+                disabled={pane.streaming}
+                aria-label={`Remove ${label.toLowerCase()} from the comparison`}
+                title="Remove from the comparison"
+              >
+                <CloseIcon className="size-4" />
+              </Button>
+            ) : null}
+          </div>
+        </div>
+        <ModelPicker
+          value={pane.model}
+          onChange={onModelChange}
+          baseModels={baseModels}
+          trainedModels={trainedModels}
+          label={label}
+          idPrefix={`pane-${pane.id}`}
+          disabled={pane.streaming}
+        />
+      </div>
+
+      <div className="flex flex-1 flex-col gap-4 px-4 py-4" aria-live="polite" aria-busy={pane.streaming || undefined}>
+        {pane.turns.length === 0 ? (
+          <div className="flex flex-1 flex-col items-center justify-center gap-2 py-10 text-center text-sm text-fg-subtle">
+            <ChatIcon className="size-5" />
+            <p>Send a message to start.</p>
+          </div>
+        ) : null}
+        {pane.turns.map((turn, t) =>
+          turn.role === 'user' ? (
+            <div key={t} className="flex justify-end">
+              <p
+                className="max-w-[85%] rounded-xl rounded-br-sm bg-accent-soft px-3.5 py-2 text-sm break-words whitespace-pre-wrap text-fg ring-1 ring-accent/15"
+                data-testid="user-message"
+              >
+                <span className="sr-only">You: </span>
+                {turn.content}
+              </p>
+            </div>
+          ) : (
+            <div key={t} className="flex flex-col gap-3" data-testid="assistant-message">
+              {turn.reply.choices.map((choice, c) => (
+                <div key={c} className={cx(turn.reply.choices.length > 1 && 'rounded-lg border border-line px-3 py-2.5')}>
+                  {turn.reply.choices.length > 1 ? (
+                    <p className="mb-1.5 text-xs font-medium text-fg-subtle">Choice {c + 1}</p>
+                  ) : (
+                    <span className="sr-only">Assistant: </span>
+                  )}
+                  <ChoiceBody
+                    choice={choice}
+                    streaming={pane.streaming && t === pane.turns.length - 1}
+                    view={view}
+                    label={`${label}, answer ${Math.ceil((t + 1) / 2)}${turn.reply.choices.length > 1 ? `, choice ${c + 1}` : ''}`}
+                  />
+                </div>
+              ))}
+              {turn.reply.usage ? (
+                <p className="text-xs text-fg-subtle tabular-nums" data-testid="reply-usage">
+                  {turn.reply.usage.prompt_tokens} prompt + {turn.reply.usage.completion_tokens} completion tokens
+                </p>
+              ) : null}
+            </div>
+          ),
+        )}
+        {waiting ? (
+          <p className="flex items-center gap-2 text-sm text-fg-muted">
+            <Spinner className="size-3.5" /> Waiting for the first token…
+          </p>
+        ) : null}
+        {pane.error ? (
+          <Alert tone="danger" role="alert" title="The request failed">
+            <span data-testid="pane-error">{pane.error}</span>
+          </Alert>
+        ) : null}
+      </div>
+    </Card>
+  );
+}

@@ -1,0 +1,70 @@
+import type { Locator, Page } from '@playwright/test';
+
+/** A model's page: header, names, metric charts, checkpoints, jobs and the trajectories tab. */
+export class ModelPage {
+  readonly name: Locator;
+  readonly latestStep: Locator;
+  readonly inferenceNames: Locator;
+  readonly charts: Locator;
+  readonly chartCards: Locator;
+  readonly smoothing: Locator;
+  readonly logScale: Locator;
+  readonly checkpointsTable: Locator;
+  readonly checkpointRows: Locator;
+  readonly bestBadge: Locator;
+  readonly jobsTable: Locator;
+  readonly jobRows: Locator;
+  readonly deleteButton: Locator;
+  readonly deleteDialog: Locator;
+  readonly deleteNameInput: Locator;
+  readonly overviewTab: Locator;
+  readonly trajectoriesTab: Locator;
+  readonly trajectoryGroups: Locator;
+  readonly bestWorst: Locator;
+  readonly stepSelect: Locator;
+  readonly splitSelect: Locator;
+  readonly minReward: Locator;
+
+  constructor(readonly page: Page) {
+    this.name = page.getByTestId('model-name');
+    this.latestStep = page.getByTestId('model-latest-step');
+    this.inferenceNames = page.getByTestId('inference-names');
+    this.charts = page.getByTestId('metric-chart');
+    this.chartCards = page.getByTestId('metric-chart-card');
+    this.smoothing = page.getByTestId('chart-smoothing').first();
+    this.logScale = page.getByTestId('chart-log-scale').first();
+    this.checkpointsTable = page.getByTestId('checkpoints-table');
+    this.checkpointRows = page.getByTestId('checkpoint-row');
+    this.bestBadge = page.getByTestId('best-badge');
+    this.jobsTable = page.getByTestId('model-jobs-table');
+    this.jobRows = page.getByTestId('model-job-row');
+    this.deleteButton = page.getByTestId('delete-model');
+    this.deleteDialog = page.getByRole('dialog');
+    this.deleteNameInput = page.getByTestId('delete-model-confirm-name');
+    this.overviewTab = page.getByRole('tab', { name: 'overview' });
+    this.trajectoriesTab = page.getByRole('tab', { name: 'trajectories' });
+    this.trajectoryGroups = page.getByTestId('trajectory-group');
+    this.bestWorst = page.getByTestId('best-worst');
+    this.stepSelect = page.getByTestId('trajectory-step');
+    this.splitSelect = page.getByTestId('trajectory-split');
+    this.minReward = page.getByTestId('trajectory-min-reward');
+  }
+
+  async goto(modelId: string, query = '') {
+    await this.page.goto(`/models/${modelId}${query}`);
+  }
+
+  chart(metric: string): Locator {
+    return this.page.locator(`[data-testid="metric-chart-card"][data-metric="${metric}"]`);
+  }
+
+  /** The drawn lines of a chart: recharts renders each as an svg path with this class. */
+  chartLines(metric: string): Locator {
+    return this.chart(metric).locator('path.recharts-line-curve');
+  }
+
+  /** Lines, or the dots of a series with a single step (one point draws no path). */
+  chartMarks(metric: string): Locator {
+    return this.chart(metric).locator('path.recharts-line-curve, circle.recharts-dot');
+  }
+}

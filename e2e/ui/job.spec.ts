@@ -1,0 +1,117 @@
+import { expect, test } from '../fixtures/test';
+import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
+import { createModelViaApi, trajectoryGroup, waitForJob } from '../fixtures/seed';
+import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
+import { JobPage } from '../pages/job-page';
+import { ModelPage } from '../pages/model-page';
+
+const TERMINAL = /Completed|Failed/;
+
+async function rlJob(request: import('@playwright/test').APIRequestContext, key: string, modelId: string, data: object) {
+  const res = await request.post('/v1/preview/training-jobs', {
+    headers: { Authorization: `Bearer ${key}` },
+    data: { model_id: modelId, ...data },
+  });
+  expect(res.status(), await res.text()).toBe(200);
+  return ((await res.json()) as { id: string }).id;
+}
+
+test('the job page follows a job live and shows its events, loss chart and config', async ({ page, request }) => {
+  test.slow();
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'jobs', name: `job-${uniqueId()}` });
+  // 2 groups × 14 trajectories: one gradient step each, more events than one page of 25.
+  const jobId = await rlJob(request, key, model.id, {
+    trajectory_groups: [trajectoryGroup(0.4, 14), trajectoryGroup(0.6, 14)],
+    experimental_config: { allow_training_without_logprobs: true },
+  });
+
+  const job = new JobPage(page);
+  await job.goto(jobId);
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('RL training job');
+  await expect(job.status).toHaveText(/Queued|Running|Completed|Failed/);
+  await expect(job.config).toContainText('learning_rate');
+  await expect(job.modelLink).toHaveText(model.name);
+
+  const final = await waitForJob(request, key, jobId, 90_000);
+  if (final.status === 'QUEUED' || final.status === 'RUNNING') {
+    // No worker finished it: the page still says what is going on.
+    await expect(job.status).toHaveText(/Queued|Running/);
+    return;
+  }
+  // The live tail catches up without a reload.
+  await expect(job.status).toHaveText(final.status === 'COMPLETED' ? 'Completed' : 'Failed', { timeout: 15_000 });
+  await expect(job.eventRows.first()).toContainText('training_started');
+  if (final.status === 'COMPLETED') {
+    await expect(page.getByTestId('job-new-step')).toHaveText(String(final.step));
+    if (final.completed_steps > 0) {
+      await expect(page.locator('[data-testid="metric-chart-card"][data-metric="loss"] path.recharts-line-curve').first()).toBeAttached();
+    }
+    // training_started, one gradient_step per completed step, training_ended.
+    if (final.completed_steps + 2 > 25) {
+      await expect(job.eventRows).toHaveCount(25);
+      await page.getByTestId('events-next').click();
+      await expect(page.getByTestId('events-page')).toHaveText('Page 2');
+      await expect(job.eventRows.last()).toContainText('training_ended');
+      await page.getByTestId('events-prev').click();
+      await expect(job.eventRows.first()).toContainText('training_started');
+    }
+  }
+  await expectNoSeriousA11yViolations(page);
+
+  // The model page lists the job with its status.
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  await expect(m.jobRows.first()).toContainText(TERMINAL);
+});
+
+test('a failed job shows its full error', async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'jobs', name: `fail-${uniqueId()}` });
+  // Trajectories without logprobs are refused by RL training unless allowed: the job fails with a reason.
+  const jobId = await rlJob(request, key, model.id, { trajectory_groups: [trajectoryGroup(0.5, 3)] });
+  const final = await waitForJob(request, key, jobId, 30_000);
+
+  const job = new JobPage(page);
+  await job.goto(jobId);
+  if (final.status === 'FAILED') {
+    await expect(job.status).toHaveText('Failed');
+    await expect(job.error).toHaveText(final.error_message!);
+    await expect(job.cancelButton).toHaveCount(0);
+  } else {
+    await expect(job.status).toHaveText(/Queued|Running|Completed/);
+  }
+});
+
+test('cancelling asks first, then ends the job', async ({ page, request }) => {
+  test.slow();
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'jobs', name: `cancel-${uniqueId()}` });
+  const jobId = await rlJob(request, key, model.id, {
+    trajectory_groups: Array.from({ length: 8 }, (_, i) => trajectoryGroup(0.3 + i * 0.05, 12)),
+    experimental_config: { allow_training_without_logprobs: true },
+  });
+
+  const job = new JobPage(page);
+  await job.goto(jobId);
+  await expect(job.status).toBeVisible();
+  // The job may finish at any moment: the button is gone once it has, and that is a correct page too.
+  const opened = await job.cancelButton.click({ timeout: 3_000 }).then(
+    () => true,
+    () => false,
+  );
+  if (!opened) {
+    await expect(job.status).toHaveText(TERMINAL);
+    return;
+  }
+  await expect(job.dialog).toContainText('Cancel this job?');
+  await expectNoSeriousA11yViolations(page, 'the cancel dialog');
+  await job.dialog.getByRole('button', { name: 'Cancel job' }).click();
+  await expect(job.dialog).toBeHidden();
+  // Cancelling a job that completed meanwhile leaves it completed; otherwise it fails as cancelled.
+  await expect(job.status).toHaveText(TERMINAL, { timeout: 15_000 });
+  if ((await job.status.textContent()) === 'Failed') await expect(job.error).toContainText(/cancel/i);
+});

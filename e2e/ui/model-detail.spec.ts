@@ -1,0 +1,145 @@
+import { expect, test } from '../fixtures/test';
+import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
+import { createModelViaApi, createRlJob, logGroups, seedRun, trajectoryGroup, waitForJob } from '../fixtures/seed';
+import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
+import { ModelPage } from '../pages/model-page';
+
+test('metric charts render, switch to a table, export CSV and survive log scale', async ({ page, request }) => {
+  test.slow();
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'charts', name: `run-${uniqueId()}` });
+  const steps = await seedRun(request, key, model.id, 3);
+
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  await expect(m.name).toHaveText(model.name);
+  // reward first (train and val share it), then the other metrics of the run.
+  await expect(m.chartCards.first()).toHaveAttribute('data-metric', 'reward');
+  await expect(m.chart('reward')).toContainText('train');
+  await expect(m.chart('reward')).toContainText('val');
+  await expect(m.chartLines('reward').first()).toBeAttached();
+  // Raw and smoothed line per split (smoothing is on by default).
+  expect(await m.chartLines('reward').count()).toBeGreaterThanOrEqual(new Set(steps).size > 1 ? 4 : 2);
+
+  await m.logScale.check();
+  await expect(m.chartLines('reward').first()).toBeAttached();
+  await m.logScale.uncheck();
+
+  await m.chart('reward').getByRole('button', { name: 'table' }).click();
+  const table = m.chart('reward').getByTestId('metric-table');
+  await expect(table).toBeVisible();
+  await expect(table.locator('tbody tr')).toHaveCount(new Set(steps).size);
+
+  const download = page.waitForEvent('download');
+  await m.chart('reward').getByRole('button', { name: /Download reward as CSV/ }).click();
+  const file = await download;
+  expect(file.suggestedFilename()).toMatch(/reward\.csv$/);
+  const csv = await (await import('node:fs/promises')).readFile((await file.path())!, 'utf8');
+  expect(csv.split('\r\n')[0]).toBe('step,train/reward,val/reward');
+
+  await expectNoSeriousA11yViolations(page);
+});
+
+test('checkpoints show names, best badge and actions; the model is deleted after typing its name', async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'ckpt', name: `ck-${uniqueId()}` });
+  await logGroups(request, key, model.id, 'val', [trajectoryGroup(0.5)]);
+  const job = await waitForJob(request, key, await createRlJob(request, key, model.id));
+
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  if (job.status === 'COMPLETED') {
+    // A completed job wrote a checkpoint: it is listed with its step names and actions.
+    await expect(m.checkpointRows.first()).toBeVisible();
+    const step = job.step!;
+    await expect(m.inferenceNames).toContainText(`${model.entity}/${model.project}/${model.name}:step${step}`);
+    await expect(m.inferenceNames).toContainText(`wandb-artifact:///${model.entity}/${model.project}/${model.name}:step${step}`);
+    const row = page.locator(`[data-testid="checkpoint-row"][data-step="${step}"]`);
+    await expect(row.getByRole('link', { name: `Open step ${step} in the playground` })).toHaveAttribute(
+      'href',
+      `/playground?model=${encodeURIComponent(`${model.entity}/${model.project}/${model.name}:step${step}`)}`,
+    );
+    await expect(m.jobRows).toHaveCount(1);
+    await expect(m.jobRows.first()).toContainText('Completed');
+  } else {
+    await expect(m.jobRows.first()).toContainText(/Queued|Running|Failed/);
+  }
+  await expect(m.inferenceNames).toContainText(model.id);
+
+  await m.deleteButton.click();
+  await expect(m.deleteDialog).toBeVisible();
+  const confirm = m.deleteDialog.getByRole('button', { name: 'Delete model' });
+  await expect(confirm).toBeDisabled();
+  await m.deleteNameInput.fill('not the name');
+  await expect(confirm).toBeDisabled();
+  await expectNoSeriousA11yViolations(page);
+  await m.deleteNameInput.fill(model.name);
+  await confirm.click();
+  await expect(page).toHaveURL(/\/models$/);
+  expect((await request.get(`/v1/preview/models/${model.id}`, { headers: { Authorization: `Bearer ${key}` } })).status()).toBe(404);
+});
+
+test('checkpoints page forward and back by cursor', async ({ page, request }) => {
+  test.slow();
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'paging', name: `pg-${uniqueId()}` });
+  // 21 checkpoints need 21 completed jobs; without a worker running jobs there is nothing to page.
+  const first = await waitForJob(request, key, await createRlJob(request, key, model.id));
+  test.skip(first.status !== 'COMPLETED', 'training jobs do not complete on this server');
+  for (let i = 0; i < 20; i++) await waitForJob(request, key, await createRlJob(request, key, model.id), 30_000);
+
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  await expect(m.checkpointRows).toHaveCount(20);
+  const firstStep = await m.checkpointRows.first().getAttribute('data-step');
+  await page.getByTestId('checkpoints-next').click();
+  await expect(page.getByTestId('checkpoints-page')).toHaveText('Page 2');
+  await expect(m.checkpointRows.first()).not.toHaveAttribute('data-step', firstStep!);
+  await page.getByTestId('checkpoints-prev').click();
+  await expect(page.getByTestId('checkpoints-page')).toHaveText('Page 1');
+  await expect(m.checkpointRows.first()).toHaveAttribute('data-step', firstStep!);
+});
+
+test('trajectories: text-only messages, best and worst, reward filter, paging, and a chart click opens a step', async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'traj', name: `tr-${uniqueId()}` });
+  // 22 groups: one more page than the first 20.
+  const groups = Array.from({ length: 22 }, (_, i) => trajectoryGroup(0.1 + i * 0.02));
+  const logged = await logGroups(request, key, model.id, 'train', groups);
+
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  await expect(m.chartMarks('reward').first()).toBeAttached();
+  // Clicking the reward chart opens the trajectories of the step under the pointer.
+  await m.chart('reward').getByTestId('metric-chart').locator('svg.recharts-surface').first().click();
+  await expect(m.trajectoriesTab).toHaveAttribute('aria-selected', 'true');
+  await expect(page).toHaveURL(new RegExp(`tab=trajectories&step=${logged.step}`));
+
+  await expect(m.trajectoryGroups).toHaveCount(20);
+  await page.getByTestId('trajectories-load-more').click();
+  await expect(m.trajectoryGroups).toHaveCount(22);
+
+  // Best and worst side by side: the highest and lowest reward of the step.
+  await expect(m.bestWorst.getByTestId('trajectory-best')).toContainText('reward 0.62');
+  await expect(m.bestWorst.getByTestId('trajectory-worst')).toContainText('reward 0');
+
+  // Untrusted content is text: the markup is visible as characters, no element is created, whitespace is kept.
+  const system = m.bestWorst.getByTestId('trajectory-best').locator('[data-role="system"] [data-testid="message-content"]');
+  await expect(system).toContainText('You answer in <b>bold</b>?');
+  await expect(system.locator('b')).toHaveCount(0);
+  expect(await system.textContent()).toContain('\n    indented line');
+
+  const firstGroup = m.trajectoryGroups.first();
+  await expect(firstGroup.getByTestId('trajectory')).toHaveCount(3);
+  await m.minReward.fill('0.1');
+  await expect(firstGroup.getByTestId('trajectory')).toHaveCount(2);
+  await expectNoSeriousA11yViolations(page);
+
+  await page.reload();
+  await expect(m.trajectoriesTab).toHaveAttribute('aria-selected', 'true');
+  await expect(m.trajectoryGroups.first()).toBeVisible();
+});

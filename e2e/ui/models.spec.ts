@@ -1,0 +1,62 @@
+import { expect, test } from '../fixtures/test';
+import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
+import { createModelViaApi } from '../fixtures/seed';
+import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
+import { ModelPage } from '../pages/model-page';
+import { ModelsPage } from '../pages/models-page';
+
+test('a model created in the dialog opens its page and is listed', async ({ page }) => {
+  await signUpViaApi(page.request, newUser());
+  const models = new ModelsPage(page);
+  await models.goto();
+  const name = `ui-${uniqueId()}`;
+  await models.createModel('dialog-project', name);
+
+  const model = new ModelPage(page);
+  await expect(page).toHaveURL(/\/models\/[0-9a-f-]{36}$/);
+  await expect(model.name).toHaveText(name);
+  // A new model starts at step 0 (the base weights) or with no checkpoint at all, depending on the server.
+  await expect(model.latestStep).toHaveText(/No checkpoints|Latest step 0/);
+  await expect(model.inferenceNames).toContainText(`/dialog-project/${name}`);
+
+  await page.getByRole('link', { name: 'Models', exact: true }).first().click();
+  await expect(models.row(name)).toBeVisible();
+  await models.row(name).getByTestId('model-link').click();
+  await expect(model.name).toHaveText(name);
+});
+
+test('the dialog explains invalid names next to the field and keeps the form', async ({ page }) => {
+  await signUpViaApi(page.request, newUser());
+  const models = new ModelsPage(page);
+  await models.goto();
+  await models.createModel('p', 'bad/name');
+  const nameField = models.createDialog.getByLabel('Name', { exact: true });
+  await expect(nameField).toBeFocused();
+  await expect(nameField).toHaveAccessibleDescription(/must not contain/i);
+  await expect(models.createDialog).toBeVisible();
+});
+
+test('models filter by project and base model, and the page has no serious a11y violations', async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  await createModelViaApi(request, key, { project: 'alpha', name: 'a-one' });
+  await createModelViaApi(request, key, { project: 'alpha', name: 'a-two', base_model: 'tuneboard/tiny-chat' });
+  await createModelViaApi(request, key, { project: 'beta', name: 'b-one' });
+
+  const models = new ModelsPage(page);
+  await models.goto();
+  await expect(models.rows).toHaveCount(3);
+  await models.projectFilter.selectOption('alpha');
+  await expect(models.rows).toHaveCount(2);
+  await expect(page).toHaveURL(/project=alpha/);
+  await models.baseModelFilter.selectOption('tuneboard/tiny-chat');
+  await expect(models.rows).toHaveCount(1);
+  await expect(models.row('a-two')).toBeVisible();
+
+  await page.reload();
+  await expect(models.rows).toHaveCount(1);
+  await expectNoSeriousA11yViolations(page);
+  await models.newModel.click();
+  await expect(models.createDialog).toBeVisible();
+  await expectNoSeriousA11yViolations(page);
+});

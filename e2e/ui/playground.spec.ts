@@ -1,0 +1,109 @@
+import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
+import { createModelViaApi } from '../fixtures/models';
+import { expect, test } from '../fixtures/test';
+import { signUpViaApi, uniqueId } from '../fixtures/users';
+import { PlaygroundPage } from '../pages/playground-page';
+
+const MODEL = 'tuneboard/tiny-random';
+
+// Each test streams several completions from the CPU engine and runs axe more than once.
+test.describe.configure({ timeout: 60_000 });
+
+test.beforeEach(async ({ page }) => {
+  await signUpViaApi(page.request);
+});
+
+test('a message streams an answer that can be read as tokens with their alternatives', async ({ page }) => {
+  const playground = new PlaygroundPage(page);
+  await playground.goto(MODEL);
+  await expect(playground.pane(0).getByTestId('model-select')).toHaveValue(MODEL);
+  await playground.systemPrompt.fill('You are terse.');
+  await playground.maxTokens.fill('24');
+  await playground.sendMessage('Hello there');
+
+  await expect(playground.pane(0).getByTestId('user-message')).toContainText('Hello there');
+  await playground.waitForAnswerText(0);
+  await expect(playground.send).toBeVisible();
+  await expect(playground.pane(0).getByTestId('reply-usage')).toContainText('completion tokens');
+  await expectNoSeriousA11yViolations(page, 'the playground with an answer');
+
+  // A second turn carries the conversation.
+  await playground.sendMessage('And again');
+  await expect(playground.pane(0).getByTestId('assistant-message')).toHaveCount(2);
+  await expect(playground.send).toBeVisible();
+
+  await playground.viewToggle.getByText('Tokens').click();
+  const token = playground.pane(0).getByTestId('token').first();
+  await token.focus();
+  const tooltip = page.getByRole('tooltip');
+  await expect(tooltip).toBeVisible();
+  await expect(tooltip).toContainText('Alternative');
+  await expect(token).toHaveAttribute('aria-describedby', (await tooltip.getAttribute('id'))!);
+  await expectNoSeriousA11yViolations(page, 'the token view');
+});
+
+test('stop ends a streaming answer and keeps what arrived', async ({ page }) => {
+  const playground = new PlaygroundPage(page);
+  await playground.goto(MODEL);
+  await playground.maxTokens.fill('200');
+  // The built-in model is fast; a slow network makes the stream last long enough to stop it.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 1500, uploadThroughput: -1 });
+  await playground.sendMessage('Tell me a long story');
+  await expect(playground.stop).toBeVisible();
+  await playground.waitForAnswerText(0, 20_000);
+  await playground.stop.click();
+  await expect(playground.pane(0).getByText('Stopped')).toBeVisible();
+  await expect(playground.send).toBeVisible();
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+});
+
+test('two models answer the same message side by side, and the exported code carries the seed', async ({ page, baseURL }) => {
+  const name = `cmp-${uniqueId()}`;
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'playground', name });
+  const entity = model.entity;
+  const playground = new PlaygroundPage(page);
+  await playground.goto(MODEL);
+  await playground.compare.click();
+  await expect(playground.panes).toHaveCount(2);
+  await playground.pane(1).getByTestId('model-select').selectOption(`${entity}/playground/${name}`);
+  await expect(playground.pane(1).getByTestId('checkpoint-select')).toHaveValue('latest');
+  await expect(page).toHaveURL(new RegExp(`model=${encodeURIComponent(`${entity}/playground/${name}`)}`));
+
+  await playground.seed.fill('4242');
+  await playground.maxTokens.fill('16');
+  await playground.sendMessage('Compare me');
+  await playground.waitForAnswerText(0);
+  await playground.waitForAnswerText(1);
+  await expect(playground.send).toBeVisible();
+  await expect(playground.pane(1).getByTestId('pane-error')).toHaveCount(0);
+  await expectNoSeriousA11yViolations(page, 'a comparison');
+
+  const curl = await playground.exportFor(1, 'curl');
+  expect(curl).toContain('"seed": 4242');
+  expect(curl).toContain(`"model": "${entity}/playground/${name}"`);
+  expect(curl).toContain('"content": "Compare me"');
+  const python = await playground.exportFor(1, 'Python');
+  expect(python).toContain('seed=4242');
+  expect(python).toContain('"return_tokens_as_token_ids": False');
+  const ts = await playground.exportFor(1, 'TypeScript');
+  expect(ts).toContain('seed: 4242');
+  await expectNoSeriousA11yViolations(page, 'the export dialog');
+  await page.keyboard.press('Escape');
+  await expect(playground.exportDialog).toBeHidden();
+});
+
+test('a bad parameter is caught before sending and a server error is shown in its pane', async ({ page }) => {
+  const playground = new PlaygroundPage(page);
+  await playground.goto(MODEL, 'nobody/nothing/here');
+  await playground.temperature.fill('5');
+  await playground.sendMessage('Hi');
+  await expect(playground.temperature).toBeFocused();
+  await expect(playground.temperature).toHaveAccessibleDescription(/Must be at most 2/);
+  await playground.temperature.fill('0.5');
+  await playground.send.click();
+  // The answer may be whitespace only (a random model); the usage line says it finished.
+  await expect(playground.pane(0).getByTestId('reply-usage')).toBeVisible();
+  await expect(playground.pane(1).getByTestId('pane-error')).toContainText('nobody/nothing/here');
+});

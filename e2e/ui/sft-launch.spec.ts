@@ -1,0 +1,89 @@
+import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
+import { createModelViaApi, sftLines } from '../fixtures/models';
+import { expect, test } from '../fixtures/test';
+import { signUpViaApi, uniqueId } from '../fixtures/users';
+import { SftLaunchPage } from '../pages/sft-launch-page';
+
+test.beforeEach(async ({ page }) => {
+  // page.request shares the page's cookie jar: the browser is signed in from here on.
+  await signUpViaApi(page.request);
+});
+
+test('a valid dataset is previewed, an invalid one is explained line by line and blocks the submit', async ({ page, baseURL }) => {
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'sft-e2e', name: `m-${uniqueId()}` });
+  const sft = new SftLaunchPage(page);
+  await sft.goto(model.id);
+  await expect(sft.heading).toBeVisible();
+  await expect(sft.model).toHaveValue(model.id);
+  await expect(sft.submit).toBeDisabled();
+
+  await sft.chooseFile('greetings.jsonl', sftLines(5));
+  await expect(sft.summary).toContainText('5 valid examples');
+  await expect(sft.examples).toHaveCount(3);
+  await expect(sft.examples.first()).toContainText('What is 0 + 1?');
+  await expect(sft.errors).toHaveCount(0);
+  await expect(sft.datasetName).toHaveValue('greetings');
+  await expect(sft.submit).toBeEnabled();
+  await expectNoSeriousA11yViolations(page, 'the SFT form with a preview');
+
+  // Markup in a dataset is text, never HTML.
+  const html = JSON.stringify({ messages: [{ role: 'user', content: '<img src=x onerror=alert(1)><b>bold</b>' }, { role: 'assistant', content: 'ok' }] });
+  const bad = [sftLines(1), JSON.stringify({ messages: [{ role: 'user', content: 'no answer' }] }), html, '{not json', ''].join('\n');
+  await sft.dropFile('broken.jsonl', bad);
+  await expect(sft.errors).toBeVisible();
+  await expect(sft.errorLines).toHaveCount(2);
+  await expect(sft.errorLines.nth(0)).toContainText('Line 2');
+  await expect(sft.errorLines.nth(0)).toContainText('last message must have role "assistant"');
+  await expect(sft.errorLines.nth(1)).toContainText('Line 4');
+  await expect(sft.errorLines.nth(1)).toContainText('invalid JSON');
+  await expect(sft.summary).toContainText('2 valid examples, 2 invalid lines');
+  await expect(sft.examples.nth(1)).toContainText('<img src=x onerror=alert(1)><b>bold</b>');
+  await expect(page.locator('[data-testid="dataset-preview"] img, [data-testid="dataset-preview"] b')).toHaveCount(0);
+  await expect(sft.submit).toBeDisabled();
+  await expectNoSeriousA11yViolations(page, 'the SFT form with errors');
+});
+
+test('launching uploads the dataset, creates the job and lands on the job page', async ({ page, baseURL }) => {
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'sft-e2e', name: `m-${uniqueId()}` });
+  const sft = new SftLaunchPage(page);
+  await sft.goto(model.id);
+  await sft.chooseFile('train.jsonl', sftLines(4));
+  await sft.batchSize.fill('2');
+  await sft.learningRate.fill('1e-4');
+  await sft.submit.click();
+
+  await expect(page).toHaveURL(/\/jobs\/[0-9a-f-]{36}$/, { timeout: 20_000 });
+  const jobId = new URL(page.url()).pathname.split('/').at(-1)!;
+  const job = await page.request.get(`/v1/preview/training-jobs/${jobId}`);
+  expect(job.status()).toBe(200);
+  const body = await job.json();
+  expect(body).toMatchObject({ id: jobId, model_id: model.id, type: 'sft' });
+  expect(body.config).toMatchObject({ batch_size: 2, learning_rate: 1e-4 });
+
+  const datasets = await (await page.request.get('/v1/preview/datasets')).json();
+  expect(datasets.data[0]).toMatchObject({ project: 'sft-e2e', name: 'train', num_examples: 4 });
+});
+
+test('a server error is shown and the form stays usable', async ({ page, baseURL }) => {
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'sft-e2e', name: `m-${uniqueId()}` });
+  await page.route('**/v1/preview/sft-training-jobs', (route) =>
+    route.fulfill({
+      status: 422,
+      json: { detail: [{ loc: ['body', 'training_data_url'], msg: 'Value error, the dataset is not ready', type: 'value_error' }] },
+    }),
+  );
+  const sft = new SftLaunchPage(page);
+  await sft.goto(model.id);
+  await sft.chooseFile('train.jsonl', sftLines(2));
+  await sft.submit.click();
+  await expect(page.getByRole('alert').filter({ hasText: 'The job could not be started' })).toBeVisible();
+  await expect(sft.serverError).toHaveText('The dataset is not ready');
+  await expect(sft.submit).toBeEnabled();
+});
+
+test('the navigation leads to the form, which asks for a model when there is none', async ({ page }) => {
+  await page.goto('/models');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fine-tune' }).click();
+  await expect(new SftLaunchPage(page).heading).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Create a model first' })).toBeVisible();
+});

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { checkpointMetricKeys, defaultBestMetric, metricDirection, selectBestCheckpoint } from './best-checkpoint';
+
+const ck = (step: number, metrics: Record<string, number>) => ({ id: `id-${step}`, step, metrics });
+
+describe('metricDirection', () => {
+  it('treats losses and error rates as lower-is-better', () => {
+    expect(metricDirection('val/reward')).toBe('max');
+    expect(metricDirection('train/loss')).toBe('min');
+    expect(metricDirection('train/exception_rate')).toBe('min');
+    expect(metricDirection('train/reward_std_dev')).toBe('max');
+    expect(metricDirection('val/accuracy')).toBe('max');
+  });
+});
+
+describe('selectBestCheckpoint', () => {
+  const list = [ck(1, { 'val/reward': 0.2, 'train/loss': 3 }), ck(2, { 'train/loss': 1 }), ck(3, { 'val/reward': 0.7 }), ck(4, { 'val/reward': 0.7 })];
+
+  it('picks the highest value, the later step on a tie, ignoring checkpoints without the metric', () => {
+    expect(selectBestCheckpoint(list, 'val/reward')?.step).toBe(4);
+  });
+
+  it('picks the lowest value for lower-is-better metrics or when asked', () => {
+    expect(selectBestCheckpoint(list, 'train/loss')?.step).toBe(2);
+    expect(selectBestCheckpoint(list, 'val/reward', 'min')?.step).toBe(1);
+  });
+
+  it('returns null when no checkpoint has the metric', () => {
+    expect(selectBestCheckpoint(list, 'val/nothing')).toBeNull();
+    expect(selectBestCheckpoint([], 'val/reward')).toBeNull();
+    expect(selectBestCheckpoint([ck(1, { x: Number.NaN })], 'x')).toBeNull();
+  });
+});
+
+describe('checkpointMetricKeys / defaultBestMetric', () => {
+  it('orders val before train before the rest', () => {
+    const keys = checkpointMetricKeys([ck(1, { b: 1, 'train/reward': 1 }), ck(2, { 'val/z': 1, 'val/reward': 2 })]);
+    expect(keys).toEqual(['val/reward', 'val/z', 'train/reward', 'b']);
+    expect(defaultBestMetric(keys)).toBe('val/reward');
+    expect(defaultBestMetric(['train/reward', 'x'])).toBe('train/reward');
+    expect(defaultBestMetric([])).toBeNull();
+  });
+});

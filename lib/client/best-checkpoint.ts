@@ -1,0 +1,57 @@
+export type MetricDirection = 'max' | 'min';
+
+// Names where a smaller value is better; anything else (reward, accuracy, score…) is "higher is better".
+const LOWER_IS_BETTER = /(loss|error|perplexity|exception_rate|grad_norm|latency|regret|kl)(\b|_|$)/i;
+
+/** Whether a metric improves upward or downward, guessed from its name; the UI lets people flip it. */
+export function metricDirection(metric: string): MetricDirection {
+  return LOWER_IS_BETTER.test(metric) ? 'min' : 'max';
+}
+
+export interface CheckpointLike {
+  id: string;
+  step: number;
+  metrics: Record<string, number>;
+}
+
+/**
+ * The checkpoint with the best value of `metric`; checkpoints without the metric (or with a non-finite
+ * value) do not compete. On a tie the later step wins: it is the one a training client keeps by default
+ * (ART's `delete_checkpoints` keeps the latest as well as the best). Null when none has the metric.
+ */
+export function selectBestCheckpoint<T extends CheckpointLike>(
+  checkpoints: readonly T[],
+  metric: string,
+  direction: MetricDirection = metricDirection(metric),
+): T | null {
+  let best: T | null = null;
+  for (const c of checkpoints) {
+    const v = c.metrics[metric];
+    if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+    if (best === null) {
+      best = c;
+      continue;
+    }
+    const b = best.metrics[metric];
+    const better = direction === 'max' ? v > b : v < b;
+    if (better || (v === b && c.step > best.step)) best = c;
+  }
+  return best;
+}
+
+/**
+ * Metric keys across checkpoints, for column pickers: `val/*` first (what people choose checkpoints by),
+ * then `train/*`, then the rest, each alphabetically.
+ */
+export function checkpointMetricKeys(checkpoints: readonly CheckpointLike[]): string[] {
+  const keys = new Set<string>();
+  for (const c of checkpoints) for (const k of Object.keys(c.metrics)) keys.add(k);
+  const rank = (k: string) => (k.startsWith('val/') ? 0 : k.startsWith('train/') ? 1 : 2);
+  return [...keys].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+/** The metric to rank by when the user has not picked one: val/reward, else train/reward, else the first key. */
+export function defaultBestMetric(keys: readonly string[]): string | null {
+  for (const k of ['val/reward', 'train/reward']) if (keys.includes(k)) return k;
+  return keys[0] ?? null;
+}

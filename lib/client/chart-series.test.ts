@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { buildChartData, countNonPositive, groupSeriesIntoCharts, logSafe, parseSeriesName } from './chart-series';
+
+describe('parseSeriesName', () => {
+  it('splits on the first slash only', () => {
+    expect(parseSeriesName('train/reward')).toEqual({ split: 'train', metric: 'reward' });
+    expect(parseSeriesName('val/judge/score')).toEqual({ split: 'val', metric: 'judge/score' });
+    expect(parseSeriesName('loss')).toEqual({ split: '', metric: 'loss' });
+    expect(parseSeriesName('/odd')).toEqual({ split: '', metric: '/odd' });
+  });
+});
+
+describe('groupSeriesIntoCharts', () => {
+  it('puts every split of a metric on one chart, reward first, train before val', () => {
+    const charts = groupSeriesIntoCharts([
+      { name: 'val/reward', total_points: 1, points: [[0, 1]] },
+      { name: 'train/exception_rate', total_points: 1, points: [[0, 0]] },
+      { name: 'train/reward', total_points: 1, points: [[0, 2]] },
+      { name: 'eval/reward', total_points: 1, points: [[0, 3]] },
+    ]);
+    expect(charts.map((c) => c.metric)).toEqual(['reward', 'exception_rate']);
+    expect(charts[0].series.map((s) => s.name)).toEqual(['train/reward', 'val/reward', 'eval/reward']);
+  });
+});
+
+describe('log scale', () => {
+  it('turns non-positive and non-finite values into gaps', () => {
+    expect(logSafe(0)).toBeNull();
+    expect(logSafe(-1)).toBeNull();
+    expect(logSafe(Number.NaN)).toBeNull();
+    expect(logSafe(null)).toBeNull();
+    expect(logSafe(0.5)).toBe(0.5);
+  });
+
+  it('counts the values a log axis hides', () => {
+    const [chart] = groupSeriesIntoCharts([{ name: 'train/loss', total_points: 3, points: [[0, 1], [1, 0], [2, -2]] }]);
+    expect(countNonPositive(chart)).toBe(2);
+  });
+});
+
+describe('buildChartData', () => {
+  const [chart] = groupSeriesIntoCharts([
+    { name: 'train/loss', total_points: 4, points: [[0, 2], [1, 1], [2, -1], [3, 0.5]] },
+    { name: 'val/loss', total_points: 2, points: [[0, 3], [3, 1]] },
+  ]);
+
+  it('makes one row per step of any series; unsampled steps are absent, not zero', () => {
+    const { rows, lines } = buildChartData(chart, { smoothing: 0, logScale: false });
+    expect(rows.map((r) => r.step)).toEqual([0, 1, 2, 3]);
+    expect(lines.filter((l) => l.kind === 'smoothed')).toEqual([]);
+    const valKey = lines.find((l) => l.seriesName === 'val/loss')!.dataKey;
+    expect(rows[1][valKey]).toBeUndefined();
+    expect(rows[3][valKey]).toBe(1);
+  });
+
+  it('breaks a line at a log-scale gap by starting a new segment key', () => {
+    const { rows, lines } = buildChartData(chart, { smoothing: 0, logScale: true });
+    const train = lines.filter((l) => l.seriesName === 'train/loss');
+    expect(train.map((l) => l.dataKey)).toEqual(['r0_0', 'r0_1']);
+    expect(rows[2].r0_0).toBeUndefined();
+    expect(rows[2].r0_1).toBeUndefined();
+    expect(rows[3].r0_1).toBe(0.5);
+  });
+
+  it('adds smoothed lines beside the raw ones', () => {
+    const { lines } = buildChartData(chart, { smoothing: 0.6, logScale: false });
+    expect(lines.filter((l) => l.kind === 'smoothed').map((l) => l.seriesName)).toEqual(['train/loss', 'val/loss']);
+  });
+});

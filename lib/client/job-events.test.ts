@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { eventSummary, gradientStepCharts } from './job-events';
+
+describe('gradientStepCharts', () => {
+  it('makes one chart per numeric field, loss first, with gaps for missing values', () => {
+    const charts = gradientStepCharts([
+      { type: 'training_started', data: { num_sequences: 2 } },
+      { type: 'gradient_step', data: { loss: 1.5, grad_norm: 2, zeta: 1 } },
+      { type: 'gradient_step', data: { loss: 1.2, learning_rate: 5e-6 } },
+      { type: 'training_ended', data: {} },
+    ]);
+    expect(charts.map((c) => c.metric)).toEqual(['loss', 'grad_norm', 'learning_rate', 'zeta']);
+    expect(charts[0].series[0].points).toEqual([
+      { step: 1, value: 1.5 },
+      { step: 2, value: 1.2 },
+    ]);
+    expect(charts[1].series[0].points[1]).toEqual({ step: 2, value: null });
+  });
+
+  it('has no charts without gradient steps', () => {
+    expect(gradientStepCharts([{ type: 'training_ended', data: {} }])).toEqual([]);
+  });
+});
+
+describe('eventSummary', () => {
+  it('prints fields compactly', () => {
+    expect(eventSummary({ type: 'gradient_step', data: { loss: 0.123456789, learning_rate: 5e-6 } })).toBe(
+      'loss=0.12346  learning_rate=5.000e-6',
+    );
+    expect(eventSummary({ type: 'training_failed', data: { error_message: 'boom' } })).toBe('error_message=boom');
+    expect(eventSummary({ type: 'training_ended', data: {} })).toBe('');
+  });
+});

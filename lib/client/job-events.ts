@@ -1,0 +1,50 @@
+import type { ChartSpec } from './chart-series';
+
+interface EventLike {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Charts of a job's gradient steps: one per numeric field of `gradient_step` events (loss first, then
+ * grad_norm, learning_rate, the rest alphabetically), x = the step's position within the job, 1-based.
+ * A step without a field, or with a non-finite value, is a gap in that chart, never a zero.
+ */
+export function gradientStepCharts(events: readonly EventLike[]): ChartSpec[] {
+  const steps = events.filter((e) => e.type === 'gradient_step');
+  const keys = new Set<string>();
+  for (const e of steps) for (const [k, v] of Object.entries(e.data)) if (typeof v === 'number') keys.add(k);
+  const order = ['loss', 'grad_norm', 'learning_rate'];
+  const rank = (k: string) => (order.includes(k) ? order.indexOf(k) : order.length);
+  return [...keys]
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+    .map((key) => ({
+      metric: key,
+      series: [
+        {
+          name: key,
+          split: '',
+          totalPoints: steps.length,
+          points: steps.map((e, i) => {
+            const v = e.data[key];
+            return { step: i + 1, value: typeof v === 'number' && Number.isFinite(v) ? v : null };
+          }),
+        },
+      ],
+    }));
+}
+
+/** A short, readable summary of an event's data for the events table. */
+export function eventSummary(event: EventLike): string {
+  const entries = Object.entries(event.data);
+  if (entries.length === 0) return '';
+  return entries
+    .map(([k, v]) => `${k}=${typeof v === 'number' ? formatCompact(v) : typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join('  ');
+}
+
+function formatCompact(v: number): string {
+  if (Number.isInteger(v)) return String(v);
+  const abs = Math.abs(v);
+  return abs !== 0 && (abs < 1e-3 || abs >= 1e5) ? v.toExponential(3) : String(Number(v.toPrecision(5)));
+}

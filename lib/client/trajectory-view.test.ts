@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import {
+  bestAndWorst,
+  contentText,
+  filterByReward,
+  formatNumber,
+  groupTrajectories,
+  sortByReward,
+  toDisplayMessage,
+} from './trajectory-view';
+
+describe('toDisplayMessage', () => {
+  it('reads a plain message with tool calls', () => {
+    const m = toDisplayMessage({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: '{"q":"x"}' } }],
+    });
+    expect(m).toMatchObject({ role: 'assistant', content: '', isChoice: false });
+    expect(m.toolCalls).toEqual([{ id: 'c1', name: 'search', arguments: '{"q":"x"}' }]);
+  });
+
+  it('reads a Choice through its message key and notes logprobs', () => {
+    const m = toDisplayMessage({ finish_reason: 'stop', index: 0, logprobs: { content: [] }, message: { role: 'assistant', content: '  a\n b' } });
+    expect(m).toMatchObject({ role: 'assistant', content: '  a\n b', isChoice: true, hasLogprobs: true });
+  });
+
+  it('keeps markup as text and survives odd shapes', () => {
+    expect(toDisplayMessage({ role: 'user', content: '<img src=x onerror=alert(1)>' }).content).toBe('<img src=x onerror=alert(1)>');
+    expect(toDisplayMessage('nonsense')).toMatchObject({ role: 'unknown', content: '' });
+    expect(toDisplayMessage({ role: 'tool', content: 'r', tool_call_id: 'c1' }).toolCallId).toBe('c1');
+  });
+});
+
+describe('contentText', () => {
+  it('joins text parts and shows other parts as JSON', () => {
+    expect(contentText([{ type: 'text', text: 'a' }, { type: 'image_url', image_url: { url: 'u' } }])).toContain('"image_url"');
+    expect(contentText([{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }])).toBe('a\nb');
+  });
+});
+
+describe('trajectory lists', () => {
+  const group = {
+    trajectories: [
+      { reward: 0.5, messages_and_choices: [], metrics: { correct: true } },
+      { messages_and_choices: [] },
+      { reward: 1, messages_and_choices: [], tools: [{ type: 'function', function: { name: 'lookup' } }] },
+    ],
+  };
+  const items = groupTrajectories(group);
+
+  it('defaults a missing reward to 0 and reads tools and metrics', () => {
+    expect(items.map((t) => t.reward)).toEqual([0.5, 0, 1]);
+    expect(items[2].tools).toEqual(['lookup']);
+    expect(items[0].metrics).toEqual({ correct: 'true' });
+  });
+
+  it('finds best and worst, sorts and filters by reward', () => {
+    expect(bestAndWorst(items)).toEqual({ best: items[2], worst: items[1] });
+    expect(bestAndWorst([])).toBeNull();
+    expect(sortByReward(items, 'reward-desc').map((t) => t.index)).toEqual([2, 0, 1]);
+    expect(sortByReward(items, 'reward-asc').map((t) => t.index)).toEqual([1, 0, 2]);
+    expect(filterByReward(items, 0.5, null).map((t) => t.index)).toEqual([0, 2]);
+    expect(filterByReward(items, null, 0.4).map((t) => t.index)).toEqual([1]);
+  });
+
+  it('formats numbers compactly', () => {
+    expect(formatNumber(1234)).toBe('1,234');
+    expect(formatNumber(0.123456)).toBe('0.1235');
+    expect(formatNumber(0.00001)).toBe('1.000e-5');
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * Stored trajectories are passed through exactly as clients sent them (compat §5.2), so nothing here
+ * trusts their shape: every field is read defensively and everything ends up as plain text. The UI
+ * renders these strings as text nodes, never as HTML.
+ */
+
+export interface DisplayToolCall {
+  id: string | null;
+  name: string;
+  arguments: string;
+}
+
+export interface DisplayMessage {
+  role: string;
+  /** Text as sent; whitespace is meaningful (code, lists) and must be preserved. */
+  content: string;
+  toolCalls: DisplayToolCall[];
+  toolCallId: string | null;
+  /** A Choice (the policy's own sampled output) rather than a prompt message. */
+  isChoice: boolean;
+  hasLogprobs: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function asText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, null, 2) ?? '';
+}
+
+/** OpenAI content: a string, null, or parts (`{type:'text', text}`; other parts shown as JSON). */
+export function contentText(content: unknown): string {
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? part.text : asText(part)))
+      .join('\n');
+  }
+  return asText(content);
+}
+
+function toolCalls(value: unknown): DisplayToolCall[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((call) => {
+    const c = isRecord(call) ? call : {};
+    const fn = isRecord(c.function) ? c.function : {};
+    return {
+      id: typeof c.id === 'string' ? c.id : null,
+      name: typeof fn.name === 'string' ? fn.name : '(unnamed tool)',
+      arguments: typeof fn.arguments === 'string' ? fn.arguments : asText(fn.arguments),
+    };
+  });
+}
+
+/** A Choice item carries its message under `message` (with `logprobs` beside it); a plain message does not. */
+export function toDisplayMessage(item: unknown): DisplayMessage {
+  const raw = isRecord(item) ? item : {};
+  const isChoice = isRecord(raw.message);
+  const m = isChoice ? (raw.message as Record<string, unknown>) : raw;
+  return {
+    role: typeof m.role === 'string' ? m.role : isChoice ? 'assistant' : 'unknown',
+    content: contentText(m.content),
+    toolCalls: toolCalls(m.tool_calls),
+    toolCallId: typeof m.tool_call_id === 'string' ? m.tool_call_id : null,
+    isChoice,
+    hasLogprobs: isChoice && raw.logprobs !== null && raw.logprobs !== undefined,
+  };
+}
+
+export interface DisplayTrajectory {
+  /** Position in its group, 0-based, for labels and keys. */
+  index: number;
+  reward: number;
+  messages: DisplayMessage[];
+  metrics: Record<string, string>;
+  tools: string[];
+}
+
+/** Tool names a trajectory declared (`tools: [{type:'function', function:{name}}]`). */
+function toolNames(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((t) => {
+    const fn = isRecord(t) && isRecord(t.function) ? t.function : null;
+    return fn && typeof fn.name === 'string' ? fn.name : asText(t);
+  });
+}
+
+export function toDisplayTrajectory(raw: unknown, index: number): DisplayTrajectory {
+  const t = isRecord(raw) ? raw : {};
+  const metrics: Record<string, string> = {};
+  if (isRecord(t.metrics)) for (const [k, v] of Object.entries(t.metrics)) metrics[k] = typeof v === 'number' ? formatNumber(v) : asText(v);
+  return {
+    index,
+    // Absent means 0.0, as the API defines it.
+    reward: typeof t.reward === 'number' ? t.reward : 0,
+    messages: Array.isArray(t.messages_and_choices) ? t.messages_and_choices.map(toDisplayMessage) : [],
+    metrics,
+    tools: toolNames(t.tools),
+  };
+}
+
+/** The trajectories of a stored group (`group.trajectories`), or none if the shape is unexpected. */
+export function groupTrajectories(group: Record<string, unknown>): DisplayTrajectory[] {
+  return Array.isArray(group.trajectories) ? group.trajectories.map(toDisplayTrajectory) : [];
+}
+
+export function groupExceptions(group: Record<string, unknown>): string[] {
+  return Array.isArray(group.exceptions) ? group.exceptions.map(asText) : [];
+}
+
+/** Best and worst by reward; the first one wins a tie so the pair is stable. Null for an empty list. */
+export function bestAndWorst<T extends { reward: number }>(items: readonly T[]): { best: T; worst: T } | null {
+  if (items.length === 0) return null;
+  let best = items[0];
+  let worst = items[0];
+  for (const item of items) {
+    if (item.reward > best.reward) best = item;
+    if (item.reward < worst.reward) worst = item;
+  }
+  return { best, worst };
+}
+
+export type RewardSort = 'reward-desc' | 'reward-asc' | 'index';
+
+export function sortByReward<T extends { reward: number; index: number }>(items: readonly T[], sort: RewardSort): T[] {
+  const copy = [...items];
+  if (sort === 'reward-desc') copy.sort((a, b) => b.reward - a.reward || a.index - b.index);
+  else if (sort === 'reward-asc') copy.sort((a, b) => a.reward - b.reward || a.index - b.index);
+  else copy.sort((a, b) => a.index - b.index);
+  return copy;
+}
+
+/** Keeps items whose reward lies within [min, max]; a null bound is open. */
+export function filterByReward<T extends { reward: number }>(items: readonly T[], min: number | null, max: number | null): T[] {
+  return items.filter((t) => (min === null || t.reward >= min) && (max === null || t.reward <= max));
+}
+
+export function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value) && Math.abs(value) < 1e9) return value.toLocaleString('en');
+  const abs = Math.abs(value);
+  if (abs !== 0 && (abs < 1e-3 || abs >= 1e6)) return value.toExponential(3);
+  return value.toLocaleString('en', { maximumFractionDigits: 4 });
+}
