@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures/test';
+import { createModelViaApi, createRlJob, logGroups, seedRun, trajectoryGroup, waitForJob } from './fixtures/seed';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from './fixtures/users';
 import { sftLines } from './fixtures/models';
 import { ApiKeysPage } from './pages/api-keys-page';
@@ -173,7 +174,6 @@ for (const theme of ['light', 'dark'] as const) {
 
     test(`model, job and trajectory pages in ${theme}`, async ({ page, request }) => {
       test.setTimeout(240_000);
-      const { createModelViaApi, createRlJob, logGroups, seedRun, trajectoryGroup, waitForJob } = await import('./fixtures/seed');
       const user = newUser();
       await signUpViaApi(page.request, user);
       const key = await apiKeyFor(request, user);
@@ -193,7 +193,9 @@ for (const theme of ['light', 'dark'] as const) {
       expect(trainRes.status()).toBe(200);
       const trainJobId = ((await trainRes.json()) as { id: string }).id;
       await waitForJob(request, key, trainJobId, 90_000);
+      // A job cancelled right away ends as FAILED with its reason: the failed-job view.
       const failedJobId = await createRlJob(request, key, model.id, [trajectoryGroup(0.5, 3)]);
+      await request.post(`/v1/preview/training-jobs/${failedJobId}/cancel`, { headers: bearer });
       await waitForJob(request, key, failedJobId, 30_000);
       await logGroups(request, key, model.id, 'val', [trajectoryGroup(0.7, 2)]);
 

@@ -1,6 +1,6 @@
 'use client';
 
-import { useMemo } from 'react';
+import { useMemo, useRef } from 'react';
 import { Brush, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
 import { formatNumber } from '@/lib/client/trajectory-view';
@@ -66,16 +66,22 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
   const { rows, lines } = useMemo(() => buildChartData(chart, { smoothing, logScale }), [chart, smoothing, logScale]);
   const rowByStep = useMemo(() => new Map(rows.map((r) => [r.step, r])), [rows]);
   const single = rows.length === 1;
+  // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
+  // active label (it is undefined when the click lands on a dot layer), while every move does.
+  const hovered = useRef<number | null>(null);
 
-  return (
+  const drawing = (
     <ResponsiveContainer width="100%" height={height}>
       <LineChart
         data={rows}
         margin={{ top: 8, right: 12, bottom: 0, left: 0 }}
         style={onStepClick ? { cursor: 'pointer' } : undefined}
-        onClick={(state) => {
+        onMouseMove={(state) => {
           const step = Number(state.activeLabel);
-          if (onStepClick && state.activeLabel !== undefined && Number.isFinite(step)) onStepClick(step);
+          hovered.current = state.activeLabel !== undefined && Number.isFinite(step) ? step : null;
+        }}
+        onMouseLeave={() => {
+          hovered.current = null;
         }}
       >
         <CartesianGrid stroke="var(--tb-line)" vertical={false} />
@@ -149,5 +155,16 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
         ) : null}
       </LineChart>
     </ResponsiveContainer>
+  );
+  if (!onStepClick) return drawing;
+  return (
+    // Pointer-only shortcut; keyboard users reach the same trajectories through the Trajectories tab.
+    <div
+      onClick={() => {
+        if (hovered.current !== null) onStepClick(hovered.current);
+      }}
+    >
+      {drawing}
+    </div>
   );
 }

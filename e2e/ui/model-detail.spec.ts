@@ -115,7 +115,11 @@ test('trajectories: text-only messages, best and worst, reward filter, paging, a
   await m.goto(model.id);
   await expect(m.chartMarks('reward').first()).toBeAttached();
   // Clicking the reward chart opens the trajectories of the step under the pointer.
-  await m.chart('reward').getByTestId('metric-chart').locator('svg.recharts-surface').first().click();
+  // recharts handles pointer moves on the next animation frame: hover until the tooltip shows, then click.
+  const surface = m.chart('reward').getByTestId('metric-chart').locator('svg.recharts-surface').first();
+  await surface.hover();
+  await expect(m.chart('reward').locator('.recharts-tooltip-wrapper')).toContainText(`Step ${logged.step}`);
+  await surface.click();
   await expect(m.trajectoriesTab).toHaveAttribute('aria-selected', 'true');
   await expect(page).toHaveURL(new RegExp(`tab=trajectories&step=${logged.step}`));
 

@@ -129,13 +129,17 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
             <label htmlFor="trajectory-min" className="mb-1 block text-xs font-medium text-fg-muted">
               Reward ≥
             </label>
-            <Input id="trajectory-min" inputMode="decimal" value={minText} onChange={(e) => setMinText(e.target.value)} className="w-24" data-testid="trajectory-min-reward" />
+            <div className="w-24">
+              <Input id="trajectory-min" inputMode="decimal" value={minText} onChange={(e) => setMinText(e.target.value)} data-testid="trajectory-min-reward" />
+            </div>
           </div>
           <div>
             <label htmlFor="trajectory-max" className="mb-1 block text-xs font-medium text-fg-muted">
               Reward ≤
             </label>
-            <Input id="trajectory-max" inputMode="decimal" value={maxText} onChange={(e) => setMaxText(e.target.value)} className="w-24" />
+            <div className="w-24">
+              <Input id="trajectory-max" inputMode="decimal" value={maxText} onChange={(e) => setMaxText(e.target.value)} />
+            </div>
           </div>
         </div>
       </div>
