@@ -1,24 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { generate, type GenerationRequest } from '@/lib/engine/generate';
-import { Model, type ModelConfig } from '@/lib/engine/model';
+import { Model } from '@/lib/engine/model';
 import { choiceGenerator } from '@/lib/engine/random';
 import { Tokenizer } from '@/lib/engine/tokenizer';
 import type { EngineEvent, TokenEvent } from './engine-events';
 import { BatchScheduler } from './scheduler';
+import { TINY_TEST_CONFIG } from './test-helpers';
 
 const tok = new Tokenizer();
-const config: ModelConfig = {
-  vocab: tok.vocabSize,
-  d_model: 32,
-  n_layers: 2,
-  n_heads: 2,
-  n_kv_heads: 2,
-  d_ff: 64,
-  ctx: 64,
-  rope_theta: 10000,
-  norm_eps: 1e-5,
-  tie_embeddings: true,
-};
+const config = TINY_TEST_CONFIG;
 
 function request(prompt: string, seed: number, i: number, extra: Partial<GenerationRequest> = {}): GenerationRequest {
   return {

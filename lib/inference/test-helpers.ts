@@ -1,3 +1,5 @@
+import type { ModelConfig } from '@/lib/engine/model';
+import { Tokenizer } from '@/lib/engine/tokenizer';
 import type { EngineEvent, TokenEvent } from './engine-events';
 import type { TokenCandidate } from './logprobs';
 import { validateChatRequest, type SamplingContext, type SamplingRequest } from './validate-chat-request';
@@ -29,3 +31,17 @@ export async function* fromArray(events: EngineEvent[]): AsyncGenerator<EngineEv
 export function ids(n: number, start = 1): number[] {
   return Array.from({ length: n }, (_, i) => start + i);
 }
+
+/** A very small model over the byte vocabulary: fast enough for scheduler and worker-pool tests. */
+export const TINY_TEST_CONFIG: ModelConfig = {
+  vocab: new Tokenizer().vocabSize,
+  d_model: 32,
+  n_layers: 2,
+  n_heads: 2,
+  n_kv_heads: 2,
+  d_ff: 64,
+  ctx: 64,
+  rope_theta: 10000,
+  norm_eps: 1e-5,
+  tie_embeddings: true,
+};

@@ -1,25 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { generate } from '@/lib/engine/generate';
-import { Model, type ModelConfig } from '@/lib/engine/model';
+import { Model } from '@/lib/engine/model';
 import { choiceGenerator } from '@/lib/engine/random';
 import { encodeModel } from '@/lib/engine/safetensors';
 import { Tokenizer } from '@/lib/engine/tokenizer';
 import type { EngineEvent, TokenEvent } from '@/lib/inference/engine-events';
 import { InferencePool } from '@/lib/inference/pool';
+import { TINY_TEST_CONFIG } from '@/lib/inference/test-helpers';
 
 const tok = new Tokenizer();
-const config: ModelConfig = {
-  vocab: tok.vocabSize,
-  d_model: 32,
-  n_layers: 2,
-  n_heads: 2,
-  n_kv_heads: 2,
-  d_ff: 64,
-  ctx: 64,
-  rope_theta: 10000,
-  norm_eps: 1e-5,
-  tie_embeddings: true,
-};
+const config = TINY_TEST_CONFIG;
 const pool = new InferencePool(2);
 afterAll(() => pool.close());
 
