@@ -22,7 +22,10 @@ if [ "$build_rc" = 0 ]; then
   # A fresh embedded database for the e2e server; only that server process opens it.
   rm -rf .data/e2e
   # The screenshots project is for people to look at (npx playwright test --project=screenshots), not CI.
-  PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" npx playwright test --project=chromium --reporter=list,json
+  # On PostgreSQL the browser specs get their own database (E2E_DATABASE_URL): the server's training worker
+  # would otherwise pick up the jobs the route tests left queued.
+  DATABASE_URL="${E2E_DATABASE_URL:-${DATABASE_URL:-}}" PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" \
+    npx playwright test --project=chromium --reporter=list,json
   pw_rc=$?
 fi
 

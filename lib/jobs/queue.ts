@@ -7,7 +7,7 @@ import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import { loadTrainingExamples } from '@/lib/services/datasets';
 import { putArtifactStream } from '@/lib/storage';
 import { checkpointKey } from './protocol';
-import type { SftExample } from '@/lib/schemas/sft-data';
+import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
 
 /**
  * The server side of the worker protocol: every state change of a job goes through here, whether the
@@ -255,7 +255,15 @@ export async function jobInput(jobId: string, workerId: string): Promise<JobInpu
   }
   const key = String(job.config.dataset_key);
   const file = String(job.config.dataset_file ?? key.split('/').at(-1));
-  return { kind: 'sft', file, examples: await loadTrainingExamples(key, file) };
+  try {
+    return { kind: 'sft', file, examples: await loadTrainingExamples(key, file) };
+  } catch (err) {
+    if (!(err instanceof SftDataError)) throw err;
+    // The dataset changed or vanished since the job was accepted: end the job with the precise reason
+    // (compat §2.7) instead of letting the worker report an internal error.
+    await failJob(jobId, workerId, err.message);
+    throw leaseLost();
+  }
 }
 
 /** The artifact key of the checkpoint the job trains from; null when it starts from the base model. */

@@ -161,3 +161,23 @@ describe('job runner', () => {
     expect((await events(user, started)).map((e) => e.type)).toEqual(['training_started', 'training_failed']);
   });
 });
+
+describe('job input', () => {
+  it('fails an SFT job with the precise reason when its dataset has vanished from the store', async () => {
+    const { storeDataset } = await import('@/lib/services/datasets');
+    const { principalFromApiKey } = await import('@/lib/services/accounts');
+    const { deleteArtifacts } = await import('@/lib/storage');
+    const sftRoute = await import('@/app/v1/preview/sft-training-jobs/route');
+    const user = await createUser();
+    const model = await createModel(user);
+    const line = JSON.stringify({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] });
+    const dataset = await storeDataset((await principalFromApiKey(user.key))!, { project: 'p', name: 'd', files: { 'train.jsonl': line } });
+    const created = await call(sftRoute, 'POST', '/x', { key: user.key, body: { model_id: model.id, training_data_url: dataset.training_data_url } });
+    await deleteArtifacts(`datasets`);
+    await runOneJob(protocolFor(model.id), { sft: async () => ({ weights }) });
+    expect(await job(user, created.body.id)).toMatchObject({
+      status: 'FAILED',
+      error_message: 'train.jsonl line 0: the training data file is missing from the artifact store',
+    });
+  });
+});
