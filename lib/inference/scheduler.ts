@@ -151,6 +151,9 @@ export class BatchScheduler {
 
   private async loop(): Promise<void> {
     this.running = true;
+    // Start on the next turn of the event loop: requests submitted together share the first forward pass,
+    // and an abort right after a submit is seen before any work is done.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     let lastYield = performance.now();
     try {
       while (this.waiting.length || this.live.size) {
