@@ -72,6 +72,25 @@ export function headDim(c: ModelConfig): number {
   return c.d_model / c.n_heads;
 }
 
+/**
+ * RoPE's cos/sin tables, [ctx × head_dim/2], angles in float64 rounded once. The forward pass and the
+ * trainer's backward both read them, so training and inference rotate identically.
+ */
+export function ropeTables(c: ModelConfig): { cos: Float32Array; sin: Float32Array } {
+  const hd = headDim(c);
+  const half = hd / 2;
+  const cos = new Float32Array(c.ctx * half);
+  const sin = new Float32Array(c.ctx * half);
+  for (let i = 0; i < half; i++) {
+    const invFreq = 1 / Math.pow(c.rope_theta, (2 * i) / hd);
+    for (let p = 0; p < c.ctx; p++) {
+      cos[p * half + i] = Math.cos(p * invFreq);
+      sin[p * half + i] = Math.sin(p * invFreq);
+    }
+  }
+  return { cos, sin };
+}
+
 /** Every parameter in canonical (safetensors) order, HF Llama names, [out, in] for linear weights. */
 export function modelTensorSpecs(c: ModelConfig): TensorSpec[] {
   const hd = headDim(c);
@@ -219,17 +238,7 @@ export class Model {
         down: `${p}.mlp.down_proj.weight`,
       };
     });
-    const hd = headDim(config);
-    const half = hd / 2;
-    this.ropeCos = new Float32Array(config.ctx * half);
-    this.ropeSin = new Float32Array(config.ctx * half);
-    for (let i = 0; i < half; i++) {
-      const invFreq = 1 / Math.pow(config.rope_theta, (2 * i) / hd);
-      for (let p = 0; p < config.ctx; p++) {
-        this.ropeCos[p * half + i] = Math.cos(p * invFreq);
-        this.ropeSin[p * half + i] = Math.sin(p * invFreq);
-      }
-    }
+    ({ cos: this.ropeCos, sin: this.ropeSin } = ropeTables(config));
   }
 
   /**

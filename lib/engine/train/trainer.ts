@@ -1,4 +1,4 @@
-import { headDim, type Model, type ModelConfig } from '../model';
+import { headDim, ropeTables, type Model, type ModelConfig } from '../model';
 import type { WasmHeap } from '../wasm/heap';
 
 /**
@@ -65,19 +65,8 @@ export class Trainer {
       const { size } = model.parameterLocation(name);
       this.grads.set(name, { ptr: this.heap.alloc(size, true), size });
     }
-    const c = this.config;
-    const hd = headDim(c);
-    const half = hd / 2;
-    // Same table as Model's forward (float64 angles rounded once), so training and inference agree.
-    this.ropeCos = new Float32Array(c.ctx * half);
-    this.ropeSin = new Float32Array(c.ctx * half);
-    for (let i = 0; i < half; i++) {
-      const invFreq = 1 / Math.pow(c.rope_theta, (2 * i) / hd);
-      for (let p = 0; p < c.ctx; p++) {
-        this.ropeCos[p * half + i] = Math.cos(p * invFreq);
-        this.ropeSin[p * half + i] = Math.sin(p * invFreq);
-      }
-    }
+    // The very table Model's forward uses, so training and inference rotate identically.
+    ({ cos: this.ropeCos, sin: this.ropeSin } = ropeTables(this.config));
   }
 
   zeroGrad(): void {
