@@ -11,14 +11,15 @@ import { JobProgress } from '@/components/jobs/job-progress';
 import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
-import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { CursorPager } from '@/components/ui/cursor-pager';
 import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { ChevronRightIcon } from '@/components/ui/icons';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
-import { currentCursor, FIRST_PAGE, pageNumber, popCursor, pushCursor, type CursorStack } from '@/lib/client/cursor-stack';
+import { currentCursor, FIRST_PAGE, pageNumber, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { formatDateTime } from '@/lib/client/format-time';
 import { gradientStepCharts } from '@/lib/client/job-events';
@@ -234,27 +235,12 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
           ) : (
             <JobEventsTable events={events} firstIndex={(pageNumber(cursors) - 1) * EVENT_PAGE_SIZE + 1} />
           )}
-          {cursors.length > 1 || page.data?.has_more ? (
-            <CardFooter className="justify-between">
-              <span className="text-xs text-fg-subtle" data-testid="events-page">
-                Page {pageNumber(cursors)}
-              </span>
-              <div className="flex gap-2">
-                <Button variant="secondary" size="sm" disabled={cursors.length <= 1} onClick={() => setCursors(popCursor)} data-testid="events-prev">
-                  Previous
-                </Button>
-                <Button
-                  variant="secondary"
-                  size="sm"
-                  disabled={!page.data?.has_more}
-                  onClick={() => page.data && setCursors((s) => pushCursor(s, page.data.last_id))}
-                  data-testid="events-next"
-                >
-                  Next
-                </Button>
-              </div>
-            </CardFooter>
-          ) : null}
+          <CursorPager
+            cursors={cursors}
+            setCursors={setCursors}
+            nextCursor={page.data?.has_more ? page.data.last_id : null}
+            testId="events"
+          />
         </Card>
 
         <Card aria-labelledby="job-config-title">

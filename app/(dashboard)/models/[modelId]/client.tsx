@@ -14,6 +14,7 @@ import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
+import { CursorPager } from '@/components/ui/cursor-pager';
 import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { cx } from '@/components/ui/cx';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -23,7 +24,7 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
 import { checkpointMetricKeys, defaultBestMetric, metricDirection, selectBestCheckpoint, type MetricDirection } from '@/lib/client/best-checkpoint';
 import { groupSeriesIntoCharts } from '@/lib/client/chart-series';
-import { currentCursor, FIRST_PAGE, pageNumber, popCursor, pushCursor, type CursorStack } from '@/lib/client/cursor-stack';
+import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { inferenceNames, modelBaseName, playgroundHref, stepName } from '@/lib/client/inference-names';
 import {
@@ -341,27 +342,12 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
           }}
         />
       )}
-      {cursors.length > 1 || page.data?.has_more ? (
-        <CardFooter className="justify-between">
-          <span className="text-xs text-fg-subtle" data-testid="checkpoints-page">
-            Page {pageNumber(cursors)}
-          </span>
-          <div className="flex gap-2">
-            <Button variant="secondary" size="sm" disabled={cursors.length <= 1} onClick={() => setCursors(popCursor)} data-testid="checkpoints-prev">
-              Previous
-            </Button>
-            <Button
-              variant="secondary"
-              size="sm"
-              disabled={!page.data?.has_more}
-              onClick={() => page.data && setCursors((s) => pushCursor(s, page.data.last_id))}
-              data-testid="checkpoints-next"
-            >
-              Next
-            </Button>
-          </div>
-        </CardFooter>
-      ) : null}
+      <CursorPager
+        cursors={cursors}
+        setCursors={setCursors}
+        nextCursor={page.data?.has_more ? page.data.last_id : null}
+        testId="checkpoints"
+      />
       <ConfirmDialog
         open={toDelete !== null}
         title={`Delete step ${toDelete?.step ?? ''}?`}
