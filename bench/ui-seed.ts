@@ -3,6 +3,7 @@
  * `series` metric series of `points` steps each (half train/*, half val/*). Prints ids as JSON.
  */
 import { closeDb, getDb } from '@/lib/db/client';
+import { rebuildRollups } from '@/lib/db/repositories/run-metrics';
 import { runMetrics } from '@/lib/db/schema';
 import { createApiKey, principalFromSession, signUp } from '@/lib/services/accounts';
 import { createModel } from '@/lib/services/models';
@@ -25,6 +26,8 @@ async function main() {
       await db.insert(runMetrics).values(rows);
     }
   }
+  // A bulk load bypasses upsertRunMetrics, so the chart rollups are built once at the end.
+  await rebuildRollups(db, model.run_id!);
   await closeDb();
   console.log(JSON.stringify({ key, modelId: model.id }));
 }

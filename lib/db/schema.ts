@@ -155,6 +155,35 @@ export const runMetrics = pgTable(
   (t) => [primaryKey({ columns: [t.runId, t.name, t.step] })],
 );
 
+/**
+ * Summaries of run_metrics over fixed step buckets (`bucket = step / width`, widths in ROLLUP_WIDTHS), kept in
+ * step with every write. A chart of a 100k-step series reads ~1.5k of these rows instead of 100k points, and
+ * the list of series names is a range scan of the coarsest width instead of a DISTINCT over every point.
+ * Each row keeps the first, lowest, highest and last point of its bucket, which is what min/max/last
+ * downsampling needs. `width` comes before `name` in the key so that one width of a run is contiguous.
+ */
+export const runMetricRollups = pgTable(
+  'run_metric_rollups',
+  {
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    width: integer('width').notNull(),
+    name: text('name').notNull(),
+    bucket: integer('bucket').notNull(),
+    n: integer('n').notNull(),
+    firstStep: integer('first_step').notNull(),
+    firstValue: doublePrecision('first_value').notNull(),
+    minStep: integer('min_step').notNull(),
+    minValue: doublePrecision('min_value').notNull(),
+    maxStep: integer('max_step').notNull(),
+    maxValue: doublePrecision('max_value').notNull(),
+    lastStep: integer('last_step').notNull(),
+    lastValue: doublePrecision('last_value').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.width, t.name, t.bucket] })],
+);
+
 export const checkpoints = pgTable(
   'checkpoints',
   {

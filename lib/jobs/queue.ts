@@ -2,6 +2,7 @@ import { ApiError } from '@/lib/api/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
 import * as modelsRepo from '@/lib/db/repositories/models';
+import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import { loadTrainingExamples } from '@/lib/services/datasets';
@@ -166,7 +167,7 @@ export async function completeJob(
 
     const [checkpoint] = await modelsRepo.insertCheckpoint(tx, { modelId: model.id, step, metrics, artifactKey: input.artifactKey });
     await modelsRepo.setLastStep(tx, model.id, step);
-    await modelsRepo.upsertRunMetrics(tx, model.runId, step, metrics);
+    await upsertRunMetrics(tx, model.runId, step, metrics);
     await trainingRepo.insertEvent(tx, jobId, 'training_ended', {});
     const now = new Date();
     await trainingRepo.updateJob(tx, jobId, { status: 'COMPLETED', resultStep: checkpoint.step, finishedAt: now, progressAt: now });

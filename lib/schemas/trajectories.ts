@@ -77,6 +77,8 @@ export const listTrajectoriesQuerySchema = z.object({
 export const historyQuerySchema = z.object({
   keys: z.string().optional().describe('Comma-separated metric names; all when absent'),
   max_points: queryInt().pipe(z.int().min(10).max(100_000)).optional().default(1000),
+  from_step: queryInt().pipe(z.int().min(0)).optional().describe('Only steps ≥ from_step (a zoomed chart)'),
+  to_step: queryInt().pipe(z.int().min(0)).optional().describe('Only steps ≤ to_step'),
 });
 
 export const historySeriesSchema = z.object({

@@ -1,6 +1,7 @@
 import { ApiError } from '@/lib/api/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
+import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { ModelWithNames } from '@/lib/db/repositories/models';
 import { toList } from '@/lib/schemas/common';
@@ -8,7 +9,6 @@ import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 import type { Principal } from './accounts';
 import { requireModel } from './models';
 import { computeTrajectoryMetrics, prefixKeys } from './trajectory-metrics';
-import { downsampleSeries } from './downsample';
 
 function groupSummary(group: TrajectoryGroup) {
   const rewards = group.trajectories.map((t) => t.reward ?? 0);
@@ -35,7 +35,7 @@ export async function recordTrajectories(
   if (input.groups.length === 0) return { step, metrics: {} };
   const metrics = prefixKeys(computeTrajectoryMetrics(input.groups), input.split);
   if (latest) await modelsRepo.mergeCheckpointMetrics(tx, latest.id, metrics);
-  await modelsRepo.upsertRunMetrics(tx, model.runId, step, metrics);
+  await upsertRunMetrics(tx, model.runId, step, metrics);
   await trainingRepo.insertTrajectoryGroups(
     tx,
     input.groups.map((group, groupIndex) => ({
@@ -90,23 +90,4 @@ export async function listTrajectoryGroups(
     group: r.data,
   }));
   return toList(data, rows.length > q.limit);
-}
-
-/** The run's metric history, each series downsampled on the server to at most `maxPoints`. */
-export async function getHistory(principal: Principal, modelId: string, q: { keys?: string; max_points: number }) {
-  const db = await getDb();
-  const model = await requireModel(principal, modelId);
-  const names = q.keys
-    ? q.keys
-        .split(',')
-        .map((k) => k.trim())
-        .filter(Boolean)
-    : await modelsRepo.runMetricNames(db, model.runId);
-  const series = [];
-  for (const name of names) {
-    const rows = await modelsRepo.runMetricSeries(db, model.runId, name);
-    const points = rows.map((r) => [r.step, r.value] as [number, number]);
-    series.push({ name, total_points: points.length, points: downsampleSeries(points, q.max_points) });
-  }
-  return { run_id: model.runId, series };
 }

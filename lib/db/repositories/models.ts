@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, gt, ilike, inArray, lt, max, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
-import { checkpoints, entities, models, projects, runMetrics, runs } from '../schema';
+import { checkpoints, entities, models, projects, runs } from '../schema';
 
 export type ModelRow = typeof models.$inferSelect;
 export type CheckpointRow = typeof checkpoints.$inferSelect;
@@ -217,35 +217,6 @@ export async function mergeCheckpointMetrics(db: DbOrTx, checkpointId: string, m
     .update(checkpoints)
     .set({ metrics: sql`${checkpoints.metrics} || ${JSON.stringify(metrics)}::jsonb` })
     .where(eq(checkpoints.id, checkpointId));
-}
-
-export async function upsertRunMetrics(db: DbOrTx, runId: string, step: number, metrics: Record<string, number>) {
-  const rows = Object.entries(metrics).map(([name, value]) => ({ runId, name, step, value }));
-  if (rows.length === 0) return;
-  await db
-    .insert(runMetrics)
-    .values(rows)
-    .onConflictDoUpdate({
-      target: [runMetrics.runId, runMetrics.name, runMetrics.step],
-      set: { value: sql`excluded.value`, updatedAt: sql`now()` },
-    });
-}
-
-export async function runMetricNames(db: DbOrTx, runId: string): Promise<string[]> {
-  const rows = await db
-    .selectDistinct({ name: runMetrics.name })
-    .from(runMetrics)
-    .where(eq(runMetrics.runId, runId))
-    .orderBy(asc(runMetrics.name));
-  return rows.map((r) => r.name);
-}
-
-export async function runMetricSeries(db: DbOrTx, runId: string, name: string) {
-  return db
-    .select({ step: runMetrics.step, value: runMetrics.value })
-    .from(runMetrics)
-    .where(and(eq(runMetrics.runId, runId), eq(runMetrics.name, name)))
-    .orderBy(asc(runMetrics.step));
 }
 
 export async function insertCheckpoint(

@@ -18,7 +18,7 @@ import { toSessionDto } from '@/lib/services/accounts';
 import { listCheckpoints } from '@/lib/services/checkpoints';
 import { getModel } from '@/lib/services/models';
 import { listJobsOfModel } from '@/lib/services/training-jobs';
-import { getHistory } from '@/lib/services/trajectories';
+import { getHistory } from '@/lib/services/run-history';
 import { ModelDetailClient } from './client';
 import { parseModelSearchParams } from './search-params';
 

@@ -2,7 +2,7 @@ import { methods, route } from '@/lib/api/route';
 import { modelIdParamsSchema } from '@/lib/schemas/models';
 import { historyQuerySchema, historySchema } from '@/lib/schemas/trajectories';
 import { MODEL_NOT_FOUND } from '@/lib/services/models';
-import { getHistory } from '@/lib/services/trajectories';
+import { getHistory } from '@/lib/services/run-history';
 
 export const dynamic = 'force-dynamic';
 

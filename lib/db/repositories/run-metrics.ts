@@ -1,0 +1,166 @@
+import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import { runMetricRollups, runMetrics } from '../schema';
+
+/**
+ * Bucket widths of run_metric_rollups, finest first, a factor 8 apart: for a chart of M points over a span of
+ * S steps there is a width giving between M/2 and 4M rows, for any S up to 4096 × 4M (16M steps at M = 1000).
+ */
+export const ROLLUP_WIDTHS = [8, 64, 512, 4096] as const;
+const COARSEST = ROLLUP_WIDTHS[ROLLUP_WIDTHS.length - 1];
+
+export type RollupRow = typeof runMetricRollups.$inferSelect;
+export interface MetricPoint {
+  step: number;
+  value: number;
+}
+
+/**
+ * Writes the metrics of one step and keeps the rollups exact. A new point folds into each width's bucket with
+ * least/greatest arithmetic (commutative, so concurrent writers to one bucket stay correct under the row lock
+ * ON CONFLICT takes). A point that overwrites a different value may have been a bucket's min or max, which no
+ * arithmetic can undo: those buckets are rebuilt from the points (at most 4096 per name).
+ */
+export async function upsertRunMetrics(db: DbOrTx, runId: string, step: number, metrics: Record<string, number>) {
+  const names = Object.keys(metrics);
+  if (names.length === 0) return;
+  const existing = await db
+    .select({ name: runMetrics.name, value: runMetrics.value })
+    .from(runMetrics)
+    .where(and(eq(runMetrics.runId, runId), eq(runMetrics.step, step), inArray(runMetrics.name, names)));
+  const before = new Map(existing.map((r) => [r.name, r.value]));
+
+  await db
+    .insert(runMetrics)
+    .values(names.map((name) => ({ runId, name, step, value: metrics[name] })))
+    .onConflictDoUpdate({
+      target: [runMetrics.runId, runMetrics.name, runMetrics.step],
+      set: { value: sql`excluded.value`, updatedAt: sql`now()` },
+    });
+
+  const added = names.filter((name) => !before.has(name));
+  const changed = names.filter((name) => before.has(name) && before.get(name) !== metrics[name]);
+  if (added.length > 0) await foldIntoRollups(db, runId, step, added.map((name) => ({ name, value: metrics[name] })));
+  if (changed.length > 0) await rebuildRollups(db, runId, { names: changed, step });
+}
+
+async function foldIntoRollups(db: DbOrTx, runId: string, step: number, points: { name: string; value: number }[]) {
+  const r = runMetricRollups;
+  const rows = points.flatMap(({ name, value }) =>
+    ROLLUP_WIDTHS.map((width) => ({
+      runId,
+      width,
+      name,
+      bucket: Math.floor(step / width),
+      n: 1,
+      firstStep: step,
+      firstValue: value,
+      minStep: step,
+      minValue: value,
+      maxStep: step,
+      maxValue: value,
+      lastStep: step,
+      lastValue: value,
+    })),
+  );
+  // Ties keep the earlier step, as the rebuild query does, so both paths store the same row.
+  const newMin = sql`(excluded.min_value < ${r.minValue} OR (excluded.min_value = ${r.minValue} AND excluded.min_step < ${r.minStep}))`;
+  const newMax = sql`(excluded.max_value > ${r.maxValue} OR (excluded.max_value = ${r.maxValue} AND excluded.max_step < ${r.maxStep}))`;
+  await db
+    .insert(r)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [r.runId, r.width, r.name, r.bucket],
+      set: {
+        n: sql`${r.n} + 1`,
+        firstStep: sql`CASE WHEN excluded.first_step < ${r.firstStep} THEN excluded.first_step ELSE ${r.firstStep} END`,
+        firstValue: sql`CASE WHEN excluded.first_step < ${r.firstStep} THEN excluded.first_value ELSE ${r.firstValue} END`,
+        minStep: sql`CASE WHEN ${newMin} THEN excluded.min_step ELSE ${r.minStep} END`,
+        minValue: sql`CASE WHEN ${newMin} THEN excluded.min_value ELSE ${r.minValue} END`,
+        maxStep: sql`CASE WHEN ${newMax} THEN excluded.max_step ELSE ${r.maxStep} END`,
+        maxValue: sql`CASE WHEN ${newMax} THEN excluded.max_value ELSE ${r.maxValue} END`,
+        lastStep: sql`CASE WHEN excluded.last_step > ${r.lastStep} THEN excluded.last_step ELSE ${r.lastStep} END`,
+        lastValue: sql`CASE WHEN excluded.last_step > ${r.lastStep} THEN excluded.last_value ELSE ${r.lastValue} END`,
+      },
+    });
+}
+
+/**
+ * Recomputes rollups from the points: every width's bucket holding `scope.step` for `scope.names`, or, without
+ * a scope, the whole run (after a bulk load). The same aggregation as the backfill in migration 0004:
+ * min()/max() over [value, step] arrays give the step of the extreme values in one pass.
+ */
+export async function rebuildRollups(db: DbOrTx, runId: string, scope?: { names: string[]; step: number }) {
+  const widths = sql.join(
+    ROLLUP_WIDTHS.map((w) => sql`(${w}::int)`),
+    sql`, `,
+  );
+  let where = sql`m.run_id = ${runId}`;
+  if (scope) {
+    const lo = Math.floor(scope.step / COARSEST) * COARSEST;
+    const names = sql.join(
+      scope.names.map((n) => sql`${n}`),
+      sql`, `,
+    );
+    // The coarsest bucket's range lets the index narrow the scan before the per-width bucket test.
+    where = sql`${where} AND m.name IN (${names}) AND m.step >= ${lo} AND m.step < ${lo + COARSEST}
+      AND m.step / w.width = ${scope.step}::int / w.width`;
+  }
+  await db.execute(sql`
+    INSERT INTO run_metric_rollups (run_id, width, name, bucket, n, first_step, first_value, min_step, min_value, max_step, max_value, last_step, last_value)
+    SELECT m.run_id, w.width, m.name, m.step / w.width, count(*)::int,
+      min(m.step), (min(ARRAY[m.step::float8, m.value]))[2],
+      (min(ARRAY[m.value, m.step::float8]))[2]::int, min(m.value),
+      (max(ARRAY[m.value, -m.step::float8]))[2]::int * -1, max(m.value),
+      max(m.step), (max(ARRAY[m.step::float8, m.value]))[2]
+    FROM run_metrics m CROSS JOIN (VALUES ${widths}) AS w(width)
+    WHERE ${where}
+    GROUP BY m.run_id, w.width, m.name, m.step / w.width
+    ON CONFLICT (run_id, width, name, bucket) DO UPDATE SET
+      n = excluded.n, first_step = excluded.first_step, first_value = excluded.first_value,
+      min_step = excluded.min_step, min_value = excluded.min_value, max_step = excluded.max_step,
+      max_value = excluded.max_value, last_step = excluded.last_step, last_value = excluded.last_value`);
+}
+
+export interface SeriesSummary {
+  name: string;
+  n: number;
+  firstStep: number;
+  lastStep: number;
+}
+
+/** Every series of a run with its point count and step range, from the coarsest rollup (a few rows per name). */
+export async function seriesSummaries(db: DbOrTx, runId: string): Promise<SeriesSummary[]> {
+  const r = runMetricRollups;
+  const rows = await db
+    .select({
+      name: r.name,
+      n: sql<number>`sum(${r.n})::int`.mapWith(Number),
+      firstStep: sql<number>`min(${r.firstStep})`.mapWith(Number),
+      lastStep: sql<number>`max(${r.lastStep})`.mapWith(Number),
+    })
+    .from(r)
+    .where(and(eq(r.runId, runId), eq(r.width, COARSEST)))
+    .groupBy(r.name)
+    .orderBy(asc(r.name));
+  return rows;
+}
+
+/** The points of one series with lo ≤ step ≤ hi, in step order. */
+export async function seriesPoints(db: DbOrTx, runId: string, name: string, lo: number, hi: number): Promise<MetricPoint[]> {
+  return db
+    .select({ step: runMetrics.step, value: runMetrics.value })
+    .from(runMetrics)
+    .where(and(eq(runMetrics.runId, runId), eq(runMetrics.name, name), gte(runMetrics.step, lo), lte(runMetrics.step, hi)))
+    .orderBy(asc(runMetrics.step));
+}
+
+/** The rollup rows of one series at one width for buckets fromBucket..toBucket, in step order. */
+export async function seriesRollups(db: DbOrTx, runId: string, name: string, width: number, fromBucket: number, toBucket: number) {
+  const r = runMetricRollups;
+  return db
+    .select()
+    .from(r)
+    .where(and(eq(r.runId, runId), eq(r.width, width), eq(r.name, name), gte(r.bucket, fromBucket), lte(r.bucket, toBucket)))
+    .orderBy(asc(r.bucket));
+}

@@ -1,0 +1,88 @@
+import { ApiError } from '@/lib/api/errors';
+import { getDb, type DbOrTx } from '@/lib/db/client';
+import * as runMetricsRepo from '@/lib/db/repositories/run-metrics';
+import { ROLLUP_WIDTHS, type SeriesSummary } from '@/lib/db/repositories/run-metrics';
+import type { Principal } from './accounts';
+import { downsampleSummaries, pointSummary, type BucketSummary, type Point } from './downsample';
+import { requireModel } from './models';
+
+/**
+ * How many stored rows one series may read per point asked for. With rollup widths a factor 8 apart, the
+ * chosen width then yields between maxPoints/2 and 4 × maxPoints rows: source buckets at least as fine as the
+ * chart's own, and a read that stays small whatever the series' length.
+ */
+const ROWS_PER_POINT = 4;
+
+export interface HistoryQuery {
+  keys?: string;
+  max_points: number;
+  from_step?: number;
+  to_step?: number;
+}
+
+/**
+ * The run's metric history, each series reduced on the server to at most `max_points` points (min, max, first
+ * and last kept), optionally within a step range for a zoomed chart. Reads rollups, not points, for long series.
+ */
+export async function getHistory(principal: Principal, modelId: string, q: HistoryQuery) {
+  const db = await getDb();
+  const model = await requireModel(principal, modelId);
+  if (q.from_step !== undefined && q.to_step !== undefined && q.from_step > q.to_step) {
+    throw ApiError.valueError(['query', 'to_step'], 'to_step must be greater than or equal to from_step');
+  }
+  const summaries = await runMetricsRepo.seriesSummaries(db, model.runId);
+  const byName = new Map(summaries.map((s) => [s.name, s]));
+  const names = q.keys
+    ? q.keys
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean)
+    : summaries.map((s) => s.name);
+  const series = [];
+  for (const name of names) {
+    const summary = byName.get(name);
+    series.push({ name, ...(summary ? await readSeries(db, model.runId, summary, q) : { total_points: 0, points: [] }) });
+  }
+  return { run_id: model.runId, series };
+}
+
+async function readSeries(db: DbOrTx, runId: string, s: SeriesSummary, q: HistoryQuery): Promise<{ total_points: number; points: Point[] }> {
+  const lo = Math.max(s.firstStep, q.from_step ?? 0);
+  const hi = Math.min(s.lastStep, q.to_step ?? Number.MAX_SAFE_INTEGER);
+  if (lo > hi) return { total_points: 0, points: [] };
+  const cap = ROWS_PER_POINT * q.max_points;
+  const whole = lo === s.firstStep && hi === s.lastStep;
+  // Few enough points to read them all (the step range bounds a zoomed read: steps are distinct).
+  if ((whole ? s.n : hi - lo + 1) <= cap) {
+    const rows = await runMetricsRepo.seriesPoints(db, runId, s.name, lo, hi);
+    const points = rows.map((r): Point => [r.step, r.value]);
+    return { total_points: points.length, points: points.length <= q.max_points ? points : downsampleSummaries(points.map(pointSummary), q.max_points) };
+  }
+
+  const width = ROLLUP_WIDTHS.find((w) => (hi - lo + 1) / w <= cap) ?? ROLLUP_WIDTHS[ROLLUP_WIDTHS.length - 1];
+  // Buckets wholly inside [lo, hi] come from the rollups; a bucket cut by the range's edge is read as points,
+  // unless the series has nothing beyond that edge (then the bucket is whole anyway).
+  const leftCut = lo > s.firstStep && lo % width !== 0;
+  const rightCut = hi < s.lastStep && (hi + 1) % width !== 0;
+  const fromBucket = leftCut ? Math.ceil(lo / width) : Math.floor(lo / width);
+  const toBucket = rightCut ? Math.floor((hi + 1) / width) - 1 : Math.floor(hi / width);
+  const left = leftCut ? await runMetricsRepo.seriesPoints(db, runId, s.name, lo, Math.min(hi, fromBucket * width - 1)) : [];
+  const middle = fromBucket <= toBucket ? await runMetricsRepo.seriesRollups(db, runId, s.name, width, fromBucket, toBucket) : [];
+  const right =
+    rightCut && (toBucket + 1) * width > Math.max(lo, fromBucket * width - 1)
+      ? await runMetricsRepo.seriesPoints(db, runId, s.name, Math.max(lo, (toBucket + 1) * width), hi)
+      : [];
+
+  const items: BucketSummary[] = [
+    ...left.map((r) => pointSummary([r.step, r.value])),
+    ...middle.map((r) => ({
+      first: [r.firstStep, r.firstValue] as Point,
+      min: [r.minStep, r.minValue] as Point,
+      max: [r.maxStep, r.maxValue] as Point,
+      last: [r.lastStep, r.lastValue] as Point,
+    })),
+    ...right.map((r) => pointSummary([r.step, r.value])),
+  ];
+  const total = left.length + right.length + middle.reduce((sum, r) => sum + r.n, 0);
+  return { total_points: total, points: downsampleSummaries(items, q.max_points) };
+}
