@@ -241,6 +241,18 @@ export const allCheckpointsQuery = (modelId: string) =>
 /** Points per series: enough for a full-width chart; the server keeps each bucket's min, max and last. */
 export const HISTORY_MAX_POINTS = 1000;
 
+/** The named series within a step range, for a zoomed chart: a long series shows its real detail there. */
+export const historyRangeQuery = (modelId: string, keys: readonly string[], from: number, to: number) =>
+  queryOptions({
+    queryKey: [...queryKeys.model.history(modelId), 'range', keys.join(','), from, to] as const,
+    queryFn: ({ signal }) =>
+      apiFetch(
+        `${modelPath(modelId)}/history?${new URLSearchParams({ keys: keys.join(','), from_step: String(from), to_step: String(to), max_points: String(HISTORY_MAX_POINTS) })}`,
+        historySchema,
+        { signal },
+      ),
+  });
+
 export const historyQuery = (modelId: string) =>
   queryOptions({
     queryKey: queryKeys.model.history(modelId),

@@ -14,6 +14,9 @@ export interface BucketSummary {
 
 export const pointSummary = (p: Point): BucketSummary => ({ first: p, min: p, max: p, last: p });
 
+/** Buckets for a budget of `maxPoints`: two points each (lowest and highest), plus the first and the last. */
+export const downsampleBucketCount = (maxPoints: number) => Math.max(1, Math.floor((Math.max(4, maxPoints) - 2) / 2));
+
 /**
  * Reduces step-ordered summaries to at most `maxPoints` points for charting (ARCHITECTURE §9): the step range
  * is cut into (maxPoints − 2) / 2 equal buckets and each keeps its lowest and highest point, so spikes
@@ -24,7 +27,7 @@ export function downsampleSummaries(items: readonly BucketSummary[], maxPoints: 
   if (items.length === 0) return [];
   const first = items[0].first;
   const last = items[items.length - 1].last;
-  const bucketCount = Math.max(1, Math.floor((Math.max(4, maxPoints) - 2) / 2));
+  const bucketCount = downsampleBucketCount(maxPoints);
   const span = last[0] - first[0] + 1;
   const lows: (Point | undefined)[] = new Array(bucketCount);
   const highs: (Point | undefined)[] = new Array(bucketCount);

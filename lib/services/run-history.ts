@@ -3,7 +3,7 @@ import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as runMetricsRepo from '@/lib/db/repositories/run-metrics';
 import { ROLLUP_WIDTHS, type SeriesSummary } from '@/lib/db/repositories/run-metrics';
 import type { Principal } from './accounts';
-import { downsampleSummaries, pointSummary, type BucketSummary, type Point } from './downsample';
+import { downsampleBucketCount, downsampleSummaries, pointSummary, type BucketSummary, type Point } from './downsample';
 import { requireModel } from './models';
 
 /**
@@ -38,12 +38,37 @@ export async function getHistory(principal: Principal, modelId: string, q: Histo
         .map((k) => k.trim())
         .filter(Boolean)
     : summaries.map((s) => s.name);
+  const zoomed = q.from_step !== undefined || q.to_step !== undefined;
+  // Whole series (the page's first view of every chart) are reduced in the database, all in one query.
+  const whole = zoomed ? new Map<string, Point[]>() : await wholeSeries(db, model.runId, names.flatMap((n) => byName.get(n) ?? []), q.max_points);
   const series = [];
   for (const name of names) {
     const summary = byName.get(name);
-    series.push({ name, ...(summary ? await readSeries(db, model.runId, summary, q) : { total_points: 0, points: [] }) });
+    if (!summary) series.push({ name, total_points: 0, points: [] });
+    else if (!zoomed) series.push({ name, total_points: summary.n, points: whole.get(name) ?? [] });
+    else series.push({ name, ...(await readSeries(db, model.runId, summary, q)) });
   }
   return { run_id: model.runId, series };
+}
+
+async function wholeSeries(db: DbOrTx, runId: string, summaries: SeriesSummary[], maxPoints: number) {
+  const cap = ROWS_PER_POINT * maxPoints;
+  const plans = summaries.map((s) => {
+    const span = s.lastStep - s.firstStep + 1;
+    // A short series comes back whole: one bucket per step.
+    if (s.n <= maxPoints) return { name: s.name, width: 1, firstStep: s.firstStep, lastStep: s.lastStep, buckets: span };
+    const width = s.n <= cap ? 1 : (ROLLUP_WIDTHS.find((w) => span / w <= cap) ?? ROLLUP_WIDTHS[ROLLUP_WIDTHS.length - 1]);
+    return { name: s.name, width, firstStep: s.firstStep, lastStep: s.lastStep, buckets: downsampleBucketCount(maxPoints) };
+  });
+  const extremes = await runMetricsRepo.bucketExtremes(db, runId, plans);
+  const out = new Map<string, Point[]>();
+  for (const s of summaries) {
+    const inner = (extremes.get(s.name) ?? []).filter(([step]) => step > s.firstStep && step < s.lastStep);
+    const points: Point[] = [[s.firstStep, s.firstValue], ...inner];
+    if (s.lastStep !== s.firstStep) points.push([s.lastStep, s.lastValue]);
+    out.set(s.name, points);
+  }
+  return out;
 }
 
 async function readSeries(db: DbOrTx, runId: string, s: SeriesSummary, q: HistoryQuery): Promise<{ total_points: number; points: Point[] }> {

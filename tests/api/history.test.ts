@@ -2,7 +2,8 @@ import { and, asc, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import * as historyRoute from '@/app/v1/preview/models/[model_id]/history/route';
 import { getDb } from '@/lib/db/client';
-import { rebuildRollups, ROLLUP_WIDTHS, upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
+import { rebuildRollups, ROLLUP_WIDTHS, seriesRollups, upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
+import { downsampleSummaries } from '@/lib/services/downsample';
 import { runMetricRollups, runMetrics } from '@/lib/db/schema';
 import { historySchema } from '@/lib/schemas/trajectories';
 import { call, createModel, createUser, type TestUser } from '../helpers';
@@ -119,6 +120,13 @@ describe('GET history', () => {
     expect(train.points).toContainEqual([23_456, -50]);
     for (let i = 1; i < train.points.length; i++) expect(train.points[i][0]).toBeGreaterThan(train.points[i - 1][0]);
     for (const [step, value] of train.points) expect(value).toBe(spikes.get(step) ?? f(step));
+    // The database reduces exactly as the JS reference does over the same rollup rows (width 64 at this budget).
+    const rollups = await seriesRollups(await getDb(), model.run_id, 'train/loss', 64, 0, 1e9);
+    const reference = downsampleSummaries(
+      rollups.map((r) => ({ first: [r.firstStep, r.firstValue], min: [r.minStep, r.minValue], max: [r.maxStep, r.maxValue], last: [r.lastStep, r.lastValue] })),
+      500,
+    );
+    expect(train.points).toEqual(reference);
     // A short series comes back whole.
     expect(val.total_points).toBe(40);
     expect(val.points).toEqual(Array.from({ length: 40 }, (_, s) => [s, f(s)]));

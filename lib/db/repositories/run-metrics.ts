@@ -126,10 +126,12 @@ export interface SeriesSummary {
   name: string;
   n: number;
   firstStep: number;
+  firstValue: number;
   lastStep: number;
+  lastValue: number;
 }
 
-/** Every series of a run with its point count and step range, from the coarsest rollup (a few rows per name). */
+/** Every series of a run with its point count, first and last point, from the coarsest rollup (a few rows per name). */
 export async function seriesSummaries(db: DbOrTx, runId: string): Promise<SeriesSummary[]> {
   const r = runMetricRollups;
   const rows = await db
@@ -137,13 +139,83 @@ export async function seriesSummaries(db: DbOrTx, runId: string): Promise<Series
       name: r.name,
       n: sql<number>`sum(${r.n})::int`.mapWith(Number),
       firstStep: sql<number>`min(${r.firstStep})`.mapWith(Number),
+      firstValue: sql<number>`(min(ARRAY[${r.firstStep}::float8, ${r.firstValue}]))[2]`.mapWith(Number),
       lastStep: sql<number>`max(${r.lastStep})`.mapWith(Number),
+      lastValue: sql<number>`(max(ARRAY[${r.lastStep}::float8, ${r.lastValue}]))[2]`.mapWith(Number),
     })
     .from(r)
     .where(and(eq(r.runId, runId), eq(r.width, COARSEST)))
     .groupBy(r.name)
     .orderBy(asc(r.name));
   return rows;
+}
+
+/** One series to reduce in SQL: read at `width` (1 = the points themselves) into `buckets` step buckets. */
+export interface BucketPlan {
+  name: string;
+  width: number;
+  firstStep: number;
+  lastStep: number;
+  buckets: number;
+}
+
+/**
+ * The lowest and highest point of each of `plan.buckets` equal step buckets of whole series, computed in the
+ * database, for many series in one query. Same rule as downsampleSummaries in lib/services/downsample.ts
+ * (same bucket arithmetic, ties to the earlier step), which the tests hold it to. Arrays come back as text:
+ * decoding a few thousand rows per series costs far more than parsing two arrays, on PGlite above all.
+ */
+export async function bucketExtremes(db: DbOrTx, runId: string, plans: BucketPlan[]): Promise<Map<string, [number, number][]>> {
+  const out = new Map<string, [number, number][]>();
+  if (plans.length === 0) return out;
+  const values = sql.join(
+    plans.map((p) => sql`(${p.name}::text, ${p.width}::int, ${p.firstStep}::int, ${p.lastStep - p.firstStep + 1}::float8, ${p.buckets}::float8)`),
+    sql`, `,
+  );
+  const result = (await db.execute(sql`
+    WITH plan(name, width, lo, span, buckets) AS (VALUES ${values}),
+    candidate AS (
+      SELECT plan.name, x.kind, x.step, x.value,
+        least(plan.buckets - 1, floor((x.step - plan.lo)::float8 * plan.buckets / plan.span))::int AS b
+      FROM plan
+      JOIN run_metric_rollups r ON r.run_id = ${runId} AND r.width = plan.width AND r.name = plan.name
+      CROSS JOIN LATERAL (VALUES (0, r.min_step, r.min_value), (1, r.max_step, r.max_value)) AS x(kind, step, value)
+      WHERE plan.width > 1
+      UNION ALL
+      SELECT plan.name, x.kind, m.step, m.value,
+        least(plan.buckets - 1, floor((m.step - plan.lo)::float8 * plan.buckets / plan.span))::int
+      FROM plan
+      JOIN run_metrics m ON m.run_id = ${runId} AND m.name = plan.name
+      CROSS JOIN (VALUES (0), (1)) AS x(kind)
+      WHERE plan.width = 1
+    ),
+    extreme AS (
+      SELECT name, min(ARRAY[value, step::float8]) FILTER (WHERE kind = 0) AS low,
+        max(ARRAY[value, -step::float8]) FILTER (WHERE kind = 1) AS high
+      FROM candidate GROUP BY name, b
+    ),
+    point AS (
+      SELECT name, low[2]::int AS step, low[1] AS value FROM extreme WHERE low IS NOT NULL
+      UNION
+      SELECT name, (-high[2])::int, high[1] FROM extreme WHERE high IS NOT NULL
+    )
+    SELECT name, array_agg(step ORDER BY step)::text AS steps, array_agg(value ORDER BY step)::text AS vals
+    FROM point GROUP BY name`)) as unknown as { rows: { name: string; steps: string; vals: string }[] };
+  for (const row of result.rows) {
+    const steps = parseArray(row.steps);
+    const vals = parseArray(row.vals);
+    out.set(
+      row.name,
+      steps.map((step, i) => [step, vals[i]]),
+    );
+  }
+  return out;
+}
+
+/** A one-dimensional numeric array in PostgreSQL's text form, e.g. `{1,2.5,-3e-05}`. */
+function parseArray(text: string): number[] {
+  const inner = text.slice(1, -1);
+  return inner === '' ? [] : inner.split(',').map(Number);
 }
 
 /** The points of one series with lo ≤ step ≤ hi, in step order. */

@@ -7,8 +7,6 @@ import { resolveEntity } from '@/lib/client/entity';
 import {
   CHECKPOINT_PAGE_SIZE,
   checkpointPageQuery,
-  HISTORY_MAX_POINTS,
-  historyQuery,
   MODEL_JOBS_PAGE_SIZE,
   modelJobsInfiniteQuery,
   modelQuery,
@@ -18,7 +16,6 @@ import { toSessionDto } from '@/lib/services/accounts';
 import { listCheckpoints } from '@/lib/services/checkpoints';
 import { getModel } from '@/lib/services/models';
 import { listJobsOfModel } from '@/lib/services/training-jobs';
-import { getHistory } from '@/lib/services/run-history';
 import { ModelDetailClient } from './client';
 import { parseModelSearchParams } from './search-params';
 
@@ -47,12 +44,10 @@ export default async function ModelPage({ params, searchParams }: ModelPageProps
     if (error instanceof ApiError && error.status === 404) notFound();
     throw error;
   }
-  // Sections below the fold hydrate too, so the page paints complete; a failure leaves that section to the browser.
+  // Tables hydrate with the page, so it paints complete; a failure leaves that section to the browser. The
+  // metric history does not: charts draw only after hydration anyway (recharts loads lazily), and a long run's
+  // history would hold back the whole HTML and weigh it down by hundreds of kilobytes.
   await Promise.allSettled([
-    queryClient.prefetchQuery({
-      ...historyQuery(modelId),
-      queryFn: () => getHistory(principal, modelId, { max_points: HISTORY_MAX_POINTS }),
-    }),
     queryClient.prefetchQuery({
       ...checkpointPageQuery(modelId, undefined),
       queryFn: () => listCheckpoints(principal, modelId, { limit: CHECKPOINT_PAGE_SIZE, order: 'desc' }),
