@@ -3,7 +3,7 @@ import { buttonClassName } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';
 import { CodeBlock } from '@/components/ui/code-block';
 import { EmptyState } from '@/components/ui/empty-state';
-import { BoxIcon, KeyIcon, SearchIcon } from '@/components/ui/icons';
+import { BoxIcon, KeyIcon, PlusIcon, SearchIcon } from '@/components/ui/icons';
 
 interface ModelsEmptyStateProps {
   entity: string;
@@ -27,18 +27,28 @@ export function createModelCurl({ entity, origin, baseModel }: ModelsEmptyStateP
   ].join('\n');
 }
 
-export function ModelsEmptyState(props: ModelsEmptyStateProps) {
+/**
+ * A first visit: create a model here (the same dialog as "New model"), or from a script or training
+ * client with the request shown.
+ */
+export function ModelsEmptyState({ onCreate, ...props }: ModelsEmptyStateProps & { onCreate: () => void }) {
   return (
     <Card data-testid="models-empty">
       <EmptyState
         icon={<BoxIcon className="size-5" />}
         title={`No models in ${props.entity} yet`}
-        description="Models are created through the API: by your training client, or with one request like this one."
+        description="Create your first model here, then fine-tune it with a dataset. Training clients and scripts can create models through the API too."
       >
         <div className="mx-auto max-w-2xl text-left">
-          <CodeBlock label="Terminal" code={createModelCurl(props)} />
+          <div className="mb-6 flex justify-center">
+            <button type="button" onClick={onCreate} className={buttonClassName()} data-testid="models-empty-create">
+              <PlusIcon className="size-4" />
+              Create a model
+            </button>
+          </div>
+          <CodeBlock label="Or from a terminal" code={createModelCurl(props)} />
           <div className="mt-6 flex flex-wrap justify-center gap-2">
-            <Link href="/settings/api-keys" className={buttonClassName()}>
+            <Link href="/settings/api-keys" className={buttonClassName({ variant: 'secondary' })}>
               <KeyIcon className="size-4" />
               Create an API key
             </Link>

@@ -10,6 +10,9 @@ export class JobPage {
   readonly dialog: Locator;
   readonly error: Locator;
   readonly modelLink: Locator;
+  readonly heading: Locator;
+  readonly newStep: Locator;
+  readonly chatLink: Locator;
 
   constructor(readonly page: Page) {
     this.status = page.getByTestId('job-status').first();
@@ -21,6 +24,18 @@ export class JobPage {
     this.dialog = page.getByRole('dialog');
     this.error = page.getByTestId('job-error');
     this.modelLink = page.getByTestId('job-model-link');
+    this.heading = page.getByRole('heading', { level: 1 });
+    this.newStep = page.getByTestId('job-new-step');
+    this.chatLink = page.getByRole('link', { name: 'Open in the playground' });
+  }
+
+  chart(metric: string): Locator {
+    return this.page.locator(`[data-testid="job-charts"] [data-testid="metric-chart-card"][data-metric="${metric}"]`);
+  }
+
+  /** The drawn lines of a chart (recharts draws each as an svg path with this class; one point draws none). */
+  chartLines(metric: string): Locator {
+    return this.chart(metric).locator('path.recharts-line-curve');
   }
 
   async goto(jobId: string) {

@@ -15,6 +15,8 @@ export class ModelPage {
   readonly jobsTable: Locator;
   readonly jobRows: Locator;
   readonly deleteButton: Locator;
+  readonly fineTune: Locator;
+  readonly bestMetric: Locator;
   readonly deleteDialog: Locator;
   readonly deleteNameInput: Locator;
   readonly overviewTab: Locator;
@@ -39,6 +41,8 @@ export class ModelPage {
     this.jobsTable = page.getByTestId('model-jobs-table');
     this.jobRows = page.getByTestId('model-job-row');
     this.deleteButton = page.getByTestId('delete-model');
+    this.fineTune = page.getByTestId('model-fine-tune');
+    this.bestMetric = page.getByTestId('best-metric');
     this.deleteDialog = page.getByRole('dialog');
     this.deleteNameInput = page.getByTestId('delete-model-confirm-name');
     this.overviewTab = page.getByRole('tab', { name: 'overview' });
@@ -52,6 +56,15 @@ export class ModelPage {
 
   async goto(modelId: string, query = '') {
     await this.page.goto(`/models/${modelId}${query}`);
+  }
+
+  checkpoint(step: number): Locator {
+    return this.page.locator(`[data-testid="checkpoint-row"][data-step="${step}"]`);
+  }
+
+  /** The checkpoint table's chat action: opens that step in the playground. */
+  openInPlayground(step: number): Locator {
+    return this.checkpoint(step).getByRole('link', { name: `Open step ${step} in the playground` });
   }
 
   chart(metric: string): Locator {

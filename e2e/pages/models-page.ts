@@ -6,6 +6,7 @@ export class ModelsPage {
   readonly rows: Locator;
   readonly search: Locator;
   readonly emptyState: Locator;
+  readonly emptyStateCreate: Locator;
   readonly loadMore: Locator;
   readonly newModel: Locator;
   readonly createDialog: Locator;
@@ -18,6 +19,7 @@ export class ModelsPage {
     this.rows = page.getByTestId('model-row');
     this.search = page.getByRole('searchbox', { name: 'Search models by name' });
     this.emptyState = page.getByTestId('models-empty');
+    this.emptyStateCreate = this.emptyState.getByRole('button', { name: 'Create a model' });
     this.loadMore = page.getByTestId('models-load-more');
     this.newModel = page.getByTestId('new-model');
     this.createDialog = page.getByTestId('create-model-dialog');
@@ -32,6 +34,11 @@ export class ModelsPage {
   /** Creates a model through the dialog; the page then navigates to the new model. */
   async createModel(project: string, name: string, baseModel?: string) {
     await this.newModel.click();
+    await this.submitCreateDialog(project, name, baseModel);
+  }
+
+  /** Fills and submits the open create dialog (however it was opened). */
+  async submitCreateDialog(project: string, name: string, baseModel?: string) {
     await this.createDialog.getByLabel('Project').fill(project);
     await this.createDialog.getByLabel('Name', { exact: true }).fill(name);
     if (baseModel) await this.createDialog.getByLabel('Base model').selectOption(baseModel);

@@ -40,6 +40,14 @@ export class PlaygroundPage {
     return this.panes.nth(index);
   }
 
+  modelSelect(index: number): Locator {
+    return this.pane(index).getByTestId('model-select');
+  }
+
+  checkpointSelect(index: number): Locator {
+    return this.pane(index).getByTestId('checkpoint-select');
+  }
+
   answers(index: number): Locator {
     return this.pane(index).getByTestId('assistant-text');
   }

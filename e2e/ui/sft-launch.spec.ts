@@ -86,4 +86,8 @@ test('the navigation leads to the form, which asks for a model when there is non
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fine-tune' }).click();
   await expect(new SftLaunchPage(page).heading).toBeVisible();
   await expect(page.getByRole('heading', { name: 'Create a model first' })).toBeVisible();
+  // The way on: the Models page, whose empty state creates one.
+  await page.getByRole('link', { name: 'Go to Models' }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Models' })).toBeVisible();
+  await expect(page.getByTestId('models-empty').getByRole('button', { name: 'Create a model' })).toBeVisible();
 });

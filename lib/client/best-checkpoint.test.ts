@@ -38,6 +38,9 @@ describe('checkpointMetricKeys / defaultBestMetric', () => {
     expect(keys).toEqual(['val/reward', 'val/z', 'train/reward', 'b']);
     expect(defaultBestMetric(keys)).toBe('val/reward');
     expect(defaultBestMetric(['train/reward', 'x'])).toBe('train/reward');
+    // SFT checkpoints: no reward, and loss, not the alphabetically first train/grad_norm.
+    expect(defaultBestMetric(['train/grad_norm', 'train/learning_rate', 'train/loss'])).toBe('train/loss');
+    expect(defaultBestMetric(['train/loss', 'val/loss'])).toBe('val/loss');
     expect(defaultBestMetric([])).toBeNull();
   });
 });

@@ -50,8 +50,11 @@ export function checkpointMetricKeys(checkpoints: readonly CheckpointLike[]): st
   return [...keys].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
-/** The metric to rank by when the user has not picked one: val/reward, else train/reward, else the first key. */
+/**
+ * The metric to rank by when the user has not picked one: val/reward, else train/reward (RL), else val/loss,
+ * else train/loss (SFT checkpoints carry no reward), else the first key.
+ */
 export function defaultBestMetric(keys: readonly string[]): string | null {
-  for (const k of ['val/reward', 'train/reward']) if (keys.includes(k)) return k;
+  for (const k of ['val/reward', 'train/reward', 'val/loss', 'train/loss']) if (keys.includes(k)) return k;
   return keys[0] ?? null;
 }

@@ -90,6 +90,11 @@ export function ModelsClient({
 
   const rows = models.data?.pages.flatMap((page) => page.data) ?? [];
 
+  function openCreate() {
+    create.reset();
+    setCreating(true);
+  }
+
   let body;
   if (models.isPending) {
     body = (
@@ -113,7 +118,7 @@ export function ModelsClient({
       </Alert>
     );
   } else if (rows.length === 0 && !filtered) {
-    body = <ModelsEmptyState entity={entity} origin={origin} baseModel={exampleBaseModel} />;
+    body = <ModelsEmptyState entity={entity} origin={origin} baseModel={exampleBaseModel} onCreate={openCreate} />;
   } else if (rows.length === 0) {
     body = (
       <Card>
@@ -172,13 +177,7 @@ export function ModelsClient({
                 Fine-tune
               </Link>
             ) : null}
-            <Button
-              onClick={() => {
-                create.reset();
-                setCreating(true);
-              }}
-              data-testid="new-model"
-            >
+            <Button onClick={openCreate} data-testid="new-model">
               <PlusIcon className="size-4" />
               New model
             </Button>

@@ -22,6 +22,7 @@ import { apiFetch } from '@/lib/client/api-fetch';
 import { currentCursor, FIRST_PAGE, pageNumber, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { formatDateTime } from '@/lib/client/format-time';
+import { playgroundHref } from '@/lib/client/inference-names';
 import { gradientStepCharts } from '@/lib/client/job-events';
 import { isTerminalStatus, pollDelay } from '@/lib/client/poll-backoff';
 import { EVENT_PAGE_SIZE, fetchEventsAfter, jobEventPageQuery, jobQuery, modelQuery, queryKeys } from '@/lib/client/query-keys';
@@ -185,8 +186,14 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
               </div>
               <div>
                 <dt className="text-xs text-fg-subtle">New checkpoint</dt>
-                <dd className="mt-0.5 text-fg tabular-nums" data-testid="job-new-step">
-                  {job.step ?? '—'}
+                <dd className="mt-0.5 flex flex-wrap items-baseline gap-x-2 text-fg tabular-nums">
+                  <span data-testid="job-new-step">{job.step ?? '—'}</span>
+                  {/* What a person does next with a finished job: talk to what it trained. */}
+                  {job.status === 'COMPLETED' && job.step !== null && model.data ? (
+                    <Link href={playgroundHref(model.data, job.step)} className="text-sm text-accent-text hover:underline" data-testid="job-chat-link">
+                      Open in the playground
+                    </Link>
+                  ) : null}
                 </dd>
               </div>
             </dl>

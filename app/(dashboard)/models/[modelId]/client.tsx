@@ -12,13 +12,13 @@ import { DeleteModelDialog } from '@/components/models/delete-model-dialog';
 import { InferenceNamesList } from '@/components/models/inference-names-list';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
-import { Button } from '@/components/ui/button';
+import { Button, buttonClassName } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
 import { CursorPager } from '@/components/ui/cursor-pager';
 import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { cx } from '@/components/ui/cx';
 import { EmptyState } from '@/components/ui/empty-state';
-import { ChevronRightIcon, TrashIcon } from '@/components/ui/icons';
+import { ChevronRightIcon, SparklesIcon, TrashIcon } from '@/components/ui/icons';
 import { Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
@@ -134,10 +134,21 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
             </span>
           </p>
         </div>
-        <Button variant="danger-ghost" onClick={() => setDeleting(true)} data-testid="delete-model">
-          <TrashIcon className="size-4" />
-          Delete model
-        </Button>
+        <div className="flex flex-wrap items-center gap-2">
+          <Button variant="danger-ghost" onClick={() => setDeleting(true)} data-testid="delete-model">
+            <TrashIcon className="size-4" />
+            Delete model
+          </Button>
+          {/* The next step after creating a model: train it on a dataset, with this model preselected. */}
+          <Link
+            href={hrefWithEntity(`/sft/new?model=${encodeURIComponent(m.id)}`, entity, defaultEntity)}
+            className={buttonClassName()}
+            data-testid="model-fine-tune"
+          >
+            <SparklesIcon className="size-4" />
+            Fine-tune
+          </Link>
+        </div>
       </div>
 
       <div role="tablist" aria-label="Model sections" className="mb-6 flex gap-1 border-b border-line">
@@ -254,7 +265,8 @@ function MetricsSection({ model, onRewardStepClick }: { model: ModelSummaryDto; 
   );
 }
 
-const MAX_METRIC_COLUMNS = 4;
+// Three metric columns beside step, age and actions fit a laptop-wide card: more would push the row actions out of view.
+const MAX_METRIC_COLUMNS = 3;
 
 function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
   const queryClient = useQueryClient();

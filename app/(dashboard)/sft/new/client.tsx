@@ -203,11 +203,16 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
           <EmptyState
             icon={<BoxIcon className="size-5" />}
             title="Create a model first"
-            description="A fine-tuning job trains a model record: a name and a base model. Create one with the API, then come back."
+            description="A fine-tuning job trains a model record: a name and a base model. Create one on the Models page (or with the API), then come back."
           >
             <div className="mx-auto max-w-2xl text-left">
+              <div className="mb-6 flex justify-center">
+                <Link href={hrefWithEntity('/models', entity, defaultEntity)} className={buttonClassName()} data-testid="sft-create-model">
+                  Go to Models
+                </Link>
+              </div>
               <CodeBlock
-                label="Terminal"
+                label="Or from a terminal"
                 code={`curl ${origin}/v1/preview/models \\\n  -H "Authorization: Bearer $TUNEBOARD_API_KEY" \\\n  -H 'Content-Type: application/json' \\\n  -d '{"project": "my-project", "name": "my-model", "base_model": "tuneboard/tiny-chat"}'`}
               />
             </div>
