@@ -97,6 +97,7 @@ async function main() {
 
     // Interactive: every chart of the model page has drawn its lines (charts load lazily after hydration).
     const timings: number[] = [];
+    const breakdowns: string[] = [];
     for (let i = 0; i < 3; i++) {
       const page = await context.newPage();
       const started = Date.now();
@@ -111,6 +112,15 @@ async function main() {
         { timeout: 60_000, polling: 50 },
       );
       timings.push(Date.now() - started);
+      // Where the time went: the HTML, the history request (made after hydration), and the drawing after it.
+      const marks = await page.evaluate(() => {
+        const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
+        const history = performance.getEntriesByType('resource').find((e) => e.name.includes('/history?')) as PerformanceResourceTiming | undefined;
+        return { html: nav.responseEnd, hydrated: nav.domContentLoadedEventEnd, historyStart: history?.requestStart ?? NaN, historyEnd: history?.responseEnd ?? NaN };
+      });
+      breakdowns.push(
+        `HTML ${marks.html.toFixed(0)} ms, DOMContentLoaded ${marks.hydrated.toFixed(0)} ms, history request ${marks.historyStart.toFixed(0)}→${marks.historyEnd.toFixed(0)} ms`,
+      );
       await page.close();
     }
 
@@ -118,6 +128,7 @@ async function main() {
     console.log('|---|---:|---:|');
     for (const [route, first, later] of rows) console.log(`| ${route} | ${(first / 1024).toFixed(1)} kB | ${(later / 1024).toFixed(1)} kB |`);
     console.log(`\nmodel page with ${SERIES} series × ${POINTS} points: interactive in ${timings.map((t) => `${t} ms`).join(', ')} (best ${Math.min(...timings)} ms)`);
+    for (const b of breakdowns) console.log(`  ${b}`);
   } finally {
     await browser.close();
     process.kill(-server.pid!, 'SIGTERM');

@@ -1,5 +1,6 @@
 'use client';
 
+import { useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import { useMemo, useState } from 'react';
 import { Button } from '@/components/ui/button';
@@ -7,15 +8,26 @@ import { Card } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { countNonPositive, type ChartSpec } from '@/lib/client/chart-series';
+import { countNonPositive, groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/chart-series';
+import { historyRangeQuery } from '@/lib/client/query-keys';
 import { csvFileName, seriesToCsv } from '@/lib/client/csv-export';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import { seriesColor } from './chart-colors';
 
 const CHART_HEIGHT = 240;
 
+const loadMetricChart = () => import('./metric-chart');
+
+/**
+ * Starts loading recharts before any chart renders: a page calls it on mount so that the chunk downloads while
+ * the data does, instead of after it.
+ */
+export function preloadMetricChart() {
+  void loadMetricChart();
+}
+
 // recharts (and the d3 modules under it) load only when a chart is on screen, not with the route.
-const MetricChart = dynamic(() => import('./metric-chart').then((m) => m.MetricChart), {
+const MetricChart = dynamic(() => loadMetricChart().then((m) => m.MetricChart), {
   ssr: false,
   loading: () => <Skeleton className="h-[240px] w-full" />,
 });
@@ -28,6 +40,8 @@ interface MetricChartCardProps {
   filePrefix: string;
   onStepClick?: (step: number) => void;
   stepClickHint?: string;
+  /** The model whose run history this is: a zoomed, downsampled chart can then fetch its range in full detail. */
+  modelId?: string;
 }
 
 function downloadText(text: string, fileName: string) {
@@ -89,13 +103,32 @@ function MetricTable({ chart }: { chart: ChartSpec }) {
 }
 
 /** One metric: legend, chart or table, CSV download, and the zoom range with a reset. */
-export function MetricChartCard({ chart, smoothing, logScale, filePrefix, onStepClick, stepClickHint }: MetricChartCardProps) {
+export function MetricChartCard({ chart: overview, smoothing, logScale, filePrefix, onStepClick, stepClickHint, modelId }: MetricChartCardProps) {
   const [view, setView] = useState<'chart' | 'table'>('chart');
   const [zoom, setZoom] = useState<{ from: number; to: number } | null>(null);
+  // A step range fetched again from the server: the overview of a long series holds ~1,000 of its points, so
+  // a zoom into it would otherwise show only the few that fell inside.
+  const [detailRange, setDetailRange] = useState<{ from: number; to: number } | null>(null);
   // Remounting the chart is how the brush goes back to the full range: recharts keeps its own index state.
   const [chartKey, setChartKey] = useState(0);
+  const keys = overview.series.map((s) => s.name);
+  const detail = useQuery({
+    ...historyRangeQuery(modelId ?? '', keys, detailRange?.from ?? 0, detailRange?.to ?? 0),
+    enabled: Boolean(modelId && detailRange),
+    select: (data) => groupSeriesIntoCharts(data.series).find((c) => c.metric === overview.metric) ?? null,
+  });
+  const chart = detailRange && detail.data ? detail.data : overview;
   const hidden = logScale ? countNonPositive(chart) : 0;
   const downsampled = chart.series.some((s) => s.totalPoints > s.points.length);
+  // Offered again inside a detailed range that is itself still downsampled (a zoom into 1M steps, say).
+  const canLoadDetail = Boolean(modelId) && zoom !== null && downsampled;
+  const shownRange = zoom ?? detailRange;
+
+  function resetZoom() {
+    setZoom(null);
+    setDetailRange(null);
+    setChartKey((k) => k + 1);
+  }
   const titleId = `chart-${chart.metric.replace(/[^a-zA-Z0-9_-]/g, '-')}`;
 
   function downloadCsv() {
@@ -164,19 +197,32 @@ export function MetricChartCard({ chart, smoothing, logScale, filePrefix, onStep
           <MetricTable chart={chart} />
         )}
       </div>
-      {zoom || hidden > 0 || downsampled || (onStepClick && stepClickHint) ? (
+      {zoom || detailRange || hidden > 0 || downsampled || (onStepClick && stepClickHint) ? (
         <div className="flex flex-wrap items-center gap-x-3 gap-y-1 border-t border-line px-4 py-2 text-xs text-fg-subtle">
-          {zoom ? (
-            <span className="inline-flex items-center gap-2">
-              Steps {zoom.from.toLocaleString('en')}–{zoom.to.toLocaleString('en')}
-              <button
-                type="button"
-                className="font-medium text-accent-text hover:underline"
-                onClick={() => {
-                  setZoom(null);
-                  setChartKey((k) => k + 1);
-                }}
-              >
+          {zoom || detailRange ? (
+            <span className="inline-flex items-center gap-2" data-testid="chart-zoom">
+              Steps {shownRange!.from.toLocaleString('en')}–{shownRange!.to.toLocaleString('en')}
+              {canLoadDetail ? (
+                <button
+                  type="button"
+                  className="font-medium text-accent-text hover:underline"
+                  data-testid="chart-load-detail"
+                  onClick={() => {
+                    setDetailRange(zoom);
+                    setZoom(null);
+                    setChartKey((k) => k + 1);
+                  }}
+                >
+                  Show this range in detail
+                </button>
+              ) : null}
+              {detailRange && detail.isFetching ? <span aria-live="polite">Loading detail…</span> : null}
+              {detailRange && detail.isError ? (
+                <span role="alert" className="text-danger-text">
+                  Could not load the detail: {detail.error.message}
+                </span>
+              ) : null}
+              <button type="button" className="font-medium text-accent-text hover:underline" onClick={resetZoom}>
                 Reset zoom
               </button>
             </span>

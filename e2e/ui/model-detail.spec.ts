@@ -147,3 +147,59 @@ test('trajectories: text-only messages, best and worst, reward filter, paging, a
   await expect(m.trajectoriesTab).toHaveAttribute('aria-selected', 'true');
   await expect(m.trajectoryGroups.first()).toBeVisible();
 });
+
+test('zooming into a downsampled chart fetches that step range in full detail', async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'charts', name: `long-${uniqueId()}` });
+  // A 100k-step run is impractical to train here, so the history answers are stood in for: what is under test is
+  // the page asking for the zoomed range and drawing what comes back (the server side has its route tests).
+  const value = (step: number) => Math.exp(-step / 50_000) + 0.05 * Math.sin(step / 37);
+  const overview = Array.from({ length: 1000 }, (_, i) => Math.round((i * 99_999) / 999)).map((s) => [s, value(s)]);
+  const ranges: URLSearchParams[] = [];
+  await page.route('**/history?**', async (route) => {
+    const params = new URL(route.request().url()).searchParams;
+    if (!params.has('from_step')) {
+      await route.fulfill({ json: { run_id: model.run_id, series: [{ name: 'train/loss', total_points: 100_000, points: overview }] } });
+      return;
+    }
+    ranges.push(params);
+    const from = Number(params.get('from_step'));
+    const to = Number(params.get('to_step'));
+    const points = Array.from({ length: to - from + 1 }, (_, i) => [from + i, value(from + i)]).slice(0, 600);
+    await route.fulfill({ json: { run_id: model.run_id, series: [{ name: 'train/loss', total_points: points.length, points }] } });
+  });
+
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  const card = m.chart('loss');
+  await expect(m.chartLines('loss').first()).toBeAttached();
+  await expect(card).toContainText('Downsampled');
+
+  // Drag the brush's right handle far to the left: the chart zooms to the first few hundred steps.
+  const handle = card.locator('.recharts-brush-traveller').last();
+  const box = (await handle.boundingBox())!;
+  const brush = (await card.locator('.recharts-brush').boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(brush.x + brush.width * 0.004, box.y + box.height / 2, { steps: 12 });
+  await page.mouse.up();
+  await expect(card.getByTestId('chart-zoom')).toContainText('Steps 0–');
+
+  await card.getByTestId('chart-load-detail').click();
+  await expect.poll(() => ranges.length).toBe(1);
+  expect(ranges[0].get('keys')).toBe('train/loss');
+  expect(Number(ranges[0].get('from_step'))).toBe(0);
+  const to = Number(ranges[0].get('to_step'));
+  expect(to).toBeGreaterThan(0);
+  expect(to).toBeLessThan(1000);
+  // Every step of the range is now drawn: the table lists them all and the chart is no longer downsampled.
+  await expect(card).not.toContainText('Downsampled');
+  await card.getByRole('button', { name: 'table' }).click();
+  await expect(card.getByTestId('metric-table').locator('tbody tr')).toHaveCount(Math.min(600, to + 1));
+  await card.getByRole('button', { name: 'chart' }).click();
+  await card.getByRole('button', { name: 'Reset zoom' }).click();
+  await expect(card).toContainText('Downsampled');
+  await expect(card.getByTestId('chart-zoom')).toHaveCount(0);
+  await expectNoSeriousA11yViolations(page, 'a zoomed chart');
+});

@@ -238,26 +238,32 @@ export const allCheckpointsQuery = (modelId: string) =>
     queryFn: ({ signal }) => fetchAllCheckpoints(modelId, signal),
   });
 
-/** Points per series: enough for a full-width chart; the server keeps each bucket's min, max and last. */
-export const HISTORY_MAX_POINTS = 1000;
+/**
+ * Points per series: about one per pixel of a chart on a wide screen (each bucket keeps its lowest and highest
+ * point, so the envelope of a long series is all there); a zoom fetches its range in detail. More points cost
+ * drawing time on a page of many charts without showing anything more.
+ */
+export const HISTORY_MAX_POINTS = 500;
+/** A zoomed chart is one chart: it can afford more. */
+const HISTORY_DETAIL_MAX_POINTS = 1000;
+
+/** The page preloads this exact URL (see the model page), so the request the query makes must not differ. */
+export const historyUrl = (modelId: string) => `${modelPath(modelId)}/history?max_points=${HISTORY_MAX_POINTS}`;
+
+export const historyQuery = (modelId: string) =>
+  queryOptions({
+    queryKey: queryKeys.model.history(modelId),
+    queryFn: ({ signal }) => apiFetch(historyUrl(modelId), historySchema, { signal }),
+  });
 
 /** The named series within a step range, for a zoomed chart: a long series shows its real detail there. */
 export const historyRangeQuery = (modelId: string, keys: readonly string[], from: number, to: number) =>
   queryOptions({
     queryKey: [...queryKeys.model.history(modelId), 'range', keys.join(','), from, to] as const,
-    queryFn: ({ signal }) =>
-      apiFetch(
-        `${modelPath(modelId)}/history?${new URLSearchParams({ keys: keys.join(','), from_step: String(from), to_step: String(to), max_points: String(HISTORY_MAX_POINTS) })}`,
-        historySchema,
-        { signal },
-      ),
-  });
-
-export const historyQuery = (modelId: string) =>
-  queryOptions({
-    queryKey: queryKeys.model.history(modelId),
-    queryFn: ({ signal }) =>
-      apiFetch(`${modelPath(modelId)}/history?max_points=${HISTORY_MAX_POINTS}`, historySchema, { signal }),
+    queryFn: ({ signal }) => {
+      const query = new URLSearchParams({ keys: keys.join(','), from_step: String(from), to_step: String(to), max_points: String(HISTORY_DETAIL_MAX_POINTS) });
+      return apiFetch(`${modelPath(modelId)}/history?${query}`, historySchema, { signal });
+    },
   });
 
 export const MODEL_JOBS_PAGE_SIZE = 20;

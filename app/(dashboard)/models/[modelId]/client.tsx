@@ -5,7 +5,7 @@ import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useMemo, useState } from 'react';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
-import { MetricChartCard } from '@/components/charts/metric-chart-card';
+import { MetricChartCard, preloadMetricChart } from '@/components/charts/metric-chart-card';
 import { ModelJobsTable } from '@/components/jobs/model-jobs-table';
 import { CheckpointTable } from '@/components/models/checkpoint-table';
 import { DeleteModelDialog } from '@/components/models/delete-model-dialog';
@@ -213,6 +213,7 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
 
 function MetricsSection({ model, onRewardStepClick }: { model: ModelSummaryDto; onRewardStepClick: (step: number) => void }) {
   const history = useQuery(historyQuery(model.id));
+  useEffect(preloadMetricChart, []);
   const [smoothing, setSmoothing] = useState(0.6);
   const [logScale, setLogScale] = useState(false);
   const charts = useMemo(() => groupSeriesIntoCharts(history.data?.series ?? []), [history.data]);
@@ -236,14 +237,23 @@ function MetricsSection({ model, onRewardStepClick }: { model: ModelSummaryDto; 
           <Skeleton className="h-72" />
         </div>
       ) : history.isError ? (
-        <Alert tone="danger" role="alert" title="Could not load the metric history">
+        <Alert
+          tone="danger"
+          role="alert"
+          title="Could not load the metric history"
+          actions={
+            <Button variant="secondary" size="sm" onClick={() => history.refetch()}>
+              Try again
+            </Button>
+          }
+        >
           {history.error.message}
         </Alert>
       ) : charts.length === 0 ? (
         <Card>
           <EmptyState
             title="No metrics yet"
-            description="Metrics appear when a client logs trajectories (POST …/log) or trains (POST /v1/preview/training-jobs)."
+            description="Each training job adds a point per metric when it finishes: fine-tune this model with the Fine-tune button above, or log trajectories and train from a client (POST …/log, POST /v1/preview/training-jobs)."
           />
         </Card>
       ) : (
@@ -255,6 +265,7 @@ function MetricsSection({ model, onRewardStepClick }: { model: ModelSummaryDto; 
               smoothing={smoothing}
               logScale={logScale}
               filePrefix={model.name}
+              modelId={model.id}
               onStepClick={chart.metric === 'reward' ? onRewardStepClick : undefined}
               stepClickHint={chart.metric === 'reward' ? 'Click a point to see its trajectories' : undefined}
             />

@@ -1,5 +1,6 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
+import { preload } from 'react-dom';
 import { notFound } from 'next/navigation';
 import { requirePrincipal } from '@/app/_lib/session';
 import { ApiError } from '@/lib/api/errors';
@@ -7,6 +8,7 @@ import { resolveEntity } from '@/lib/client/entity';
 import {
   CHECKPOINT_PAGE_SIZE,
   checkpointPageQuery,
+  historyUrl,
   MODEL_JOBS_PAGE_SIZE,
   modelJobsInfiniteQuery,
   modelQuery,
@@ -46,7 +48,9 @@ export default async function ModelPage({ params, searchParams }: ModelPageProps
   }
   // Tables hydrate with the page, so it paints complete; a failure leaves that section to the browser. The
   // metric history does not: charts draw only after hydration anyway (recharts loads lazily), and a long run's
-  // history would hold back the whole HTML and weigh it down by hundreds of kilobytes.
+  // history would hold back the whole HTML and weigh it down by hundreds of kilobytes. Instead the browser is
+  // told to fetch it at once, in parallel with the scripts; the query's own request then finds it loaded.
+  preload(historyUrl(modelId), { as: 'fetch', crossOrigin: 'anonymous' });
   await Promise.allSettled([
     queryClient.prefetchQuery({
       ...checkpointPageQuery(modelId, undefined),
