@@ -3,7 +3,8 @@ import { Badge } from '@/components/ui/badge';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import type { ModelSummaryDto } from '@/lib/schemas/models';
+import { formatNumber } from '@/lib/client/trajectory-view';
+import type { BestMetricDto, ModelSummaryDto } from '@/lib/schemas/models';
 
 interface ModelTableProps {
   models: ModelSummaryDto[];
@@ -21,6 +22,7 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
           <Th>Project</Th>
           <Th>Base model</Th>
           <Th className="text-right">Latest step</Th>
+          <Th className="text-right">Best metric</Th>
           <Th className="text-right">Created</Th>
         </tr>
       </thead>
@@ -57,6 +59,9 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
                 <span className="text-fg">{model.latest_step.toLocaleString('en')}</span>
               )}
             </Td>
+            <Td className="text-right whitespace-nowrap" data-testid="model-best-metric">
+              <BestMetricCell best={model.best_metric} />
+            </Td>
             <Td className="text-right whitespace-nowrap text-fg-muted">
               <RelativeTime iso={model.created_at} />
             </Td>
@@ -64,6 +69,26 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
         ))}
       </tbody>
     </Table>
+  );
+}
+
+/** The value first (what people compare down the column), then which metric and checkpoint it comes from. */
+function BestMetricCell({ best }: { best: BestMetricDto | null }) {
+  if (!best) {
+    return (
+      <span className="text-fg-subtle" aria-label="No metric yet">
+        —
+      </span>
+    );
+  }
+  return (
+    <span className="inline-flex flex-col items-end">
+      <span className="text-fg tabular-nums">{formatNumber(best.value)}</span>
+      <span className="font-mono text-[11px] text-fg-subtle">
+        {best.name} · step {best.step.toLocaleString('en')}
+        <span className="sr-only">{best.direction === 'max' ? ' (highest)' : ' (lowest)'}</span>
+      </span>
+    </span>
   );
 }
 
