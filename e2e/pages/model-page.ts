@@ -24,6 +24,8 @@ export class ModelPage {
   readonly stepSelect: Locator;
   readonly splitSelect: Locator;
   readonly minReward: Locator;
+  readonly stepList: Locator;
+  readonly stepItems: Locator;
 
   constructor(readonly page: Page) {
     this.name = page.getByTestId('model-name');
@@ -48,10 +50,16 @@ export class ModelPage {
     this.stepSelect = page.getByTestId('trajectory-step');
     this.splitSelect = page.getByTestId('trajectory-split');
     this.minReward = page.getByTestId('trajectory-min-reward');
+    this.stepList = page.getByTestId('trajectory-steps');
+    this.stepItems = page.getByTestId('trajectory-step-item');
   }
 
   async goto(modelId: string, query = '') {
     await this.page.goto(`/models/${modelId}${query}`);
+  }
+
+  stepItem(step: number): Locator {
+    return this.page.locator(`[data-testid="trajectory-step-item"][data-step="${step}"]`);
   }
 
   chart(metric: string): Locator {
