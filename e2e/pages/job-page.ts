@@ -10,6 +10,7 @@ export class JobPage {
   readonly dialog: Locator;
   readonly error: Locator;
   readonly modelLink: Locator;
+  readonly eventOrder: Locator;
 
   constructor(readonly page: Page) {
     this.status = page.getByTestId('job-status').first();
@@ -21,6 +22,7 @@ export class JobPage {
     this.dialog = page.getByRole('dialog');
     this.error = page.getByTestId('job-error');
     this.modelLink = page.getByTestId('job-model-link');
+    this.eventOrder = page.getByTestId('events-order');
   }
 
   async goto(jobId: string) {

@@ -70,7 +70,8 @@ export const queryKeys = {
     detail: (jobId: string) => [...queryKeys.jobs.all(), jobId] as const,
     summary: (jobId: string) => [...queryKeys.jobs.detail(jobId), 'summary'] as const,
     events: (jobId: string) => [...queryKeys.jobs.detail(jobId), 'events'] as const,
-    eventPage: (jobId: string, cursor: string | undefined) => [...queryKeys.jobs.events(jobId), 'page', cursor ?? null] as const,
+    eventPage: (jobId: string, cursor: string | undefined, newestFirst = false) =>
+      [...queryKeys.jobs.events(jobId), 'page', newestFirst ? 'newest' : 'oldest', cursor ?? null] as const,
     allEvents: (jobId: string) => [...queryKeys.jobs.events(jobId), 'all'] as const,
   },
   openApi: {
@@ -309,11 +310,13 @@ export const jobQuery = (jobId: string) =>
 
 export const EVENT_PAGE_SIZE = 25;
 
-export const jobEventPageQuery = (jobId: string, cursor: string | undefined) =>
+/** A page of the events table, chronological or (`newestFirst`, an API extension) newest first. */
+export const jobEventPageQuery = (jobId: string, cursor: string | undefined, newestFirst = false) =>
   queryOptions({
-    queryKey: queryKeys.jobs.eventPage(jobId, cursor),
+    queryKey: queryKeys.jobs.eventPage(jobId, cursor, newestFirst),
     queryFn: ({ signal }) => {
       const params = new URLSearchParams({ limit: String(EVENT_PAGE_SIZE) });
+      if (newestFirst) params.set('newest_first', 'true');
       if (cursor) params.set('after', cursor);
       return apiFetch(`${jobPath(jobId)}/events?${params}`, jobEventListSchema, { signal });
     },
