@@ -42,14 +42,15 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
               ) : (
                 <div className="font-medium text-fg">{model.name}</div>
               )}
-              <div className="mt-0.5 max-w-56 truncate font-mono text-xs text-fg-subtle sm:max-w-none">
+              {/* Truncated: the full name is in the link's page and the copy buttons there; a long one must not widen the table. */}
+              <div className="mt-0.5 max-w-56 truncate font-mono text-xs text-fg-subtle" title={`${model.entity}/${model.project}/${model.name}`}>
                 {model.entity}/{model.project}/{model.name}
               </div>
             </Td>
             <Td>
               <Badge>{model.project}</Badge>
             </Td>
-            <Td className="font-mono text-xs text-fg-muted">{model.base_model}</Td>
+            <Td className="font-mono text-xs whitespace-nowrap text-fg-muted">{model.base_model}</Td>
             <Td className="text-right tabular-nums">
               {model.latest_step === null ? (
                 <span className="text-fg-subtle" aria-label="No checkpoints">

@@ -81,14 +81,17 @@ function SidebarContent({ session, entity, idPrefix, onNavigate, onOpenPalette, 
           </div>
           <ThemeToggle />
         </div>
-        <div className="mt-1 flex items-center justify-between">
-          <SignOutButton />
+        <div className="mt-1 flex items-center gap-2">
+          {/* The sign-out button fills its box; this box leaves room for the shortcuts button beside it. */}
+          <div className="min-w-0 flex-1">
+            <SignOutButton />
+          </div>
           <button
             type="button"
             onClick={onOpenHelp}
             aria-keyshortcuts="?"
             data-testid="open-shortcuts"
-            className="rounded-lg px-2 py-1.5 text-xs text-fg-subtle transition-colors hover:bg-surface-muted hover:text-fg"
+            className="shrink-0 rounded-lg px-2 py-1.5 text-xs whitespace-nowrap text-fg-subtle transition-colors hover:bg-surface-muted hover:text-fg"
           >
             Shortcuts <kbd className="ml-1 rounded border border-line px-1 font-sans">?</kbd>
           </button>
