@@ -16,6 +16,7 @@ import * as log from './preview/models/[model_id]/log/route';
 import * as model from './preview/models/[model_id]/route';
 import * as modelJobs from './preview/models/[model_id]/training-jobs/route';
 import * as trajectories from './preview/models/[model_id]/trajectories/route';
+import * as trajectorySteps from './preview/models/[model_id]/trajectory-steps/route';
 import * as models from './preview/models/route';
 import * as projects from './preview/projects/route';
 import * as sftJobs from './preview/sft-training-jobs/route';
@@ -56,6 +57,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/models/{model_id}/log', module: log },
   { path: '/v1/preview/models/{model_id}/history', module: history },
   { path: '/v1/preview/models/{model_id}/trajectories', module: trajectories },
+  { path: '/v1/preview/models/{model_id}/trajectory-steps', module: trajectorySteps },
   { path: '/v1/preview/models/{model_id}/training-jobs', module: modelJobs },
   { path: '/v1/preview/training-jobs', module: rlJobs },
   { path: '/v1/preview/sft-training-jobs', module: sftJobs },

@@ -11,13 +11,14 @@ const TONES: Record<JobEventDto['type'], BadgeTone> = {
   training_failed: 'danger',
 };
 
-export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; firstIndex: number }) {
+/** `firstIndex` numbers the rows (chronological pages); newest-first pages have no known position. */
+export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; firstIndex?: number }) {
   return (
     <Table data-testid="job-events-table">
       <caption className="sr-only">Job events</caption>
       <thead>
         <tr>
-          <Th className="w-12 text-right">#</Th>
+          {firstIndex !== undefined ? <Th className="w-12 text-right">#</Th> : null}
           <Th>Type</Th>
           <Th>Data</Th>
           <Th className="text-right">Time</Th>
@@ -26,7 +27,7 @@ export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; 
       <tbody>
         {events.map((event, i) => (
           <Tr key={event.id} data-testid="job-event-row">
-            <Td className="text-right text-fg-subtle tabular-nums">{firstIndex + i}</Td>
+            {firstIndex !== undefined ? <Td className="text-right text-fg-subtle tabular-nums">{firstIndex + i}</Td> : null}
             <Td>
               <Badge tone={TONES[event.type]}>{event.type}</Badge>
             </Td>

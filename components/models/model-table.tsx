@@ -3,7 +3,8 @@ import { Badge } from '@/components/ui/badge';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import type { ModelSummaryDto } from '@/lib/schemas/models';
+import { formatNumber } from '@/lib/client/trajectory-view';
+import type { BestMetricDto, ModelSummaryDto } from '@/lib/schemas/models';
 
 interface ModelTableProps {
   models: ModelSummaryDto[];
@@ -21,6 +22,7 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
           <Th>Project</Th>
           <Th>Base model</Th>
           <Th className="text-right">Latest step</Th>
+          <Th className="text-right">Best metric</Th>
           <Th className="text-right">Created</Th>
         </tr>
       </thead>
@@ -40,14 +42,15 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
               ) : (
                 <div className="font-medium text-fg">{model.name}</div>
               )}
-              <div className="mt-0.5 max-w-56 truncate font-mono text-xs text-fg-subtle sm:max-w-none">
+              {/* Truncated: the full name is in the link's page and the copy buttons there; a long one must not widen the table. */}
+              <div className="mt-0.5 max-w-56 truncate font-mono text-xs text-fg-subtle" title={`${model.entity}/${model.project}/${model.name}`}>
                 {model.entity}/{model.project}/{model.name}
               </div>
             </Td>
             <Td>
               <Badge>{model.project}</Badge>
             </Td>
-            <Td className="font-mono text-xs text-fg-muted">{model.base_model}</Td>
+            <Td className="font-mono text-xs whitespace-nowrap text-fg-muted">{model.base_model}</Td>
             <Td className="text-right tabular-nums">
               {model.latest_step === null ? (
                 <span className="text-fg-subtle" aria-label="No checkpoints">
@@ -57,6 +60,9 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
                 <span className="text-fg">{model.latest_step.toLocaleString('en')}</span>
               )}
             </Td>
+            <Td className="text-right whitespace-nowrap" data-testid="model-best-metric">
+              <BestMetricCell best={model.best_metric} />
+            </Td>
             <Td className="text-right whitespace-nowrap text-fg-muted">
               <RelativeTime iso={model.created_at} />
             </Td>
@@ -64,6 +70,26 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
         ))}
       </tbody>
     </Table>
+  );
+}
+
+/** The value first (what people compare down the column), then which metric and checkpoint it comes from. */
+function BestMetricCell({ best }: { best: BestMetricDto | null }) {
+  if (!best) {
+    return (
+      <span className="text-fg-subtle" aria-label="No metric yet">
+        —
+      </span>
+    );
+  }
+  return (
+    <span className="inline-flex flex-col items-end">
+      <span className="text-fg tabular-nums">{formatNumber(best.value)}</span>
+      <span className="font-mono text-[11px] text-fg-subtle">
+        {best.name} · step {best.step.toLocaleString('en')}
+        <span className="sr-only">{best.direction === 'max' ? ' (highest)' : ' (lowest)'}</span>
+      </span>
+    </span>
   );
 }
 

@@ -1,32 +1,51 @@
 'use client';
 
 import Link from 'next/link';
-import { usePathname, useSearchParams } from 'next/navigation';
+import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useState, type ReactNode } from 'react';
 import { cx } from '@/components/ui/cx';
-import { CloseIcon, MenuIcon } from '@/components/ui/icons';
+import { CloseIcon, MenuIcon, SearchIcon } from '@/components/ui/icons';
 import { Logo } from '@/components/ui/logo';
 import { ENTITY_PARAM, hrefWithEntity, resolveEntity } from '@/lib/client/entity';
 import type { SessionDto } from '@/lib/schemas/accounts';
 import { Avatar } from './avatar';
+import { CommandPalette } from './command-palette';
 import { EntitySwitcher } from './entity-switcher';
 import { isActivePath, NAV_ITEMS } from './nav-items';
+import { ShortcutsDialog } from './shortcuts-dialog';
 import { SignOutButton } from './sign-out-button';
 import { ThemeToggle } from './theme-toggle';
+import { useGlobalShortcuts } from './use-global-shortcuts';
 
 interface SidebarProps {
   session: SessionDto;
   entity: string;
   idPrefix: string;
   onNavigate?: () => void;
+  onOpenPalette: () => void;
+  onOpenHelp: () => void;
+  modLabel: string;
 }
 
-function SidebarContent({ session, entity, idPrefix, onNavigate }: SidebarProps) {
+function SidebarContent({ session, entity, idPrefix, onNavigate, onOpenPalette, onOpenHelp, modLabel }: SidebarProps) {
   const pathname = usePathname();
   return (
     <div className="flex h-full flex-col">
       <div className="px-3">
         <EntitySwitcher session={session} selected={entity} id={`${idPrefix}-entity`} />
+      </div>
+      <div className="mt-3 px-3">
+        <button
+          type="button"
+          onClick={onOpenPalette}
+          data-testid="open-command-palette"
+          aria-keyshortcuts={modLabel === '⌘' ? 'Meta+K' : 'Control+K'}
+          className="flex h-9 w-full items-center gap-2 rounded-lg border border-line bg-surface px-2.5 text-sm text-fg-subtle shadow-xs transition-colors hover:bg-surface-muted hover:text-fg-muted"
+        >
+          <SearchIcon className="size-4" />
+          <span className="flex-1 text-left">Jump to…</span>
+          <kbd className="rounded border border-line px-1 font-sans text-[11px]">{modLabel} K</kbd>
+        </button>
       </div>
       <nav aria-label="Main" className="mt-5 flex-1 px-3">
         <ul className="flex flex-col gap-0.5">
@@ -62,8 +81,20 @@ function SidebarContent({ session, entity, idPrefix, onNavigate }: SidebarProps)
           </div>
           <ThemeToggle />
         </div>
-        <div className="mt-1">
-          <SignOutButton />
+        <div className="mt-1 flex items-center gap-2">
+          {/* The sign-out button fills its box; this box leaves room for the shortcuts button beside it. */}
+          <div className="min-w-0 flex-1">
+            <SignOutButton />
+          </div>
+          <button
+            type="button"
+            onClick={onOpenHelp}
+            aria-keyshortcuts="?"
+            data-testid="open-shortcuts"
+            className="shrink-0 rounded-lg px-2 py-1.5 text-xs whitespace-nowrap text-fg-subtle transition-colors hover:bg-surface-muted hover:text-fg"
+          >
+            Shortcuts <kbd className="ml-1 rounded border border-line px-1 font-sans">?</kbd>
+          </button>
         </div>
       </div>
     </div>
@@ -78,6 +109,28 @@ export function AppShell({ session, children }: { session: SessionDto; children:
   const searchParams = useSearchParams();
   const entity = resolveEntity(session, searchParams.get(ENTITY_PARAM));
   const [menuOpen, setMenuOpen] = useState(false);
+  const [paletteOpen, setPaletteOpen] = useState(false);
+  const [helpOpen, setHelpOpen] = useState(false);
+  const router = useRouter();
+  const modLabel = useGlobalShortcuts({
+    onTogglePalette: () => {
+      setHelpOpen(false);
+      setPaletteOpen((open) => !open);
+    },
+    onHelp: () => setHelpOpen(true),
+    onGoTo: (path) => router.push(hrefWithEntity(path, entity, session.default_entity)),
+  });
+  const overlays = {
+    onOpenPalette: () => {
+      setMenuOpen(false);
+      setPaletteOpen(true);
+    },
+    onOpenHelp: () => {
+      setMenuOpen(false);
+      setHelpOpen(true);
+    },
+    modLabel,
+  };
 
   return (
     <div className="min-h-dvh lg:flex">
@@ -97,7 +150,7 @@ export function AppShell({ session, children }: { session: SessionDto; children:
             </Link>
           </div>
           <div className="min-h-0 flex-1">
-            <SidebarContent session={session} entity={entity} idPrefix="sidebar" />
+            <SidebarContent session={session} entity={entity} idPrefix="sidebar" {...overlays} />
           </div>
         </div>
       </aside>
@@ -120,7 +173,7 @@ export function AppShell({ session, children }: { session: SessionDto; children:
         </div>
         {menuOpen ? (
           <div id="mobile-menu" className="border-t border-line pt-4">
-            <SidebarContent session={session} entity={entity} idPrefix="mobile" onNavigate={() => setMenuOpen(false)} />
+            <SidebarContent session={session} entity={entity} idPrefix="mobile" onNavigate={() => setMenuOpen(false)} {...overlays} />
           </div>
         ) : null}
       </div>
@@ -130,6 +183,8 @@ export function AppShell({ session, children }: { session: SessionDto; children:
           {children}
         </main>
       </div>
+      <CommandPalette open={paletteOpen} onClose={() => setPaletteOpen(false)} session={session} entity={entity} />
+      <ShortcutsDialog open={helpOpen} onClose={() => setHelpOpen(false)} modLabel={modLabel} />
     </div>
   );
 }

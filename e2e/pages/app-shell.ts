@@ -7,6 +7,10 @@ export class AppShell {
   readonly userEmail: Locator;
   readonly entitySwitcher: Locator;
   readonly signOutButton: Locator;
+  readonly palette: Locator;
+  readonly paletteInput: Locator;
+  readonly paletteOptions: Locator;
+  readonly shortcutsDialog: Locator;
 
   constructor(readonly page: Page) {
     this.sidebar = page.locator('aside');
@@ -14,6 +18,10 @@ export class AppShell {
     this.userEmail = this.sidebar.getByTestId('user-email');
     this.entitySwitcher = this.sidebar.getByLabel('Entity', { exact: true });
     this.signOutButton = this.sidebar.getByRole('button', { name: 'Sign out' });
+    this.palette = page.getByTestId('command-palette');
+    this.paletteInput = page.getByRole('combobox', { name: 'Search pages, entities, projects and models' });
+    this.paletteOptions = page.getByTestId('command-option');
+    this.shortcutsDialog = page.getByTestId('shortcuts-dialog');
   }
 
   async navigate(label: 'Models' | 'Playground' | 'Settings' | 'API docs') {
@@ -22,6 +30,15 @@ export class AppShell {
 
   async switchEntity(name: string) {
     await this.entitySwitcher.selectOption(name);
+  }
+
+  /** Opens the quick switcher with Ctrl+K (Chromium on Linux). */
+  async openPalette() {
+    await this.page.keyboard.press('Control+k');
+  }
+
+  paletteOption(label: string): Locator {
+    return this.paletteOptions.filter({ hasText: label });
   }
 
   async signOut() {

@@ -13,6 +13,7 @@ export class JobPage {
   readonly heading: Locator;
   readonly newStep: Locator;
   readonly chatLink: Locator;
+  readonly eventOrder: Locator;
 
   constructor(readonly page: Page) {
     this.status = page.getByTestId('job-status').first();
@@ -24,6 +25,7 @@ export class JobPage {
     this.dialog = page.getByRole('dialog');
     this.error = page.getByTestId('job-error');
     this.modelLink = page.getByTestId('job-model-link');
+    this.eventOrder = page.getByTestId('events-order');
     this.heading = page.getByRole('heading', { level: 1 });
     this.newStep = page.getByTestId('job-new-step');
     this.chatLink = page.getByRole('link', { name: 'Open in the playground' });

@@ -26,6 +26,8 @@ export class ModelPage {
   readonly stepSelect: Locator;
   readonly splitSelect: Locator;
   readonly minReward: Locator;
+  readonly stepList: Locator;
+  readonly stepItems: Locator;
 
   constructor(readonly page: Page) {
     this.name = page.getByTestId('model-name');
@@ -52,6 +54,8 @@ export class ModelPage {
     this.stepSelect = page.getByTestId('trajectory-step');
     this.splitSelect = page.getByTestId('trajectory-split');
     this.minReward = page.getByTestId('trajectory-min-reward');
+    this.stepList = page.getByTestId('trajectory-steps');
+    this.stepItems = page.getByTestId('trajectory-step-item');
   }
 
   async goto(modelId: string, query = '') {
@@ -65,6 +69,10 @@ export class ModelPage {
   /** The checkpoint table's chat action: opens that step in the playground. */
   openInPlayground(step: number): Locator {
     return this.checkpoint(step).getByRole('link', { name: `Open step ${step} in the playground` });
+  }
+
+  stepItem(step: number): Locator {
+    return this.page.locator(`[data-testid="trajectory-step-item"][data-step="${step}"]`);
   }
 
   chart(metric: string): Locator {

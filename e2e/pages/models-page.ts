@@ -48,4 +48,9 @@ export class ModelsPage {
   row(name: string): Locator {
     return this.rows.filter({ has: this.page.getByText(name, { exact: true }) });
   }
+
+  /** The row's best-metric cell: value, then metric name and step. */
+  bestMetric(name: string): Locator {
+    return this.row(name).getByTestId('model-best-metric');
+  }
 }

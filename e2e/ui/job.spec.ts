@@ -57,6 +57,12 @@ test('the job page follows a job live and shows its events, loss chart and confi
       await page.getByTestId('events-prev').click();
       await expect(job.eventRows.first()).toContainText('training_started');
     }
+    // Newest first: the terminal event on top, from the first page again.
+    await job.eventOrder.getByText('Newest first').click();
+    await expect(job.eventRows.first()).toContainText('training_ended');
+    await expect(job.eventsTable.getByRole('columnheader', { name: '#' })).toHaveCount(0);
+    await job.eventOrder.getByText('Oldest first').click();
+    await expect(job.eventRows.first()).toContainText('training_started');
   }
   await expectNoSeriousA11yViolations(page);
 

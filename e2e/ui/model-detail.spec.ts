@@ -204,3 +204,38 @@ test('zooming into a downsampled chart fetches that step range in full detail', 
   await expect(card.getByTestId('chart-zoom')).toHaveCount(0);
   await expectNoSeriousA11yViolations(page, 'a zoomed chart');
 });
+
+test('trajectories: the steps that hold trajectories are listed newest first, and a click opens one', async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'traj', name: `steps-${uniqueId()}` });
+  // Two train groups and one val group per step; where no worker trains, every step is the same one.
+  const logged = [...new Set(await seedRun(request, key, model.id, 2))].sort((a, b) => b - a);
+
+  const m = new ModelPage(page);
+  await m.goto(model.id, '?tab=trajectories');
+  await expect(m.stepItems).toHaveCount(logged.length);
+  await expect(m.stepItems.first()).toHaveAttribute('data-step', String(logged[0]));
+  // Without a step in the URL the newest one is open.
+  await expect(m.stepItems.first()).toHaveAttribute('aria-current', 'true');
+  await expect(m.stepItems.first()).toContainText('train, val');
+  await expect(m.trajectoryGroups.first()).toContainText(`step ${logged[0]}`);
+
+  const oldest = logged.at(-1)!;
+  await m.stepItem(oldest).click();
+  await expect(page).toHaveURL(new RegExp(`step=${oldest}`));
+  await expect(m.stepItem(oldest)).toHaveAttribute('aria-current', 'true');
+  await expect(m.trajectoryGroups.first()).toContainText(`step ${oldest}`);
+  await expect(m.stepSelect).toHaveValue(String(oldest));
+  await expectNoSeriousA11yViolations(page);
+});
+
+test('trajectories: a model without any says how they get there', async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'traj', name: `none-${uniqueId()}` });
+  const m = new ModelPage(page);
+  await m.goto(model.id, '?tab=trajectories');
+  await expect(page.getByRole('heading', { name: 'No trajectories yet' })).toBeVisible();
+  await expect(page.getByText('POST …/log')).toBeVisible();
+});

@@ -1,6 +1,6 @@
 import { expect, test } from '../fixtures/test';
 import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
-import { createModelViaApi } from '../fixtures/seed';
+import { createModelViaApi, logGroups, trajectoryGroup } from '../fixtures/seed';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
 import { ModelPage } from '../pages/model-page';
 import { ModelsPage } from '../pages/models-page';
@@ -58,5 +58,22 @@ test('models filter by project and base model, and the page has no serious a11y 
   await expectNoSeriousA11yViolations(page);
   await models.newModel.click();
   await expect(models.createDialog).toBeVisible();
+  await expectNoSeriousA11yViolations(page);
+});
+
+test('each model shows its best checkpoint metric, and a dash without one', async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const scored = await createModelViaApi(request, key, { project: 'evals', name: 'scored' });
+  await createModelViaApi(request, key, { project: 'evals', name: 'unscored' });
+  // Rewards 0.65 and 0.75 on the latest checkpoint (step 0): val/reward 0.7.
+  await logGroups(request, key, scored.id, 'val', [trajectoryGroup(0.7, 2)]);
+
+  const models = new ModelsPage(page);
+  await models.goto();
+  await expect(models.table.getByRole('columnheader', { name: 'Best metric' })).toBeVisible();
+  await expect(models.bestMetric('scored')).toContainText('0.7');
+  await expect(models.bestMetric('scored')).toContainText('val/reward · step 0');
+  await expect(models.bestMetric('unscored')).toHaveText('—');
   await expectNoSeriousA11yViolations(page);
 });

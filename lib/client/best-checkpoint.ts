@@ -1,12 +1,6 @@
-export type MetricDirection = 'max' | 'min';
+import { DEFAULT_BEST_METRICS, metricDirection, type MetricDirection } from '@/lib/schemas/metric-direction';
 
-// Names where a smaller value is better; anything else (reward, accuracy, score…) is "higher is better".
-const LOWER_IS_BETTER = /(loss|error|perplexity|exception_rate|grad_norm|latency|regret|kl)(\b|_|$)/i;
-
-/** Whether a metric improves upward or downward, guessed from its name; the UI lets people flip it. */
-export function metricDirection(metric: string): MetricDirection {
-  return LOWER_IS_BETTER.test(metric) ? 'min' : 'max';
-}
+export { metricDirection, type MetricDirection };
 
 export interface CheckpointLike {
   id: string;
@@ -55,6 +49,6 @@ export function checkpointMetricKeys(checkpoints: readonly CheckpointLike[]): st
  * else train/loss (SFT checkpoints carry no reward), else the first key.
  */
 export function defaultBestMetric(keys: readonly string[]): string | null {
-  for (const k of ['val/reward', 'train/reward', 'val/loss', 'train/loss']) if (keys.includes(k)) return k;
+  for (const k of DEFAULT_BEST_METRICS) if (keys.includes(k)) return k;
   return keys[0] ?? null;
 }

@@ -7,7 +7,7 @@ import { apiKeyListSchema, teamListSchema } from '@/lib/schemas/accounts';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 import { modelSummarySchema, projectListSchema } from '@/lib/schemas/models';
 import { jobEventListSchema, trainingJobListSchema, trainingJobSchema, type JobEventDto } from '@/lib/schemas/training-jobs';
-import { historySchema, trajectoryGroupListSchema } from '@/lib/schemas/trajectories';
+import { historySchema, trajectoryGroupListSchema, trajectoryStepListSchema } from '@/lib/schemas/trajectories';
 import { openApiDocumentSchema } from './openapi-document';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
@@ -63,13 +63,15 @@ export const queryKeys = {
     jobs: (modelId: string) => [...queryKeys.model.all(modelId), 'jobs'] as const,
     trajectories: (modelId: string, filters: TrajectoryFilters) =>
       [...queryKeys.model.all(modelId), 'trajectories', filters] as const,
+    trajectorySteps: (modelId: string) => [...queryKeys.model.all(modelId), 'trajectory-steps'] as const,
   },
   jobs: {
     all: () => ['jobs'] as const,
     detail: (jobId: string) => [...queryKeys.jobs.all(), jobId] as const,
     summary: (jobId: string) => [...queryKeys.jobs.detail(jobId), 'summary'] as const,
     events: (jobId: string) => [...queryKeys.jobs.detail(jobId), 'events'] as const,
-    eventPage: (jobId: string, cursor: string | undefined) => [...queryKeys.jobs.events(jobId), 'page', cursor ?? null] as const,
+    eventPage: (jobId: string, cursor: string | undefined, newestFirst = false) =>
+      [...queryKeys.jobs.events(jobId), 'page', newestFirst ? 'newest' : 'oldest', cursor ?? null] as const,
     allEvents: (jobId: string) => [...queryKeys.jobs.events(jobId), 'all'] as const,
   },
   openApi: {
@@ -301,6 +303,21 @@ export const trajectoriesInfiniteQuery = (modelId: string, filters: TrajectoryFi
     getNextPageParam: (lastPage) => (lastPage.has_more && lastPage.last_id ? lastPage.last_id : undefined),
   });
 
+export const TRAJECTORY_STEP_PAGE_SIZE = 100;
+
+/** Steps that hold trajectories, newest first; the next page continues below the last step loaded. */
+export const trajectoryStepsInfiniteQuery = (modelId: string) =>
+  infiniteQueryOptions({
+    queryKey: queryKeys.model.trajectorySteps(modelId),
+    queryFn: ({ pageParam, signal }) => {
+      const params = new URLSearchParams({ limit: String(TRAJECTORY_STEP_PAGE_SIZE) });
+      if (pageParam !== undefined) params.set('before', String(pageParam));
+      return apiFetch(`${modelPath(modelId)}/trajectory-steps?${params}`, trajectoryStepListSchema, { signal });
+    },
+    initialPageParam: undefined as number | undefined,
+    getNextPageParam: (lastPage) => (lastPage.has_more ? lastPage.data.at(-1)?.step : undefined),
+  });
+
 const jobPath = (jobId: string) => `/v1/preview/training-jobs/${encodeURIComponent(jobId)}`;
 
 export const jobQuery = (jobId: string) =>
@@ -311,11 +328,13 @@ export const jobQuery = (jobId: string) =>
 
 export const EVENT_PAGE_SIZE = 25;
 
-export const jobEventPageQuery = (jobId: string, cursor: string | undefined) =>
+/** A page of the events table, chronological or (`newestFirst`, an API extension) newest first. */
+export const jobEventPageQuery = (jobId: string, cursor: string | undefined, newestFirst = false) =>
   queryOptions({
-    queryKey: queryKeys.jobs.eventPage(jobId, cursor),
+    queryKey: queryKeys.jobs.eventPage(jobId, cursor, newestFirst),
     queryFn: ({ signal }) => {
       const params = new URLSearchParams({ limit: String(EVENT_PAGE_SIZE) });
+      if (newestFirst) params.set('newest_first', 'true');
       if (cursor) params.set('after', cursor);
       return apiFetch(`${jobPath(jobId)}/events?${params}`, jobEventListSchema, { signal });
     },

@@ -21,11 +21,26 @@ export const modelSchema = z.object({
 });
 export type ModelDto = z.infer<typeof modelSchema>;
 
+export const metricDirectionSchema = z.enum(['max', 'min']);
+
+export const bestMetricSchema = z
+  .object({
+    name: z.string(),
+    value: z.number(),
+    step: z.int().describe('The checkpoint that holds the value (the later step on a tie)'),
+    direction: metricDirectionSchema.describe('max: higher is better; min: lower is better'),
+  })
+  .describe('The best value of one metric across the existing checkpoints');
+export type BestMetricDto = z.infer<typeof bestMetricSchema>;
+
 /** Dashboard extension: the record plus what a list or detail page shows. */
 export const modelSummarySchema = modelSchema.extend({
   created_at: timestampSchema,
   latest_step: z.int().nullable().describe('Highest existing checkpoint step, null when none remain'),
   checkpoint_count: z.int(),
+  best_metric: bestMetricSchema
+    .nullable()
+    .describe('By `metric` when the list asks for one, else val/reward, else train/reward; null when no checkpoint has it'),
 });
 export type ModelSummaryDto = z.infer<typeof modelSummarySchema>;
 
@@ -36,6 +51,15 @@ export const listModelsQuerySchema = z.object({
   project: z.string().optional(),
   base_model: z.string().optional(),
   search: z.string().max(200).optional().describe('Case-insensitive substring of the model name'),
+  metric: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Checkpoint metric for best_metric (e.g. val/accuracy); default val/reward, else train/reward'),
+  metric_direction: metricDirectionSchema
+    .optional()
+    .describe('Whether higher (max) or lower (min) is better; guessed from the name when absent (…loss → min)'),
   after: z.string().optional().describe('ID of the last model of the previous page'),
   limit: limitQuery,
 });

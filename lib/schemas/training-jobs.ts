@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema, limitQuery, listEnvelope, timestampSchema } from './common';
+import { idSchema, limitQuery, listEnvelope, queryBool, timestampSchema } from './common';
 import { trajectoryGroupSchema } from './trajectories';
 
 /**
@@ -182,6 +182,15 @@ export type JobEventDto = z.infer<typeof jobEventSchema>;
 export const jobEventListSchema = listEnvelope(jobEventSchema);
 
 export const listEventsQuerySchema = z.object({
-  after: z.string().optional().describe('Return events strictly after this event id'),
+  after: z.string().optional().describe('Return events strictly after this event id (in the list order)'),
+  before: z
+    .string()
+    .optional()
+    .describe('Extension: the page of events just before this event id (in the list order); not with after'),
+  // Not named `order`: a stray `order` on this route is ignored and events stay chronological (compat §2.9).
+  newest_first: queryBool()
+    .optional()
+    .default(false)
+    .describe('Extension: list newest first instead of chronologically'),
   limit: limitQuery,
 });

@@ -90,3 +90,35 @@ export const historySchema = z.object({
   run_id: z.string(),
   series: z.array(historySeriesSchema),
 });
+
+/** Dashboard extension: which steps hold stored trajectory groups, newest first, with a summary per split. */
+export const trajectoryStepSplitSchema = z.object({
+  split: z.string(),
+  groups: z.int(),
+  trajectories: z.int(),
+  reward_mean: z.number().nullable().describe('Mean reward over every trajectory of the split at this step'),
+});
+export const trajectoryStepSchema = z.object({
+  step: z.int(),
+  groups: z.int(),
+  trajectories: z.int(),
+  reward_mean: z.number().nullable().describe('Mean reward over every trajectory at this step'),
+  reward_min: z.number().nullable(),
+  reward_max: z.number().nullable(),
+  sources: z.array(z.enum(['log', 'train'])).describe('log: sent to /log; train: submitted with an RL job'),
+  splits: z.array(trajectoryStepSplitSchema).describe('In name order'),
+});
+export type TrajectoryStepDto = z.infer<typeof trajectoryStepSchema>;
+export const trajectoryStepListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(trajectoryStepSchema),
+  has_more: z.boolean().describe('Pass the last step as `before` for the next page'),
+});
+export type TrajectoryStepListDto = z.infer<typeof trajectoryStepListSchema>;
+
+export const listTrajectoryStepsQuerySchema = z.object({
+  split: z.string().optional(),
+  source: z.enum(['log', 'train']).optional(),
+  before: queryInt().pipe(z.int()).optional().describe('Only steps lower than this one (the cursor)'),
+  limit: limitQuery,
+});

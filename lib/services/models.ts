@@ -10,6 +10,7 @@ import type { CreateModelBody, ModelDto, ModelSummaryDto } from '@/lib/schemas/m
 import { deleteArtifacts } from '@/lib/storage';
 import { accessibleEntityIds, entityByName, isUniqueViolation, type Principal } from './accounts';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
+import { bestMetrics } from './best-metrics';
 import { newRunId } from './credentials';
 
 export const MODEL_NOT_FOUND = 'Model not found';
@@ -99,16 +100,19 @@ export async function deleteModel(principal: Principal, modelId: string) {
   return { model_id: model.id, deleted_checkpoints: counts.checkpoints, deleted_run: counts.runs > 0 };
 }
 
-async function summarise(rows: ModelWithNames[]): Promise<ModelSummaryDto[]> {
-  const stats = await modelsRepo.checkpointStats(
-    await getDb(),
-    rows.map((r) => r.id),
-  );
+async function summarise(
+  rows: ModelWithNames[],
+  best: { metric?: string; direction?: 'max' | 'min' } = {},
+): Promise<ModelSummaryDto[]> {
+  const db = await getDb();
+  const ids = rows.map((r) => r.id);
+  const [stats, bests] = await Promise.all([modelsRepo.checkpointStats(db, ids), bestMetrics(db, ids, best)]);
   return rows.map((row) => ({
     ...toModelDto(row),
     created_at: row.createdAt.toISOString(),
     latest_step: stats.get(row.id)?.latest ?? null,
     checkpoint_count: stats.get(row.id)?.count ?? 0,
+    best_metric: bests.get(row.id) ?? null,
   }));
 }
 
@@ -119,7 +123,16 @@ export async function getModel(principal: Principal, modelId: string): Promise<M
 
 export async function listModels(
   principal: Principal,
-  q: { entity?: string; project?: string; base_model?: string; search?: string; after?: string; limit: number },
+  q: {
+    entity?: string;
+    project?: string;
+    base_model?: string;
+    search?: string;
+    metric?: string;
+    metric_direction?: 'max' | 'min';
+    after?: string;
+    limit: number;
+  },
 ): Promise<ListEnvelope<ModelSummaryDto>> {
   const db = await getDb();
   let entityIds = accessibleEntityIds(principal);
@@ -144,7 +157,8 @@ export async function listModels(
     after,
     limit: q.limit + 1,
   });
-  return toList(await summarise(rows.slice(0, q.limit)), rows.length > q.limit);
+  const summaries = await summarise(rows.slice(0, q.limit), { metric: q.metric, direction: q.metric_direction });
+  return toList(summaries, rows.length > q.limit);
 }
 
 export async function listProjects(principal: Principal, entity?: string) {

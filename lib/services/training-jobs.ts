@@ -15,6 +15,7 @@ import {
 import type { JobStatus } from '@/lib/db/schema';
 import { accessibleEntityIds, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
+import { pageEvents } from './job-event-pages';
 import { requireModel } from './models';
 import { recordTrajectories } from './trajectories';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';
@@ -122,22 +123,36 @@ export async function listJobsOfModel(
   return toList(rows.slice(0, q.limit).map(toJobDto), rows.length > q.limit);
 }
 
-/** Chronological events strictly after the cursor; replays are never deduplicated (compat §3.3). */
+/**
+ * Events strictly after the cursor, chronologically; replays are never deduplicated (compat §3.3).
+ * Extensions for the dashboard: `newest_first` reverses the list, and `before` pages back towards its start.
+ */
 export async function listEvents(
   principal: Principal,
   jobId: string,
-  q: { after?: string; limit: number },
+  q: { after?: string; before?: string; newest_first?: boolean; limit: number },
 ): Promise<ListEnvelope<JobEventDto>> {
   const db = await getDb();
   const job = await requireJob(principal, jobId);
-  let afterSeq: number | undefined;
-  if (q.after !== undefined) {
-    const cursor = /^[0-9a-f-]{36}$/i.test(q.after) ? await trainingRepo.findEvent(db, job.id, q.after) : undefined;
-    if (!cursor) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
-    afterSeq = cursor.seq;
+  if (q.after !== undefined && q.before !== undefined) {
+    throw ApiError.valueError(['query', 'before'], 'Use after or before, not both', q.before);
   }
-  const rows = await trainingRepo.listEvents(db, job.id, { afterSeq, limit: q.limit + 1 });
-  return toList(rows.slice(0, q.limit).map(toEventDto), rows.length > q.limit);
+  const seqOf = async (param: 'after' | 'before', id: string) => {
+    const cursor = /^[0-9a-f-]{36}$/i.test(id) ? await trainingRepo.findEvent(db, job.id, id) : undefined;
+    if (!cursor) throw ApiError.valueError(['query', param], 'Unknown cursor', id);
+    return cursor.seq;
+  };
+  const afterSeq = q.after === undefined ? undefined : await seqOf('after', q.after);
+  const order = q.newest_first ? 'desc' : 'asc';
+  if (order === 'asc' && q.before === undefined) {
+    const rows = await trainingRepo.listEvents(db, job.id, { afterSeq, limit: q.limit + 1 });
+    return toList(rows.slice(0, q.limit).map(toEventDto), rows.length > q.limit);
+  }
+  const beforeSeq = q.before === undefined ? undefined : await seqOf('before', q.before);
+  const { rows, backwards } = await pageEvents(db, job.id, { order, afterSeq, beforeSeq, limit: q.limit + 1 });
+  const page = rows.slice(0, q.limit);
+  if (backwards) page.reverse();
+  return toList(page.map(toEventDto), rows.length > q.limit);
 }
 
 export async function cancelTrainingJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {

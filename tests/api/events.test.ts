@@ -127,6 +127,34 @@ describe('GET /v1/preview/training-jobs/{id}/events', () => {
     }
   });
 
+  it('lists newest first with newest_first, and pages back with before in either order (extensions)', async () => {
+    const { user, jobId, ids } = await jobWithEvents(5); // 7 events
+    const newest = [...ids].reverse();
+    const first = await page(user, jobId, { newest_first: 'true', limit: 3 });
+    expect(first.data.map((e) => e.id)).toEqual(newest.slice(0, 3));
+    expect(first.has_more).toBe(true);
+    const second = await page(user, jobId, { newest_first: 'true', limit: 3, after: first.last_id });
+    expect(second.data.map((e) => e.id)).toEqual(newest.slice(3, 6));
+    // Back from the second page: the three newer events, still newest first.
+    const back = await page(user, jobId, { newest_first: 'true', limit: 3, before: second.first_id });
+    expect(back.data.map((e) => e.id)).toEqual(newest.slice(0, 3));
+    expect(back.has_more).toBe(false);
+    // Chronological: the page before the last event holds the 3 events preceding it, in order.
+    const before = await page(user, jobId, { limit: 3, before: ids[6] });
+    expect(before.data.map((e) => e.id)).toEqual(ids.slice(3, 6));
+    expect(before.has_more).toBe(true);
+    const start = await page(user, jobId, { limit: 3, before: ids[2] });
+    expect(start.data.map((e) => e.id)).toEqual(ids.slice(0, 2));
+    expect(start.has_more).toBe(false);
+
+    const both = await events(user, jobId, { after: ids[0], before: ids[3] });
+    expect(both.status).toBe(422);
+    expect(both.body.detail[0].loc).toEqual(['query', 'before']);
+    const unknown = await events(user, jobId, { before: crypto.randomUUID() });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.detail[0]).toMatchObject({ loc: ['query', 'before'], msg: 'Value error, Unknown cursor' });
+  });
+
   it('validates limit 1..100 and rejects an unknown cursor', async () => {
     const { user, jobId } = await jobWithEvents(1);
     const cases: [string, string][] = [

@@ -4,7 +4,7 @@ import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
 import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoints/route';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { deleteModelResponseSchema, modelListSchema, modelSchema, modelSummarySchema } from '@/lib/schemas/models';
-import { call, createModel, createUser, TEST_BASE_MODEL, uniqueName } from '../helpers';
+import { call, createModel, createUser, seedCheckpoints, TEST_BASE_MODEL, uniqueName } from '../helpers';
 
 describe('POST /v1/preview/models', () => {
   it('creates a model in the personal entity when entity is null, with run_id and a step-0 checkpoint', async () => {
@@ -133,6 +133,42 @@ describe('model list, get and delete', () => {
     expect(search.body.data.map((m: { name: string }) => m.name)).toEqual(['walk-4']);
     const badCursor = await call(modelsRoute, 'GET', '/v1/preview/models', { key: user.key, query: { after: 'zzz' } });
     expect(badCursor.status).toBe(422);
+  });
+
+  it("reports each model's best checkpoint metric: val/reward, else train/reward, or the metric asked for", async () => {
+    const user = await createUser();
+    const ranked = await createModel(user, { name: 'ranked' });
+    await seedCheckpoints(ranked.id, [1], { 'val/reward': 0.5, 'train/loss': 2 });
+    await seedCheckpoints(ranked.id, [2], { 'val/reward': 0.9, 'train/loss': 1 });
+    await seedCheckpoints(ranked.id, [3], { 'val/reward': 0.9, 'train/loss': 3 });
+    const trainOnly = await createModel(user, { name: 'train-only' });
+    await seedCheckpoints(trainOnly.id, [1], { 'train/reward': 0.25 });
+    const bare = await createModel(user, { name: 'bare' });
+
+    const best = async (query: Record<string, string> = {}) => {
+      const res = await call(modelsRoute, 'GET', '/v1/preview/models', { key: user.key, query });
+      expect(res.status).toBe(200);
+      const list = modelListSchema.parse(res.body);
+      return Object.fromEntries(list.data.map((m) => [m.name, m.best_metric]));
+    };
+    // A tie goes to the later step, as the checkpoint table's badge does.
+    expect(await best()).toEqual({
+      ranked: { name: 'val/reward', value: 0.9, step: 3, direction: 'max' },
+      'train-only': { name: 'train/reward', value: 0.25, step: 1, direction: 'max' },
+      bare: null,
+    });
+    // A loss improves downward unless told otherwise.
+    expect((await best({ metric: 'train/loss' })).ranked).toEqual({ name: 'train/loss', value: 1, step: 2, direction: 'min' });
+    expect((await best({ metric: 'train/loss', metric_direction: 'max' })).ranked).toMatchObject({ value: 3, step: 3 });
+    expect((await best({ metric: 'train/loss' }))['train-only']).toBeNull();
+
+    const one = await call(modelRoute, 'GET', `/v1/preview/models/${ranked.id}`, { key: user.key, params: { model_id: ranked.id } });
+    expect(modelSummarySchema.parse(one.body).best_metric).toMatchObject({ name: 'val/reward', step: 3 });
+    expect(modelSummarySchema.parse((await call(modelRoute, 'GET', `/v1/preview/models/${bare.id}`, { key: user.key, params: { model_id: bare.id } })).body).best_metric).toBeNull();
+
+    const bad = await call(modelsRoute, 'GET', '/v1/preview/models', { key: user.key, query: { metric_direction: 'up' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc).toEqual(['query', 'metric_direction']);
   });
 
   it('gets one model with its latest step, and deletes it with its checkpoints and run', async () => {

@@ -17,6 +17,7 @@ import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { ChevronRightIcon } from '@/components/ui/icons';
 import { RelativeTime } from '@/components/ui/relative-time';
+import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
 import { currentCursor, FIRST_PAGE, pageNumber, type CursorStack } from '@/lib/client/cursor-stack';
@@ -82,7 +83,8 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
   const job = tail.data?.job ?? summary.data;
   const model = useQuery({ ...modelQuery(job?.model_id ?? ''), enabled: Boolean(job), retry: false });
   const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
-  const page = useQuery(jobEventPageQuery(jobId, currentCursor(cursors)));
+  const [newestFirst, setNewestFirst] = useState(false);
+  const page = useQuery(jobEventPageQuery(jobId, currentCursor(cursors), newestFirst));
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [smoothing, setSmoothing] = useState(0);
   const [logScale, setLogScale] = useState(false);
@@ -100,11 +102,23 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
 
   if (!job) {
     return summary.isError ? (
-      <Alert tone="danger" role="alert" title="Could not load this job">
+      <Alert
+        tone="danger"
+        role="alert"
+        title="Could not load this job"
+        actions={
+          <Button variant="secondary" size="sm" onClick={() => summary.refetch()}>
+            Try again
+          </Button>
+        }
+      >
         {summary.error.message}
       </Alert>
     ) : (
-      <Skeleton className="h-40 w-full" />
+      <div aria-busy="true" aria-label="Loading job" className="space-y-4">
+        <Skeleton className="h-8 w-64" />
+        <Skeleton className="h-40 w-full" />
+      </div>
     );
   }
 
@@ -226,21 +240,53 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
         </section>
 
         <Card aria-labelledby="job-events-title">
-          <CardHeader id="job-events-title" title="Events" description="Chronological, as the trainer reported them." />
+          <CardHeader
+            id="job-events-title"
+            title="Events"
+            description={newestFirst ? 'Newest first, as the trainer reported them.' : 'Chronological, as the trainer reported them.'}
+            actions={
+              <SegmentedControl
+                label="Event order"
+                size="sm"
+                value={newestFirst ? 'newest' : 'oldest'}
+                options={[
+                  { value: 'oldest', label: 'Oldest first' },
+                  { value: 'newest', label: 'Newest first' },
+                ]}
+                onChange={(value) => {
+                  setNewestFirst(value === 'newest');
+                  setCursors(FIRST_PAGE);
+                }}
+                data-testid="events-order"
+              />
+            }
+          />
           {page.isPending ? (
             <div className="p-5">
               <Skeleton className="h-5 w-2/3" />
             </div>
           ) : page.isError ? (
             <CardBody>
-              <Alert tone="danger" role="alert" title="Could not load events">
+              <Alert
+                tone="danger"
+                role="alert"
+                title="Could not load events"
+                actions={
+                  <Button variant="secondary" size="sm" onClick={() => page.refetch()}>
+                    Try again
+                  </Button>
+                }
+              >
                 {page.error.message}
               </Alert>
             </CardBody>
           ) : events.length === 0 ? (
             <EmptyState title="No events yet" description="The job reports training_started when a worker picks it up." />
           ) : (
-            <JobEventsTable events={events} firstIndex={(pageNumber(cursors) - 1) * EVENT_PAGE_SIZE + 1} />
+            <JobEventsTable
+              events={events}
+              firstIndex={newestFirst ? undefined : (pageNumber(cursors) - 1) * EVENT_PAGE_SIZE + 1}
+            />
           )}
           <CursorPager
             cursors={cursors}

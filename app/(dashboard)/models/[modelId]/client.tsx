@@ -345,7 +345,16 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
         </div>
       ) : page.isError ? (
         <CardBody>
-          <Alert tone="danger" role="alert" title="Could not load checkpoints">
+          <Alert
+            tone="danger"
+            role="alert"
+            title="Could not load checkpoints"
+            actions={
+              <Button variant="secondary" size="sm" onClick={() => page.refetch()}>
+                Try again
+              </Button>
+            }
+          >
             {page.error.message}
           </Alert>
         </CardBody>
@@ -414,7 +423,16 @@ function JobsSection({ model, entity, defaultEntity }: { model: ModelSummaryDto;
         </div>
       ) : jobs.isError ? (
         <CardBody>
-          <Alert tone="danger" role="alert" title="Could not load training jobs">
+          <Alert
+            tone="danger"
+            role="alert"
+            title="Could not load training jobs"
+            actions={
+              <Button variant="secondary" size="sm" onClick={() => jobs.refetch()}>
+                Try again
+              </Button>
+            }
+          >
             {jobs.error.message}
           </Alert>
         </CardBody>

@@ -1,7 +1,8 @@
 'use client';
 
-import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
+import { StepList } from '@/components/trajectories/step-list';
 import { TrajectoryCard } from '@/components/trajectories/trajectory-card';
 import { Alert } from '@/components/ui/alert';
 import { Badge } from '@/components/ui/badge';
@@ -10,8 +11,7 @@ import { Card, CardFooter } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
-import { parseSeriesName } from '@/lib/client/chart-series';
-import { historyQuery, trajectoriesInfiniteQuery } from '@/lib/client/query-keys';
+import { trajectoriesInfiniteQuery, trajectoryStepsInfiniteQuery } from '@/lib/client/query-keys';
 import {
   bestAndWorst,
   filterByReward,
@@ -39,20 +39,13 @@ function parseBound(text: string): number | null {
 }
 
 export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitChange }: TrajectoriesTabProps) {
-  const history = useQuery(historyQuery(modelId));
-  // Steps and splits to choose from come from the run history: every stored group with a reward also wrote
-  // `{split}/reward` at its step. Other series (a job's summary metrics) sit on steps without trajectories.
-  const { steps, splits } = useMemo(() => {
-    const stepSet = new Set<number>();
-    const splitSet = new Set<string>();
-    for (const s of history.data?.series ?? []) {
-      const { split: sp, metric } = parseSeriesName(s.name);
-      if (metric !== 'reward') continue;
-      if (sp) splitSet.add(sp);
-      for (const [st] of s.points) stepSet.add(st);
-    }
-    return { steps: [...stepSet].sort((a, b) => b - a), splits: [...splitSet].sort() };
-  }, [history.data]);
+  const stepPages = useInfiniteQuery(trajectoryStepsInfiniteQuery(modelId));
+  const stepList = useMemo(() => stepPages.data?.pages.flatMap((p) => p.data) ?? [], [stepPages.data]);
+  const steps = useMemo(() => stepList.map((s) => s.step), [stepList]);
+  const splits = useMemo(
+    () => [...new Set(stepList.flatMap((s) => s.splits.map((sp) => sp.split)))].sort(),
+    [stepList],
+  );
   const effectiveStep = step ?? steps[0] ?? null;
 
   const [sort, setSort] = useState<RewardSort>('reward-desc');
@@ -61,7 +54,8 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
   const groups = useInfiniteQuery({
     ...trajectoriesInfiniteQuery(modelId, { step: effectiveStep, split }),
     placeholderData: keepPreviousData,
-    enabled: !history.isPending,
+    // Without a step in the URL, the newest step with trajectories is shown: wait to know it.
+    enabled: step !== null || !stepPages.isPending,
   });
   const list = useMemo(() => groups.data?.pages.flatMap((p) => p.data) ?? [], [groups.data]);
 
@@ -69,7 +63,10 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
   const all: (DisplayTrajectory & { where: string })[] = useMemo(
     () =>
       list.flatMap((g) =>
-        groupTrajectories(g.group).map((t) => ({ ...t, where: `${g.split} · group ${g.group_index + 1} · #${t.index + 1}` })),
+        groupTrajectories(g.group).map((t) => ({
+          ...t,
+          where: `${g.split} · group ${g.group_index + 1} · #${t.index + 1}`,
+        })),
       ),
     [list],
   );
@@ -77,146 +74,229 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
   const min = parseBound(minText);
   const max = parseBound(maxText);
 
-  return (
-    <div className="flex flex-col gap-6">
-      <div className="flex flex-wrap items-end gap-3" role="group" aria-label="Trajectory filters">
-        <div>
-          <label htmlFor="trajectory-step" className="mb-1 block text-xs font-medium text-fg-muted">
-            Step
-          </label>
-          <Select
-            id="trajectory-step"
-            value={effectiveStep === null ? '' : String(effectiveStep)}
-            onChange={(e) => onStepChange(e.target.value === '' ? null : Number(e.target.value))}
-            className="w-32"
-            data-testid="trajectory-step"
-          >
-            {effectiveStep !== null && !steps.includes(effectiveStep) ? <option value={effectiveStep}>{effectiveStep}</option> : null}
-            {steps.length === 0 ? <option value="">All</option> : null}
-            {steps.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </Select>
-        </div>
-        <div>
-          <label htmlFor="trajectory-split" className="mb-1 block text-xs font-medium text-fg-muted">
-            Split
-          </label>
-          <Select id="trajectory-split" value={split} onChange={(e) => onSplitChange(e.target.value)} className="w-32" data-testid="trajectory-split">
-            <option value="">All splits</option>
-            {split && !splits.includes(split) ? <option value={split}>{split}</option> : null}
-            {splits.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </Select>
-        </div>
-        <div>
-          <label htmlFor="trajectory-sort" className="mb-1 block text-xs font-medium text-fg-muted">
-            Sort
-          </label>
-          <Select id="trajectory-sort" value={sort} onChange={(e) => setSort(e.target.value as RewardSort)} className="w-40" data-testid="trajectory-sort">
-            <option value="reward-desc">Highest reward</option>
-            <option value="reward-asc">Lowest reward</option>
-            <option value="index">As logged</option>
-          </Select>
-        </div>
-        <div className="flex items-end gap-2">
-          <div>
-            <label htmlFor="trajectory-min" className="mb-1 block text-xs font-medium text-fg-muted">
-              Reward ≥
-            </label>
-            <div className="w-24">
-              <Input id="trajectory-min" inputMode="decimal" value={minText} onChange={(e) => setMinText(e.target.value)} data-testid="trajectory-min-reward" />
-            </div>
-          </div>
-          <div>
-            <label htmlFor="trajectory-max" className="mb-1 block text-xs font-medium text-fg-muted">
-              Reward ≤
-            </label>
-            <div className="w-24">
-              <Input id="trajectory-max" inputMode="decimal" value={maxText} onChange={(e) => setMaxText(e.target.value)} />
-            </div>
-          </div>
-        </div>
-      </div>
+  const retry = (refetch: () => unknown) => (
+    <Button variant="secondary" size="sm" onClick={() => refetch()}>
+      Try again
+    </Button>
+  );
 
-      {groups.isPending ? (
-        <div className="space-y-3" aria-busy="true" aria-label="Loading trajectories">
-          <Skeleton className="h-40 w-full" />
-        </div>
-      ) : groups.isError ? (
-        <Alert tone="danger" role="alert" title="Could not load trajectories">
-          {groups.error.message}
-        </Alert>
-      ) : list.length === 0 ? (
-        <Card>
-          <EmptyState
-            title={effectiveStep === null ? 'No trajectories yet' : `No trajectories at step ${effectiveStep}`}
-            description="Groups appear when a client logs them (POST …/log) or sends them to an RL job."
+  if (stepPages.isSuccess && stepList.length === 0 && step === null && !split) {
+    return (
+      <Card>
+        <EmptyState
+          title="No trajectories yet"
+          description="Groups appear here, step by step, when a client logs them (POST …/log) or sends them with an RL job (POST /v1/preview/training-jobs)."
+        />
+      </Card>
+    );
+  }
+
+  return (
+    <div className="grid gap-6 lg:grid-cols-[13rem_minmax(0,1fr)]">
+      <div className="hidden lg:block">
+        {stepPages.isPending ? (
+          <Skeleton className="h-64 w-full" />
+        ) : stepPages.isError ? (
+          <Alert tone="danger" role="alert" title="Could not load the steps" actions={retry(stepPages.refetch)}>
+            {stepPages.error.message}
+          </Alert>
+        ) : (
+          <StepList
+            steps={stepList}
+            selected={effectiveStep}
+            onSelect={onStepChange}
+            hasMore={stepPages.hasNextPage}
+            loadingMore={stepPages.isFetchingNextPage}
+            onLoadMore={() => stepPages.fetchNextPage()}
           />
-        </Card>
-      ) : (
-        <>
-          {extremes && all.length > 1 ? (
-            <section aria-labelledby="extremes-title">
-              <h2 id="extremes-title" className="mb-3 text-[15px] font-semibold text-fg">
-                Best and worst at step {effectiveStep}
-              </h2>
-              <div className="grid gap-4 lg:grid-cols-2" data-testid="best-worst">
-                <TrajectoryCard trajectory={extremes.best} label={extremes.best.where} tone="best" />
-                <TrajectoryCard trajectory={extremes.worst} label={extremes.worst.where} tone="worst" />
+        )}
+      </div>
+      <div className="flex min-w-0 flex-col gap-6">
+        <div className="flex flex-wrap items-end gap-3" role="group" aria-label="Trajectory filters">
+          <div>
+            <label htmlFor="trajectory-step" className="mb-1 block text-xs font-medium text-fg-muted">
+              Step
+            </label>
+            <Select
+              id="trajectory-step"
+              value={effectiveStep === null ? '' : String(effectiveStep)}
+              onChange={(e) => onStepChange(e.target.value === '' ? null : Number(e.target.value))}
+              className="w-32"
+              data-testid="trajectory-step"
+            >
+              {effectiveStep !== null && !steps.includes(effectiveStep) ? (
+                <option value={effectiveStep}>{effectiveStep}</option>
+              ) : null}
+              {steps.length === 0 ? <option value="">All</option> : null}
+              {steps.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </Select>
+          </div>
+          <div>
+            <label htmlFor="trajectory-split" className="mb-1 block text-xs font-medium text-fg-muted">
+              Split
+            </label>
+            <Select
+              id="trajectory-split"
+              value={split}
+              onChange={(e) => onSplitChange(e.target.value)}
+              className="w-32"
+              data-testid="trajectory-split"
+            >
+              <option value="">All splits</option>
+              {split && !splits.includes(split) ? <option value={split}>{split}</option> : null}
+              {splits.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </Select>
+          </div>
+          <div>
+            <label htmlFor="trajectory-sort" className="mb-1 block text-xs font-medium text-fg-muted">
+              Sort
+            </label>
+            <Select
+              id="trajectory-sort"
+              value={sort}
+              onChange={(e) => setSort(e.target.value as RewardSort)}
+              className="w-40"
+              data-testid="trajectory-sort"
+            >
+              <option value="reward-desc">Highest reward</option>
+              <option value="reward-asc">Lowest reward</option>
+              <option value="index">As logged</option>
+            </Select>
+          </div>
+          <div className="flex items-end gap-2">
+            <div>
+              <label htmlFor="trajectory-min" className="mb-1 block text-xs font-medium text-fg-muted">
+                Reward ≥
+              </label>
+              <div className="w-24">
+                <Input
+                  id="trajectory-min"
+                  inputMode="decimal"
+                  value={minText}
+                  onChange={(e) => setMinText(e.target.value)}
+                  data-testid="trajectory-min-reward"
+                />
               </div>
-            </section>
-          ) : null}
-          <section aria-labelledby="groups-title" className="flex flex-col gap-4">
-            <h2 id="groups-title" className="text-[15px] font-semibold text-fg">
-              Groups
-            </h2>
-            {list.map((g) => {
-              const trajectories = sortByReward(filterByReward(groupTrajectories(g.group), min, max), sort);
-              const exceptions = groupExceptions(g.group);
-              return (
-                <Card key={g.id} data-testid="trajectory-group" aria-label={`Group ${g.group_index + 1} of ${g.split} at step ${g.step}`}>
-                  <div className="flex flex-wrap items-center gap-2 border-b border-line px-5 py-3 text-sm">
-                    <span className="font-medium text-fg">Group {g.group_index + 1}</span>
-                    <Badge tone={g.split === 'val' ? 'warning' : 'accent'}>{g.split}</Badge>
-                    <Badge>{g.source === 'train' ? 'trained' : 'logged'}</Badge>
-                    <span className="text-fg-muted">step {g.step}</span>
-                    <span className="ml-auto font-mono text-xs text-fg-muted tabular-nums">
-                      {g.num_trajectories} trajector{g.num_trajectories === 1 ? 'y' : 'ies'} · reward mean{' '}
-                      {g.reward_mean === null ? '—' : formatNumber(g.reward_mean)} · min {g.reward_min === null ? '—' : formatNumber(g.reward_min)} · max{' '}
-                      {g.reward_max === null ? '—' : formatNumber(g.reward_max)}
-                    </span>
-                  </div>
-                  <div className="space-y-2 p-4">
-                    {exceptions.length > 0 ? (
-                      <Alert tone="warning" title={`${exceptions.length} exception${exceptions.length === 1 ? '' : 's'}`}>
-                        <pre className="font-mono text-xs break-words whitespace-pre-wrap">{exceptions.join('\n\n')}</pre>
-                      </Alert>
-                    ) : null}
-                    {trajectories.length === 0 ? (
-                      <p className="text-sm text-fg-subtle">No trajectory in this group matches the reward filter.</p>
-                    ) : (
-                      trajectories.map((t) => <TrajectoryCard key={t.index} trajectory={t} label={`#${t.index + 1}`} collapsible />)
-                    )}
-                  </div>
-                </Card>
-              );
-            })}
-            {groups.hasNextPage ? (
-              <CardFooter className="justify-center rounded-xl border border-line">
-                <Button variant="secondary" onClick={() => groups.fetchNextPage()} pending={groups.isFetchingNextPage} data-testid="trajectories-load-more">
-                  Load more groups
-                </Button>
-              </CardFooter>
+            </div>
+            <div>
+              <label htmlFor="trajectory-max" className="mb-1 block text-xs font-medium text-fg-muted">
+                Reward ≤
+              </label>
+              <div className="w-24">
+                <Input
+                  id="trajectory-max"
+                  inputMode="decimal"
+                  value={maxText}
+                  onChange={(e) => setMaxText(e.target.value)}
+                />
+              </div>
+            </div>
+          </div>
+        </div>
+
+        {groups.isPending ? (
+          <div className="space-y-3" aria-busy="true" aria-label="Loading trajectories">
+            <Skeleton className="h-40 w-full" />
+          </div>
+        ) : groups.isError ? (
+          <Alert tone="danger" role="alert" title="Could not load trajectories" actions={retry(groups.refetch)}>
+            {groups.error.message}
+          </Alert>
+        ) : list.length === 0 ? (
+          <Card>
+            <EmptyState
+              title={effectiveStep === null ? 'No trajectories yet' : `No trajectories at step ${effectiveStep}`}
+              description={
+                steps.length > 0
+                  ? 'Pick a step from the list, or clear the split filter.'
+                  : 'Groups appear when a client logs them (POST …/log) or sends them to an RL job.'
+              }
+            />
+          </Card>
+        ) : (
+          <>
+            {extremes && all.length > 1 ? (
+              <section aria-labelledby="extremes-title">
+                <h2 id="extremes-title" className="mb-3 text-[15px] font-semibold text-fg">
+                  Best and worst at step {effectiveStep}
+                </h2>
+                <div className="grid gap-4 lg:grid-cols-2" data-testid="best-worst">
+                  <TrajectoryCard trajectory={extremes.best} label={extremes.best.where} tone="best" />
+                  <TrajectoryCard trajectory={extremes.worst} label={extremes.worst.where} tone="worst" />
+                </div>
+              </section>
             ) : null}
-          </section>
-        </>
-      )}
+            <section aria-labelledby="groups-title" className="flex flex-col gap-4">
+              <h2 id="groups-title" className="text-[15px] font-semibold text-fg">
+                Groups
+              </h2>
+              {list.map((g) => {
+                const trajectories = sortByReward(filterByReward(groupTrajectories(g.group), min, max), sort);
+                const exceptions = groupExceptions(g.group);
+                return (
+                  <Card
+                    key={g.id}
+                    data-testid="trajectory-group"
+                    aria-label={`Group ${g.group_index + 1} of ${g.split} at step ${g.step}`}
+                  >
+                    <div className="flex flex-wrap items-center gap-2 border-b border-line px-5 py-3 text-sm">
+                      <span className="font-medium text-fg">Group {g.group_index + 1}</span>
+                      <Badge tone={g.split === 'val' ? 'warning' : 'accent'}>{g.split}</Badge>
+                      <Badge>{g.source === 'train' ? 'trained' : 'logged'}</Badge>
+                      <span className="text-fg-muted">step {g.step}</span>
+                      <span className="ml-auto font-mono text-xs text-fg-muted tabular-nums">
+                        {g.num_trajectories} trajector{g.num_trajectories === 1 ? 'y' : 'ies'} · reward mean{' '}
+                        {g.reward_mean === null ? '—' : formatNumber(g.reward_mean)} · min{' '}
+                        {g.reward_min === null ? '—' : formatNumber(g.reward_min)} · max{' '}
+                        {g.reward_max === null ? '—' : formatNumber(g.reward_max)}
+                      </span>
+                    </div>
+                    <div className="space-y-2 p-4">
+                      {exceptions.length > 0 ? (
+                        <Alert
+                          tone="warning"
+                          title={`${exceptions.length} exception${exceptions.length === 1 ? '' : 's'}`}
+                        >
+                          <pre className="font-mono text-xs break-words whitespace-pre-wrap">
+                            {exceptions.join('\n\n')}
+                          </pre>
+                        </Alert>
+                      ) : null}
+                      {trajectories.length === 0 ? (
+                        <p className="text-sm text-fg-subtle">No trajectory in this group matches the reward filter.</p>
+                      ) : (
+                        trajectories.map((t) => (
+                          <TrajectoryCard key={t.index} trajectory={t} label={`#${t.index + 1}`} collapsible />
+                        ))
+                      )}
+                    </div>
+                  </Card>
+                );
+              })}
+              {groups.hasNextPage ? (
+                <CardFooter className="justify-center rounded-xl border border-line">
+                  <Button
+                    variant="secondary"
+                    onClick={() => groups.fetchNextPage()}
+                    pending={groups.isFetchingNextPage}
+                    data-testid="trajectories-load-more"
+                  >
+                    Load more groups
+                  </Button>
+                </CardFooter>
+              ) : null}
+            </section>
+          </>
+        )}
+      </div>
     </div>
   );
 }

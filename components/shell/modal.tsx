@@ -1,0 +1,46 @@
+'use client';
+
+import { useEffect, useRef, type ReactNode } from 'react';
+import { cx } from '@/components/ui/cx';
+
+interface ModalProps {
+  open: boolean;
+  onClose: () => void;
+  labelledBy: string;
+  className?: string;
+  children: ReactNode;
+}
+
+/**
+ * The shell's overlays on the native <dialog>: the browser traps focus, closes on Escape, makes the page
+ * inert and returns focus to the opener. A click on the backdrop closes too.
+ */
+export function Modal({ open, onClose, labelledBy, className, children }: ModalProps) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+
+  return (
+    <dialog
+      ref={ref}
+      aria-labelledby={labelledBy}
+      onCancel={(event) => {
+        event.preventDefault();
+        onClose();
+      }}
+      onClick={(event) => {
+        if (event.target === event.currentTarget) onClose();
+      }}
+      className={cx(
+        'm-auto w-[calc(100%-2rem)] rounded-xl border border-line bg-surface-raised p-0 text-fg shadow-2xl backdrop:bg-black/50 backdrop:backdrop-blur-[1px]',
+        className,
+      )}
+    >
+      {open ? children : null}
+    </dialog>
+  );
+}

@@ -1,0 +1,86 @@
+/**
+ * Keyboard shortcuts of the dashboard: one table, read by the key handler and by the `?` help dialog,
+ * so that the help can never list a shortcut that does not exist.
+ */
+export interface Shortcut {
+  keys: string[];
+  /** Pressed one after the other (G, then M) rather than together (Ctrl+K). */
+  sequence?: boolean;
+  description: string;
+}
+
+/** `g` then a letter: go to a section (as in GitHub and Gmail). Values are dashboard paths. */
+export const GO_TO: Record<string, { path: string; label: string }> = {
+  m: { path: '/models', label: 'Models' },
+  f: { path: '/sft/new', label: 'Fine-tune' },
+  p: { path: '/playground', label: 'Playground' },
+  s: { path: '/settings/api-keys', label: 'Settings' },
+  u: { path: '/settings/usage', label: 'Usage' },
+  d: { path: '/docs', label: 'API docs' },
+};
+
+export const SHORTCUT_GROUPS: { title: string; shortcuts: Shortcut[] }[] = [
+  {
+    title: 'Anywhere',
+    shortcuts: [
+      { keys: ['Mod', 'K'], description: 'Quick switcher: pages, entities, projects, models' },
+      { keys: ['?'], description: 'This list of shortcuts' },
+      { keys: ['Esc'], description: 'Close a dialog' },
+    ],
+  },
+  {
+    title: 'Go to',
+    shortcuts: Object.entries(GO_TO).map(([key, { label }]) => ({ keys: ['G', key.toUpperCase()], sequence: true, description: label })),
+  },
+  {
+    title: 'Playground',
+    shortcuts: [{ keys: ['Mod', 'Enter'], description: 'Send the message' }],
+  },
+];
+
+/** Where a single-key shortcut must not fire: the user is typing. */
+export function isTypingTarget(target: EventTarget | null): boolean {
+  if (!target || typeof (target as HTMLElement).tagName !== 'string') return false;
+  const el = target as HTMLElement;
+  const tag = el.tagName.toLowerCase();
+  if (tag === 'textarea' || tag === 'select' || el.isContentEditable) return true;
+  if (tag !== 'input') return false;
+  const type = (el as HTMLInputElement).type;
+  return !['checkbox', 'radio', 'button', 'submit', 'reset', 'range', 'color', 'file'].includes(type);
+}
+
+/** Ctrl on Linux and Windows, ⌘ on Apple platforms. */
+export function isModKey(event: Pick<KeyboardEvent, 'ctrlKey' | 'metaKey'>, apple: boolean): boolean {
+  return apple ? event.metaKey : event.ctrlKey;
+}
+
+export function isApplePlatform(platform: string): boolean {
+  return /mac|iphone|ipad|ipod/i.test(platform);
+}
+
+export interface Command {
+  id: string;
+  group: string;
+  label: string;
+  /** Shown after the label, dimmed; also searched. */
+  detail?: string;
+  href: string;
+}
+
+/**
+ * Commands whose label or detail contain every word of the query (case-insensitive), best first: a label
+ * that starts with the query, then one that contains it, then the rest; ties keep the given order.
+ */
+export function filterCommands(commands: readonly Command[], query: string): Command[] {
+  const q = query.trim().toLowerCase();
+  if (!q) return [...commands];
+  const words = q.split(/\s+/);
+  const scored: { c: Command; score: number; i: number }[] = [];
+  commands.forEach((c, i) => {
+    const label = c.label.toLowerCase();
+    const text = `${label} ${c.detail?.toLowerCase() ?? ''} ${c.group.toLowerCase()}`;
+    if (!words.every((w) => text.includes(w))) return;
+    scored.push({ c, i, score: label.startsWith(q) ? 0 : label.includes(q) ? 1 : 2 });
+  });
+  return scored.sort((a, b) => a.score - b.score || a.i - b.i).map((s) => s.c);
+}

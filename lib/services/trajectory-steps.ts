@@ -1,0 +1,90 @@
+import { and, count, desc, eq, inArray, lt, max, min, sql, type SQL } from 'drizzle-orm';
+import { getDb } from '@/lib/db/client';
+import { trajectoryGroups } from '@/lib/db/schema';
+import type { TrajectoryStepDto, TrajectoryStepListDto } from '@/lib/schemas/trajectories';
+import type { Principal } from './accounts';
+import { requireModel } from './models';
+
+/*
+ * TODO(lib/db): these two queries belong in lib/db/repositories (only lib/db runs SQL); they live here
+ * while another change owns lib/db, and move there unchanged afterwards. Both are range scans of
+ * trajectory_groups_model_step_idx (model_id, step, split, seq) and never read the groups' data.
+ */
+
+/**
+ * The steps that hold trajectory groups, newest first, `limit` steps a page (`before` is the cursor), each
+ * with its groups, trajectories and rewards in total and per split. Rewards are per trajectory: a group's
+ * mean counts as many times as it has trajectories.
+ */
+export async function listTrajectorySteps(
+  principal: Principal,
+  modelId: string,
+  q: { split?: string; source?: 'log' | 'train'; before?: number; limit: number },
+): Promise<TrajectoryStepListDto> {
+  const db = await getDb();
+  const model = await requireModel(principal, modelId);
+  const filters: SQL[] = [eq(trajectoryGroups.modelId, model.id)];
+  if (q.split !== undefined) filters.push(eq(trajectoryGroups.split, q.split));
+  if (q.source !== undefined) filters.push(eq(trajectoryGroups.source, q.source));
+
+  const page = await db
+    .selectDistinct({ step: trajectoryGroups.step })
+    .from(trajectoryGroups)
+    .where(and(...filters, ...(q.before === undefined ? [] : [lt(trajectoryGroups.step, q.before)])))
+    .orderBy(desc(trajectoryGroups.step))
+    .limit(q.limit + 1);
+  const steps = page.slice(0, q.limit).map((r) => r.step);
+  if (steps.length === 0) return { object: 'list', data: [], has_more: false };
+
+  const scored = sql`case when ${trajectoryGroups.rewardMean} is not null then ${trajectoryGroups.numTrajectories} else 0 end`;
+  const rows = await db
+    .select({
+      step: trajectoryGroups.step,
+      split: trajectoryGroups.split,
+      source: trajectoryGroups.source,
+      groups: count(),
+      trajectories: sql<number>`sum(${trajectoryGroups.numTrajectories})`.mapWith(Number),
+      rewardSum: sql<number>`coalesce(sum(${trajectoryGroups.rewardMean} * ${trajectoryGroups.numTrajectories}), 0)`.mapWith(Number),
+      scored: sql<number>`sum(${scored})`.mapWith(Number),
+      rewardMin: min(trajectoryGroups.rewardMin),
+      rewardMax: max(trajectoryGroups.rewardMax),
+    })
+    .from(trajectoryGroups)
+    .where(and(...filters, inArray(trajectoryGroups.step, steps)))
+    .groupBy(trajectoryGroups.step, trajectoryGroups.split, trajectoryGroups.source);
+
+  const data = steps.map((step): TrajectoryStepDto => {
+    const mine = rows.filter((r) => r.step === step);
+    const splits = [...new Set(mine.map((r) => r.split))].sort().map((split) => {
+      const of = mine.filter((r) => r.split === split);
+      return {
+        split,
+        groups: sum(of.map((r) => Number(r.groups))),
+        trajectories: sum(of.map((r) => r.trajectories)),
+        reward_mean: meanOf(of),
+      };
+    });
+    const mins = mine.map((r) => r.rewardMin).filter((v): v is number => v !== null);
+    const maxes = mine.map((r) => r.rewardMax).filter((v): v is number => v !== null);
+    return {
+      step,
+      groups: sum(splits.map((s) => s.groups)),
+      trajectories: sum(splits.map((s) => s.trajectories)),
+      reward_mean: meanOf(mine),
+      reward_min: mins.length ? Math.min(...mins) : null,
+      reward_max: maxes.length ? Math.max(...maxes) : null,
+      sources: (['log', 'train'] as const).filter((s) => mine.some((r) => r.source === s)),
+      splits,
+    };
+  });
+  return { object: 'list', data, has_more: page.length > q.limit };
+}
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+function meanOf(rows: { rewardSum: number; scored: number }[]): number | null {
+  const n = sum(rows.map((r) => r.scored));
+  return n > 0 ? sum(rows.map((r) => r.rewardSum)) / n : null;
+}
