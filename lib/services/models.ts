@@ -10,7 +10,7 @@ import type { CreateModelBody, ModelDto, ModelSummaryDto } from '@/lib/schemas/m
 import { deleteArtifacts } from '@/lib/storage';
 import { accessibleEntityIds, entityByName, isUniqueViolation, type Principal } from './accounts';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
-import { bestMetrics } from './best-metrics';
+import { bestMetrics } from '@/lib/db/repositories/best-metrics';
 import { newRunId } from './credentials';
 
 export const MODEL_NOT_FOUND = 'Model not found';

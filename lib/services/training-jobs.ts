@@ -15,7 +15,7 @@ import {
 import type { JobStatus } from '@/lib/db/schema';
 import { accessibleEntityIds, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
-import { pageEvents } from './job-event-pages';
+import { pageEvents } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
 import { recordTrajectories } from './trajectories';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';

@@ -1,14 +1,10 @@
 import { and, asc, desc, inArray, sql } from 'drizzle-orm';
-import type { DbOrTx } from '@/lib/db/client';
-import { checkpoints } from '@/lib/db/schema';
+import type { DbOrTx } from '../client';
+import { checkpoints } from '../schema';
 import type { BestMetricDto } from '@/lib/schemas/models';
 import { DEFAULT_BEST_METRICS, metricDirection, type MetricDirection } from '@/lib/schemas/metric-direction';
 
-/*
- * Read-only aggregates over existing tables for the dashboard's lists.
- * TODO(lib/db): these queries belong in lib/db/repositories (only lib/db runs SQL); they live here while
- * another change owns lib/db, and move there unchanged afterwards.
- */
+/* Read-only aggregates over existing tables for the dashboard's lists. */
 
 /** Per model, the checkpoint with the best value of `metric` (later step on a tie, like the checkpoint table). */
 async function bestOf(db: DbOrTx, modelIds: string[], metric: string, direction: MetricDirection) {

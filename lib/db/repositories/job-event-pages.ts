@@ -1,11 +1,6 @@
 import { and, asc, desc, eq, gt, lt, type SQL } from 'drizzle-orm';
-import type { DbOrTx } from '@/lib/db/client';
-import { jobEvents } from '@/lib/db/schema';
-
-/*
- * TODO(lib/db): this query belongs in lib/db/repositories/training.ts beside listEvents (only lib/db runs
- * SQL); it lives here while another change owns lib/db, and moves there unchanged afterwards.
- */
+import type { DbOrTx } from '../client';
+import { jobEvents } from '../schema';
 
 /**
  * A page of a job's events in either order, after or before a cursor (its seq), in list order. The scan
