@@ -14,7 +14,8 @@ export class SftDataError extends Error {
     readonly line: number,
     readonly reason: string,
   ) {
-    super(`${file} line ${line}: ${reason}`);
+    // Line 0 means the file as a whole (e.g. missing), not one of its lines.
+    super(line > 0 ? `${file} line ${line}: ${reason}` : `${file}: ${reason}`);
   }
 }
 

@@ -177,7 +177,7 @@ describe('job input', () => {
     await runOneJob(protocolFor(model.id), { sft: async () => ({ weights }) });
     expect(await job(user, created.body.id)).toMatchObject({
       status: 'FAILED',
-      error_message: 'train.jsonl line 0: the training data file is missing from the artifact store',
+      error_message: 'train.jsonl: the training data file is missing from the artifact store',
     });
   });
 });
