@@ -1,11 +1,16 @@
+'use client';
+
 import Link from 'next/link';
+import { useEffect, useState } from 'react';
 import { Badge } from '@/components/ui/badge';
-import { buttonClassName } from '@/components/ui/button';
-import { Button } from '@/components/ui/button';
-import { CopyButton } from '@/components/ui/copy-button';
-import { ChatIcon, TrashIcon } from '@/components/ui/icons';
+import { Button, buttonClassName } from '@/components/ui/button';
+import { writeClipboard } from '@/components/ui/copy-button';
+import { ChatIcon, CheckIcon, ChevronDownIcon, CopyIcon, TrashIcon } from '@/components/ui/icons';
+import { MenuButton } from '@/components/ui/menu';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
+import { Tooltip } from '@/components/ui/tooltip';
+import type { InferenceName } from '@/lib/client/inference-names';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 
@@ -14,12 +19,69 @@ interface CheckpointTableProps {
   metricColumns: string[];
   bestId: string | null;
   bestMetric: string | null;
-  nameFor: (step: number) => string;
+  /** Every name a client can send as `model` to reach this step (see checkpointNames). */
+  namesFor: (step: number) => InferenceName[];
   playgroundHrefFor: (step: number) => string;
   onDelete: (checkpoint: CheckpointDto) => void;
 }
 
-export function CheckpointTable({ checkpoints, metricColumns, bestId, bestMetric, nameFor, playgroundHrefFor, onDelete }: CheckpointTableProps) {
+/** The row's copy action: a menu of the step's names, each copied exactly as a client sends it. */
+function CopyNameMenu({ step, names }: { step: number; names: InferenceName[] }) {
+  const [state, setState] = useState<{ kind: 'idle' | 'copied' | 'failed'; label?: string }>({ kind: 'idle' });
+  const [menuOpen, setMenuOpen] = useState(false);
+
+  useEffect(() => {
+    if (state.kind === 'idle') return;
+    const timer = setTimeout(() => setState({ kind: 'idle' }), 2000);
+    return () => clearTimeout(timer);
+  }, [state]);
+
+  async function copy(name: InferenceName) {
+    try {
+      await writeClipboard(name.value);
+      setState({ kind: 'copied', label: name.label });
+    } catch {
+      setState({ kind: 'failed' });
+    }
+  }
+
+  const label = `Copy model name of step ${step}`;
+  return (
+    <>
+      <Tooltip content={state.kind === 'copied' ? `Copied ${state.label?.toLowerCase()} name` : label} disabled={menuOpen}>
+        <MenuButton
+          label={label}
+          className="gap-0.5 px-1.5"
+          onOpenChange={setMenuOpen}
+          data-testid="copy-name-menu"
+          items={names.map((n) => ({
+            key: n.label,
+            onSelect: () => void copy(n),
+            'data-testid': 'copy-name-item',
+            content: (
+              <>
+                <span className="text-xs font-medium text-fg-muted">{n.label}</span>
+                <span className="font-mono text-[12.5px] break-all text-fg">{n.value}</span>
+              </>
+            ),
+          }))}
+        >
+          {state.kind === 'copied' ? <CheckIcon className="size-3.5" /> : <CopyIcon className="size-3.5" />}
+          <ChevronDownIcon className="size-3 opacity-70" />
+        </MenuButton>
+      </Tooltip>
+      <span role="status" className="sr-only">
+        {state.kind === 'copied'
+          ? `Copied the ${state.label?.toLowerCase()} name to the clipboard`
+          : state.kind === 'failed'
+            ? 'Could not copy: select the text and copy it by hand'
+            : ''}
+      </span>
+    </>
+  );
+}
+
+export function CheckpointTable({ checkpoints, metricColumns, bestId, bestMetric, namesFor, playgroundHrefFor, onDelete }: CheckpointTableProps) {
   return (
     <Table data-testid="checkpoints-table">
       <caption className="sr-only">Checkpoints</caption>
@@ -62,17 +124,21 @@ export function CheckpointTable({ checkpoints, metricColumns, bestId, bestMetric
             <Td className="text-right whitespace-nowrap text-fg-muted">{c.created_at ? <RelativeTime iso={c.created_at} /> : '—'}</Td>
             <Td className="text-right">
               <div className="inline-flex items-center gap-1">
-                <CopyButton value={nameFor(c.step)} iconOnly ariaLabel={`Copy name of step ${c.step}`} variant="ghost" />
-                <Link
-                  href={playgroundHrefFor(c.step)}
-                  className={buttonClassName({ variant: 'ghost', size: 'sm' })}
-                  aria-label={`Open step ${c.step} in the playground`}
-                >
-                  <ChatIcon className="size-3.5" />
-                </Link>
-                <Button variant="danger-ghost" size="sm" className="w-8 px-0" aria-label={`Delete step ${c.step}`} onClick={() => onDelete(c)}>
-                  <TrashIcon className="size-3.5" />
-                </Button>
+                <CopyNameMenu step={c.step} names={namesFor(c.step)} />
+                <Tooltip content={`Open step ${c.step} in the playground`}>
+                  <Link
+                    href={playgroundHrefFor(c.step)}
+                    className={buttonClassName({ variant: 'ghost', size: 'sm' })}
+                    aria-label={`Open step ${c.step} in the playground`}
+                  >
+                    <ChatIcon className="size-3.5" />
+                  </Link>
+                </Tooltip>
+                <Tooltip content={`Delete step ${c.step}`}>
+                  <Button variant="danger-ghost" size="sm" className="w-8 px-0" aria-label={`Delete step ${c.step}`} onClick={() => onDelete(c)}>
+                    <TrashIcon className="size-3.5" />
+                  </Button>
+                </Tooltip>
               </div>
             </Td>
           </Tr>

@@ -10,7 +10,8 @@ import { ChatIcon, CloseIcon, CodeIcon } from '@/components/ui/icons';
 import { Spinner } from '@/components/ui/spinner';
 import type { AssistantReply, ChoiceReply } from '@/lib/client/chat-reply';
 import type { PlaygroundRequest } from '@/lib/client/chat-request';
-import { ModelPicker } from './model-picker';
+import { Tooltip } from '@/components/ui/tooltip';
+import { ModelPicker, PaneModelHeading } from './model-picker';
 import { TokenView } from './token-view';
 
 export type PaneTurn = { role: 'user'; content: string } | { role: 'assistant'; reply: AssistantReply };
@@ -77,28 +78,32 @@ export function ChatPane({ pane, index, paneCount, view, baseModels, trainedMode
 
   return (
     <Card className="flex min-w-0 flex-col overflow-visible" aria-label={`${label}: ${pane.model}`} data-testid="chat-pane">
-      <div className="flex flex-col gap-2 rounded-t-xl border-b border-line bg-surface-muted/50 px-3 pt-2 pb-3">
-        <div className="flex items-center justify-between gap-2">
-          <span className="pl-0.5 text-xs font-medium text-fg-subtle" aria-hidden="true">
-            {label}
-          </span>
-          <div className="-mr-1 flex items-center gap-0.5">
+      <div className="flex flex-col gap-2.5 rounded-t-xl border-b border-line bg-surface-muted/50 px-3 pt-2 pb-3">
+        <div className="flex items-start justify-between gap-2">
+          <div className="flex min-w-0 flex-col gap-0.5 pt-0.5 pl-0.5">
+            <span className="text-[11px] font-medium tracking-wide text-fg-subtle uppercase" aria-hidden="true">
+              {label}
+            </span>
+            <PaneModelHeading value={pane.model} trainedModels={trainedModels} />
+          </div>
+          <div className="-mr-1 flex shrink-0 items-center gap-0.5">
             <Button variant="ghost" size="sm" className="h-7" onClick={onExport} data-testid="export-code-button">
               <CodeIcon className="size-3.5" />
               Code
             </Button>
             {paneCount > 1 ? (
-              <Button
-                variant="ghost"
-                size="sm"
-                className="h-7 w-7 px-0"
-                onClick={onRemove}
-                disabled={pane.streaming}
-                aria-label={`Remove ${label.toLowerCase()} from the comparison`}
-                title="Remove from the comparison"
-              >
-                <CloseIcon className="size-4" />
-              </Button>
+              <Tooltip content={`Remove ${label.toLowerCase()} from the comparison`}>
+                <Button
+                  variant="ghost"
+                  size="sm"
+                  className="h-7 w-7 px-0"
+                  onClick={onRemove}
+                  disabled={pane.streaming}
+                  aria-label={`Remove ${label.toLowerCase()} from the comparison`}
+                >
+                  <CloseIcon className="size-4" />
+                </Button>
+              </Tooltip>
             ) : null}
           </div>
         </div>

@@ -1,8 +1,9 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
+import { Badge } from '@/components/ui/badge';
 import { Select } from '@/components/ui/input';
-import { joinModelName, splitModelName } from '@/lib/client/model-choice';
+import { joinModelName, modelLabel, splitModelName } from '@/lib/client/model-choice';
 import { checkpointPickerQuery } from '@/lib/client/query-keys';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
@@ -19,6 +20,41 @@ interface ModelPickerProps {
   disabled?: boolean;
 }
 
+/** A trained model's option text: its own name first, so that a narrow select cuts off the project, not the name. */
+function optionText(name: string): string {
+  const { name: own, scope } = modelLabel(name);
+  return scope ? `${own} — ${scope}` : own;
+}
+
+/**
+ * What a pane holds, readable however narrow the pane: the model's name (wrapping, never cut) and the step,
+ * with entity/project below it; the full name is the title. Sits above the two selects, whose closed state
+ * cannot wrap.
+ */
+export function PaneModelHeading({ value, trainedModels }: { value: string; trainedModels: Map<string, ModelSummaryDto> }) {
+  const { model, step } = splitModelName(value);
+  const trained = trainedModels.get(model);
+  const { name, scope } = modelLabel(model);
+  const stepText = step !== null ? `Step ${step}` : trained ? (trained.latest_step !== null ? `Latest · step ${trained.latest_step}` : 'Latest') : 'Base model';
+  return (
+    <div className="min-w-0" title={value} data-testid="pane-model">
+      <p className="flex flex-wrap items-center gap-x-2 gap-y-1">
+        <span className="text-sm leading-5 font-semibold wrap-anywhere text-fg" data-testid="pane-model-name">
+          {name}
+        </span>
+        <Badge tone={step !== null || trained ? 'accent' : 'neutral'} className="py-0 text-[11px]">
+          <span data-testid="pane-model-step">{stepText}</span>
+        </Badge>
+      </p>
+      {scope ? (
+        <p className="font-mono text-[11.5px] leading-4 wrap-anywhere text-fg-subtle" data-testid="pane-model-scope">
+          {scope}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 /**
  * Two selects: the model (base models, then trained ones) and, for a trained model, which checkpoint
  * (latest or a step). A name not in either list, e.g. from a hand-edited link, stays selectable so that
@@ -31,6 +67,7 @@ export function ModelPicker({ value, onChange, baseModels, trainedModels, label,
   const known = baseModels.includes(model) || trained !== undefined;
   const steps = checkpoints.data?.data.map((c) => c.step) ?? [];
   if (step !== null && !steps.includes(step)) steps.unshift(step);
+  const latest = trained?.latest_step ?? null;
 
   return (
     <div className="flex min-w-0 flex-1 flex-wrap gap-2">
@@ -42,7 +79,8 @@ export function ModelPicker({ value, onChange, baseModels, trainedModels, label,
         value={model}
         disabled={disabled}
         onChange={(event) => onChange(event.target.value)}
-        className="min-w-0 flex-[2_1_12rem]"
+        className="min-w-0 flex-[3_1_10rem]"
+        title={model}
         data-testid="model-select"
       >
         {!known ? <option value={model}>{model}</option> : null}
@@ -56,8 +94,8 @@ export function ModelPicker({ value, onChange, baseModels, trainedModels, label,
         {trainedModels.size > 0 ? (
           <optgroup label="Your models">
             {[...trainedModels.keys()].map((name) => (
-              <option key={name} value={name}>
-                {name}
+              <option key={name} value={name} title={name}>
+                {optionText(name)}
               </option>
             ))}
           </optgroup>
@@ -75,10 +113,10 @@ export function ModelPicker({ value, onChange, baseModels, trainedModels, label,
             onChange={(event) =>
               onChange(joinModelName({ model, step: event.target.value === 'latest' ? null : Number(event.target.value) }))
             }
-            className="min-w-0 flex-[1_1_7rem]"
+            className="min-w-0 flex-[1_1_6.5rem]"
             data-testid="checkpoint-select"
           >
-            <option value="latest">Latest checkpoint</option>
+            <option value="latest">{latest !== null ? `Latest (step ${latest})` : 'Latest'}</option>
             {steps.map((s) => (
               <option key={s} value={String(s)}>
                 Step {s}

@@ -6,7 +6,7 @@ import { cx } from './cx';
 import { CheckIcon, CopyIcon } from './icons';
 
 /** navigator.clipboard only exists in secure contexts; a self-hosted server is often plain http on a LAN address. */
-async function writeClipboard(text: string): Promise<void> {
+export async function writeClipboard(text: string): Promise<void> {
   if (navigator.clipboard && window.isSecureContext) {
     await navigator.clipboard.writeText(text);
     return;

@@ -71,6 +71,24 @@ export class ModelPage {
     return this.checkpoint(step).getByRole('link', { name: `Open step ${step} in the playground` });
   }
 
+  /** The checkpoint row's copy action: a menu button that lists every name of the step. */
+  copyNames(step: number): Locator {
+    return this.checkpoint(step).getByRole('button', { name: `Copy model name of step ${step}` });
+  }
+
+  /** The open copy menu (it floats outside the table) and its items. */
+  get copyMenu(): Locator {
+    return this.page.getByRole('menu', { name: /Copy model name of step/ });
+  }
+
+  get copyMenuItems(): Locator {
+    return this.copyMenu.getByRole('menuitem');
+  }
+
+  deleteCheckpoint(step: number): Locator {
+    return this.checkpoint(step).getByRole('button', { name: `Delete step ${step}` });
+  }
+
   stepItem(step: number): Locator {
     return this.page.locator(`[data-testid="trajectory-step-item"][data-step="${step}"]`);
   }

@@ -48,6 +48,24 @@ export class PlaygroundPage {
     return this.pane(index).getByTestId('checkpoint-select');
   }
 
+  /** The pane's heading: the model's own name (never cut off), its step and entity/project. */
+  paneModelName(index: number): Locator {
+    return this.pane(index).getByTestId('pane-model-name');
+  }
+
+  paneModelStep(index: number): Locator {
+    return this.pane(index).getByTestId('pane-model-step');
+  }
+
+  paneModelScope(index: number): Locator {
+    return this.pane(index).getByTestId('pane-model-scope');
+  }
+
+  /** True when the element shows all of its text: nothing clipped or cut off with an ellipsis. */
+  async showsAllText(locator: Locator): Promise<boolean> {
+    return locator.evaluate((el) => el.scrollWidth <= el.clientWidth + 1 && el.scrollHeight <= el.clientHeight + 1);
+  }
+
   answers(index: number): Locator {
     return this.pane(index).getByTestId('assistant-text');
   }

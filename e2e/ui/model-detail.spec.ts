@@ -239,3 +239,98 @@ test('trajectories: a model without any says how they get there', async ({ page,
   await expect(page.getByRole('heading', { name: 'No trajectories yet' })).toBeVisible();
   await expect(page.getByText('POST …/log')).toBeVisible();
 });
+
+test("a checkpoint row's actions show their labels on hover and focus, and its copy menu copies every name of the step", async ({
+  page,
+  request,
+  context,
+}) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'names', name: `nm-${uniqueId()}` });
+  // A new model has step 0; a completed job adds step 1 (where no worker runs jobs, step 0 stays the latest).
+  const job = await waitForJob(request, key, await createRlJob(request, key, model.id));
+  const latest = job.status === 'COMPLETED' ? job.step! : 0;
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  await expect(m.checkpoint(latest)).toBeVisible();
+  const tooltip = page.getByRole('tooltip');
+
+  // Hover shows the icon's label; leaving hides it.
+  await m.deleteCheckpoint(latest).hover();
+  await expect(tooltip).toHaveText(`Delete step ${latest}`);
+  await m.name.hover();
+  await expect(tooltip).toHaveCount(0);
+
+  // Keyboard focus shows it too, and Escape hides it without moving focus.
+  await m.copyNames(latest).focus();
+  await page.keyboard.press('Tab');
+  await expect(m.openInPlayground(latest)).toBeFocused();
+  await expect(tooltip).toHaveText(`Open step ${latest} in the playground`);
+  await expectNoSeriousA11yViolations(page, 'a checkpoint action tooltip');
+  await page.keyboard.press('Escape');
+  await expect(tooltip).toHaveCount(0);
+  await expect(m.openInPlayground(latest)).toBeFocused();
+
+  // The copy menu by keyboard: Enter opens on the first item, arrows move and wrap, Escape closes and focus returns.
+  const full = `${model.entity}/${model.project}/${model.name}`;
+  const names = [`${full}:step${latest}`, `wandb-artifact:///${full}:step${latest}`, full, `wandb-artifact:///${full}`, model.id];
+  const trigger = m.copyNames(latest);
+  await trigger.focus();
+  await expect(trigger).toHaveAttribute('aria-haspopup', 'menu');
+  await page.keyboard.press('Enter');
+  await expect(m.copyMenu).toBeVisible();
+  await expect(trigger).toHaveAttribute('aria-expanded', 'true');
+  await expect(m.copyMenuItems).toHaveCount(names.length);
+  for (const [i, name] of names.entries()) await expect(m.copyMenuItems.nth(i)).toContainText(name);
+  await expect(m.copyMenuItems.first()).toBeFocused();
+  await page.keyboard.press('ArrowDown');
+  await expect(m.copyMenuItems.nth(1)).toBeFocused();
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowUp');
+  await expect(m.copyMenuItems.last()).toBeFocused();
+  await page.keyboard.press('ArrowDown');
+  await expect(m.copyMenuItems.first()).toBeFocused();
+  await expectNoSeriousA11yViolations(page, 'the copy menu');
+  await page.keyboard.press('Escape');
+  await expect(m.copyMenu).toHaveCount(0);
+  await expect(trigger).toBeFocused();
+  await expect(trigger).toHaveAttribute('aria-expanded', 'false');
+
+  // Space opens it as well; Enter on an item copies that name exactly and gives focus back.
+  await page.keyboard.press('Space');
+  await expect(m.copyMenuItems.first()).toBeFocused();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await expect(m.copyMenu).toHaveCount(0);
+  await expect(trigger).toBeFocused();
+  expect(await clipboard()).toBe(full);
+  await expect(m.checkpoint(latest).getByRole('status')).toHaveText('Copied the latest name to the clipboard');
+
+  // Every item copies the string a client sends as `model`.
+  for (const [i, name] of names.entries()) {
+    await trigger.click();
+    await m.copyMenuItems.nth(i).click();
+    expect(await clipboard()).toBe(name);
+  }
+
+  // An older step offers only the names pinned to it: the others would reach the latest step.
+  if (latest > 0) {
+    await m.copyNames(0).click();
+    await expect(m.copyMenuItems).toHaveCount(2);
+    await m.copyMenuItems.nth(1).click();
+    expect(await clipboard()).toBe(`wandb-artifact:///${full}:step0`);
+  }
+  // The same model answers under every one of those names.
+  for (const name of names) {
+    const res = await request.post('/v1/chat/completions', {
+      headers: { Authorization: `Bearer ${key}` },
+      data: { model: name, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 },
+    });
+    expect(res.status(), `${name}: ${await res.text()}`).toBe(200);
+  }
+});

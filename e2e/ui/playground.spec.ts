@@ -1,7 +1,8 @@
 import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
 import { createModelViaApi } from '../fixtures/models';
 import { expect, test } from '../fixtures/test';
-import { signUpViaApi, uniqueId } from '../fixtures/users';
+import { createRlJob, waitForJob } from '../fixtures/seed';
+import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
 import { PlaygroundPage } from '../pages/playground-page';
 
 const MODEL = 'tuneboard/tiny-random';
@@ -106,4 +107,64 @@ test('a bad parameter is caught before sending and a server error is shown in it
   // The answer may be whitespace only (a random model); the usage line says it finished.
   await expect(playground.pane(0).getByTestId('reply-usage')).toBeVisible();
   await expect(playground.pane(1).getByTestId('pane-error')).toContainText('nobody/nothing/here');
+});
+
+test('Compare beside a checkpoint adds the same model at step 0, and every pane names its model in full', async ({ page, request, baseURL }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  // Long enough that a 4-pane grid at 1280 px cut it off in a select.
+  const name = `a-rather-long-model-name-${uniqueId()}`;
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'first-project', name });
+  const full = `${model.entity}/first-project/${name}`;
+  const job = await waitForJob(request, key, await createRlJob(request, key, model.id));
+  test.skip(job.status !== 'COMPLETED', 'training jobs do not complete on this server');
+  const step = job.step!;
+
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const playground = new PlaygroundPage(page);
+  await playground.goto(`${full}:step${step}`);
+  await expect(playground.paneModelName(0)).toHaveText(name);
+  await expect(playground.paneModelStep(0)).toHaveText(`Step ${step}`);
+  await expect(playground.paneModelScope(0)).toHaveText(`${model.entity}/first-project`);
+  await expect(playground.pane(0).getByTestId('pane-model')).toHaveAttribute('title', `${full}:step${step}`);
+
+  // The same model at step 0 (its base weights), not some other model.
+  await playground.compare.click();
+  await expect(playground.panes).toHaveCount(2);
+  await expect(playground.modelSelect(1)).toHaveValue(full);
+  await expect(playground.checkpointSelect(1)).toHaveValue('0');
+  await expect(playground.paneModelStep(1)).toHaveText('Step 0');
+  // Every step shown: the next click falls back to another model. The URL holds every pane.
+  await playground.compare.click();
+  await playground.compare.click();
+  await expect(playground.panes).toHaveCount(4);
+  await expect(playground.modelSelect(2)).not.toHaveValue(full);
+  const urlModels = () => new URL(page.url()).searchParams.getAll('model');
+  await expect.poll(urlModels).toHaveLength(4);
+  expect(urlModels().slice(0, 2)).toEqual([`${full}:step${step}`, `${full}:step0`]);
+
+  // However many panes, at 1280 and 1440 px the model's own name is shown whole.
+  for (const width of [1280, 1440]) {
+    await page.setViewportSize({ width, height: 900 });
+    for (const pane of [0, 1]) {
+      await expect(playground.paneModelName(pane)).toHaveText(name);
+      await expect(playground.paneModelName(pane)).toBeVisible();
+      expect(await playground.showsAllText(playground.paneModelName(pane)), `pane ${pane} at ${width} px`).toBe(true);
+    }
+  }
+  await expectNoSeriousA11yViolations(page, 'four panes');
+
+  // A reload keeps the comparison.
+  await page.reload();
+  await expect(playground.panes).toHaveCount(4);
+  await expect(playground.checkpointSelect(1)).toHaveValue('0');
+});
+
+test('Compare beside a base model still adds another model', async ({ page }) => {
+  const playground = new PlaygroundPage(page);
+  await playground.goto(MODEL);
+  await playground.compare.click();
+  await expect(playground.panes).toHaveCount(2);
+  await expect(playground.modelSelect(1)).not.toHaveValue(MODEL);
+  await expect(playground.paneModelStep(1)).toHaveText('Base model');
 });

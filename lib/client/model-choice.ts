@@ -34,3 +34,45 @@ export function modelsFromSearchParam(values: readonly string[]): string[] {
   }
   return out;
 }
+
+/**
+ * What "Compare" adds beside a pane that holds a checkpoint: the same model at another step. Step 0 (the
+ * base weights the run started from) first, then the checkpoint before this one, then the other steps
+ * nearest first. `steps` are the model's checkpoint steps; `latestStep` is what a name without a step
+ * means. Null when every step is already in a pane (or the pane holds no trained model).
+ */
+export function otherStepOfModel(
+  current: string,
+  inPanes: readonly string[],
+  steps: readonly number[],
+  latestStep: number | null,
+): string | null {
+  const { model, step } = splitModelName(current);
+  const at = step ?? latestStep;
+  if (at === null) return null;
+  const shown = new Set<number>();
+  for (const name of inPanes) {
+    const choice = splitModelName(name);
+    const s = choice.step ?? latestStep;
+    if (choice.model === model && s !== null) shown.add(s);
+  }
+  const below = steps.filter((s) => s < at).sort((a, b) => b - a);
+  const above = steps.filter((s) => s > at).sort((a, b) => a - b);
+  const order = [...(steps.includes(0) ? [0] : []), ...below, ...above];
+  const next = order.find((s) => s !== at && !shown.has(s));
+  return next === undefined ? null : joinModelName({ model, step: next });
+}
+
+/** A model name cut for display: the part that tells models apart first, where it lives second. */
+export interface ModelLabel {
+  /** The model's own name: the last path segment (`first-model`, `tiny-random`). */
+  name: string;
+  /** What comes before it (`entity/project`, or a base model's organisation); empty when there is none. */
+  scope: string;
+}
+
+export function modelLabel(model: string): ModelLabel {
+  const slash = model.lastIndexOf('/');
+  if (slash <= 0 || slash === model.length - 1) return { name: model, scope: '' };
+  return { name: model.slice(slash + 1), scope: model.slice(0, slash) };
+}

@@ -25,8 +25,8 @@ import {
 } from '@/lib/client/chat-request';
 import { streamChatCompletion } from '@/lib/client/chat-stream';
 import { modelBaseName } from '@/lib/client/inference-names';
-import { MAX_COMPARE } from '@/lib/client/model-choice';
-import { chatModelsQuery, modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
+import { MAX_COMPARE, otherStepOfModel, splitModelName } from '@/lib/client/model-choice';
+import { chatModelsQuery, checkpointPickerQuery, modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 interface PlaygroundClientProps {
@@ -79,6 +79,7 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
   const [showParamErrors, setShowParamErrors] = useState(false);
   const [view, setView] = useState<TextView>('text');
   const [exportPaneId, setExportPaneId] = useState<string | null>(null);
+  const [adding, setAdding] = useState(false);
   const abortRef = useRef<AbortController | null>(null);
   const draftRef = useRef<HTMLTextAreaElement>(null);
 
@@ -186,13 +187,38 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
     setPanes((all) => all.map((p) => ({ ...p, turns: [], error: null, lastRequest: null })));
   }
 
-  function addPane() {
-    if (panes.length >= MAX_COMPARE) return;
-    const used = new Set(panes.map((p) => p.model));
-    // Another model by default: comparing a model with itself is rarely what the click meant.
-    const model = [...baseModels, ...trainedModels.keys()].find((m) => !used.has(m)) ?? panes.at(-1)?.model ?? '';
-    const id = `p${nextPaneId.current++}`;
-    setPanes((all) => [...all, newPane(id, model)]);
+  /**
+   * Beside a checkpoint the likelier comparison is the same model at another step (step 0 first, then the
+   * previous checkpoint); otherwise another model. The pane the page was opened on decides: the first one
+   * that holds a trained model.
+   */
+  async function comparisonModel(models: string[]): Promise<string> {
+    const source = models.find((m) => trainedModels.has(splitModelName(m).model));
+    if (source) {
+      const record = trainedModels.get(splitModelName(source).model)!;
+      try {
+        const list = await queryClient.fetchQuery(checkpointPickerQuery(record.id));
+        const other = otherStepOfModel(source, models, list.data.map((c) => c.step), record.latest_step);
+        if (other) return other;
+      } catch {
+        // The checkpoint list is only a hint here: without it, fall back to another model.
+      }
+    }
+    const used = new Set(models);
+    // Another model: comparing a model with itself is rarely what the click meant.
+    return [...baseModels, ...trainedModels.keys()].find((m) => !used.has(m)) ?? models.at(-1) ?? '';
+  }
+
+  async function addPane() {
+    if (panes.length >= MAX_COMPARE || adding) return;
+    setAdding(true);
+    try {
+      const model = await comparisonModel(panes.map((p) => p.model));
+      const id = `p${nextPaneId.current++}`;
+      setPanes((all) => (all.length >= MAX_COMPARE ? all : [...all, newPane(id, model)]));
+    } finally {
+      setAdding(false);
+    }
   }
 
   const exportPane = panes.find((p) => p.id === exportPaneId) ?? null;
@@ -210,7 +236,13 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
         description="Chat with a base model or any checkpoint, compare up to four side by side, and export the exact request as code."
         actions={
           <>
-            <Button variant="secondary" onClick={addPane} disabled={panes.length >= MAX_COMPARE || streaming} data-testid="add-model">
+            <Button
+              variant="secondary"
+              onClick={() => void addPane()}
+              disabled={panes.length >= MAX_COMPARE || streaming}
+              aria-busy={adding || undefined}
+              data-testid="add-model"
+            >
               <ColumnsIcon className="size-4" />
               Compare
             </Button>

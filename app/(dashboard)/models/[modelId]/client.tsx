@@ -26,7 +26,7 @@ import { checkpointMetricKeys, defaultBestMetric, metricDirection, selectBestChe
 import { groupSeriesIntoCharts } from '@/lib/client/chart-series';
 import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { inferenceNames, modelBaseName, playgroundHref, stepName } from '@/lib/client/inference-names';
+import { checkpointNames, inferenceNames, modelBaseName, playgroundHref, stepName } from '@/lib/client/inference-names';
 import {
   allCheckpointsQuery,
   checkpointPageQuery,
@@ -366,7 +366,7 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
           metricColumns={columns}
           bestId={best?.id ?? null}
           bestMetric={metric}
-          nameFor={(s) => stepName(model, s)}
+          namesFor={(s) => checkpointNames(model, s)}
           playgroundHrefFor={(s) => playgroundHref(model, s)}
           onDelete={(c) => {
             remove.reset();
