@@ -2,6 +2,7 @@
 
 import { useEffect, useState } from 'react';
 import { Button, type ButtonSize, type ButtonVariant } from './button';
+import { Tooltip } from './tooltip';
 import { cx } from './cx';
 import { CheckIcon, CopyIcon } from './icons';
 
@@ -66,19 +67,23 @@ export function CopyButton({
   }
 
   const text = state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed' : label;
+  const button = (
+    <Button
+      variant={variant}
+      size={size}
+      onClick={copy}
+      aria-label={iconOnly ? (ariaLabel ?? label) : undefined}
+      className={cx(iconOnly && 'w-8 px-0', className)}
+      data-testid={rest['data-testid']}
+    >
+      {state === 'copied' ? <CheckIcon className="size-3.5" /> : <CopyIcon className="size-3.5" />}
+      {iconOnly ? null : <span>{text}</span>}
+    </Button>
+  );
   return (
     <>
-      <Button
-        variant={variant}
-        size={size}
-        onClick={copy}
-        aria-label={iconOnly ? (ariaLabel ?? label) : undefined}
-        className={cx(iconOnly && 'w-8 px-0', className)}
-        data-testid={rest['data-testid']}
-      >
-        {state === 'copied' ? <CheckIcon className="size-3.5" /> : <CopyIcon className="size-3.5" />}
-        {iconOnly ? null : <span>{text}</span>}
-      </Button>
+      {/* An icon alone says little to a sighted reader: the tooltip shows the words the aria-label speaks. */}
+      {iconOnly ? <Tooltip content={ariaLabel ?? label}>{button}</Tooltip> : button}
       <span role="status" className="sr-only">
         {state === 'copied' ? 'Copied to clipboard' : state === 'failed' ? 'Could not copy: select the text and copy it by hand' : ''}
       </span>
