@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import { flushSync } from 'react-dom';
 import type { z } from 'zod';
 import { Alert } from '@/components/ui/alert';
@@ -9,6 +9,7 @@ import { SelectField, TextField } from '@/components/ui/field';
 import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors } from '@/lib/client/form-errors';
 import type { baseModelSchema } from '@/lib/schemas/base-models';
 import { createModelBodySchema, type CreateModelBody } from '@/lib/schemas/models';
+import { useModalDialog } from '@/components/ui/use-modal-dialog';
 
 export type BaseModelDto = z.infer<typeof baseModelSchema>;
 
@@ -30,18 +31,11 @@ interface CreateModelDialogProps {
  * selected in the sidebar, not a field: models are created where the user is looking.
  */
 export function CreateModelDialog({ open, entity, projects, baseModels, pending, error, onSubmit, onClose }: CreateModelDialogProps) {
-  const ref = useRef<HTMLDialogElement>(null);
+  const ref = useModalDialog(open);
   const formRef = useRef<HTMLFormElement>(null);
   const [localErrors, setLocalErrors] = useState<FieldErrors | null>(null);
   const server = error ? splitSubmitError(error, FIELDS) : { fieldErrors: {}, formError: null };
   const fieldErrors = localErrors ?? server.fieldErrors;
-
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
-  }, [open]);
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();

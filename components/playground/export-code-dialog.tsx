@@ -1,10 +1,11 @@
 'use client';
 
-import { useEffect, useId, useRef, useState } from 'react';
+import { useId, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { CodeBlock } from '@/components/ui/code-block';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { exportCode, type CodeLanguage } from '@/lib/client/code-export';
+import { useModalDialog } from '@/components/ui/use-modal-dialog';
 
 const LANGUAGES = [
   { value: 'curl', label: 'curl' },
@@ -25,16 +26,9 @@ interface ExportCodeDialogProps {
 
 /** A modal on the native <dialog> (focus trap, Escape, inert page), like ConfirmDialog. */
 export function ExportCodeDialog({ open, request, model, origin, sent, onClose }: ExportCodeDialogProps) {
-  const ref = useRef<HTMLDialogElement>(null);
+  const ref = useModalDialog(open);
   const id = useId();
   const [language, setLanguage] = useState<CodeLanguage>('curl');
-
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
-  }, [open]);
 
   const code = request ? exportCode(language, request, { origin }) : '';
 

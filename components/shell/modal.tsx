@@ -1,7 +1,8 @@
 'use client';
 
-import { useEffect, useRef, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { cx } from '@/components/ui/cx';
+import { useModalDialog } from '@/components/ui/use-modal-dialog';
 
 interface ModalProps {
   open: boolean;
@@ -16,14 +17,7 @@ interface ModalProps {
  * inert and returns focus to the opener. A click on the backdrop closes too.
  */
 export function Modal({ open, onClose, labelledBy, className, children }: ModalProps) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
-  }, [open]);
-
+  const ref = useModalDialog(open);
   return (
     <dialog
       ref={ref}
