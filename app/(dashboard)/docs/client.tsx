@@ -3,9 +3,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { InlineMarkdown } from '@/components/docs/inline-markdown';
 import { OpenApiReference } from '@/components/docs/openapi-reference';
-import { Alert } from '@/components/ui/alert';
+import { RetryAlert } from '@/components/ui/retry-alert';
 import { Badge } from '@/components/ui/badge';
-import { Button, buttonClassName } from '@/components/ui/button';
+import { buttonClassName } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CodeBlock } from '@/components/ui/code-block';
 import { PageHeader } from '@/components/ui/page-header';
@@ -86,22 +86,13 @@ export function DocsClient({ origin }: { origin: string }) {
           ))}
         </div>
       ) : doc.isError ? (
-        <Alert
-          tone="danger"
-          role="alert"
-          title="The API reference could not be loaded"
-          actions={
-            <Button variant="secondary" size="sm" onClick={() => doc.refetch()} pending={doc.isFetching}>
-              Try again
-            </Button>
-          }
-        >
+        <RetryAlert title="The API reference could not be loaded" onRetry={() => doc.refetch()} pending={doc.isFetching}>
           <p data-testid="openapi-error">
             {isApiClientError(doc.error) && doc.error.status === 404
               ? 'This server does not publish /v1/openapi.json yet.'
               : `GET /v1/openapi.json failed: ${doc.error.message}`}
           </p>
-        </Alert>
+        </RetryAlert>
       ) : (
         <section aria-labelledby="reference-title">
           <div className="mb-6 flex flex-wrap items-center gap-2 border-b border-line pb-4">

@@ -9,7 +9,7 @@ import { ModelFilters } from '@/components/models/model-filters';
 import { ModelSearch } from '@/components/models/model-search';
 import { ModelTable, ModelTableSkeleton } from '@/components/models/model-table';
 import { ModelsEmptyState, NoSearchResults } from '@/components/models/models-empty-state';
-import { Alert } from '@/components/ui/alert';
+import { RetryAlert } from '@/components/ui/retry-alert';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { Card, CardFooter } from '@/components/ui/card';
 import { SparklesIcon } from '@/components/ui/icons';
@@ -104,18 +104,9 @@ export function ModelsClient({
     );
   } else if (models.isError && rows.length === 0) {
     body = (
-      <Alert
-        tone="danger"
-        role="alert"
-        title="Could not load models"
-        actions={
-          <Button variant="secondary" size="sm" onClick={() => models.refetch()}>
-            Try again
-          </Button>
-        }
-      >
+      <RetryAlert title="Could not load models" onRetry={() => models.refetch()}>
         {models.error.message}
-      </Alert>
+      </RetryAlert>
     );
   } else if (rows.length === 0 && !filtered) {
     body = <ModelsEmptyState entity={entity} origin={origin} baseModel={exampleBaseModel} onCreate={openCreate} />;

@@ -10,6 +10,7 @@ import { JobEventsTable } from '@/components/jobs/job-events-table';
 import { JobProgress } from '@/components/jobs/job-progress';
 import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
 import { Alert } from '@/components/ui/alert';
+import { RetryAlert } from '@/components/ui/retry-alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CursorPager } from '@/components/ui/cursor-pager';
@@ -102,18 +103,9 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
 
   if (!job) {
     return summary.isError ? (
-      <Alert
-        tone="danger"
-        role="alert"
-        title="Could not load this job"
-        actions={
-          <Button variant="secondary" size="sm" onClick={() => summary.refetch()}>
-            Try again
-          </Button>
-        }
-      >
+      <RetryAlert title="Could not load this job" onRetry={() => summary.refetch()}>
         {summary.error.message}
-      </Alert>
+      </RetryAlert>
     ) : (
       <div aria-busy="true" aria-label="Loading job" className="space-y-4">
         <Skeleton className="h-8 w-64" />
@@ -267,18 +259,9 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
             </div>
           ) : page.isError ? (
             <CardBody>
-              <Alert
-                tone="danger"
-                role="alert"
-                title="Could not load events"
-                actions={
-                  <Button variant="secondary" size="sm" onClick={() => page.refetch()}>
-                    Try again
-                  </Button>
-                }
-              >
+              <RetryAlert title="Could not load events" onRetry={() => page.refetch()}>
                 {page.error.message}
-              </Alert>
+              </RetryAlert>
             </CardBody>
           ) : events.length === 0 ? (
             <EmptyState title="No events yet" description="The job reports training_started when a worker picks it up." />

@@ -10,7 +10,7 @@ import { ModelJobsTable } from '@/components/jobs/model-jobs-table';
 import { CheckpointTable } from '@/components/models/checkpoint-table';
 import { DeleteModelDialog } from '@/components/models/delete-model-dialog';
 import { InferenceNamesList } from '@/components/models/inference-names-list';
-import { Alert } from '@/components/ui/alert';
+import { RetryAlert } from '@/components/ui/retry-alert';
 import { Badge } from '@/components/ui/badge';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
@@ -88,9 +88,9 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
   }
   if (model.isError) {
     return (
-      <Alert tone="danger" role="alert" title="Could not load this model" actions={<Button variant="secondary" size="sm" onClick={() => model.refetch()}>Try again</Button>}>
+      <RetryAlert title="Could not load this model" onRetry={() => model.refetch()}>
         {model.error.message}
-      </Alert>
+      </RetryAlert>
     );
   }
   const m = model.data;
@@ -237,18 +237,9 @@ function MetricsSection({ model, onRewardStepClick }: { model: ModelSummaryDto; 
           <Skeleton className="h-72" />
         </div>
       ) : history.isError ? (
-        <Alert
-          tone="danger"
-          role="alert"
-          title="Could not load the metric history"
-          actions={
-            <Button variant="secondary" size="sm" onClick={() => history.refetch()}>
-              Try again
-            </Button>
-          }
-        >
+        <RetryAlert title="Could not load the metric history" onRetry={() => history.refetch()}>
           {history.error.message}
-        </Alert>
+        </RetryAlert>
       ) : charts.length === 0 ? (
         <Card>
           <EmptyState
@@ -345,18 +336,9 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
         </div>
       ) : page.isError ? (
         <CardBody>
-          <Alert
-            tone="danger"
-            role="alert"
-            title="Could not load checkpoints"
-            actions={
-              <Button variant="secondary" size="sm" onClick={() => page.refetch()}>
-                Try again
-              </Button>
-            }
-          >
+          <RetryAlert title="Could not load checkpoints" onRetry={() => page.refetch()}>
             {page.error.message}
-          </Alert>
+          </RetryAlert>
         </CardBody>
       ) : rows.length === 0 ? (
         <EmptyState title="No checkpoints" description="Each completed training job adds one." />
@@ -423,18 +405,9 @@ function JobsSection({ model, entity, defaultEntity }: { model: ModelSummaryDto;
         </div>
       ) : jobs.isError ? (
         <CardBody>
-          <Alert
-            tone="danger"
-            role="alert"
-            title="Could not load training jobs"
-            actions={
-              <Button variant="secondary" size="sm" onClick={() => jobs.refetch()}>
-                Try again
-              </Button>
-            }
-          >
+          <RetryAlert title="Could not load training jobs" onRetry={() => jobs.refetch()}>
             {jobs.error.message}
-          </Alert>
+          </RetryAlert>
         </CardBody>
       ) : rows.length === 0 ? (
         <EmptyState title="No training jobs yet" description="RL jobs come from POST /v1/preview/training-jobs; SFT jobs from the Fine-tune form or the API." />

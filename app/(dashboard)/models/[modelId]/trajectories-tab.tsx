@@ -5,6 +5,7 @@ import { useMemo, useState } from 'react';
 import { StepList } from '@/components/trajectories/step-list';
 import { TrajectoryCard } from '@/components/trajectories/trajectory-card';
 import { Alert } from '@/components/ui/alert';
+import { RetryAlert } from '@/components/ui/retry-alert';
 import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Card, CardFooter } from '@/components/ui/card';
@@ -74,12 +75,6 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
   const min = parseBound(minText);
   const max = parseBound(maxText);
 
-  const retry = (refetch: () => unknown) => (
-    <Button variant="secondary" size="sm" onClick={() => refetch()}>
-      Try again
-    </Button>
-  );
-
   if (stepPages.isSuccess && stepList.length === 0 && step === null && !split) {
     return (
       <Card>
@@ -97,9 +92,9 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
         {stepPages.isPending ? (
           <Skeleton className="h-64 w-full" />
         ) : stepPages.isError ? (
-          <Alert tone="danger" role="alert" title="Could not load the steps" actions={retry(stepPages.refetch)}>
+          <RetryAlert title="Could not load the steps" onRetry={() => stepPages.refetch()}>
             {stepPages.error.message}
-          </Alert>
+          </RetryAlert>
         ) : (
           <StepList
             steps={stepList}
@@ -207,9 +202,9 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
             <Skeleton className="h-40 w-full" />
           </div>
         ) : groups.isError ? (
-          <Alert tone="danger" role="alert" title="Could not load trajectories" actions={retry(groups.refetch)}>
+          <RetryAlert title="Could not load trajectories" onRetry={() => groups.refetch()}>
             {groups.error.message}
-          </Alert>
+          </RetryAlert>
         ) : list.length === 0 ? (
           <Card>
             <EmptyState

@@ -5,8 +5,7 @@ import { useState } from 'react';
 import { ApiKeyCreateForm, type CreateApiKeyInput } from '@/components/settings/api-key-create-form';
 import { ApiKeyTable } from '@/components/settings/api-key-table';
 import { NewApiKeyNotice } from '@/components/settings/new-api-key-notice';
-import { Alert } from '@/components/ui/alert';
-import { Button } from '@/components/ui/button';
+import { RetryAlert } from '@/components/ui/retry-alert';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CodeBlock } from '@/components/ui/code-block';
 import { ConfirmDialog } from '@/components/ui/confirm-dialog';
@@ -73,18 +72,9 @@ export function ApiKeysClient({ origin }: { origin: string }) {
           </div>
         ) : keys.isError ? (
           <CardBody>
-            <Alert
-              tone="danger"
-              role="alert"
-              title="Could not load your API keys"
-              actions={
-                <Button variant="secondary" size="sm" onClick={() => keys.refetch()}>
-                  Try again
-                </Button>
-              }
-            >
+            <RetryAlert title="Could not load your API keys" onRetry={() => keys.refetch()}>
               {keys.error.message}
-            </Alert>
+            </RetryAlert>
           </CardBody>
         ) : list.length === 0 ? (
           <EmptyState

@@ -6,8 +6,7 @@ import { useState } from 'react';
 import type { AddMemberInput } from '@/components/settings/add-member-form';
 import { TeamCard } from '@/components/settings/team-card';
 import { TeamCreateForm } from '@/components/settings/team-create-form';
-import { Alert } from '@/components/ui/alert';
-import { Button } from '@/components/ui/button';
+import { RetryAlert } from '@/components/ui/retry-alert';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -96,18 +95,9 @@ export function TeamsClient({ currentUserId, defaultEntity }: TeamsClientProps) 
             </CardBody>
           </Card>
         ) : teams.isError ? (
-          <Alert
-            tone="danger"
-            role="alert"
-            title="Could not load your teams"
-            actions={
-              <Button variant="secondary" size="sm" onClick={() => teams.refetch()}>
-                Try again
-              </Button>
-            }
-          >
+          <RetryAlert title="Could not load your teams" onRetry={() => teams.refetch()}>
             {teams.error.message}
-          </Alert>
+          </RetryAlert>
         ) : list.length === 0 ? (
           <Card>
             <EmptyState

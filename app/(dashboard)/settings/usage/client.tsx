@@ -4,9 +4,9 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import Link from 'next/link';
 import { useEffect, useMemo, useState } from 'react';
-import { Alert } from '@/components/ui/alert';
+import { RetryAlert } from '@/components/ui/retry-alert';
 import { Badge } from '@/components/ui/badge';
-import { Button, buttonClassName } from '@/components/ui/button';
+import { buttonClassName } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { BarChartIcon } from '@/components/ui/icons';
@@ -92,18 +92,9 @@ export function UsageClient({ entity, initialDays, initialGroup }: UsageClientPr
 
   if (usage.isError && rows.length === 0) {
     return (
-      <Alert
-        tone="danger"
-        role="alert"
-        title="Could not load usage"
-        actions={
-          <Button variant="secondary" size="sm" onClick={() => usage.refetch()}>
-            Try again
-          </Button>
-        }
-      >
+      <RetryAlert title="Could not load usage" onRetry={() => usage.refetch()}>
         {usage.error.message}
-      </Alert>
+      </RetryAlert>
     );
   }
 
