@@ -14,7 +14,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Llama, LlamaContextSequence, Token } from 'node-llama-cpp';
-import { loadBaseModel } from '../lib/engine/base-models';
+import { loadBaseModel, TINY_MODEL_CONFIG } from '../lib/engine/base-models';
 import { generate, SequenceDecoder, type GenerationRequest } from '../lib/engine/generate';
 import { exportGguf } from '../lib/engine/gguf';
 import { Model, modelTensorSpecs, parameterCount, type KvCache, type ModelConfig } from '../lib/engine/model';
@@ -27,18 +27,7 @@ import { WasmHeap } from '../lib/engine/wasm/heap';
 // Shared settings
 
 /** The 2-layer d=128 byte-level model (tiny-chat's architecture; ctx 256 so 100 + 128 tokens fit). */
-export const BENCH_CONFIG: ModelConfig = {
-  vocab: new Tokenizer().vocabSize,
-  d_model: 128,
-  n_layers: 2,
-  n_heads: 4,
-  n_kv_heads: 4,
-  d_ff: 512,
-  ctx: 256,
-  rope_theta: 10000,
-  norm_eps: 1e-5,
-  tie_embeddings: true,
-};
+export const BENCH_CONFIG: ModelConfig = TINY_MODEL_CONFIG;
 
 export const PROMPT_TOKENS = 100;
 export const DECODE_TOKENS = 128;

@@ -27,7 +27,8 @@ export interface BaseModelSpec {
 const byteTokenizer = defaultTokenizerConfig();
 const BYTE_VOCAB = new Tokenizer(byteTokenizer).vocabSize;
 
-const TINY: ModelConfig = {
+/** The built-in tiny models' shape: 2 layers, d=128, byte vocabulary, ctx 256 (benchmarks use it too). */
+export const TINY_MODEL_CONFIG: ModelConfig = {
   vocab: BYTE_VOCAB,
   d_model: 128,
   n_layers: 2,
@@ -43,14 +44,14 @@ const TINY: ModelConfig = {
 export const BASE_MODELS: Readonly<Record<string, BaseModelSpec>> = {
   'tuneboard/tiny-random': {
     name: 'tuneboard/tiny-random',
-    config: TINY,
+    config: TINY_MODEL_CONFIG,
     tokenizer: byteTokenizer,
     chatTemplate: BUILTIN_CHAT_TEMPLATE,
     seed: 20251201,
   },
   'tuneboard/tiny-chat': {
     name: 'tuneboard/tiny-chat',
-    config: TINY,
+    config: TINY_MODEL_CONFIG,
     tokenizer: byteTokenizer,
     chatTemplate: BUILTIN_CHAT_TEMPLATE,
     weightsFile: 'models/tiny-chat.safetensors',
