@@ -1,15 +1,8 @@
-import { and, count, desc, eq, inArray, lt, max, min, sql, type SQL } from 'drizzle-orm';
 import { getDb } from '@/lib/db/client';
-import { trajectoryGroups } from '@/lib/db/schema';
+import { stepAggregates, stepsWithGroups } from '@/lib/db/repositories/trajectory-steps';
 import type { TrajectoryStepDto, TrajectoryStepListDto } from '@/lib/schemas/trajectories';
 import type { Principal } from './accounts';
 import { requireModel } from './models';
-
-/*
- * TODO(lib/db): these two queries belong in lib/db/repositories (only lib/db runs SQL); they live here
- * while another change owns lib/db, and move there unchanged afterwards. Both are range scans of
- * trajectory_groups_model_step_idx (model_id, step, split, seq) and never read the groups' data.
- */
 
 /**
  * The steps that hold trajectory groups, newest first, `limit` steps a page (`before` is the cursor), each
@@ -23,35 +16,11 @@ export async function listTrajectorySteps(
 ): Promise<TrajectoryStepListDto> {
   const db = await getDb();
   const model = await requireModel(principal, modelId);
-  const filters: SQL[] = [eq(trajectoryGroups.modelId, model.id)];
-  if (q.split !== undefined) filters.push(eq(trajectoryGroups.split, q.split));
-  if (q.source !== undefined) filters.push(eq(trajectoryGroups.source, q.source));
-
-  const page = await db
-    .selectDistinct({ step: trajectoryGroups.step })
-    .from(trajectoryGroups)
-    .where(and(...filters, ...(q.before === undefined ? [] : [lt(trajectoryGroups.step, q.before)])))
-    .orderBy(desc(trajectoryGroups.step))
-    .limit(q.limit + 1);
-  const steps = page.slice(0, q.limit).map((r) => r.step);
+  const filters = { modelId: model.id, split: q.split, source: q.source };
+  const page = await stepsWithGroups(db, filters, q.before, q.limit + 1);
+  const steps = page.slice(0, q.limit);
   if (steps.length === 0) return { object: 'list', data: [], has_more: false };
-
-  const scored = sql`case when ${trajectoryGroups.rewardMean} is not null then ${trajectoryGroups.numTrajectories} else 0 end`;
-  const rows = await db
-    .select({
-      step: trajectoryGroups.step,
-      split: trajectoryGroups.split,
-      source: trajectoryGroups.source,
-      groups: count(),
-      trajectories: sql<number>`sum(${trajectoryGroups.numTrajectories})`.mapWith(Number),
-      rewardSum: sql<number>`coalesce(sum(${trajectoryGroups.rewardMean} * ${trajectoryGroups.numTrajectories}), 0)`.mapWith(Number),
-      scored: sql<number>`sum(${scored})`.mapWith(Number),
-      rewardMin: min(trajectoryGroups.rewardMin),
-      rewardMax: max(trajectoryGroups.rewardMax),
-    })
-    .from(trajectoryGroups)
-    .where(and(...filters, inArray(trajectoryGroups.step, steps)))
-    .groupBy(trajectoryGroups.step, trajectoryGroups.split, trajectoryGroups.source);
+  const rows = await stepAggregates(db, filters, steps);
 
   const data = steps.map((step): TrajectoryStepDto => {
     const mine = rows.filter((r) => r.step === step);
