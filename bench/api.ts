@@ -4,11 +4,12 @@
  * PGlite and, when DATABASE_URL is set, on PostgreSQL; next to a bare Node http server returning the
  * same JSON, the ceiling. Loopback only, fixed duration per case.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { startServer } from './server';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -46,24 +47,6 @@ async function run(
   };
 }
 
-function waitForHealth(base: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      if (child.exitCode !== null) return reject(new Error('server exited'));
-      http
-        .get(`${base}/v1/system-check`, (res) => {
-          res.resume();
-          if (res.statusCode === 200) resolve();
-          else retry();
-        })
-        .on('error', retry);
-    };
-    const retry = () => (Date.now() > deadline ? reject(new Error('server did not start')) : setTimeout(poll, 300));
-    poll();
-  });
-}
-
 async function benchBackend(label: string, env: Record<string, string>): Promise<{ rows: Row[]; samples: Record<string, string> }> {
   const started = Date.now();
   const seedOut = execFileSync('npx', ['tsx', 'bench/seed.ts', String(CHECKPOINTS), String(EVENTS)], {
@@ -75,15 +58,9 @@ async function benchBackend(label: string, env: Record<string, string>): Promise
   const seed = JSON.parse(seedOut.trim().split('\n').at(-1)!);
   console.log(`[${label}] seeded ${CHECKPOINTS} checkpoints and ${EVENTS} events in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-  const server = spawn('npx', ['next', 'start', '-p', String(PORT)], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-    detached: true,
-  });
-  const base = `http://127.0.0.1:${PORT}`;
+  // system-check, not health: it answers 200 only once the database is reachable.
+  const { base, stop } = await startServer(PORT, env, '/v1/system-check');
   try {
-    await waitForHealth(base, server);
     const auth = { authorization: `Bearer ${seed.key}` };
     const cases: [string, string, Parameters<typeof run>[1]][] = [
       ['list checkpoints (limit 20)', `${base}/v1/preview/models/${seed.modelId}/checkpoints?limit=20`, { headers: auth }],
@@ -113,8 +90,7 @@ async function benchBackend(label: string, env: Record<string, string>): Promise
     }
     return { rows, samples };
   } finally {
-    process.kill(-server.pid!, 'SIGTERM');
-    await new Promise((r) => setTimeout(r, 1000));
+    await stop();
   }
 }
 

@@ -6,9 +6,10 @@
  * - /v1/health latency while the 8 streams generate;
  * - API latency (GET checkpoints) while an SFT job trains in the built-in runner.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { startServer } from './server';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const PORT = 3220;
@@ -18,18 +19,6 @@ const MODEL = process.env.BENCH_MODEL ?? 'tuneboard/tiny-random';
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
-
-async function waitUp(): Promise<void> {
-  for (let i = 0; i < 240; i++) {
-    try {
-      if ((await fetch(`${BASE}/v1/health`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error('server did not start');
 }
 
 async function json<T>(p: string, init: RequestInit & { key?: string } = {}): Promise<T> {
@@ -95,22 +84,12 @@ async function main() {
   if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dir = path.join(ROOT, '.data', 'bench-serving');
   fs.rmSync(dir, { recursive: true, force: true });
-  const server = spawn('npx', ['next', 'start', '-p', String(PORT)], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      PORT: String(PORT),
-      DATABASE_URL: '',
-      TUNEBOARD_DATA_DIR: path.join(dir, 'pglite'),
-      TUNEBOARD_ARTIFACT_DIR: path.join(dir, 'artifacts'),
-      NEXT_TELEMETRY_DISABLED: '1',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-    detached: true,
+  const server = await startServer(PORT, {
+    DATABASE_URL: '',
+    TUNEBOARD_DATA_DIR: path.join(dir, 'pglite'),
+    TUNEBOARD_ARTIFACT_DIR: path.join(dir, 'artifacts'),
   });
   try {
-    await waitUp();
     await json('/v1/auth/sign-up', { method: 'POST', body: JSON.stringify({ email: 'bench@bench.test', password: 'bench-password', username: 'bench' }) });
     const { key } = await json<{ key: string }>('/v1/auth/token', {
       method: 'POST',
@@ -180,7 +159,7 @@ async function main() {
     console.log(`| GET checkpoints while SFT trains (p50 / p99 / max, n=${apiMs.length}) | ${fmt(percentile(apiMs, 50))} / ${fmt(percentile(apiMs, 99))} / ${fmt(Math.max(...apiMs))} ms |`);
     console.log(`| SFT job final status | ${status} |`);
   } finally {
-    process.kill(-server.pid!, 'SIGTERM');
+    await server.stop();
   }
 }
 

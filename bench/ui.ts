@@ -3,28 +3,17 @@
  * (gzipped bytes of the scripts a first visit downloads; goal ≤ 250 kB for the heaviest), and the time until
  * a model page with 20 metric series of 100,000 points each is interactive (goal < 1.5 s).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from '@playwright/test';
+import { startServer } from './server';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const PORT = 3230;
 const BASE = `http://127.0.0.1:${PORT}`;
 const SERIES = Number(process.env.BENCH_SERIES ?? 20);
 const POINTS = Number(process.env.BENCH_POINTS ?? 100_000);
-
-async function waitUp() {
-  for (let i = 0; i < 240; i++) {
-    try {
-      if ((await fetch(`${BASE}/v1/health`)).ok) return;
-    } catch {
-      // starting
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error('server did not start');
-}
 
 async function main() {
   if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -54,18 +43,15 @@ async function main() {
     fs.writeFileSync(seedFile, JSON.stringify(seed));
     console.log(`seeded ${SERIES} series × ${POINTS} points in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
-  const server = spawn('npx', ['next', 'start', '-p', String(PORT)], {
-    cwd: ROOT,
-    env: { ...env, NODE_ENV: 'production', PORT: String(PORT) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-    detached: true,
-  });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
+  const server = await startServer(PORT, env).catch(async (err) => {
+    await browser.close();
+    throw err;
+  });
   try {
-    await waitUp();
     const context = await browser.newContext({ baseURL: BASE });
     const signIn = await context.request.post('/v1/auth/sign-in', { data: { email: 'ui-bench@bench.test', password: 'ui-bench-password' } });
     if (!signIn.ok()) throw new Error(`sign-in failed: ${signIn.status()}`);
@@ -131,7 +117,7 @@ async function main() {
     for (const b of breakdowns) console.log(`  ${b}`);
   } finally {
     await browser.close();
-    process.kill(-server.pid!, 'SIGTERM');
+    await server.stop();
   }
 }
 

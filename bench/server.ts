@@ -1,0 +1,40 @@
+/** Starting and stopping the production server the HTTP benchmarks measure (`npm run build` first). */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface BenchServer {
+  base: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `next start` on `port` with `env` over this process's environment, resolved once `readyPath` answers 200.
+ * The server runs in its own process group so that stop() ends npx and the Next server under it together.
+ */
+export async function startServer(port: number, env: Record<string, string>, readyPath = '/v1/health'): Promise<BenchServer> {
+  const child = spawn('npx', ['next', 'start', '-p', String(port)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, NODE_ENV: 'production', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+  };
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${base}${readyPath}`)).ok) return { base, stop };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  await stop();
+  throw new Error('server did not start');
+}
