@@ -24,7 +24,9 @@ export function formatDateTime(iso: string, timeZone?: string): string {
     day: 'numeric',
     hour: '2-digit',
     minute: '2-digit',
-    hour12: false,
+    // Not `hour12: false`: with 'en' Node's ICU reads that as the h24 cycle and prints midnight as 24:10
+    // while Chromium prints 00:10, so the server HTML and the hydrated page disagreed for an hour a day.
+    hourCycle: 'h23',
     timeZone,
     timeZoneName: timeZone === 'UTC' ? 'short' : undefined,
   }).format(new Date(iso));
