@@ -1,6 +1,5 @@
-import type { NextConfig } from 'next';
-
-const nextConfig: NextConfig = {
+/** @type {import('next').NextConfig} */
+const nextConfig = {
   // PGlite ships its own WASM and data files; bundling it breaks their resolution.
   serverExternalPackages: ['@electric-sql/pglite'],
   // Real clients call both /v1/chat/completions and /v1/chat/completions/ and never follow a 308
