@@ -7,7 +7,19 @@ const baseModelsFileSchema = z.object({
   models: z.array(
     z.object({
       id: z.string().min(1),
-      backend: z.enum(['builtin', 'upstream']),
+      /**
+       * Who trains it: `builtin` the built-in CPU engine (tiny byte-level models), `hf` a Python worker
+       * (PyTorch + Transformers + PEFT, workers/python) on a Hugging Face model, `upstream` nobody (served only).
+       */
+      backend: z.enum(['builtin', 'hf', 'upstream']),
+      /**
+       * `hf` only: a local directory in Hugging Face layout (config.json, *.safetensors, tokenizer.json,
+       * tokenizer_config.json). Relative paths resolve against TUNEBOARD_BASE_MODELS_DIR, else the working
+       * directory. Unset: a worker resolves `id` in its own Hugging Face cache.
+       */
+      path: z.string().min(1).optional(),
+      /** `hf` only: who serves it and its checkpoints (LoRA adapters). Default `builtin` (the CPU engine). */
+      serve: z.enum(['builtin', 'vllm']).optional(),
       description: z.string().optional(),
       /** The model's name at the upstream server, when it differs from `id`. */
       upstream_model: z.string().min(1).optional(),
@@ -30,7 +42,10 @@ function loadAll(): BaseModel[] {
 function available(model: BaseModel): boolean {
   // A built-in model is usable once the engine knows it and its weights exist (seeded or built by the
   // pretraining script); an upstream one once an upstream server is configured.
-  return model.backend === 'builtin' ? builtinModelSource(model.id) !== undefined : Boolean(process.env.TUNEBOARD_UPSTREAM_URL);
+  if (model.backend === 'builtin') return builtinModelSource(model.id) !== undefined;
+  if (model.backend === 'upstream') return Boolean(process.env.TUNEBOARD_UPSTREAM_URL);
+  return false; // hf: neither training (workers/python) nor serving is wired yet
+
 }
 
 /** Base models that can be used right now: their backend is configured on this server. */
