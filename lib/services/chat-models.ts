@@ -1,40 +1,29 @@
-import type { ModelConfig } from '@/lib/engine/model';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
+import { BuiltinChatBackend, VllmChatBackend, type ChatBackend } from '@/lib/inference/backends';
 import { modelNotFoundError } from '@/lib/inference/chat-errors';
 import { parseModelName } from '@/lib/inference/model-name';
-import type { ModelSpec } from '@/lib/inference/wire';
 import { readArtifactBytes } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
 import { builtinModelSource } from './builtin-models';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
 
-/** What serves a chat request: the built-in engine (which weights, how to load them) or the upstream server. */
-export type ServedModel =
-  | {
-      kind: 'builtin';
-      spec: ModelSpec;
-      loadWeights?: () => Promise<Uint8Array>;
-      config: Pick<ModelConfig, 'ctx' | 'vocab'>;
-      /** The name usage is recorded under: the base id, or entity/project/name:stepN. */
-      usageName: string;
-    }
-  | {
-      kind: 'upstream';
-      /** The base model's upstream name, or the checkpoint's LoRA adapter name. */
-      upstreamModel: string;
-      usageName: string;
-    };
+/** What serves a chat request: a backend (built-in engine or vLLM) and the name usage is recorded under. */
+export interface ServedModel {
+  backend: ChatBackend;
+  /** The base id, or entity/project/name:stepN. */
+  usageName: string;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function servedBase(baseId: string, model: string): ServedModel {
   const base = findAvailableBaseModel(baseId);
   if (base?.backend === 'upstream')
-    return { kind: 'upstream', upstreamModel: base.upstream_model ?? base.id, usageName: baseId };
+    return { backend: new VllmChatBackend({ model: base.upstream_model ?? base.id }), usageName: baseId };
   const source = base?.backend === 'builtin' ? builtinModelSource(baseId) : undefined;
   if (!source) throw modelNotFoundError(model);
-  return { kind: 'builtin', ...source, usageName: baseId };
+  return { backend: new BuiltinChatBackend(source), usageName: baseId };
 }
 
 async function servedCheckpoint(
@@ -54,18 +43,21 @@ async function servedCheckpoint(
   const base = servedBase(baseModel, model);
   // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
   if (!checkpoint.artifactKey || checkpoint.step === 0) return { ...base, usageName };
-  // Upstream, a trained checkpoint is a LoRA adapter registered under its canonical inference name.
-  if (base.kind === 'upstream') return { kind: 'upstream', upstreamModel: usageName, usageName };
+  // On vLLM, a trained checkpoint is a LoRA adapter registered under its canonical inference name.
+  if (base.backend instanceof VllmChatBackend)
+    return { backend: new VllmChatBackend({ model: usageName }), usageName };
   const key = checkpoint.artifactKey;
+  const description = (base.backend as BuiltinChatBackend).description;
   return {
-    kind: 'builtin',
-    spec: { key: `ckpt:${checkpoint.id}`, source: { kind: 'weights' } },
-    loadWeights: async () => {
-      const bytes = await readArtifactBytes(key);
-      if (!bytes) throw new Error(`checkpoint weights missing from the artifact store: ${key}`);
-      return bytes;
-    },
-    config: base.config,
+    backend: new BuiltinChatBackend({
+      ...description,
+      model: { key: `ckpt:${checkpoint.id}`, source: { kind: 'weights' }, tokenizer: description.model.tokenizer },
+      loadWeights: async () => {
+        const bytes = await readArtifactBytes(key);
+        if (!bytes) throw new Error(`checkpoint weights missing from the artifact store: ${key}`);
+        return bytes;
+      },
+    }),
     usageName,
   };
 }
