@@ -6,7 +6,9 @@ import { parseModelName } from '@/lib/inference/model-name';
 import { readArtifactBytes } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
 import { builtinModelSource } from './builtin-models';
-import { availableBaseModels, findAvailableBaseModel } from './base-models';
+import { ApiError } from '@/lib/api/errors';
+import { describeBaseModels, findBaseModel, servedBy, servingStatus, vllmModelName } from './base-models';
+import { adapterLoadingConfigured, materializeAdapter, vllmAdapters } from './vllm-adapters';
 
 /** What serves a chat request: a backend (built-in engine or vLLM) and the name usage is recorded under. */
 export interface ServedModel {
@@ -18,10 +20,16 @@ export interface ServedModel {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function servedBase(baseId: string, model: string): ServedModel {
-  const base = findAvailableBaseModel(baseId);
-  if (base?.backend === 'upstream')
-    return { backend: new VllmChatBackend({ model: base.upstream_model ?? base.id }), usageName: baseId };
-  const source = base?.backend === 'builtin' ? builtinModelSource(baseId) : undefined;
+  const base = findBaseModel(baseId);
+  if (!base) throw modelNotFoundError(model);
+  // A model we know whose engine cannot answer is the engine's problem, not a missing model: 503 and why.
+  const status = servingStatus(base);
+  if (!status.available)
+    throw new ApiError('unavailable', `The model \`${model}\` cannot be served right now: ${status.reason}.`, {
+      headers: { 'retry-after': '30' },
+    });
+  if (servedBy(base) === 'vllm') return { backend: new VllmChatBackend({ model: vllmModelName(base) }), usageName: baseId };
+  const source = builtinModelSource(baseId);
   if (!source) throw modelNotFoundError(model);
   return { backend: new BuiltinChatBackend(source), usageName: baseId };
 }
@@ -43,9 +51,28 @@ async function servedCheckpoint(
   const base = servedBase(baseModel, model);
   // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
   if (!checkpoint.artifactKey || checkpoint.step === 0) return { ...base, usageName };
-  // On vLLM, a trained checkpoint is a LoRA adapter registered under its canonical inference name.
-  if (base.backend instanceof VllmChatBackend)
-    return { backend: new VllmChatBackend({ model: usageName }), usageName };
+  if (base.backend instanceof VllmChatBackend) {
+    // On vLLM a trained checkpoint is a LoRA adapter named by its canonical inference name. With a shared
+    // adapter folder, Tuneboard loads it into vLLM before the first request; without one, vLLM must have it
+    // already (registered at start with --lora-modules).
+    const artifactKey = checkpoint.artifactKey;
+    const checkpointId = checkpoint.id;
+    const adapters = vllmAdapters();
+    const loading = adapterLoadingConfigured() || findBaseModel(baseModel)?.backend === 'hf';
+    return {
+      backend: new VllmChatBackend({
+        model: usageName,
+        ...(loading
+          ? {
+              prepare: () =>
+                adapters.ensure({ name: usageName, materialize: () => materializeAdapter(checkpointId, artifactKey) }),
+              forget: () => adapters.forget(usageName),
+            }
+          : {}),
+      }),
+      usageName,
+    };
+  }
   const key = checkpoint.artifactKey;
   const description = (base.backend as BuiltinChatBackend).description;
   return {
@@ -101,24 +128,41 @@ export async function resolveChatModel(principal: Principal, model: string | nul
 }
 
 /**
- * GET /v1/models: the base models this server can serve, then the caller's trained models by their
- * `entity/project/name` inference name (latest checkpoint), newest first.
+ * GET /v1/models: every base model of this server, with who trains and serves it, its size, context length
+ * and whether its serving engine can answer now (and why not); then the caller's trained models by their
+ * `entity/project/name` inference name (latest checkpoint), newest first, with their base as `parent`.
  */
 export async function listServableModels(principal: Principal) {
   const db = await getDb();
   const started = Math.floor(Date.now() / 1000);
-  const base = availableBaseModels().map((m) => ({
+  const described = await describeBaseModels();
+  const byId = new Map(described.map((m) => [m.id, m]));
+  const base = described.map((m) => ({
     id: m.id,
     object: 'model' as const,
     created: started,
     owned_by: m.backend === 'builtin' ? 'tuneboard' : 'upstream',
+    max_model_len: m.contextLength,
+    parameters: m.parameters,
+    trained_by: m.trainedBy,
+    served_by: m.servedBy,
+    available: m.available,
+    unavailable_reason: m.unavailableReason,
   }));
   const records = await modelsRepo.listModels(db, { entityIds: principal.memberships.map((m) => m.id), limit: 1000 });
-  const trained = records.map((r) => ({
-    id: `${r.entityName}/${r.projectName}/${r.name}`,
-    object: 'model' as const,
-    created: Math.floor(r.createdAt.getTime() / 1000),
-    owned_by: r.entityName,
-  }));
+  const trained = records.map((r) => {
+    const parent = byId.get(r.baseModel);
+    return {
+      id: `${r.entityName}/${r.projectName}/${r.name}`,
+      object: 'model' as const,
+      created: Math.floor(r.createdAt.getTime() / 1000),
+      owned_by: r.entityName,
+      parent: r.baseModel,
+      max_model_len: parent?.contextLength ?? null,
+      served_by: parent?.servedBy ?? null,
+      available: parent?.available ?? false,
+      unavailable_reason: parent ? parent.unavailableReason : 'its base model is no longer configured on this server',
+    };
+  });
   return { object: 'list' as const, data: [...base, ...trained] };
 }
