@@ -186,14 +186,16 @@ describe('sampleNext', () => {
     expect(new Generator(0).random()).not.toBe(new Generator(1).random());
   });
 
-  it('falls back to the raw argmax when everything is masked', () => {
+  it('when everything is masked, falls back to the best token allowed_token_ids permits, never another', () => {
     const r = sampleNext(
       L,
-      params({ allowedTokenIds: [2], badWordsTokenIds: [[2]] }),
+      params({ allowedTokenIds: [2, 4], badWordsTokenIds: [[2], [4]] }),
       new SequenceState(),
       new Generator(1),
     );
-    expect(r.tokenId).toBe(1);
+    expect(r.tokenId).toBe(4);
+    const free = sampleNext(L, params({ badWordsTokenIds: [[0], [1], [2], [3], [4], [5]] }), new SequenceState(), new Generator(1));
+    expect(free.tokenId).toBe(1);
   });
 });
 

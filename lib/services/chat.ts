@@ -82,7 +82,6 @@ function wireSequences(s: SamplingRequest, prompt: number[]): WireSequence[] {
     seed: s.seed === null ? null : s.seed.toString(),
     choice,
     structuredOutput: s.structured_output,
-    endTokenIds: [...(EOS_ID === null ? [] : [EOS_ID]), ...s.stop_token_ids],
   }));
 }
 
