@@ -75,9 +75,12 @@ describe('SequenceDecoder stop handling (§7.5)', () => {
     expect([d.finishReason, d.stopReason, d.result(null).text, d.tokens.length]).toEqual(['stop', 'b', 'xa', 2]);
     const { d: d2 } = run([120, 262], { stop: ['b'], includeStopStrInOutput: true });
     expect(d2.result(null).text).toBe('xab');
-    // First match in list order wins, not the earliest position.
+    // Several matches in one token's text: the one that ends first wins (vLLM's rule since it made
+    // multi-token steps agree with single steps), ties by list order.
     const { d: d3 } = run([262], { stop: ['c', 'a'] });
-    expect([d3.stopReason, d3.result(null).text]).toEqual(['c', 'ab']);
+    expect([d3.stopReason, d3.result(null).text]).toEqual(['a', '']);
+    const { d: d5 } = run([262], { stop: ['bc', 'abc', 'c'] });
+    expect([d5.stopReason, d5.result(null).text]).toEqual(['bc', 'a']);
     // A match spanning two tokens is found.
     const { d: d4 } = run([120, 261, 120], { stop: ['bx'] });
     expect([d4.stopReason, d4.result(null).text, d4.tokens.length]).toEqual(['bx', 'xa', 3]);
@@ -102,10 +105,14 @@ describe('SequenceDecoder stop handling (§7.5)', () => {
     expect(e2.map((e) => e.textDelta)).toEqual(['a', 'b']);
   });
 
-  it('length wins over EOS on the last allowed token, and the context limit also ends with length', () => {
+  it('EOS and stop ids win over length on the last allowed token (vLLM ≥ 0.12); the context ends with length', () => {
     const { d } = run([104, EOS], { maxTokens: 2 });
-    expect([d.finishReason, d.stopReason]).toEqual(['length', null]);
-    const { d: d2 } = run([104, 105, 106, 107], {}, 5); // prompt 3 + 2 generated = context 5
+    expect([d.finishReason, d.stopReason, d.result(null).text]).toEqual(['stop', null, 'h']);
+    const { d: d1, events } = run([120], { maxTokens: 1, sampling: { stopTokenIds: [120] } });
+    expect([d1.finishReason, d1.stopReason, d1.result(null).text, events[0].rawText]).toEqual(['stop', 120, '', '']);
+    const { d: d3 } = run([104, EOS], {}, 5); // prompt 3 + 2 generated = context 5, the last one EOS
+    expect([d3.finishReason, d3.stopReason]).toEqual(['stop', null]);
+    const { d: d2 } = run([104, 105, 106, 107], {}, 5);
     expect([d2.finishReason, d2.tokens.length]).toEqual(['length', 2]);
   });
 

@@ -13,10 +13,11 @@ import {
 } from './sampler';
 import { IncrementalDetokenizer, type Tokenizer } from './tokenizer';
 import { applyTokenMask, type ConstraintState, type TokenConstraint } from './constrained/token-constraint';
+import { findStopString } from './stop-strings';
 
 /**
- * Generation loop with vLLM's stop semantics (compat-reference §7.5): the engine-side check (length, then
- * EOS, then stop_token_ids, none of them before min_tokens) runs before detokenisation, and stop strings are
+ * Generation loop with vLLM's stop semantics (docs/vllm-compat.md): the engine-side check (EOS, then
+ * stop_token_ids, neither before min_tokens, then length) runs before detokenisation, and stop strings are
  * searched afterwards in the newly added text only. Sequences decode together in batched steps.
  */
 
@@ -42,7 +43,9 @@ export interface GenerationRequest {
   /**
    * Structured output (lib/engine/constrained): disallowed tokens get −∞ on the raw logits before the
    * sampling pipeline, as vLLM applies its grammar bitmask before the sampler (so logprobs are those of
-   * the constrained distribution). Once the output is complete only its end tokens remain allowed.
+   * the constrained distribution). Once the output is complete only its end tokens remain allowed; once an
+   * end token was sampled under ignore_eos the constraint is over and every token is allowed again, as vLLM
+   * fills a terminated grammar's bitmask with ones.
    */
   constraint?: TokenConstraint | null;
 }
@@ -54,6 +57,8 @@ export interface GeneratedToken {
   logprob: number;
   rank: number;
   topLogprobs: TokenLogprob[];
+  /** The `topLogprobs`-many most likely tokens by rank, best first (vLLM's top-k list beside the sampled token). */
+  ranked: TokenLogprob[];
 }
 
 export interface PromptLogprob {
@@ -135,28 +140,41 @@ export class SequenceDecoder {
   /** Samples from this step's raw logits, records the token and applies the stop rules. */
   step(logits: Float32Array, index: number): TokenEvent {
     const constraint = this.request.constraint;
-    const cs = this.constraintState;
+    // Under ignore_eos, once the grammar accepted its end token it is over and masks nothing: vLLM fills a
+    // terminated grammar's bitmask with ones. (An end token forced by min_tokens — every other token masked —
+    // keeps only end tokens allowed; vLLM would sample from an all −∞ row there.)
+    const cs = this.constraintState?.ended && this.request.ignoreEos ? null : this.constraintState;
     const input = constraint && cs ? applyTokenMask(logits, constraint.allowedTokens(cs)) : logits;
     const r = sampleNext(input, this.params, this.state, this.request.generator, this.request.topLogprobs ?? 0);
     // The sampled token is always allowed (sampleNext's all-masked fallback takes the argmax of these
     // masked logits); advance() returning null is therefore unreachable and the state is kept.
     if (constraint && cs) this.constraintState = constraint.advance(cs, r.tokenId) ?? cs;
-    const token: GeneratedToken = { tokenId: r.tokenId, logprob: r.logprob, rank: r.rank, topLogprobs: r.topLogprobs };
+    const token: GeneratedToken = {
+      tokenId: r.tokenId,
+      logprob: r.logprob,
+      rank: r.rank,
+      topLogprobs: r.topLogprobs,
+      ranked: r.ranked,
+    };
     this.tokens.push(token);
     this.state.append(r.tokenId);
     const n = this.tokens.length;
     const req = this.request;
     const minTokens = req.sampling?.minTokens ?? 0;
 
-    // Engine-side check, in vLLM's order: length first, nothing else before min_tokens, then EOS, then stop ids.
-    if (n >= req.maxTokens || req.promptTokenIds.length + n >= this.contextLength) this.finishReason = 'length';
-    else if (n >= minTokens) {
+    // Engine-side check in vLLM's order (check_stop, v0.12 and later): EOS, then stop ids — neither before
+    // min_tokens —, then length. A last token that is EOS or a stop id therefore stops with "stop" even when
+    // it also reaches max_tokens or fills the context. (min_tokens ≤ max_tokens ≤ context − prompt is
+    // validated, so checking length regardless of min_tokens changes nothing but guards the context.)
+    if (n >= minTokens) {
       if (!req.ignoreEos && req.eosTokenId != null && r.tokenId === req.eosTokenId) this.finishReason = 'stop';
       else if (this.stopIds.has(r.tokenId)) {
         this.finishReason = 'stop';
         this.stopReason = r.tokenId;
       }
     }
+    if (!this.finished && (n >= req.maxTokens || req.promptTokenIds.length + n >= this.contextLength))
+      this.finishReason = 'length';
 
     // A stopping EOS / stop id is not detokenised unless the stop string is to be included.
     let rawText = '';
@@ -190,21 +208,15 @@ export class SequenceDecoder {
     };
   }
 
-  /** vLLM's StopChecker.check_stop_strings over the text added since the last check. */
+  /** vLLM's check_stop_strings over the text added since the last check. */
   private checkStopStrings(): void {
     const newChars = this.text.length - this.stopCheckOffset;
     this.stopCheckOffset = this.text.length;
-    if (newChars <= 0) return;
-    for (const s of this.request.stop ?? []) {
-      const from = Math.max(0, this.text.length - newChars - s.length + 1);
-      let at = this.text.indexOf(s, from);
-      if (at === -1) continue;
-      if (this.request.includeStopStrInOutput) at += s.length;
-      this.text = this.text.slice(0, at);
-      this.finishReason = 'stop';
-      this.stopReason = s;
-      return;
-    }
+    const match = findStopString(this.text, newChars, this.request.stop ?? [], !!this.request.includeStopStrInOutput);
+    if (!match) return;
+    this.text = this.text.slice(0, match.cutAt);
+    this.finishReason = 'stop';
+    this.stopReason = match.stop;
   }
 }
 

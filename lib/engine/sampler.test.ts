@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Generator, choiceGenerator } from './random';
 import {
   badWordsTokenIds,
+  pythonLstrip,
   logSoftmax,
   processLogits,
   resolveSamplingParams,
@@ -61,6 +62,17 @@ describe('sampler pipeline on fixed logits', () => {
     ]);
     const sameFirst = (s: string) => (s === 'hi' ? [10, 11] : [10, 13]);
     expect(badWordsTokenIds(['hi'], sameFirst)).toEqual([[10, 11]]);
+  });
+
+  it("bad_words strip leading whitespace as Python's lstrip(), not JavaScript's trimStart()", () => {
+    const tok = new Tokenizer();
+    const enc = (s: string) => tok.encode(s);
+    // U+001F and U+0085 are whitespace to Python, not to JavaScript.
+    expect(badWordsTokenIds(['\u001fab'], enc)).toEqual([[97, 98]]);
+    expect(badWordsTokenIds(['\u0085ab'], enc)).toEqual([[97, 98]]);
+    // U+FEFF is whitespace to JavaScript, not to Python: it stays part of the word.
+    expect(badWordsTokenIds(['\ufeffab'], enc)).toEqual([[0xef, 0xbb, 0xbf, 97, 98]]);
+    expect(pythonLstrip('\t\u3000 x ')).toBe('x ');
   });
 
   it('min_tokens masks stop ids and EOS while the output is short, then stops masking', () => {
@@ -186,14 +198,16 @@ describe('sampleNext', () => {
     expect(new Generator(0).random()).not.toBe(new Generator(1).random());
   });
 
-  it('falls back to the raw argmax when everything is masked', () => {
+  it('when everything is masked, falls back to the best token allowed_token_ids permits, never another', () => {
     const r = sampleNext(
       L,
-      params({ allowedTokenIds: [2], badWordsTokenIds: [[2]] }),
+      params({ allowedTokenIds: [2, 4], badWordsTokenIds: [[2], [4]] }),
       new SequenceState(),
       new Generator(1),
     );
-    expect(r.tokenId).toBe(1);
+    expect(r.tokenId).toBe(4);
+    const free = sampleNext(L, params({ badWordsTokenIds: [[0], [1], [2], [3], [4], [5]] }), new SequenceState(), new Generator(1));
+    expect(free.tokenId).toBe(1);
   });
 });
 

@@ -95,13 +95,28 @@ export function resolveSamplingParams(p: SamplingParams): ResolvedSamplingParams
 export function badWordsTokenIds(words: readonly string[], encode: (text: string) => number[]): number[][] {
   const out: number[][] = [];
   for (const word of words) {
-    const bare = encode(word.trimStart());
+    const bare = encode(pythonLstrip(word));
     out.push(bare);
-    const spaced = encode(' ' + word.trimStart());
+    const spaced = encode(' ' + pythonLstrip(word));
     if (spaced.length > 0 && spaced[0] !== bare[0] && spaced.length === bare.length) out.push(spaced);
   }
   return out;
 }
+
+/**
+ * Python's `str.lstrip()`: strips what `str.isspace()` calls whitespace. JavaScript's trimStart differs:
+ * it strips U+FEFF (not whitespace to Python) and keeps U+001C–U+001F and U+0085 (whitespace to Python).
+ */
+export function pythonLstrip(text: string): string {
+  let i = 0;
+  while (i < text.length && PY_WHITESPACE.has(text.charCodeAt(i))) i++;
+  return text.slice(i);
+}
+
+const PY_WHITESPACE: ReadonlySet<number> = new Set([
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
+  0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+]);
 
 /** Per-sequence token history for penalties, bad words and min_tokens. */
 export class SequenceState {
@@ -296,6 +311,8 @@ export interface SampleResult {
   rank: number;
   /** §7.8's list: the sampled token first unless it is rank 1, then tokens by rank; `topLogprobs` entries. */
   topLogprobs: TokenLogprob[];
+  /** The `topLogprobs` most likely tokens, best first, whether or not the sampled one is among them. */
+  ranked: TokenLogprob[];
 }
 
 /** Runs the whole pipeline for one sequence and one step. */
@@ -311,14 +328,28 @@ export function sampleNext(
   let tokenId: number;
   if (params.greedy) tokenId = argmax(x);
   else tokenId = sampleFromLogits(x, rng);
-  // Everything masked (e.g. allowed tokens all banned): fall back to the raw argmax rather than fail.
-  if (x[tokenId] === -Infinity) tokenId = argmax(rawLogits);
+  // Everything masked (the API refuses the static cases — allowed_token_ids all masked by min_tokens —, but
+  // a multi-token bad word or a grammar can still mask the rest): take the most likely token that
+  // allowed_token_ids permits (the raw argmax without that list) instead of failing mid-stream.
+  if (x[tokenId] === -Infinity) tokenId = fallbackToken(rawLogits, params.allowedTokenIds);
+  const ranked = topTokens(lp, topLogprobs);
   return {
     tokenId,
     logprob: lp[tokenId],
     rank: tokenRank(lp, tokenId),
-    topLogprobs: sampledFirstTopLogprobs(lp, tokenId, topLogprobs),
+    topLogprobs: sampledFirstOf(ranked, tokenId, lp[tokenId], topLogprobs),
+    ranked,
   };
+}
+
+function fallbackToken(rawLogits: ArrayLike<number>, allowed: readonly number[] | null): number {
+  if (!allowed) return argmax(rawLogits);
+  let best = -1;
+  for (const id of allowed) {
+    if (id < 0 || id >= rawLogits.length) continue;
+    if (best === -1 || rawLogits[id] > rawLogits[best] || (rawLogits[id] === rawLogits[best] && id < best)) best = id;
+  }
+  return best === -1 ? argmax(rawLogits) : best;
 }
 
 export function tokenRank(logprobs: ArrayLike<number>, tokenId: number): number {
@@ -350,9 +381,13 @@ export function topTokens(logprobs: ArrayLike<number>, n: number): TokenLogprob[
  * one]. Exactly top-1..n when the sampled token is rank 1, else [sampled, top-1, …, top-(n−1)].
  */
 export function sampledFirstTopLogprobs(logprobs: ArrayLike<number>, sampledId: number, n: number): TokenLogprob[] {
+  return sampledFirstOf(topTokens(logprobs, n), sampledId, logprobs[sampledId], n);
+}
+
+function sampledFirstOf(ranked: readonly TokenLogprob[], sampledId: number, logprob: number, n: number): TokenLogprob[] {
   if (n <= 0) return [];
-  const ranked = topTokens(logprobs, n).filter((t) => t.tokenId !== sampledId);
-  return [{ tokenId: sampledId, logprob: logprobs[sampledId] }, ...ranked].slice(0, n);
+  const others = ranked.filter((t) => t.tokenId !== sampledId);
+  return [{ tokenId: sampledId, logprob }, ...others].slice(0, n);
 }
 
 /** Ids sorted by value ascending; ties put the higher id first, so descending order lists lower ids first. */

@@ -52,21 +52,29 @@ describe('incremental detokenizer', () => {
     expect(d.flush()).toBe('');
   });
 
-  it('replaces invalid sequences like a whole decode and flushes an unfinished one', () => {
+  it('holds text that ends in U+FFFD until a complete character follows, as DecodeStream does', () => {
     const d = new IncrementalDetokenizer(tok);
-    expect(d.push(0xff)).toBe('\ufffd');
+    // A stray byte is invalid for good, but DecodeStream only sees text ending in U+FFFD and waits.
+    expect(d.push(0xff)).toBe('');
     expect(d.push(0xe2)).toBe('');
     expect(d.push(0x82)).toBe('');
-    expect(d.push(97)).toBe('\ufffda');
+    expect(d.push(97)).toBe('\ufffd\ufffda');
     expect(d.push(0xf0)).toBe('');
     expect(d.flush()).toBe('\ufffd');
   });
 
-  it('a special token closes a pending partial character', () => {
+  it('never releases trailing invalid bytes: a generated text does not end in U+FFFD', () => {
     const d = new IncrementalDetokenizer(tok, { skipSpecialTokens: true });
-    expect(d.push(0xc3)).toBe('');
-    expect(d.push(tok.eosId)).toBe('\ufffd');
-    expect(d.push(104)).toBe('h');
+    expect([154, 154].map((id) => d.push(id))).toEqual(['', '']);
+  });
+
+  it('a skipped special token is invisible to the decoder; a shown one joins the byte stream', () => {
+    const skip = new IncrementalDetokenizer(tok, { skipSpecialTokens: true });
+    expect([0xc3, tok.eosId, 0xa9].map((id) => skip.push(id))).toEqual(['', '', 'é']);
+    const show = new IncrementalDetokenizer(tok);
+    expect(show.push(0xc3)).toBe('');
+    expect(show.push(tok.eosId)).toBe('\ufffd<|eos|>');
+    expect(show.push(104)).toBe('h');
   });
 });
 

@@ -30,6 +30,8 @@ export interface EncodeOptions {
 }
 
 const utf8 = new TextEncoder();
+// Non-streaming decodes keep no state, so one lossy decoder serves every call.
+const lossy = new TextDecoder('utf-8', { ignoreBOM: true }); // a BOM is text, as in HF's decode
 
 export class Tokenizer {
   readonly config: TokenizerConfig;
@@ -108,7 +110,7 @@ export class Tokenizer {
 
   /** Text of one token alone; a partial UTF-8 sequence becomes U+FFFD, as HF's convert_tokens_to_string does. */
   tokenText(id: number): string {
-    return new TextDecoder().decode(this.tokenBytes(id));
+    return lossy.decode(this.tokenBytes(id));
   }
 
   decode(ids: ArrayLike<number>, options: { skipSpecialTokens?: boolean } = {}): string {
@@ -248,12 +250,16 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 }
 
 /**
- * Streaming detokenizer: `push` returns only complete characters, holding back a UTF-8 sequence split
- * across tokens until its last byte arrives, so a stream never emits a broken character. Invalid
- * sequences become U+FFFD exactly as a whole-text decode would.
+ * Streaming detokenizer with the semantics of HF tokenizers' `DecodeStream` (what vLLM's fast incremental
+ * detokenizer runs): the bytes of the pending tokens are decoded together (invalid sequences become U+FFFD,
+ * as a whole-text decode would write them), and nothing is released while that text ends in U+FFFD — a
+ * character split across tokens waits for its last byte, and a stray byte waits for the next complete
+ * character. Whatever is still pending when generation ends is never released, so an output never ends in
+ * U+FFFD (`flush` exists for whole-text decoding only). Skipped special tokens add nothing and do not end a
+ * pending sequence, since the decoder never sees them.
  */
 export class IncrementalDetokenizer {
-  private decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  private pending: number[] = [];
   private readonly skipSpecial: boolean;
 
   constructor(
@@ -264,16 +270,18 @@ export class IncrementalDetokenizer {
   }
 
   push(id: number): string {
-    if (this.tokenizer.isSpecial(id)) {
-      // A special token ends any pending partial character first, as a whole-text decode would see it.
-      const pending = this.decoder.decode();
-      return this.skipSpecial ? pending : pending + this.tokenizer.tokenText(id);
-    }
-    return this.decoder.decode(this.tokenizer.tokenBytes(id), { stream: true });
+    if (this.skipSpecial && this.tokenizer.isSpecial(id)) return '';
+    for (const b of this.tokenizer.tokenBytes(id)) this.pending.push(b);
+    const text = lossy.decode(Uint8Array.from(this.pending));
+    if (text === '' || text.endsWith('\uFFFD')) return '';
+    this.pending = [];
+    return text;
   }
 
-  /** Emits whatever is still held back (an unfinished sequence becomes U+FFFD) and resets. */
+  /** Emits whatever is still held back (invalid bytes become U+FFFD) and resets. */
   flush(): string {
-    return this.decoder.decode();
+    const text = lossy.decode(Uint8Array.from(this.pending));
+    this.pending = [];
+    return text;
   }
 }

@@ -82,6 +82,21 @@ describe('non-stream response (§7.13)', () => {
     );
   });
 
+  it('a stop string spanning tokens is cut where it starts, as when streamed (hardening item 5)', () => {
+    // Tokens n, u, t, t: "tt" starts in the third token. The non-stream text used to keep "nut".
+    const events = (stop: string) => [
+      token(0, 110, 'n', -1),
+      token(0, 117, 'u', -1),
+      token(0, 116, 't', -1),
+      token(0, 116, 't', -1, { finishReason: 'stop', stopReason: stop }),
+    ];
+    expect(build({ stop: ['tt'] }, events('tt')).choices[0].message.content).toBe('nu');
+    expect(build({ stop: ['utt'] }, events('utt')).choices[0].message.content).toBe('n');
+    expect(build({ stop: ['tt'], include_stop_str_in_output: true }, events('tt')).choices[0].message.content).toBe(
+      'nutt',
+    );
+  });
+
   it('n choices in index order; usage sums them', () => {
     const r = build({ n: 2 }, [
       token(1, 3, 'b', -1, { finishReason: 'length' }),

@@ -53,7 +53,7 @@ export class ChoiceOutput {
 
   constructor(
     private readonly spec: OutputSpec,
-    streaming: boolean,
+    private readonly streaming: boolean,
   ) {
     this.holdback = streaming ? stopHoldback(spec.stop, spec.include_stop_str_in_output) : 0;
   }
@@ -83,8 +83,9 @@ export class ChoiceOutput {
       this.text += added;
       if (event.finishReason === 'stop' && typeof stopReason === 'string') {
         const match = findStopString(this.text, added.length, [stopReason], this.spec.include_stop_str_in_output);
-        // Never cut into text already sent; the holdback guarantees a real match lies after it.
-        if (match) this.text = this.text.slice(0, Math.max(match.cutAt, this.released));
+        // A whole response is cut exactly at the match, like vLLM's final text. A stream never takes back
+        // text it already sent (the holdback makes a real match start after it anyway).
+        if (match) this.text = this.text.slice(0, this.streaming ? Math.max(match.cutAt, this.released) : match.cutAt);
       }
     }
     if (finishing) {

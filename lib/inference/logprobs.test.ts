@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { clampLogprob, formatLogprobEntry, formatPromptLogprobs, utf8Bytes, type TokenCandidate } from './logprobs';
+import { Tokenizer } from '@/lib/engine/tokenizer';
+import {
+  clampLogprob,
+  formatLogprobEntry,
+  formatPromptLogprobs,
+  utf8Bytes,
+  vllmDecodedTokens,
+  type TokenCandidate,
+} from './logprobs';
+import { wireJson } from './python-json';
 
 const c = (tokenId: number, tokenText: string, logprob: number): TokenCandidate => ({ tokenId, tokenText, logprob });
 
@@ -103,5 +112,62 @@ describe('formatPromptLogprobs (§7.8)', () => {
     ]);
     // n = 0: only the actual token.
     expect(formatPromptLogprobs(positions, 0)[1]).toEqual({ '11': { logprob: -2, rank: 3, decoded_token: 'Hi' } });
+  });
+
+  it('writes the actual token first, then the candidates by rank, whatever their ids', () => {
+    const positions = [
+      null,
+      {
+        token: { ...c(90, 'Z', -3), rank: 4 },
+        ranked: [
+          { ...c(12, 'Yo', -0.1), rank: 1 },
+          { ...c(91, 'W', -0.5), rank: 2 },
+          { ...c(5, 'A', -0.7), rank: 3 },
+        ],
+      },
+    ];
+    const wire = wireJson(formatPromptLogprobs(positions, 3));
+    // JSON.parse would reorder integer-like keys again: read the order off the bytes.
+    expect(keysOnWire(wire)).toEqual(['90', '12', '91', '5']);
+    expect(wire).toContain('{"90":{"logprob":-3.0,"rank":4,"decoded_token":"Z"},"12":');
+  });
+
+  it('an actual token among the candidates keeps first place with the candidate entry (vLLM dict)', () => {
+    const positions = [
+      null,
+      {
+        token: { ...c(7, 'b', -1), rank: 2 },
+        ranked: [
+          { ...c(3, 'a', -1), rank: 1 },
+          { ...c(7, 'b', -1), rank: 2 },
+        ],
+      },
+    ];
+    expect(keysOnWire(wireJson(formatPromptLogprobs(positions, 2)))).toEqual(['7', '3']);
+  });
+});
+
+function keysOnWire(json: string): string[] {
+  return [...json.matchAll(/"(\d+)":\{"logprob"/g)].map((m) => m[1]);
+}
+
+describe('vllmDecodedTokens (vLLM ≥ 0.14 decoded_token of split characters)', () => {
+  const tok = new Tokenizer();
+  const decode = (ids: number[]) => tok.decode(ids);
+
+  it('a leading byte reads "", the byte completing a two-byte character reads the character', () => {
+    // "é" = C3 A9, sampled one byte per step; previous sampled token 'a'.
+    expect(vllmDecodedTokens([0xc3], 97, decode)).toEqual(['']);
+    expect(vllmDecodedTokens([0xa9], 0xc3, decode)).toEqual(['é']);
+    // Three-byte characters: only two tokens are ever joined, so every piece reads "".
+    expect(vllmDecodedTokens([0xb8], 0xe4, decode)).toEqual(['']);
+    expect(vllmDecodedTokens([0xad], 0xb8, decode)).toEqual(['']);
+    // The first generated token has no previous position.
+    expect(vllmDecodedTokens([0xa9], null, decode)).toEqual(['']);
+  });
+
+  it('candidates are paired with the entry before them in the list (quirk copied); whole tokens are unchanged', () => {
+    // List [sampled A9, candidate C3, candidate A9]: the second A9 is decoded after C3 → "é".
+    expect(vllmDecodedTokens([0xa9, 0xc3, 0xa9, 104], 0x61, decode)).toEqual(['', '', 'é', 'h']);
   });
 });

@@ -1,4 +1,5 @@
 import type { ChatLogprobEntry, PromptLogprob } from '@/lib/schemas/chat';
+import { withKeyOrder } from './python-json';
 
 /** One candidate token as the engine reports it. */
 export interface TokenCandidate {
@@ -7,6 +8,49 @@ export interface TokenCandidate {
   tokenText: string;
   /** Raw log-probability (log_softmax of the unprocessed logits, §7.4 step 1); may be −Infinity. */
   logprob: number;
+}
+
+/**
+ * The `decoded_token` of each entry of one position's logprob list, as vLLM ≥ 0.14 computes it
+ * (LogprobsProcessor._verify_tokens). `ids` is vLLM's list for the position: the sampled (or actual prompt)
+ * token first, then the top-k by rank (the first token may appear again among them). A token whose text
+ * alone ends in U+FFFD (a piece of a multi-byte character) is decoded again together with the entry before
+ * it **in this list**, then also behind the previous position's sampled token; the first attempt that no
+ * longer ends in U+FFFD is its text (it includes the other token's text), else it is `""`. So the leading
+ * byte of a split character reads `""` and the byte completing a two-byte character reads the whole
+ * character. The list-neighbour rule pairs unrelated candidates; that quirk is copied too.
+ * `previousSampledId` is null for the first generated token and for prompt positions (vLLM has no sample
+ * logprobs yet when it builds prompt logprobs).
+ */
+export function vllmDecodedTokens(
+  ids: readonly number[],
+  previousSampledId: number | null,
+  decode: (ids: number[]) => string,
+): string[] {
+  return ids.map((id, idx) => {
+    const alone = decode([id]);
+    if (!alone.endsWith('\uFFFD')) return alone;
+    const withNeighbour = idx > 0 ? [ids[idx - 1], id] : [id];
+    if (idx > 0) {
+      const text = decode(withNeighbour);
+      if (!text.endsWith('\uFFFD')) return text;
+    }
+    if (previousSampledId !== null) {
+      const text = decode([previousSampledId, ...withNeighbour]);
+      if (!text.endsWith('\uFFFD')) return text;
+    }
+    return '';
+  });
+}
+
+/**
+ * vLLM keeps a position's logprobs in a dict built from that list, so a token listed twice (the sampled
+ * token among the top-k) keeps its first place but takes the values of its last entry.
+ */
+export function lastEntryById<T extends { tokenId: number }>(entries: readonly T[]): T[] {
+  const byId = new Map<number, T>();
+  for (const e of entries) byId.set(e.tokenId, e);
+  return [...byId.values()];
 }
 
 /** vLLM floors logprobs at −9999.0 so that −inf survives JSON (§7.8). */
@@ -82,10 +126,11 @@ export interface PromptPositionLogprobs {
 /**
  * The top-level `prompt_logprobs` of a non-stream response (§7.8): one entry per prompt token, the first
  * `null`, the others keyed by the token id as a string, the actual token first, then up to `n` candidates
- * (−inf → −9999.0).
+ * by rank (−inf → −9999.0). An actual token that is also among the candidates keeps the first place with
+ * the candidate's values (vLLM's dict; the rank can then differ on ties).
  *
- * JavaScript orders integer-like keys ascending, so the object's key order is by id rather than vLLM's
- * insertion order; JSON readers do not see the difference.
+ * JavaScript orders integer-like keys ascending, so the key order travels beside the object
+ * (`withKeyOrder`) and `wireJson` writes the keys in vLLM's order.
  */
 export function formatPromptLogprobs(
   positions: readonly (PromptPositionLogprobs | null)[],
@@ -94,9 +139,7 @@ export function formatPromptLogprobs(
   return positions.map((pos, i) => {
     if (i === 0 || pos === null) return null;
     const out: PromptLogprob = {};
-    // vLLM's dict over [actual] + top-n: the actual token is listed once, first.
-    const top = pos.ranked.slice(0, Math.max(0, n)).filter((c) => c.tokenId !== pos.token.tokenId);
-    const entries = [pos.token, ...top];
+    const entries = lastEntryById([pos.token, ...pos.ranked.slice(0, Math.max(0, n))]);
     for (const c of entries) {
       out[String(c.tokenId)] = {
         logprob: c.logprob === -Infinity ? LOGPROB_FLOOR : c.logprob,
@@ -104,6 +147,9 @@ export function formatPromptLogprobs(
         decoded_token: c.tokenText,
       };
     }
-    return out;
+    return withKeyOrder(
+      out,
+      entries.map((c) => String(c.tokenId)),
+    );
   });
 }

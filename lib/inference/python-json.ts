@@ -233,6 +233,18 @@ export function pyJsonToPlain(node: PyJson): unknown {
   }
 }
 
+const KEY_ORDER = Symbol('wireJson key order');
+
+/**
+ * Records the order in which `wireJson` writes `obj`'s keys. JavaScript objects list integer-like keys
+ * first and ascending, whatever their insertion order, but vLLM's dicts keyed by token id keep insertion
+ * order (prompt_logprobs: the actual token first). The order rides on a symbol, invisible to everything else.
+ */
+export function withKeyOrder<T extends object>(obj: T, keys: readonly string[]): T {
+  Object.defineProperty(obj, KEY_ORDER, { value: [...keys], enumerable: false });
+  return obj;
+}
+
 /**
  * Compact JSON for response bodies and SSE events (`{"a":1}`, raw UTF-8, as vLLM sends them), except that
  * numbers under the keys in `floatKeys` print as Python floats: vLLM's `logprob` is a float, so a value of
@@ -250,7 +262,9 @@ export function wireJson(value: unknown, floatKeys: ReadonlySet<string> = LOGPRO
     if (Array.isArray(v)) return `[${v.map((item) => write(item, null)).join(',')}]`;
     if (typeof v === 'object') {
       const parts: string[] = [];
-      for (const [k, item] of Object.entries(v)) {
+      const order = (v as { [KEY_ORDER]?: string[] })[KEY_ORDER];
+      const entries = order ? order.map((k): [string, unknown] => [k, (v as Record<string, unknown>)[k]]) : Object.entries(v);
+      for (const [k, item] of entries) {
         if (item === undefined) continue; // as JSON.stringify: an undefined key is absent
         parts.push(`${JSON.stringify(k)}:${write(item, k)}`);
       }

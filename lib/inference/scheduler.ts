@@ -3,8 +3,7 @@ import type { KvCache, Model } from '@/lib/engine/model';
 import { logSoftmax, tokenRank, topTokens } from '@/lib/engine/sampler';
 import type { Tokenizer } from '@/lib/engine/tokenizer';
 import type { EngineEvent } from './engine-events';
-import type { TokenCandidate } from './logprobs';
-import type { PromptPositionLogprobs } from './logprobs';
+import { vllmDecodedTokens, type PromptPositionLogprobs, type TokenCandidate } from './logprobs';
 
 /**
  * Continuous batching for one model (pure: no threads, no I/O). Requests join and leave between steps;
@@ -84,8 +83,29 @@ export class BatchScheduler {
     if (live) live.aborted = true;
   }
 
-  private candidates(list: readonly { tokenId: number; logprob: number }[]): TokenCandidate[] {
-    return list.map((c) => ({ tokenId: c.tokenId, logprob: c.logprob, tokenText: this.tokenizer.tokenText(c.tokenId) }));
+  private readonly decode = (ids: number[]) => this.tokenizer.decode(ids);
+
+  /**
+   * The sampled token and its top-k candidates with vLLM's `decoded_token` texts (pieces of a multi-byte
+   * character: see vllmDecodedTokens). A sampled token also among the top-k takes the text of that entry.
+   */
+  private sampledCandidates(
+    sampled: { tokenId: number; logprob: number },
+    ranked: readonly { tokenId: number; logprob: number }[],
+    previousSampledId: number | null,
+  ): { tokenText: string; candidates: TokenCandidate[] } {
+    const list = [sampled, ...ranked];
+    const texts = vllmDecodedTokens(
+      list.map((c) => c.tokenId),
+      previousSampledId,
+      this.decode,
+    );
+    const textById = new Map<number, string>();
+    list.forEach((c, i) => textById.set(c.tokenId, texts[i]));
+    return {
+      tokenText: textById.get(sampled.tokenId) ?? '',
+      candidates: ranked.map((c) => ({ tokenId: c.tokenId, logprob: c.logprob, tokenText: textById.get(c.tokenId) ?? '' })),
+    };
   }
 
   private admit(): { inputs: { tokens: readonly number[]; cache: KvCache }[]; targets: LiveSequence[][] } {
@@ -141,9 +161,12 @@ export class BatchScheduler {
     for (let t = 1; t < prompt.length; t++) {
       const lp = logSoftmax(all.subarray((t - 1) * V, t * V));
       const id = prompt[t];
+      const top = topTokens(lp, n);
+      // vLLM's list for a prompt position: the actual token, then the top-n; texts as for sampled tokens.
+      const texts = vllmDecodedTokens([id, ...top.map((c) => c.tokenId)], null, this.decode);
       out.push({
-        token: { tokenId: id, logprob: lp[id], tokenText: this.tokenizer.tokenText(id), rank: tokenRank(lp, id) },
-        ranked: topTokens(lp, n).map((c, i) => ({ ...c, tokenText: this.tokenizer.tokenText(c.tokenId), rank: i + 1 })),
+        token: { tokenId: id, logprob: lp[id], tokenText: texts[0], rank: tokenRank(lp, id) },
+        ranked: top.map((c, i) => ({ ...c, tokenText: texts[i + 1], rank: i + 1 })),
       });
     }
     return out;
@@ -173,14 +196,20 @@ export class BatchScheduler {
             }
             const e = seq.decoder.step(seq.logits, seq.choice);
             seq.logits = null;
+            const generated = seq.decoder.tokens;
+            const { tokenText, candidates } = this.sampledCandidates(
+              e.token,
+              e.token.ranked,
+              generated.length > 1 ? generated[generated.length - 2].tokenId : null,
+            );
             events.push({
               type: 'token',
               choice: seq.choice,
               tokenId: e.token.tokenId,
               text: e.rawText,
-              tokenText: this.tokenizer.tokenText(e.token.tokenId),
+              tokenText,
               logprob: e.token.logprob,
-              topLogprobs: this.candidates(e.token.topLogprobs),
+              topLogprobs: candidates,
               ...(e.finishReason ? { finishReason: e.finishReason, stopReason: e.stopReason } : {}),
             });
             if (!seq.decoder.finished) {

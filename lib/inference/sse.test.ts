@@ -95,7 +95,7 @@ describe('chunk contents and key presence', () => {
     ]);
   });
 
-  it('the final chunk after EOS has an empty delta; the EOS token still counts and has logprobs', async () => {
+  it('the final chunk after EOS has an empty content delta (no tool parser); the EOS token still counts and has logprobs', async () => {
     const frames = await run({ stream_options: { include_usage: true } }, [
       token(0, 1, 'Hi', -0.5),
       token(0, 2, '<|im_end|>', -0.1, { finishReason: 'stop', stopReason: null }),
@@ -103,7 +103,7 @@ describe('chunk contents and key presence', () => {
     const p = payloads(frames);
     expect(choiceOf(p[2])).toEqual({
       index: 0,
-      delta: {},
+      delta: { content: '' },
       logprobs: {
         content: [{ token: 'token_id:2', logprob: -0.1, bytes: [...Buffer.from('<|im_end|>')], top_logprobs: [] }],
       },
@@ -118,7 +118,7 @@ describe('chunk contents and key presence', () => {
     const stopped = await run({ stop_token_ids: [42] }, [
       token(0, 42, '\n', -1, { finishReason: 'stop', stopReason: 42 }),
     ]);
-    expect(choiceOf(payloads(stopped)[1])).toMatchObject({ delta: {}, finish_reason: 'stop', stop_reason: 42 });
+    expect(choiceOf(payloads(stopped)[1])).toMatchObject({ delta: { content: '' }, finish_reason: 'stop', stop_reason: 42 });
     const kept = await run({ stop_token_ids: [42], include_stop_str_in_output: true }, [
       token(0, 42, '\n', -1, { finishReason: 'stop', stopReason: 42 }),
     ]);
@@ -132,7 +132,7 @@ describe('chunk contents and key presence', () => {
     ]);
     expect(choiceOf(payloads(frames)[2])).toEqual({
       index: 0,
-      delta: {},
+      delta: { content: '' },
       logprobs: { content: [] },
       finish_reason: 'abort',
       stop_reason: null,
@@ -260,13 +260,13 @@ describe('stop strings in streams (§7.5)', () => {
     ).toEqual([{ content: 'abc' }, { content: 'defgh' }]);
   });
 
-  it('a chunk whose text is all held back still carries its token, with an empty delta', async () => {
+  it('a chunk whose text is all held back still carries its token, with an empty content delta', async () => {
     const frames = await run({ stop: ['XYZ'] }, [
       token(0, 1, 'a', -1),
       token(0, 2, 'b', -1, { finishReason: 'length' }),
     ]);
     const p = payloads(frames);
-    expect(choiceOf(p[1]).delta).toEqual({});
+    expect(choiceOf(p[1]).delta).toEqual({ content: '' });
     expect((choiceOf(p[1]).logprobs as { content: unknown[] }).content).toHaveLength(1);
     expect(choiceOf(p[2]).delta).toEqual({ content: 'ab' });
   });

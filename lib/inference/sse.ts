@@ -150,9 +150,11 @@ export class ChatStreamEncoder {
         };
       }
     }
-    // A delta with nothing new is `{}` (the final chunk after EOS or a cut stop string, §7.14).
+    // Without a tool parser every delta carries `content`, `""` when the token added no visible text (EOS,
+    // stop ids, held-back text, an incomplete character, a skipped special token): vLLM builds each delta
+    // from the token's text. With the tool parser a delta with nothing new is `{}`.
     const delta: ChatDelta = {};
-    if (toolDelta.content !== '') delta.content = toolDelta.content;
+    if (!parser || toolDelta.content !== '') delta.content = toolDelta.content;
     if (toolDelta.toolCalls.length) {
       delta.tool_calls = toolDelta.toolCalls.map((c) => ({
         index: c.index,

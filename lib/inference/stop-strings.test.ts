@@ -13,9 +13,12 @@ describe('findStopString (vLLM check_stop_strings, §7.5)', () => {
   it('does not search text that was already searched', () => {
     expect(findStopString('END then more', 4, ['END'], false)).toBeNull();
   });
-  it('tries stop strings in list order, first match wins', () => {
-    expect(findStopString('abc', 3, ['c', 'a'], false)).toEqual({ stop: 'c', cutAt: 2 });
+  it('the match that ends first wins, ties in list order (current vLLM)', () => {
+    expect(findStopString('abc', 3, ['c', 'a'], false)).toEqual({ stop: 'a', cutAt: 0 });
     expect(findStopString('abc', 3, ['a', 'c'], false)).toEqual({ stop: 'a', cutAt: 0 });
+    // "abc" and "bc" end together: list order; "b" ends before both.
+    expect(findStopString('xabc', 3, ['abc', 'bc'], false)).toEqual({ stop: 'abc', cutAt: 1 });
+    expect(findStopString('xabc', 3, ['abc', 'bc', 'b'], true)).toEqual({ stop: 'b', cutAt: 3 });
   });
   it('nothing new or no stops: no match', () => {
     expect(findStopString('END', 0, ['END'], false)).toBeNull();

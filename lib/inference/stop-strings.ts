@@ -1,37 +1,8 @@
 /**
- * Stop-string rules of compat §7.5, shared by the engine (which decides to stop) and the response builders
- * (which cut the text), so both agree on where a match is.
+ * Stop-string rules shared by the engine (which decides to stop) and the response builders (which cut the
+ * text), so both agree on where a match is. The matching rule itself lives in the engine.
  */
-
-export interface StopStringMatch {
-  /** The stop string that matched (the `stop_reason`). */
-  stop: string;
-  /** Where the output text ends: the match start, or its end with `include_stop_str_in_output`. */
-  cutAt: number;
-}
-
-/**
- * vLLM's `check_stop_strings`: after a token added `newCharCount` characters to `text`, search only the
- * tail that can hold a new match (the new text plus len(stop) − 1 characters before it), stop strings in
- * list order, first match wins. Indices are UTF-16 offsets; restricting the window this way finds the same
- * matches as Python's code-point offsets do.
- */
-export function findStopString(
-  text: string,
-  newCharCount: number,
-  stops: readonly string[],
-  includeInOutput: boolean,
-): StopStringMatch | null {
-  if (newCharCount <= 0 || stops.length === 0) return null;
-  for (const stop of stops) {
-    if (stop === '') continue;
-    const from = Math.max(0, text.length + 1 - newCharCount - stop.length);
-    const at = text.indexOf(stop, from);
-    if (at === -1) continue;
-    return { stop, cutAt: includeInOutput ? Math.min(text.length, at + stop.length) : at };
-  }
-  return null;
-}
+export { findStopString, type StopStringMatch } from '@/lib/engine/stop-strings';
 
 function codePointLength(s: string): number {
   let n = 0;

@@ -610,6 +610,15 @@ describe('phase 2: engine checks (§7.2 item 6, type BadRequestError)', () => {
       ['allowed_token_ids contains out-of-vocab token id!', 'allowed_token_ids', BRE],
     ],
     [
+      'allowed_token_ids all masked by min_tokens (deliberate 400; vLLM would emit a token outside the list)',
+      { allowed_token_ids: [120], stop_token_ids: [120], min_tokens: 1 },
+      [
+        'allowed_token_ids leaves no token to sample while min_tokens=1 masks EOS and stop_token_ids: every allowed id is one of them.',
+        'allowed_token_ids',
+        BRE,
+      ],
+    ],
+    [
       'empty choice',
       { structured_outputs: { choice: [] } },
       ["Choice '[]' cannot be an empty list", 'structured_outputs', BRE],

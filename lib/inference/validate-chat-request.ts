@@ -637,6 +637,15 @@ export function resolveSamplingRequest(req: ChatRequest, ctx: SamplingContext): 
     if (outOfVocab(allowed, V).length) {
       throw engineError('allowed_token_ids contains out-of-vocab token id!', 'allowed_token_ids');
     }
+    // Deliberate deviation (docs/vllm-compat.md): vLLM samples from an all −inf row here and emits a token
+    // outside allowed_token_ids; refusing is the only answer that keeps the client's token restriction.
+    const masked = new Set<number>([...clientStopIds, ...(ctx.eosTokenId != null ? [ctx.eosTokenId] : [])]);
+    if (minTokens > 0 && allowed.every((id) => masked.has(id))) {
+      throw engineError(
+        `allowed_token_ids leaves no token to sample while min_tokens=${pyInt(minTokens)} masks EOS and stop_token_ids: every allowed id is one of them.`,
+        'allowed_token_ids',
+      );
+    }
   }
   const structured = resolveStructuredOutput(req);
   if (structured) {

@@ -35,8 +35,6 @@ export interface WireSequence extends Omit<GenerationRequest, 'generator' | 'sam
   choice: number;
   /** Structured output to enforce, compiled in the worker thread (constraints hold per-thread caches). */
   structuredOutput?: StructuredOutputSpecInput | null;
-  /** Tokens that end a constrained output: EOS plus stop_token_ids. */
-  endTokenIds?: number[];
 }
 
 export type ToWorker =
@@ -52,7 +50,7 @@ export type FromWorker =
   | { type: 'ready' };
 
 export function toGenerationRequest(seq: WireSequence, tokenizer: Tokenizer): GenerationRequest {
-  const { seed, choice, sampling, structuredOutput, endTokenIds, ...rest } = seq;
+  const { seed, choice, sampling, structuredOutput, ...rest } = seq;
   const generator =
     seed === null
       ? new Generator(BigInt(Math.floor(Math.random() * 2 ** 52)) * 4096n + BigInt(Math.floor(Math.random() * 4096)))
@@ -61,7 +59,11 @@ export function toGenerationRequest(seq: WireSequence, tokenizer: Tokenizer): Ge
     ...rest,
     sampling: { ...sampling, logitBias: sampling.logitBias ? new Map(sampling.logitBias) : null },
     generator,
-    // The compiled grammar is cached per thread, so n choices and repeated requests compile once.
-    constraint: structuredOutput ? compileStructuredOutput(structuredOutput, tokenizer, endTokenIds ?? []) : null,
+    // The compiled grammar is cached per thread, so n choices and repeated requests compile once. Its only
+    // terminator is the tokenizer's EOS, as in vLLM's grammar backends: a stop_token_ids id is not part of
+    // the language, so it is masked like any other token the grammar does not allow.
+    constraint: structuredOutput
+      ? compileStructuredOutput(structuredOutput, tokenizer, rest.eosTokenId != null ? [rest.eosTokenId] : [])
+      : null,
   };
 }

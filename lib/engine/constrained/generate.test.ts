@@ -108,7 +108,7 @@ describe('constrained generation with a real tiny model', () => {
     expect(first.rank).toBe(1);
   });
 
-  it('min_tokens keeps the sequence going with end tokens only after completion', async () => {
+  it('min_tokens keeps the sequence going with end tokens only after completion (all else is masked)', async () => {
     const [r] = await run({ constraint: { kind: 'choice', choices: ['no'] } }, 1, { sampling: { minTokens: 5 } });
     expect(r.text).toBe('no');
     expect(r.tokens.length).toBe(5);

@@ -59,7 +59,7 @@ export class StructuredOutputCompileError extends Error {
 }
 
 export interface CompileOptions {
-  /** Longest run of free JSON whitespace (default 32). */
+  /** Longest run of free JSON whitespace (default 1: DEFAULT_MAX_WHITESPACE in json-schema.ts). */
   maxWhitespace?: number;
 }
 

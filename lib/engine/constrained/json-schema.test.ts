@@ -259,10 +259,20 @@ describe('JSON Schema: random walks always parse and validate', () => {
     for (const o of outs) expect(o).not.toMatch(/[ \t]/);
   });
 
-  it('whitespace runs are bounded (default 32)', () => {
+  it('free whitespace is one byte per place by default, so answers close within a small budget', () => {
     const c = constraintFor(json({ type: 'array' }), byteTok);
-    expect(firstRejectedByte(c, '[' + ' '.repeat(32) + ']')).toBe(-1);
-    expect(firstRejectedByte(c, '[' + ' '.repeat(33) + ']')).toBe(33);
+    expect(firstRejectedByte(c, '[ ]')).toBe(-1);
+    expect(firstRejectedByte(c, '[\n1,\n2 ]')).toBe(-1);
+    expect(firstRejectedByte(c, '[  ]')).toBe(2);
+    expect(firstRejectedByte(c, '[1,\n  2]')).toBe(4);
+    // The longest answer {"a": <0..9>} can take is now 11 bytes; with xgrammar's unbounded runs it has none.
+    const small = constraintFor(
+      json({ type: 'object', properties: { a: { type: 'integer', minimum: 0, maximum: 9 } }, required: ['a'] }),
+      byteTok,
+    );
+    expect(firstRejectedByte(small, ' { "a" : 7 } ')).toBe(0);
+    expect(firstRejectedByte(small, '{ "a" : 7 }')).toBe(-1);
+    expect(firstRejectedByte(small, '{ "a" :  7 }')).toBe(8);
   });
 });
 

@@ -38,7 +38,7 @@ export interface JsonGrammarOptions {
   disableAdditionalProperties?: boolean;
   /** vLLM's whitespace_pattern: a regex that replaces the free-whitespace rule (may only produce JSON whitespace). */
   whitespacePattern?: string | null;
-  /** Longest run of free whitespace (default 32: room for indented output 7–15 levels deep), bounded so that an untrained model cannot loop on it. */
+  /** Longest run of free whitespace (default {@link DEFAULT_MAX_WHITESPACE}). */
   maxWhitespace?: number;
   limits?: GrammarLimits;
 }
@@ -75,6 +75,15 @@ type TypeName = (typeof TYPES)[number];
 
 /** xgrammar's set (no \r): the bytes a model may put between tokens. */
 const WS_BYTES = new Set([0x20, 0x0a, 0x09]);
+
+/**
+ * One space, newline or tab wherever JSON allows whitespace (around `{ } [ ] , :`). xgrammar allows any
+ * run (`[ \n\t]*`), and a small or untrained model then spends its whole max_tokens on whitespace and never
+ * closes the value; one byte per place still reads naturally (`{"a": 1, "b": [1, 2]}`) and bounds the
+ * overhead. A deliberate deviation (docs/vllm-compat.md): `whitespace_pattern` lifts it, and
+ * `disable_any_whitespace` removes free whitespace altogether.
+ */
+export const DEFAULT_MAX_WHITESPACE = 1;
 const JSON_WS_BYTES = new Set([0x20, 0x0a, 0x09, 0x0d]);
 
 const FORMATS: Record<string, string> = {
@@ -134,7 +143,7 @@ class JsonCompiler {
               );
       wsBody = automatonFrag(a, 'raw');
     } else {
-      const max = this.opts.maxWhitespace ?? 32;
+      const max = this.opts.maxWhitespace ?? DEFAULT_MAX_WHITESPACE;
       const wsByte: Frag = alt(...[...WS_BYTES].map((c) => lit([c])));
       wsBody = repeat(wsByte, 0, max);
     }

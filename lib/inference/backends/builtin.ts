@@ -94,7 +94,6 @@ function wireSequences(s: SamplingRequest, prompt: number[], tokenizer: Tokenize
     seed: s.seed === null ? null : s.seed.toString(),
     choice,
     structuredOutput: s.structured_output,
-    endTokenIds: [...(eosId === null ? [] : [eosId]), ...s.stop_token_ids],
   }));
 }
 
