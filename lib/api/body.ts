@@ -1,4 +1,5 @@
 import { ApiError } from './errors';
+import { JSON_TOO_DEEP_MESSAGE, jsonNestingExceeds } from '@/lib/schemas/json-depth';
 
 /**
  * Reads a request body up to `limit` bytes without trusting Content-Length alone (chunked uploads
@@ -29,6 +30,10 @@ export type ParsedBody = { present: false } | { present: true; value: unknown };
 
 export function parseJsonText(text: string, flavor: 'preview' | 'chat'): ParsedBody {
   if (text.trim() === '') return { present: false };
+  if (jsonNestingExceeds(text)) {
+    if (flavor === 'chat') throw new ApiError('bad_request', JSON_TOO_DEEP_MESSAGE, { type: 'Bad Request' });
+    throw ApiError.validation([{ loc: ['body'], msg: JSON_TOO_DEEP_MESSAGE, type: 'json_invalid' }]);
+  }
   try {
     return { present: true, value: JSON.parse(text) };
   } catch (err) {

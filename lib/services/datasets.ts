@@ -6,6 +6,7 @@ import { getDb } from '@/lib/db/client';
 import * as artifactsRepo from '@/lib/db/repositories/artifacts';
 import { deleteArtifacts, putArtifactStream, readArtifactLines, readArtifactText } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
+import { jsonNestingExceeds } from '@/lib/schemas/json-depth';
 import { parseSftJsonl, SftDataError, validateSftLines, type SftExample } from '@/lib/schemas/sft-data';
 
 /**
@@ -113,7 +114,9 @@ export async function uploadDataset(
     let metadata: Record<string, unknown> = {};
     if (stored.some((f) => f.name === 'metadata.json')) {
       try {
-        const parsed: unknown = JSON.parse((await readArtifactText(`${prefix}/metadata.json`)) ?? '');
+        const text = (await readArtifactText(`${prefix}/metadata.json`)) ?? '';
+        if (jsonNestingExceeds(text)) throw new Error('too deep');
+        const parsed: unknown = JSON.parse(text);
         if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
         metadata = parsed as Record<string, unknown>;
       } catch {
