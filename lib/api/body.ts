@@ -14,7 +14,14 @@ export async function readBodyText(req: Request, limit: number): Promise<string>
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // The client went away mid-body: an everyday event, not a server fault to log (nor a log flood to allow).
+      throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > limit) {

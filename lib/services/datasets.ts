@@ -43,6 +43,10 @@ export async function resolveTrainingData(principal: Principal, url: string): Pr
   if (versionText !== undefined && versionText !== 'latest') {
     if (!/^v\d+$/.test(versionText)) throw urlError(`Unknown artifact version '${versionText}': use vN or latest`, url);
     version = Number(versionText.slice(1));
+    // Versions are PostgreSQL integers: anything past their range cannot exist (and would fail in SQL).
+    if (!Number.isSafeInteger(version) || version > 2_147_483_647) {
+      throw urlError(`Training data artifact not found: ${entityName}/${project}/${name}:${versionText}`, url);
+    }
   }
   // An entity outside the caller's scope is reported exactly like a missing artifact.
   const row = entity ? await artifactsRepo.findArtifact(await getDb(), { entityId: entity.id, project, name, version }) : undefined;
