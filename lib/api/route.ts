@@ -3,6 +3,7 @@ import { authenticate, authenticateWorker } from './auth';
 import { parseJsonText, readBodyText } from './body';
 import { ApiError, zodIssuesToValidation, type ValidationIssue } from './errors';
 import { errorResponse, json, type ErrorFlavor } from './respond';
+import { assertSessionWriteAllowed } from './session-cookie';
 import { config } from '@/lib/config';
 import type { Principal } from '@/lib/services/accounts';
 
@@ -24,6 +25,8 @@ export interface RouteDefinition<P, Q, B, R> {
   body?: B;
   /** `large` for routes that carry trajectories (compat §1.3). */
   bodyLimit?: 'large' | 'small';
+  /** Routes that set the session cookie: refuse cross-site browsers and bodies not declared JSON (login CSRF). */
+  setsSession?: boolean;
   /** Refuse bodies whose Content-Type is not JSON (chat, as vLLM does; preview routes accept any, §1.3). */
   requireJson?: boolean;
   /**
@@ -121,6 +124,7 @@ export function route(
       }
 
       let body: unknown = undefined;
+      if (def.setsSession) assertSessionWriteAllowed(req);
       if (def.requireJson && !(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
         throw new ApiError('bad_request', "Unsupported Media Type: Only 'application/json' is allowed", {
           type: 'Bad Request',
