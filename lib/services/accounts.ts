@@ -75,6 +75,9 @@ function handleFromEmail(email: string): string {
 
 export async function signUp(input: SignUpBody): Promise<{ user: UserRow; token: string; expiresAt: Date }> {
   const db = await getDb();
+  // Hash first: a taken email must not answer measurably faster than a new one. (The 409 itself cannot be
+  // hidden: an account is usable at once, with no mailbox to prove ownership; rate limits make probing slow.)
+  const passwordHash = await hashPassword(input.password);
   if (await repo.findUserByEmail(db, input.email)) {
     throw new ApiError('conflict', 'An account with this email already exists');
   }
@@ -84,7 +87,6 @@ export async function signUp(input: SignUpBody): Promise<{ user: UserRow; token:
     const base = handle.slice(0, 34);
     for (let i = 2; await repo.entityNameExists(db, handle); i++) handle = `${base}-${i}`;
   }
-  const passwordHash = await hashPassword(input.password);
   let user: UserRow;
   try {
     user = await db.transaction((tx) =>
@@ -104,13 +106,18 @@ export async function signUp(input: SignUpBody): Promise<{ user: UserRow; token:
   return { user, ...session };
 }
 
+// A hash that no password matches in practice, made once: unknown emails verify against it, so they cost
+// exactly one scrypt run, like known ones (hashing a fresh one each time cost two, and told them apart).
+let timingEqualiser: Promise<string> | undefined;
+
 async function checkPassword(email: string, password: string): Promise<UserRow> {
   const db = await getDb();
   const user = await repo.findUserByEmail(db, email);
-  // Hash even for unknown emails so response time does not reveal which emails have accounts.
+  timingEqualiser ??= hashPassword(newSecret(''));
+  const equaliser = await timingEqualiser;
   const ok = user
     ? await verifyPassword(password, user.passwordHash)
-    : await verifyPassword(password, await hashPassword('timing-equaliser')).then(() => false);
+    : await verifyPassword(password, equaliser).then(() => false);
   if (!user || !ok) throw new ApiError('unauthenticated', 'Invalid email or password');
   return user;
 }
