@@ -48,6 +48,14 @@ export const config = {
   get baseModelsFile(): string {
     return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_BASE_MODELS_FILE || path.join('config', 'base-models.json'));
   },
+  /** Wrong passwords within 15 minutes after which an account's attempts must wait (1 s, doubling per failure). */
+  get loginAccountAttempts(): number {
+    return intEnv('TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS', 5);
+  },
+  /** The same for one client address, over all accounts (generous: many users may share one address). */
+  get loginAddressAttempts(): number {
+    return intEnv('TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS', 30);
+  },
   get isProduction(): boolean {
     return process.env.NODE_ENV === 'production';
   },

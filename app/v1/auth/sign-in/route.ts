@@ -1,3 +1,4 @@
+import { clientAddress } from '@/lib/api/client-address';
 import { json } from '@/lib/api/respond';
 import { methods, route } from '@/lib/api/route';
 import { sessionCookie } from '@/lib/api/session-cookie';
@@ -18,7 +19,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       body: signInBodySchema,
     },
     async ({ req, body }) => {
-      const { token, expiresAt } = await signIn(body.email, body.password);
+      const { token, expiresAt } = await signIn(body.email, body.password, clientAddress(req));
       const principal = await principalFromSession(token);
       return json(toSessionDto(principal!), { headers: { 'set-cookie': sessionCookie(req, token, expiresAt) } });
     },
