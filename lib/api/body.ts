@@ -1,4 +1,5 @@
 import { ApiError } from './errors';
+import { JSON_TOO_DEEP_MESSAGE, jsonNestingExceeds } from '@/lib/schemas/json-depth';
 
 /**
  * Reads a request body up to `limit` bytes without trusting Content-Length alone (chunked uploads
@@ -13,7 +14,14 @@ export async function readBodyText(req: Request, limit: number): Promise<string>
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // The client went away mid-body: an everyday event, not a server fault to log (nor a log flood to allow).
+      throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
@@ -29,6 +37,10 @@ export type ParsedBody = { present: false } | { present: true; value: unknown };
 
 export function parseJsonText(text: string, flavor: 'preview' | 'chat'): ParsedBody {
   if (text.trim() === '') return { present: false };
+  if (jsonNestingExceeds(text)) {
+    if (flavor === 'chat') throw new ApiError('bad_request', JSON_TOO_DEEP_MESSAGE, { type: 'Bad Request' });
+    throw ApiError.validation([{ loc: ['body'], msg: JSON_TOO_DEEP_MESSAGE, type: 'json_invalid' }]);
+  }
   try {
     return { present: true, value: JSON.parse(text) };
   } catch (err) {

@@ -1,8 +1,9 @@
 import type { z } from 'zod';
 import { authenticate, authenticateWorker } from './auth';
 import { parseJsonText, readBodyText } from './body';
-import { ApiError, zodIssuesToValidation } from './errors';
+import { ApiError, zodIssuesToValidation, type ValidationIssue } from './errors';
 import { errorResponse, json, type ErrorFlavor } from './respond';
+import { assertSessionWriteAllowed } from './session-cookie';
 import { config } from '@/lib/config';
 import type { Principal } from '@/lib/services/accounts';
 
@@ -24,6 +25,8 @@ export interface RouteDefinition<P, Q, B, R> {
   body?: B;
   /** `large` for routes that carry trajectories (compat §1.3). */
   bodyLimit?: 'large' | 'small';
+  /** Routes that set the session cookie: refuse cross-site browsers and bodies not declared JSON (login CSRF). */
+  setsSession?: boolean;
   /** Refuse bodies whose Content-Type is not JSON (chat, as vLLM does; preview routes accept any, §1.3). */
   requireJson?: boolean;
   /**
@@ -121,6 +124,7 @@ export function route(
       }
 
       let body: unknown = undefined;
+      if (def.setsSession) assertSessionWriteAllowed(req);
       if (def.requireJson && !(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
         throw new ApiError('bad_request', "Unsupported Media Type: Only 'application/json' is allowed", {
           type: 'Bad Request',
@@ -137,7 +141,7 @@ export function route(
           if (at) throw nulError(['body', ...at]);
         }
         const parsed = def.body.safeParse(parsedText.value, { reportInput: true });
-        if (!parsed.success) throw ApiError.validation(zodIssuesToValidation(parsed.error, 'body'));
+        if (!parsed.success) throw ApiError.validation(withoutSecrets(zodIssuesToValidation(parsed.error, 'body')));
         body = parsed.data;
       }
 
@@ -158,6 +162,20 @@ export function route(
   };
   handle.definition = def;
   return handle;
+}
+
+/** Validation answers echo the offending input, except secrets: a password must never come back in a 422. */
+function withoutSecrets(issues: ValidationIssue[]): ValidationIssue[] {
+  const secret = (k: unknown) => typeof k === 'string' && /password|secret/i.test(k);
+  return issues.map((issue) => {
+    if (!('input' in issue)) return issue;
+    const input = issue.input;
+    const holdsSecret = input !== null && typeof input === 'object' && Object.keys(input).some(secret);
+    if (!issue.loc.some(secret) && !holdsSecret) return issue;
+    const { input: _dropped, ...rest } = issue;
+    void _dropped;
+    return rest;
+  });
 }
 
 function nulError(loc: (string | number)[]): ApiError {

@@ -75,6 +75,14 @@ export const config = {
   get vllmMaxLoras(): number {
     return intEnv('TUNEBOARD_VLLM_MAX_LORAS', 4);
   },
+  /** Wrong passwords within 15 minutes after which an account's attempts must wait (1 s, doubling per failure). */
+  get loginAccountAttempts(): number {
+    return intEnv('TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS', 5);
+  },
+  /** The same for one client address, over all accounts (generous: many users may share one address). */
+  get loginAddressAttempts(): number {
+    return intEnv('TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS', 30);
+  },
   get isProduction(): boolean {
     return process.env.NODE_ENV === 'production';
   },

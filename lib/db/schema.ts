@@ -330,3 +330,32 @@ export const artifacts = pgTable(
   },
   (t) => [uniqueIndex('artifacts_name_version_key').on(t.entityId, t.project, t.name, t.version)],
 );
+
+/**
+ * Failed sign-in attempts per account (`account:<email>`) and per client address (`address:<ip>`), with the
+ * back-off they earned. In the database, not in memory, so that every server instance sees the same count.
+ */
+export const authThrottle = pgTable('auth_throttle', {
+  key: text('key').primaryKey(),
+  failures: integer('failures').notNull().default(0),
+  windowStartedAt: ts('window_started_at').notNull().defaultNow(),
+  blockedUntil: ts('blocked_until'),
+});
+
+/**
+ * Running sums of everything /log has received for one model, step and split, so that a second log to a
+ * step pools its trajectories with the first (metrics of the union) instead of overwriting some keys and
+ * keeping others. Cost per log is its own size, never the size of earlier logs.
+ */
+export const logMetricSums = pgTable(
+  'log_metric_sums',
+  {
+    modelId: uuid('model_id')
+      .notNull()
+      .references(() => models.id, { onDelete: 'cascade' }),
+    step: integer('step').notNull(),
+    split: text('split').notNull(),
+    sums: jsonb('sums').$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.modelId, t.step, t.split] })],
+);

@@ -145,6 +145,10 @@ export async function completeJob(
   const db = await getDb();
   return db.transaction(async (tx) => {
     const job = await requireLease(tx, jobId, workerId);
+    // A worker may only commit the weights it uploaded for this job, never another model's artifact.
+    if (input.artifactKey !== null && input.artifactKey !== checkpointKey(job.modelId, job.id)) {
+      throw ApiError.valueError(['body', 'artifact_key'], 'artifact_key must be the key returned by this job\'s checkpoint upload');
+    }
     if (!(await queueRepo.hasStarted(tx, jobId))) throw ApiError.valueError(['body'], 'training_started was never sent');
     if (job.completedSteps !== job.numSequences) {
       throw ApiError.valueError(['body'], `${job.completedSteps} of ${job.numSequences} gradient steps were reported`);

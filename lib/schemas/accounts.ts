@@ -15,7 +15,12 @@ export const emailSchema = z
   .max(254)
   .regex(/^[^\s@]+@[^\s@]+$/, 'must be an email address');
 
-export const passwordSchema = z.string().min(8, 'must be at least 8 characters').max(256);
+export const passwordSchema = z
+  .string()
+  .min(8, 'must be at least 8 characters')
+  .max(256)
+  // Spaces alone (or padding a short word) are not a password anyone meant to choose.
+  .refine((p) => p.trim().length >= 8, 'must have at least 8 characters besides leading and trailing spaces');
 
 export const signUpBodySchema = z.object({
   email: emailSchema,

@@ -1,3 +1,5 @@
+import { JSON_TOO_DEEP_MESSAGE, jsonNestingExceeds } from './json-depth';
+
 /**
  * SFT dataset lines as ART writes them (compat §2.7): one JSON object per line with a non-empty `messages`
  * array ending in an assistant message, optional `tools`. Blank lines are skipped.
@@ -40,6 +42,7 @@ function contentText(content: unknown): string | undefined {
 
 export function parseSftLine(file: string, lineNo: number, text: string): SftExample {
   let value: unknown;
+  if (jsonNestingExceeds(text)) throw new SftDataError(file, lineNo, JSON_TOO_DEEP_MESSAGE);
   try {
     value = JSON.parse(text);
   } catch (err) {

@@ -3,6 +3,7 @@ import { getDb } from '@/lib/db/client';
 import * as repo from '@/lib/db/repositories/accounts';
 import type { ApiKeyRow, Membership, UserRow } from '@/lib/db/repositories/accounts';
 import type { ApiKeyDto, SessionDto, SignUpBody, TeamDto } from '@/lib/schemas/accounts';
+import { assertNotThrottled, recordLoginFailure, recordLoginSuccess } from './login-throttle';
 import { API_KEY_PREFIX, hashPassword, newSecret, sha256, verifyPassword } from './credentials';
 
 /** Who is calling and which entities they may act in; built once per request. */
@@ -75,6 +76,9 @@ function handleFromEmail(email: string): string {
 
 export async function signUp(input: SignUpBody): Promise<{ user: UserRow; token: string; expiresAt: Date }> {
   const db = await getDb();
+  // Hash first: a taken email must not answer measurably faster than a new one. (The 409 itself cannot be
+  // hidden: an account is usable at once, with no mailbox to prove ownership; rate limits make probing slow.)
+  const passwordHash = await hashPassword(input.password);
   if (await repo.findUserByEmail(db, input.email)) {
     throw new ApiError('conflict', 'An account with this email already exists');
   }
@@ -84,7 +88,6 @@ export async function signUp(input: SignUpBody): Promise<{ user: UserRow; token:
     const base = handle.slice(0, 34);
     for (let i = 2; await repo.entityNameExists(db, handle); i++) handle = `${base}-${i}`;
   }
-  const passwordHash = await hashPassword(input.password);
   let user: UserRow;
   try {
     user = await db.transaction((tx) =>
@@ -104,19 +107,29 @@ export async function signUp(input: SignUpBody): Promise<{ user: UserRow; token:
   return { user, ...session };
 }
 
-async function checkPassword(email: string, password: string): Promise<UserRow> {
+// A hash that no password matches in practice, made once: unknown emails verify against it, so they cost
+// exactly one scrypt run, like known ones (hashing a fresh one each time cost two, and told them apart).
+let timingEqualiser: Promise<string> | undefined;
+
+async function checkPassword(email: string, password: string, address: string | null): Promise<UserRow> {
+  await assertNotThrottled(email, address);
   const db = await getDb();
   const user = await repo.findUserByEmail(db, email);
-  // Hash even for unknown emails so response time does not reveal which emails have accounts.
+  timingEqualiser ??= hashPassword(newSecret(''));
+  const equaliser = await timingEqualiser;
   const ok = user
     ? await verifyPassword(password, user.passwordHash)
-    : await verifyPassword(password, await hashPassword('timing-equaliser')).then(() => false);
-  if (!user || !ok) throw new ApiError('unauthenticated', 'Invalid email or password');
+    : await verifyPassword(password, equaliser).then(() => false);
+  if (!user || !ok) {
+    await recordLoginFailure(email, address);
+    throw new ApiError('unauthenticated', 'Invalid email or password');
+  }
+  await recordLoginSuccess(email);
   return user;
 }
 
-export async function signIn(email: string, password: string) {
-  const user = await checkPassword(email, password);
+export async function signIn(email: string, password: string, address: string | null = null) {
+  const user = await checkPassword(email, password, address);
   return { user, ...(await startSession(user.id)) };
 }
 
@@ -158,13 +171,11 @@ export async function createApiKey(userId: string, input: { name: string; expire
 }
 
 /** Password grant for scripts and CI: trade credentials for a fresh API key, no cookie needed. */
-export async function createApiKeyWithPassword(input: {
-  email: string;
-  password: string;
-  key_name: string;
-  expires_in_days?: number | null;
-}) {
-  const user = await checkPassword(input.email, input.password);
+export async function createApiKeyWithPassword(
+  input: { email: string; password: string; key_name: string; expires_in_days?: number | null },
+  address: string | null = null,
+) {
+  const user = await checkPassword(input.email, input.password, address);
   return createApiKey(user.id, { name: input.key_name, expires_in_days: input.expires_in_days });
 }
 

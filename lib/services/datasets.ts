@@ -6,6 +6,7 @@ import { getDb } from '@/lib/db/client';
 import * as artifactsRepo from '@/lib/db/repositories/artifacts';
 import { deleteArtifacts, putArtifactStream, readArtifactLines, readArtifactText } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
+import { jsonNestingExceeds } from '@/lib/schemas/json-depth';
 import { parseSftJsonl, SftDataError, validateSftLines, type SftExample } from '@/lib/schemas/sft-data';
 
 /**
@@ -42,6 +43,10 @@ export async function resolveTrainingData(principal: Principal, url: string): Pr
   if (versionText !== undefined && versionText !== 'latest') {
     if (!/^v\d+$/.test(versionText)) throw urlError(`Unknown artifact version '${versionText}': use vN or latest`, url);
     version = Number(versionText.slice(1));
+    // Versions are PostgreSQL integers: anything past their range cannot exist (and would fail in SQL).
+    if (!Number.isSafeInteger(version) || version > 2_147_483_647) {
+      throw urlError(`Training data artifact not found: ${entityName}/${project}/${name}:${versionText}`, url);
+    }
   }
   // An entity outside the caller's scope is reported exactly like a missing artifact.
   const row = entity ? await artifactsRepo.findArtifact(await getDb(), { entityId: entity.id, project, name, version }) : undefined;
@@ -113,7 +118,9 @@ export async function uploadDataset(
     let metadata: Record<string, unknown> = {};
     if (stored.some((f) => f.name === 'metadata.json')) {
       try {
-        const parsed: unknown = JSON.parse((await readArtifactText(`${prefix}/metadata.json`)) ?? '');
+        const text = (await readArtifactText(`${prefix}/metadata.json`)) ?? '';
+        if (jsonNestingExceeds(text)) throw new Error('too deep');
+        const parsed: unknown = JSON.parse(text);
         if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
         metadata = parsed as Record<string, unknown>;
       } catch {

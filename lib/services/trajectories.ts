@@ -1,5 +1,6 @@
 import { ApiError } from '@/lib/api/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
+import * as logSumsRepo from '@/lib/db/repositories/log-metric-sums';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
@@ -8,12 +9,13 @@ import { toList } from '@/lib/schemas/common';
 import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 import type { Principal } from './accounts';
 import { requireModel } from './models';
-import { computeTrajectoryMetrics, prefixKeys } from './trajectory-metrics';
+import { addToSums, metricsFromSums, prefixKeys, sumsFromJson } from './trajectory-metrics';
 
 function groupSummary(group: TrajectoryGroup) {
-  const rewards = group.trajectories.map((t) => t.reward ?? 0);
+  // Unscored trajectories (no reward) count as trajectories, never as a reward of 0.
+  const rewards = group.trajectories.flatMap((t) => (typeof t.reward === 'number' ? [t.reward] : []));
   return {
-    numTrajectories: rewards.length,
+    numTrajectories: group.trajectories.length,
     rewardMean: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
     rewardMin: rewards.length ? Math.min(...rewards) : null,
     rewardMax: rewards.length ? Math.max(...rewards) : null,
@@ -33,7 +35,11 @@ export async function recordTrajectories(
   // With every checkpoint deleted there is nothing to merge into; the run history still records the values.
   const step = latest?.step ?? model.lastStep;
   if (input.groups.length === 0) return { step, metrics: {} };
-  const metrics = prefixKeys(computeTrajectoryMetrics(input.groups), input.split);
+  // Every log to this step and split adds to one pool: the stored metrics describe all of its trajectories.
+  const key = { modelId: model.id, step, split: input.split };
+  const sums = addToSums(sumsFromJson(await logSumsRepo.lockLogMetricSums(tx, key)), input.groups);
+  await logSumsRepo.saveLogMetricSums(tx, key, sums);
+  const metrics = prefixKeys(metricsFromSums(sums), input.split);
   if (latest) await modelsRepo.mergeCheckpointMetrics(tx, latest.id, metrics);
   await upsertRunMetrics(tx, model.runId, step, metrics);
   await trainingRepo.insertTrajectoryGroups(

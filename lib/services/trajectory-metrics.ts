@@ -1,53 +1,92 @@
 import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 
-/**
- * Metrics of a batch of trajectory groups, as ART computes them for the same operation
- * (compat §2.5). Keys are bare names; callers prefix them with `{split}/`.
- */
-export function computeTrajectoryMetrics(groups: TrajectoryGroup[]): Record<string, number> {
-  const rewards: number[] = [];
-  let exceptions = 0;
-  const groupStds: number[] = [];
-  const custom = new Map<string, { sum: number; n: number }>();
-  const groupCustom = new Map<string, { sum: number; n: number }>();
+type Sum = [sum: number, n: number];
 
-  const add = (into: Map<string, { sum: number; n: number }>, key: string, raw: unknown) => {
+/**
+ * Running sums behind the /log metrics (compat §2.5), kept per model, step and split so that several logs to
+ * one step pool their trajectories: each log adds its sums, and the metrics are recomputed from the total.
+ * A trajectory without a reward is unscored: it counts for exception_rate and its custom metrics, never as a
+ * reward of 0 (the reference client always sends one; its trajectory model requires it).
+ */
+export interface MetricSums {
+  trajectories: number;
+  exceptions: number;
+  reward: Sum;
+  /** Population std of each group with ≥ 2 rewarded trajectories. */
+  groupStd: Sum;
+  custom: Record<string, Sum>;
+  groupCustom: Record<string, Sum>;
+}
+
+export function emptySums(): MetricSums {
+  return { trajectories: 0, exceptions: 0, reward: [0, 0], groupStd: [0, 0], custom: {}, groupCustom: {} };
+}
+
+/** Sums read back from the database; anything malformed starts afresh rather than poisoning the metrics. */
+export function sumsFromJson(value: unknown): MetricSums {
+  const v = value as Partial<MetricSums> | null | undefined;
+  if (!v || typeof v !== 'object' || !Array.isArray(v.reward) || !Array.isArray(v.groupStd)) return emptySums();
+  return { ...emptySums(), ...v } as MetricSums;
+}
+
+const rewardOf = (t: { reward?: number }) => (typeof t.reward === 'number' && Number.isFinite(t.reward) ? t.reward : undefined);
+
+export function addToSums(into: MetricSums, groups: TrajectoryGroup[]): MetricSums {
+  const add = (map: Record<string, Sum>, key: string, raw: unknown) => {
     const value = typeof raw === 'boolean' ? (raw ? 1 : 0) : raw;
     if (typeof value !== 'number' || !Number.isFinite(value)) return;
-    const acc = into.get(key) ?? { sum: 0, n: 0 };
-    acc.sum += value;
-    acc.n += 1;
-    into.set(key, acc);
+    const acc = Object.hasOwn(map, key) ? map[key] : (map[key] = [0, 0]);
+    acc[0] += value;
+    acc[1] += 1;
   };
-
   for (const group of groups) {
-    exceptions += group.exceptions?.length ?? 0;
-    const groupRewards = group.trajectories.map((t) => t.reward ?? 0);
-    rewards.push(...groupRewards);
-    if (groupRewards.length >= 2) groupStds.push(populationStd(groupRewards));
+    into.exceptions += group.exceptions?.length ?? 0;
+    into.trajectories += group.trajectories.length;
+    const groupRewards: number[] = [];
     for (const t of group.trajectories) {
-      for (const [key, value] of Object.entries(t.metrics ?? {})) add(custom, key, value);
+      const r = rewardOf(t);
+      if (r !== undefined) groupRewards.push(r);
+      for (const [key, value] of Object.entries(t.metrics ?? {})) add(into.custom, key, value);
+    }
+    for (const r of groupRewards) {
+      into.reward[0] += r;
+      into.reward[1] += 1;
+    }
+    if (groupRewards.length >= 2) {
+      into.groupStd[0] += populationStd(groupRewards);
+      into.groupStd[1] += 1;
     }
     if (group.trajectories.length > 0) {
-      for (const [key, value] of Object.entries(group.metrics ?? {})) add(groupCustom, `group_${key}`, value);
+      for (const [key, value] of Object.entries(group.metrics ?? {})) add(into.groupCustom, `group_${key}`, value);
     }
   }
+  return into;
+}
 
+export function metricsFromSums(sums: MetricSums): Record<string, number> {
   const out: Record<string, number> = {};
   // Custom names first so that built-in names win on collision (compat §2.5 [DEC]).
-  for (const [key, { sum, n }] of custom) out[key] = sum / n;
-  for (const [key, { sum, n }] of groupCustom) out[key] = sum / n;
-  if (rewards.length > 0) {
-    out.reward = mean(rewards);
-    out.reward_std_dev = groupStds.length > 0 ? mean(groupStds) : 0;
+  for (const [key, [sum, n]] of Object.entries(sums.custom)) if (n > 0) out[key] = sum / n;
+  for (const [key, [sum, n]] of Object.entries(sums.groupCustom)) if (n > 0) out[key] = sum / n;
+  if (sums.reward[1] > 0) {
+    out.reward = sums.reward[0] / sums.reward[1];
+    out.reward_std_dev = sums.groupStd[1] > 0 ? sums.groupStd[0] / sums.groupStd[1] : 0;
+  } else {
+    delete out.reward;
+    delete out.reward_std_dev;
   }
   // The exceptions-inclusive definition; ART's Dec-2025 local code always produced 0 here.
-  if (rewards.length + exceptions > 0) out.exception_rate = exceptions / (rewards.length + exceptions);
+  if (sums.trajectories + sums.exceptions > 0) out.exception_rate = sums.exceptions / (sums.trajectories + sums.exceptions);
+  else delete out.exception_rate;
   // num_groups_submitted / num_groups_trainable are not rollout metrics: they belong to the job summary on
   // the *new* checkpoint (compat §3.5), never to /log or to the checkpoint the rollouts came from.
-
   for (const key of Object.keys(out)) if (!Number.isFinite(out[key])) delete out[key];
   return out;
+}
+
+/** Metrics of one batch of trajectory groups, as ART computes them for the same operation (compat §2.5). */
+export function computeTrajectoryMetrics(groups: TrajectoryGroup[]): Record<string, number> {
+  return metricsFromSums(addToSums(emptySums(), groups));
 }
 
 /** A group teaches something only when it has ≥ 2 trajectories with > 1 distinct reward (compat §4.1). */

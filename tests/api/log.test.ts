@@ -52,7 +52,7 @@ const exception = { type: "<class 'TimeoutError'>", message: 'slow', traceback: 
 
 /**
  * A batch whose metrics are worked out by hand below (compat §2.5):
- *   T = [1, 0, 0.5 | 2, 4 | 0 (reward absent) | —]        → reward = 7.5 / 6 = 1.25
+ *   T = [1, 0, 0.5 | 2, 4 | unscored (reward absent) | —]  → reward = 7.5 / 5 = 1.5 (6 trajectories)
  *   groups with ≥ 2 trajectories: A std = sqrt(1/6), B std = 1 → reward_std_dev = (sqrt(1/6) + 1) / 2
  *   E = 1 + 0 + 0 + 2 = 3                                   → exception_rate = 3 / (6 + 3) = 1/3
  *   acc: true, false, true → 2/3;  len: 10, 20, 30 ('abc' skipped) → 20;  note: only strings → absent
@@ -80,7 +80,7 @@ const HAND_BATCH = [
 ];
 
 const HAND_METRICS = {
-  reward: 1.25,
+  reward: 1.5,
   reward_std_dev: (Math.sqrt(1 / 6) + 1) / 2,
   exception_rate: 1 / 3,
   acc: 2 / 3,
@@ -113,7 +113,7 @@ describe('POST /v1/preview/models/{id}/log: metric formulas', () => {
     expectMetrics(step0.metrics, prefixed('val', HAND_METRICS));
   });
 
-  it('treats a missing reward as 0, and gives reward_std_dev 0 when no group has two trajectories', async () => {
+  it('leaves a trajectory without a reward unscored (never 0), and gives reward_std_dev 0 when no group has two rewards', async () => {
     const user = await createUser();
     const model = await createModel(user);
     const res = await log(user, model.id, {
@@ -121,7 +121,7 @@ describe('POST /v1/preview/models/{id}/log: metric formulas', () => {
       trajectory_groups: [{ trajectories: [traj(undefined)] }, { trajectories: [traj(3)] }],
     });
     expectMetrics(logResponseSchema.parse(res.body).metrics, {
-      'val/reward': 1.5,
+      'val/reward': 3,
       'val/reward_std_dev': 0,
       'val/exception_rate': 0,
     });
@@ -185,7 +185,7 @@ describe('POST /v1/preview/models/{id}/log: metric formulas', () => {
 });
 
 describe('POST /v1/preview/models/{id}/log: storage', () => {
-  it('merges into the latest checkpoint, later writes overwrite, and other splits add keys', async () => {
+  it('merges into the latest checkpoint, later logs to a step pool with earlier ones, and other splits add keys', async () => {
     const user = await createUser();
     const model = await createModel(user);
     await log(user, model.id, { split: 'val', trajectory_groups: [{ trajectories: [traj(1), traj(0)] }] });
@@ -194,8 +194,8 @@ describe('POST /v1/preview/models/{id}/log: storage', () => {
     expect(logResponseSchema.parse(second.body).step).toBe(0);
     const [step0] = await checkpoints(user, model.id);
     expect(step0.metrics).toEqual({
-      'val/reward': 4,
-      'val/reward_std_dev': 0,
+      'val/reward': 5 / 3,
+      'val/reward_std_dev': 0.5,
       'val/exception_rate': 0,
       'train/reward': 5,
       'train/reward_std_dev': 0,
@@ -208,7 +208,7 @@ describe('POST /v1/preview/models/{id}/log: storage', () => {
     expect(logResponseSchema.parse(onLatest.body).step).toBe(2);
     const cps = await checkpoints(user, model.id);
     expect(cps.map((c) => [c.step, c.metrics['val/reward']])).toEqual([
-      [0, 4],
+      [0, 5 / 3],
       [1, undefined],
       [2, 7],
     ]);
@@ -229,7 +229,7 @@ describe('POST /v1/preview/models/{id}/log: storage', () => {
     expect(h.series.map((s) => s.name)).toEqual(['val/exception_rate', 'val/reward', 'val/reward_std_dev']);
     const reward = h.series.find((s) => s.name === 'val/reward')!;
     expect(reward.points).toEqual([
-      [0, 2],
+      [0, 1.5],
       [1, 7],
     ]);
     expect(reward.total_points).toBe(2);
@@ -278,7 +278,7 @@ describe('POST /v1/preview/models/{id}/log: storage', () => {
       reward_max: 1,
     });
     expect(b.group).toEqual(HAND_BATCH[1]);
-    expect(c).toMatchObject({ group_index: 2, num_trajectories: 1, reward_mean: 0, reward_min: 0, reward_max: 0 });
+    expect(c).toMatchObject({ group_index: 2, num_trajectories: 1, reward_mean: null, reward_min: null, reward_max: null });
     expect(d).toMatchObject({
       group_index: 3,
       num_trajectories: 0,

@@ -1,3 +1,4 @@
+import { clientAddress } from '@/lib/api/client-address';
 import { json } from '@/lib/api/respond';
 import { methods, route } from '@/lib/api/route';
 import { sessionCookie } from '@/lib/api/session-cookie';
@@ -13,11 +14,12 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       tag: 'accounts',
       extension: true,
       auth: 'public',
+      setsSession: true,
       response: sessionSchema,
       body: signInBodySchema,
     },
     async ({ req, body }) => {
-      const { token, expiresAt } = await signIn(body.email, body.password);
+      const { token, expiresAt } = await signIn(body.email, body.password, clientAddress(req));
       const principal = await principalFromSession(token);
       return json(toSessionDto(principal!), { headers: { 'set-cookie': sessionCookie(req, token, expiresAt) } });
     },

@@ -13,6 +13,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       tag: 'accounts',
       extension: true,
       auth: 'public',
+      setsSession: true,
       response: sessionSchema,
       status: 201,
       body: signUpBodySchema,

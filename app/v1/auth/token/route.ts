@@ -1,3 +1,4 @@
+import { clientAddress } from '@/lib/api/client-address';
 import { methods, route } from '@/lib/api/route';
 import { createdApiKeySchema, tokenBodySchema } from '@/lib/schemas/accounts';
 import { createApiKeyWithPassword } from '@/lib/services/accounts';
@@ -16,6 +17,6 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       response: createdApiKeySchema,
       status: 201,
     },
-    ({ body }) => createApiKeyWithPassword(body),
+    ({ req, body }) => createApiKeyWithPassword(body, clientAddress(req)),
   ),
 });
