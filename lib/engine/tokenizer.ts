@@ -33,6 +33,17 @@ const utf8 = new TextEncoder();
 // Non-streaming decodes keep no state, so one lossy decoder serves every call.
 const lossy = new TextDecoder('utf-8', { ignoreBOM: true }); // a BOM is text, as in HF's decode
 
+/**
+ * What detokenisation, logprobs and serving need of a tokenizer: the byte-level `Tokenizer` below and the
+ * Hugging Face `HfTokenizer` both fit.
+ */
+export interface TokenPieces {
+  readonly vocabSize: number;
+  tokenBytes(id: number): Uint8Array;
+  tokenText(id: number): string;
+  isSpecial(id: number): boolean;
+}
+
 export class Tokenizer {
   readonly config: TokenizerConfig;
   readonly vocabSize: number;
@@ -263,7 +274,7 @@ export class IncrementalDetokenizer {
   private readonly skipSpecial: boolean;
 
   constructor(
-    private readonly tokenizer: Tokenizer,
+    private readonly tokenizer: TokenPieces,
     options: { skipSpecialTokens?: boolean } = {},
   ) {
     this.skipSpecial = options.skipSpecialTokens ?? false;
