@@ -145,9 +145,7 @@ export async function createChatCompletion(input: {
   });
   input.signal.addEventListener('abort', () => handle.abort(), { once: true });
   const events = metered(handle.events, (completionTokens) => {
-    recordUsage({ ...target, model: served.usageName, promptTokens: prompt.length, completionTokens }).catch((err) =>
-      console.error('[tuneboard] usage not recorded', err),
-    );
+    recordUsage({ ...target, model: served.usageName, promptTokens: prompt.length, completionTokens });
   });
   const created = Math.floor(Date.now() / 1000);
 
@@ -207,7 +205,7 @@ async function forwardUpstream(
         model: served.usageName,
         promptTokens: u.prompt_tokens,
         completionTokens: u.completion_tokens,
-      }).catch((err) => console.error('[tuneboard] usage not recorded', err));
+      });
     }
   });
   if (typeof result.body === 'string') return { kind: 'json', body: result.body, requestId, status: result.status };
