@@ -1,5 +1,5 @@
 /** Starting and stopping the production server the HTTP benchmarks measure (`npm run build` first). */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -7,6 +7,13 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 export interface BenchServer {
   base: string;
   stop(): Promise<void>;
+  /** Resident memory of the server (the largest process in its group: npx's wrapper is not the server), in MiB. */
+  rssMiB(): number;
+}
+
+function groupRssMiB(pgid: number): number {
+  const out = execFileSync('ps', ['-o', 'rss=', '-g', String(pgid)], { encoding: 'utf8' });
+  return Math.max(0, ...out.split('\n').filter(Boolean).map((l) => Number(l.trim()))) / 1024;
 }
 
 /**
@@ -29,7 +36,7 @@ export async function startServer(port: number, env: Record<string, string>, rea
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`${base}${readyPath}`)).ok) return { base, stop };
+      if ((await fetch(`${base}${readyPath}`)).ok) return { base, stop, rssMiB: () => groupRssMiB(child.pid!) };
     } catch {
       // not listening yet
     }

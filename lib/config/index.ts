@@ -37,6 +37,13 @@ export const config = {
   get artifactDir(): string {
     return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_ARTIFACT_DIR || path.join('.data', 'artifacts'));
   },
+  /**
+   * The embedded database's WebAssembly heap never shrinks; past this size (after a burst of large rows) its
+   * thread is restarted while idle, which gives the memory back. Not for `memory://` databases.
+   */
+  get pgliteRecycleHeapBytes(): number {
+    return mibEnv('TUNEBOARD_PGLITE_RECYCLE_MB', 512);
+  },
   /** Body limit of training-job and /log routes, which carry per-token logprobs (compat §1.3: ≥ 256 MiB). */
   get largeBodyLimitBytes(): number {
     return mibEnv('TUNEBOARD_MAX_BODY_MB', 256);

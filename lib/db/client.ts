@@ -3,6 +3,7 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema';
+import type { PgliteThread } from './pglite-connection';
 import { config } from '@/lib/config';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -13,6 +14,8 @@ export type DbOrTx = Db | Tx;
 interface DbHandle {
   db: Db;
   kind: 'pglite' | 'postgres';
+  /** The embedded database's thread (PGlite only): its heap and recycle count, for health and benchmarks. */
+  embedded?: PgliteThread;
   close: () => Promise<void>;
 }
 
@@ -22,33 +25,48 @@ const MIGRATION_LOCK_ID = 7_340_021;
 
 async function open(): Promise<DbHandle> {
   const url = config.databaseUrl;
+  const { Pool } = await import('pg');
+  const { drizzle } = await import('drizzle-orm/node-postgres');
+  const { migrate } = await import('drizzle-orm/node-postgres/migrator');
+  let pool: InstanceType<typeof Pool>;
+  let kind: DbHandle['kind'];
+  let embedded: PgliteThread | undefined;
   if (url) {
-    const { Pool } = await import('pg');
-    const { drizzle } = await import('drizzle-orm/node-postgres');
-    const { migrate } = await import('drizzle-orm/node-postgres/migrator');
-    const pool = new Pool({ connectionString: url, max: config.databasePoolSize });
-    const db = drizzle(pool, { schema }) as unknown as Db;
-    // Several server instances (and test workers) may start at once: serialise migrations.
-    const client = await pool.connect();
-    try {
-      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-      await migrate(drizzle(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
-      client.release();
-    }
-    return { db, kind: 'postgres', close: () => pool.end() };
+    pool = new Pool({ connectionString: url, max: config.databasePoolSize });
+    kind = 'postgres';
+  } else {
+    // The embedded database runs on a thread of its own, reached through node-postgres like a server
+    // (lib/db/pglite-connection.ts): same driver, same SQL, and the request thread never runs PostgreSQL.
+    const dataDir = config.dataDir;
+    if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(path.resolve(dataDir)), { recursive: true });
+    const { PgliteThread, pgliteClientClass } = await import('./pglite-connection');
+    embedded = new PgliteThread(dataDir, config.pgliteRecycleHeapBytes);
+    await embedded.waitReady();
+    // One session: one client, kept open (idleTimeoutMillis 0) for the life of the process.
+    pool = new Pool({ Client: pgliteClientClass(embedded), max: 1, idleTimeoutMillis: 0 });
+    kind = 'pglite';
   }
-
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { drizzle } = await import('drizzle-orm/pglite');
-  const { migrate } = await import('drizzle-orm/pglite/migrator');
-  const dataDir = config.dataDir;
-  if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(path.resolve(dataDir)), { recursive: true });
-  const client = await PGlite.create(dataDir);
-  const db = drizzle(client, { schema }) as unknown as Db;
-  await migrate(drizzle(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
-  return { db, kind: 'pglite', close: () => client.close() };
+  // A dropped connection to a PostgreSQL server is replaced on the next query; pg emits it here first.
+  pool.on('error', (err) => console.error('[tuneboard] database connection error', err.message));
+  const db = drizzle(pool, { schema }) as unknown as Db;
+  // Several server instances (and test workers) may start at once: serialise migrations.
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await migrate(drizzle(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    client.release();
+  }
+  return {
+    db,
+    kind,
+    embedded,
+    close: async () => {
+      await pool.end();
+      await embedded?.close();
+    },
+  };
 }
 
 // PGlite must be opened once per process (two handles on one directory lose writes), and Next's dev

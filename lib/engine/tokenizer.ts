@@ -42,6 +42,8 @@ export interface TokenPieces {
   tokenBytes(id: number): Uint8Array;
   tokenText(id: number): string;
   isSpecial(id: number): boolean;
+  /** Whole-sequence decode (lossy UTF-8), as vLLM's `decoded_token` texts are computed. */
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
 }
 
 export class Tokenizer {

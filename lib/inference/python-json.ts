@@ -251,26 +251,50 @@ export function withKeyOrder<T extends object>(obj: T, keys: readonly string[]):
  * exactly 0 or the −9999 floor reads `0.0` / `-9999.0` as on the wire (§7.8). Non-finite numbers become null.
  */
 export function wireJson(value: unknown, floatKeys: ReadonlySet<string> = LOGPROB_KEYS): string {
+  // Runs once per streamed token: plain string concatenation and for-in, no intermediate arrays.
   const write = (v: unknown, key: string | null): string => {
     if (v === null || v === undefined) return 'null';
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) return 'null';
-      return key !== null && floatKeys.has(key) ? pyFloat(v) : JSON.stringify(v);
-    }
-    if (typeof v === 'bigint') return v.toString();
-    if (typeof v === 'string' || typeof v === 'boolean') return JSON.stringify(v);
-    if (Array.isArray(v)) return `[${v.map((item) => write(item, null)).join(',')}]`;
-    if (typeof v === 'object') {
-      const parts: string[] = [];
-      const order = (v as { [KEY_ORDER]?: string[] })[KEY_ORDER];
-      const entries = order ? order.map((k): [string, unknown] => [k, (v as Record<string, unknown>)[k]]) : Object.entries(v);
-      for (const [k, item] of entries) {
-        if (item === undefined) continue; // as JSON.stringify: an undefined key is absent
-        parts.push(`${JSON.stringify(k)}:${write(item, k)}`);
+    switch (typeof v) {
+      case 'number':
+        if (!Number.isFinite(v)) return 'null';
+        return key !== null && floatKeys.has(key) ? pyFloat(v) : JSON.stringify(v);
+      case 'string':
+        return JSON.stringify(v);
+      case 'boolean':
+        return v ? 'true' : 'false';
+      case 'bigint':
+        return v.toString();
+      case 'object': {
+        if (Array.isArray(v)) {
+          let out = '[';
+          for (let i = 0; i < v.length; i++) out += (i === 0 ? '' : ',') + write(v[i], null);
+          return `${out}]`;
+        }
+        let out = '{';
+        let first = true;
+        const obj = v as Record<string, unknown>;
+        const order = (v as { [KEY_ORDER]?: string[] })[KEY_ORDER];
+        if (order) {
+          for (const k of order) {
+            const item = obj[k];
+            if (item === undefined) continue;
+            out += `${first ? '' : ','}${JSON.stringify(k)}:${write(item, k)}`;
+            first = false;
+          }
+          return `${out}}`;
+        }
+        for (const k in obj) {
+          if (!Object.prototype.hasOwnProperty.call(obj, k)) continue;
+          const item = obj[k];
+          if (item === undefined) continue; // as JSON.stringify: an undefined key is absent
+          out += `${first ? '' : ','}${JSON.stringify(k)}:${write(item, k)}`;
+          first = false;
+        }
+        return `${out}}`;
       }
-      return `{${parts.join(',')}}`;
+      default:
+        return 'null';
     }
-    return 'null';
   };
   return write(value, null);
 }

@@ -27,6 +27,13 @@ export function pyFloat(x: number): string {
   if (x === Infinity) return 'inf';
   if (x === -Infinity) return '-inf';
   if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const abs = Math.abs(x);
+  if (abs >= 1e-4 && abs < 1e16) {
+    // Where Python prints positional digits, JavaScript does too (it switches to exponents only below 1e-6
+    // or from 1e21), with the same shortest round-trip digits; only the ".0" of whole numbers differs.
+    const text = String(x);
+    return text.includes('.') ? text : `${text}.0`;
+  }
   const sign = x < 0 ? '-' : '';
   // toExponential() without an argument yields exactly the shortest round-trip significand.
   const [mantissa, exponentText] = Math.abs(x).toExponential().split('e');

@@ -54,6 +54,7 @@ export class ChatStreamEncoder {
   private readonly outputs: ChoiceOutput[];
   private readonly parsers: (ToolCallStreamParser | null)[];
   private closed = false;
+  private headJson: string | null = null;
 
   constructor(
     private readonly spec: OutputSpec,
@@ -87,16 +88,26 @@ export class ChatStreamEncoder {
     choices: ChatStreamChoice[],
     extra: { usage?: Usage; prompt_token_ids?: number[] | null } = {},
   ): string {
-    const body: ChatCompletionChunk = {
-      id: this.spec.response_id,
-      object: 'chat.completion.chunk',
-      created: this.ctx.created,
-      model: this.spec.model,
-      choices,
-    };
-    if (extra.usage) body.usage = extra.usage;
-    if ('prompt_token_ids' in extra) body.prompt_token_ids = extra.prompt_token_ids;
-    return sseEvent(wireJson(body));
+    // The fields before `choices` are the same on every chunk of a stream: serialised once (see `head`).
+    let json = `${this.head}"choices":${wireJson(choices satisfies ChatCompletionChunk['choices'])}`;
+    if (extra.usage) json += `,"usage":${wireJson(extra.usage)}`;
+    if ('prompt_token_ids' in extra) json += `,"prompt_token_ids":${wireJson(extra.prompt_token_ids)}`;
+    return sseEvent(`${json}}`);
+  }
+
+  /** `{"id":…,"object":…,"created":…,"model":…,` — the chunk's opening, ready for `"choices"`. */
+  private get head(): string {
+    if (this.headJson === null) {
+      const opening: Omit<ChatCompletionChunk, 'choices'> = {
+        id: this.spec.response_id,
+        object: 'chat.completion.chunk',
+        created: this.ctx.created,
+        model: this.spec.model,
+      };
+      const json = wireJson(opening);
+      this.headJson = json === '{}' ? '{' : `${json.slice(0, -1)},`;
+    }
+    return this.headJson;
   }
 
   private continuous(completionTokens: number): { usage?: Usage } {

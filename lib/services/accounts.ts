@@ -5,6 +5,7 @@ import type { ApiKeyRow, Membership, UserRow } from '@/lib/db/repositories/accou
 import type { ApiKeyDto, SessionDto, SignUpBody, TeamDto } from '@/lib/schemas/accounts';
 import { assertNotThrottled, recordLoginFailure, recordLoginSuccess } from './login-throttle';
 import { API_KEY_PREFIX, hashPassword, newSecret, sha256, verifyPassword } from './credentials';
+import { cachedPrincipal, principalChanged } from './principal-cache';
 
 /** Who is calling and which entities they may act in; built once per request. */
 export interface Principal {
@@ -36,21 +37,49 @@ async function buildPrincipal(user: UserRow, via: Principal['via'], apiKeyId: st
 // last_used_at is informational: writing it on every request would turn each read into a write.
 const TOUCH_INTERVAL_MS = 60_000;
 
+function principalOf(row: repo.PrincipalRow, via: Principal['via']): Principal {
+  const personalEntity = row.memberships.find((m) => m.id === row.personalEntityId);
+  if (!personalEntity) throw new Error(`user ${row.userId} has no personal entity membership`);
+  return {
+    userId: row.userId,
+    email: row.email,
+    name: row.name,
+    via,
+    apiKeyId: row.apiKeyId,
+    personalEntity,
+    memberships: row.memberships,
+  };
+}
+
+// When this process last wrote each key's last_used_at (the cached row does not see later writes).
+const touchedAt = new Map<string, number>();
+
 export async function principalFromApiKey(rawKey: string): Promise<Principal | null> {
-  const db = await getDb();
-  const found = await repo.findActiveApiKey(db, sha256(rawKey));
+  const keyHash = sha256(rawKey);
+  const found = await cachedPrincipal(`key:${keyHash}`, async () => {
+    const row = await repo.findPrincipalByApiKeyHash(await getDb(), keyHash);
+    if (!row) return undefined;
+    if (row.keyLastUsedAt && !touchedAt.has(row.apiKeyId!)) touchedAt.set(row.apiKeyId!, row.keyLastUsedAt.getTime());
+    return { value: principalOf(row, 'api_key'), userId: row.userId, validUntil: row.validUntil };
+  });
   if (!found) return null;
-  const now = new Date();
-  if (!found.key.lastUsedAt || now.getTime() - found.key.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
-    await repo.touchApiKey(db, found.key.id, now);
+  const now = Date.now();
+  const last = touchedAt.get(found.apiKeyId!);
+  if (last === undefined || now - last > TOUCH_INTERVAL_MS) {
+    touchedAt.set(found.apiKeyId!, now);
+    if (touchedAt.size > 10_000) touchedAt.delete(touchedAt.keys().next().value!);
+    await repo.touchApiKey(await getDb(), found.apiKeyId!, new Date(now));
   }
-  return buildPrincipal(found.user, 'api_key', found.key.id);
+  return found;
 }
 
 export async function principalFromSession(token: string): Promise<Principal | null> {
-  const db = await getDb();
-  const user = await repo.findUserBySessionHash(db, sha256(token));
-  return user ? buildPrincipal(user, 'session', null) : null;
+  const tokenHash = sha256(token);
+  const found = await cachedPrincipal(`session:${tokenHash}`, async () => {
+    const row = await repo.findPrincipalBySessionHash(await getDb(), tokenHash);
+    return row && { value: principalOf(row, 'session'), userId: row.userId, validUntil: row.validUntil };
+  });
+  return found ?? null;
 }
 
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -134,7 +163,10 @@ export async function signIn(email: string, password: string, address: string | 
 }
 
 export async function signOut(token: string): Promise<void> {
-  await repo.deleteSession(await getDb(), sha256(token));
+  const db = await getDb();
+  const user = await repo.findUserBySessionHash(db, sha256(token));
+  await repo.deleteSession(db, sha256(token));
+  if (user) await principalChanged([user.id]);
 }
 
 export function toSessionDto(principal: Principal): SessionDto {
@@ -186,7 +218,10 @@ export async function listApiKeys(userId: string): Promise<ApiKeyDto[]> {
 export async function revokeApiKey(userId: string, id: string): Promise<ApiKeyDto> {
   const db = await getDb();
   const revoked = await repo.revokeApiKey(db, userId, id);
-  if (revoked) return toApiKeyDto(revoked);
+  if (revoked) {
+    await principalChanged([userId]);
+    return toApiKeyDto(revoked);
+  }
   // Revoking twice is harmless: answer with the key as it stands.
   const existing = await repo.findApiKey(db, userId, id);
   if (!existing) throw ApiError.notFound('API key not found');
@@ -229,6 +264,7 @@ export async function createTeam(principal: Principal, name: string): Promise<Te
   if (await repo.entityNameExists(db, name)) throw new ApiError('conflict', `The name '${name}' is taken`);
   try {
     await db.transaction((tx) => repo.insertTeam(tx, name, principal.userId));
+    await principalChanged([principal.userId]);
   } catch (err) {
     if (isUniqueViolation(err)) throw new ApiError('conflict', `The name '${name}' is taken`);
     throw err;
@@ -249,6 +285,7 @@ export async function addTeamMember(principal: Principal, teamName: string, emai
   const current = (await repo.listMembers(db, [team.id])).find((m) => m.userId === user.id);
   if (current?.role === 'owner') throw new ApiError('conflict', 'The team owner cannot be changed');
   await repo.upsertMember(db, team.id, user.id, role);
+  await principalChanged([user.id]);
   return (await listTeams(principal)).find((t) => t.id === team.id)!;
 }
 
@@ -261,6 +298,7 @@ export async function removeTeamMember(principal: Principal, teamName: string, u
   if (!target) throw ApiError.notFound('Member not found');
   if (target.role === 'owner') throw new ApiError('conflict', 'The team owner cannot be removed');
   await repo.deleteMember(db, team.id, userId);
+  await principalChanged([userId]);
   return { removed: true as const };
 }
 

@@ -28,9 +28,7 @@ export async function createChatCompletion(input: {
     headers: input.headers,
     signal: input.signal,
     onUsage: ({ promptTokens, completionTokens }) => {
-      recordUsage({ ...target, model: served.usageName, promptTokens, completionTokens }).catch((err) =>
-        console.error('[tuneboard] usage not recorded', err),
-      );
+      recordUsage({ ...target, model: served.usageName, promptTokens, completionTokens });
     },
   });
 }

@@ -15,17 +15,73 @@ export function usageTarget(principal: Principal, headers: Headers): { entityId:
   return { entityId: principal.personalEntity.id, project: 'inference' };
 }
 
-export async function recordUsage(input: {
+interface PendingUsage {
+  entityId: string;
+  project: string;
+  model: string;
+  day: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+// Chat requests add up in memory and reach the database in one statement per flush, so a server answering
+// hundreds of completions per second writes a few rows per second, not one upsert per request. What a crash
+// can lose is bounded by the interval.
+const FLUSH_INTERVAL_MS = 1000;
+const FLUSH_AT_ROWS = 500;
+
+const globalForUsage = globalThis as unknown as {
+  __tuneboardUsage?: { pending: Map<string, PendingUsage>; timer: NodeJS.Timeout | null; flushing: Promise<void> };
+};
+const usage = (globalForUsage.__tuneboardUsage ??= { pending: new Map(), timer: null, flushing: Promise.resolve() });
+
+/** Writes everything recorded so far; resolves once it is in the database. */
+export function flushUsage(): Promise<void> {
+  if (usage.timer) {
+    clearTimeout(usage.timer);
+    usage.timer = null;
+  }
+  const batch = [...usage.pending.values()];
+  usage.pending.clear();
+  usage.flushing = usage.flushing.then(async () => {
+    if (batch.length === 0) return;
+    try {
+      await usageRepo.addUsageBatch(await getDb(), batch);
+    } catch (err) {
+      console.error(`[tuneboard] usage of ${batch.length} rows not recorded`, err);
+    }
+  });
+  return usage.flushing;
+}
+
+export function recordUsage(input: {
   entityId: string;
   project: string;
   model: string;
   promptTokens: number;
   completionTokens: number;
-}): Promise<void> {
-  await usageRepo.addUsage(await getDb(), { ...input, day: new Date().toISOString().slice(0, 10) });
+}): void {
+  const day = new Date().toISOString().slice(0, 10);
+  const key = JSON.stringify([input.entityId, input.project, input.model, day]);
+  const row = usage.pending.get(key);
+  if (row) {
+    row.requests += 1;
+    row.promptTokens += input.promptTokens;
+    row.completionTokens += input.completionTokens;
+  } else {
+    usage.pending.set(key, { ...input, day, requests: 1 });
+  }
+  if (usage.pending.size >= FLUSH_AT_ROWS) void flushUsage();
+  else if (!usage.timer) {
+    usage.timer = setTimeout(() => void flushUsage(), FLUSH_INTERVAL_MS);
+    usage.timer.unref();
+  }
 }
 
 export async function listUsage(principal: Principal, q: { entity?: string; days: number }) {
+  // This process's own recent requests are part of the answer.
+  await flushUsage();
   const scope = q.entity === undefined ? principal.memberships : principal.memberships.filter((m) => m.name === q.entity);
   const names = new Map(scope.map((m) => [m.id, m.name]));
   const since = new Date(Date.now() - (q.days - 1) * 86_400_000).toISOString().slice(0, 10);

@@ -14,6 +14,7 @@ import * as membersRoute from '@/app/v1/teams/[team]/members/route';
 import * as teamsRoute from '@/app/v1/teams/route';
 import { getDb } from '@/lib/db/client';
 import { apiKeys } from '@/lib/db/schema';
+import { principalChanged } from '@/lib/services/principal-cache';
 import { apiKeySchema, createdApiKeySchema, sessionSchema, teamSchema } from '@/lib/schemas/accounts';
 import { modelListSchema, modelSchema, modelSummarySchema } from '@/lib/schemas/models';
 import { call, createModel, createUser, TEST_BASE_MODEL, uniqueName, type TestUser } from '../helpers';
@@ -274,6 +275,9 @@ describe('API keys', () => {
       .update(apiKeys)
       .set({ expiresAt: new Date(Date.now() - 1000) })
       .where(eq(apiKeys.id, created.id));
+    // A write behind the service's back must announce itself, as the services do, or the cached caller
+    // lives on for its few seconds.
+    await principalChanged([(await session({ key: user.key })).body.user.id]);
     const res = await session({ key: created.key });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer');

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { apiKeys, entities, entityMembers, sessions, users } from '../schema';
 
@@ -166,4 +166,66 @@ export async function deleteMember(db: DbOrTx, entityId: string, userId: string)
 export async function findUserById(db: DbOrTx, id: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
   return row;
+}
+
+/** A caller with everything a request needs to know about them, read in one query. */
+export interface PrincipalRow {
+  userId: string;
+  email: string;
+  name: string;
+  personalEntityId: string;
+  apiKeyId: string | null;
+  keyLastUsedAt: Date | null;
+  /** When the credential stops being valid on its own (key or session expiry). */
+  validUntil: Date | null;
+  memberships: Membership[];
+}
+
+// Memberships ride along as one JSON array, ordered as listMemberships orders them (kind, then name).
+const membershipsJson = sql`coalesce(
+  json_agg(json_build_object('id', e.id, 'name', e.name, 'kind', e.kind, 'role', m.role) order by e.kind, e.name)
+    filter (where e.id is not null),
+  '[]'::json)`;
+
+function toPrincipalRow(row: Record<string, unknown> | undefined): PrincipalRow | undefined {
+  if (!row) return undefined;
+  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+  return {
+    userId: row.user_id as string,
+    email: row.email as string,
+    name: row.name as string,
+    personalEntityId: row.personal_entity_id as string,
+    apiKeyId: (row.key_id as string | null) ?? null,
+    keyLastUsedAt: date(row.last_used_at),
+    validUntil: date(row.valid_until),
+    memberships: (typeof row.memberships === 'string' ? JSON.parse(row.memberships) : row.memberships) as Membership[],
+  };
+}
+
+/** An active (not revoked, not expired) API key's owner and memberships: authentication and scope in one query. */
+export async function findPrincipalByApiKeyHash(db: DbOrTx, keyHash: string): Promise<PrincipalRow | undefined> {
+  const result = (await db.execute(sql`
+    select k.id as key_id, k.last_used_at, k.expires_at as valid_until,
+           u.id as user_id, u.email, u.name, u.personal_entity_id, ${membershipsJson} as memberships
+    from api_keys k
+    join users u on u.id = k.user_id
+    left join entity_members m on m.user_id = u.id
+    left join entities e on e.id = m.entity_id
+    where k.key_hash = ${keyHash} and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+    group by k.id, u.id`)) as { rows: Record<string, unknown>[] };
+  return toPrincipalRow(result.rows[0]);
+}
+
+/** A live session's user and memberships, in one query. */
+export async function findPrincipalBySessionHash(db: DbOrTx, tokenHash: string): Promise<PrincipalRow | undefined> {
+  const result = (await db.execute(sql`
+    select null as key_id, null as last_used_at, s.expires_at as valid_until,
+           u.id as user_id, u.email, u.name, u.personal_entity_id, ${membershipsJson} as memberships
+    from sessions s
+    join users u on u.id = s.user_id
+    left join entity_members m on m.user_id = u.id
+    left join entities e on e.id = m.entity_id
+    where s.token_hash = ${tokenHash} and s.expires_at > now()
+    group by s.token_hash, u.id`)) as { rows: Record<string, unknown>[] };
+  return toPrincipalRow(result.rows[0]);
 }

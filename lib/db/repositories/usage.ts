@@ -20,6 +20,33 @@ export async function addUsage(
     });
 }
 
+/** Adds several (entity, project, model, day) rows' counts at once; the keys must be distinct. */
+export async function addUsageBatch(
+  db: DbOrTx,
+  rows: {
+    entityId: string;
+    project: string;
+    model: string;
+    day: string;
+    requests: number;
+    promptTokens: number;
+    completionTokens: number;
+  }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insert(usageRecords)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [usageRecords.entityId, usageRecords.project, usageRecords.model, usageRecords.day],
+      set: {
+        requests: sql`${usageRecords.requests} + excluded.requests`,
+        promptTokens: sql`${usageRecords.promptTokens} + excluded.prompt_tokens`,
+        completionTokens: sql`${usageRecords.completionTokens} + excluded.completion_tokens`,
+      },
+    });
+}
+
 export async function listUsage(db: DbOrTx, entityIds: string[], sinceDay: string) {
   if (entityIds.length === 0) return [];
   return db

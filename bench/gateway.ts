@@ -1,0 +1,311 @@
+/**
+ * `npm run bench:gateway [-- --quick]`: the gateway under load, on a production server with the embedded
+ * database (loopback only, every loop bounded):
+ * - health under load: /v1/health latency while 200 API requests and 50 chat streams are in flight
+ *   (goal: p99 under 50 ms);
+ * - relay: streamed chat completions through Tuneboard to a stand-in upstream that answers instantly, against
+ *   the same requests sent to the stand-in directly, at 1 and 64 concurrent streams (goal: Tuneboard adds at
+ *   most 2 ms at p50 and keeps at least 80 % of the direct tokens/s);
+ * - memory: the server's resident memory before, during and after a burst of large /log bodies (goal: back
+ *   within 25 % of its baseline + 100 MiB once idle).
+ * Every figure is printed next to its goal. Exit 1 when a request fails; goals are enforced only with --strict.
+ * --quick: fewer and smaller requests (CI).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { startServer } from './server';
+
+const QUICK = process.argv.includes('--quick');
+const STRICT = process.argv.includes('--strict');
+const ROOT = path.resolve(import.meta.dirname, '..');
+const PORT = Number(process.env.BENCH_PORT ?? 3240);
+const UPSTREAM_PORT = PORT + 1;
+const BASE = `http://127.0.0.1:${PORT}`;
+const UPSTREAM_MODEL = 'bench/instant-upstream';
+const RELAY_TOKENS = 64;
+
+let failures = 0;
+let misses = 0;
+const mark = (ok: boolean) => {
+  if (!ok) misses++;
+  return ok ? 'PASS' : 'MISS';
+};
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+const f1 = (v: number) => v.toFixed(1);
+
+async function json<T>(p: string, init: RequestInit & { key?: string } = {}): Promise<T> {
+  const res = await fetch(`${BASE}${p}`, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init.key ? { authorization: `Bearer ${init.key}` } : {}), ...init.headers },
+  });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  return body as T;
+}
+
+/** An OpenAI-compatible server that answers every chat completion at once: the fastest engine there can be. */
+function startStandIn(): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+      const model = body.model ?? UPSTREAM_MODEL;
+      const created = Math.floor(Date.now() / 1000);
+      const id = `chatcmpl-${created}`;
+      if (!body.stream) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            id,
+            object: 'chat.completion',
+            created,
+            model,
+            choices: [{ index: 0, message: { role: 'assistant', content: 'x'.repeat(RELAY_TOKENS) }, logprobs: null, finish_reason: 'length' }],
+            usage: { prompt_tokens: 8, completion_tokens: RELAY_TOKENS, total_tokens: 8 + RELAY_TOKENS },
+          }),
+        );
+        return;
+      }
+      const chunk = (delta: object, finish: string | null) =>
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+      let out = chunk({ role: 'assistant', content: '' }, null);
+      for (let i = 0; i < RELAY_TOKENS; i++) out += chunk({ content: ` w${i}` }, i === RELAY_TOKENS - 1 ? 'length' : null);
+      if (body.stream_options?.include_usage) {
+        out += `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { prompt_tokens: 8, completion_tokens: RELAY_TOKENS, total_tokens: 8 + RELAY_TOKENS } })}\n\n`;
+      }
+      out += 'data: [DONE]\n\n';
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.end(out);
+    });
+  });
+  return new Promise((resolve) => server.listen(UPSTREAM_PORT, '127.0.0.1', () => resolve(server)));
+}
+
+/** One streamed completion read to the end: total ms and the content chunks seen. */
+async function streamOnce(url: string, key: string | undefined, model: string, maxTokens: number): Promise<{ ms: number; tokens: number }> {
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Say something.' }], max_tokens: maxTokens, stream: true }),
+  });
+  if (!res.ok || !res.body) {
+    failures++;
+    throw new Error(`${url}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  }
+  const text = await res.text();
+  let tokens = 0;
+  for (const line of text.split('\n\n')) if (line.includes('"content"') && !line.includes('"content":""')) tokens++;
+  if (!text.includes('data: [DONE]')) failures++;
+  return { ms: performance.now() - started, tokens };
+}
+
+async function relay(key: string) {
+  console.log(`\nRelay: ${RELAY_TOKENS}-token streamed completions, stand-in upstream that answers instantly\n`);
+  console.log('| streams | path | requests | p50 ms | p99 ms | tokens/s | goal |');
+  console.log('|---:|---|---:|---:|---:|---:|---|');
+  for (const concurrency of [1, 64]) {
+    const perWorker = concurrency === 1 ? (QUICK ? 40 : 300) : QUICK ? 3 : 15;
+    const results: Record<string, { p50: number; p99: number; rate: number; n: number }> = {};
+    for (const [label, url, auth] of [
+      ['direct', `http://127.0.0.1:${UPSTREAM_PORT}/v1/chat/completions`, undefined],
+      ['through Tuneboard', `${BASE}/v1/chat/completions`, key],
+    ] as const) {
+      // Warm-up: connections, JIT, the model lookup.
+      for (let i = 0; i < 5; i++) await streamOnce(url, auth, UPSTREAM_MODEL, RELAY_TOKENS);
+      const times: number[] = [];
+      let tokens = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          for (let i = 0; i < perWorker; i++) {
+            const r = await streamOnce(url, auth, UPSTREAM_MODEL, RELAY_TOKENS);
+            times.push(r.ms);
+            tokens += r.tokens;
+          }
+        }),
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      results[label] = { p50: percentile(times, 50), p99: percentile(times, 99), rate: tokens / seconds, n: times.length };
+    }
+    const d = results.direct;
+    const t = results['through Tuneboard'];
+    console.log(`| ${concurrency} | direct | ${d.n} | ${f1(d.p50)} | ${f1(d.p99)} | ${Math.round(d.rate)} | |`);
+    const added = t.p50 - d.p50;
+    const kept = t.rate / d.rate;
+    console.log(
+      `| ${concurrency} | through Tuneboard | ${t.n} | ${f1(t.p50)} | ${f1(t.p99)} | ${Math.round(t.rate)} | +${f1(added)} ms at p50 (goal ≤ 2) ${mark(added <= 2)}; ${(kept * 100).toFixed(0)} % of direct tokens/s (goal ≥ 80 %) ${mark(kept >= 0.8)} |`,
+    );
+  }
+}
+
+async function sampleHealth(until: () => boolean, minSamples = 0): Promise<number[]> {
+  const out: number[] = [];
+  while (!until() || out.length < minSamples) {
+    const t = performance.now();
+    const res = await fetch(`${BASE}/v1/health`);
+    await res.arrayBuffer();
+    if (!res.ok) failures++;
+    out.push(performance.now() - t);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return out;
+}
+
+async function healthUnderLoad(key: string, modelId: string) {
+  const idle = await sampleHealth(() => true, QUICK ? 30 : 100);
+  const apiRequests = 200;
+  const streams = 50;
+  const perLoop = QUICK ? 2 : 10;
+  const maxTokens = QUICK ? 16 : 64;
+  let busy = true;
+  const samples = sampleHealth(() => !busy);
+  let apiDone = 0;
+  const t0 = performance.now();
+  const api = Array.from({ length: apiRequests }, async (_, i) => {
+    for (let j = 0; j < perLoop; j++) {
+      const p =
+        i % 4 === 3
+          ? fetch(`${BASE}/v1/preview/models`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ project: 'load', name: `m-${i}-${j}-${Date.now()}`, base_model: 'tuneboard/tiny-random' }),
+            })
+          : fetch(`${BASE}/v1/preview/models/${modelId}/checkpoints?limit=20`, { headers: { authorization: `Bearer ${key}` } });
+      const res = await p;
+      await res.arrayBuffer();
+      if (!res.ok) failures++;
+      apiDone++;
+    }
+  });
+  const chats = Array.from({ length: streams }, () => streamOnce(`${BASE}/v1/chat/completions`, key, 'tuneboard/tiny-random', maxTokens));
+  await Promise.all([...api, ...chats]);
+  const seconds = (performance.now() - t0) / 1000;
+  busy = false;
+  const loaded = await samples;
+  console.log(`\nHealth under load: ${apiRequests} API request loops (${perLoop} each) and ${streams} chat streams (${maxTokens} tokens) in flight, ${f1(seconds)} s\n`);
+  console.log('| /v1/health | n | p50 ms | p99 ms | max ms | goal |');
+  console.log('|---|---:|---:|---:|---:|---|');
+  console.log(`| idle | ${idle.length} | ${f1(percentile(idle, 50))} | ${f1(percentile(idle, 99))} | ${f1(Math.max(...idle))} | |`);
+  const p99 = percentile(loaded, 99);
+  console.log(
+    `| under load | ${loaded.length} | ${f1(percentile(loaded, 50))} | ${f1(p99)} | ${f1(Math.max(...loaded))} | p99 < 50 ms ${mark(p99 < 50)} |`,
+  );
+  console.log(`(API requests completed: ${apiDone}, ${f1(apiDone / seconds)} req/s alongside the streams)`);
+}
+
+async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
+  const bodies = QUICK ? 4 : 6;
+  const mib = QUICK ? 8 : 64;
+  // A /log body of `mib` MiB: trajectories whose assistant turns carry long text, as logprob-heavy clients send.
+  const content = 'lorem ipsum '.repeat(Math.ceil((mib * 2 ** 20) / 12 / 16)).slice(0, Math.floor((mib * 2 ** 20) / 16));
+  const body = JSON.stringify({
+    split: 'val',
+    trajectory_groups: Array.from({ length: 4 }, () => ({
+      trajectories: Array.from({ length: 4 }, (_, i) => ({
+        messages_and_choices: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content },
+        ],
+        reward: i / 4,
+      })),
+    })),
+  });
+  await new Promise((r) => setTimeout(r, 2000));
+  const baseline = rssMiB();
+  let peak = baseline;
+  let bursting = true;
+  const sampler = (async () => {
+    while (bursting) {
+      peak = Math.max(peak, rssMiB());
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const health = sampleHealth(() => !bursting);
+  const t0 = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: bodies }, async () => {
+      const res = await fetch(`${BASE}/v1/preview/models/${modelId}/log`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body,
+      });
+      await res.arrayBuffer();
+      return res.status;
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  bursting = false;
+  await sampler;
+  const healthMs = await health;
+  // Idle time for garbage collection and the embedded database's recycle; then a few light requests, which
+  // is when an idle recycle happens.
+  const settle = QUICK ? 5 : 15;
+  for (let i = 0; i < settle; i++) {
+    await fetch(`${BASE}/v1/preview/models/${modelId}/checkpoints?limit=1`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.arrayBuffer());
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const after = rssMiB();
+  const refused = results.filter((s) => s === 413 || s === 429).length;
+  const failed = results.filter((s) => s >= 500).length;
+  failures += failed;
+  const limit = baseline * 1.25 + 100;
+  console.log(`\nMemory: ${bodies} concurrent /log bodies of ${mib} MiB (${f1(seconds)} s; ${results.filter((s) => s === 200).length} stored, ${refused} refused with 413/429, ${failed} failed)\n`);
+  console.log('| server RSS | MiB | goal |');
+  console.log('|---|---:|---|');
+  console.log(`| baseline | ${Math.round(baseline)} | |`);
+  console.log(`| peak during the burst | ${Math.round(peak)} | |`);
+  console.log(`| ${settle} s after | ${Math.round(after)} | ≤ ${Math.round(limit)} (baseline × 1.25 + 100) ${mark(after <= limit)} |`);
+  console.log(`| /v1/health during the burst, p99 / max ms | ${f1(percentile(healthMs, 99))} / ${f1(Math.max(...healthMs))} | |`);
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  const dir = path.join(ROOT, '.data', 'bench-gateway');
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const baseModels = JSON.parse(fs.readFileSync(path.join(ROOT, 'config', 'base-models.json'), 'utf8'));
+  baseModels.models.push({ id: UPSTREAM_MODEL, backend: 'upstream', description: 'stand-in upstream (benchmark)' });
+  fs.writeFileSync(path.join(dir, 'base-models.json'), JSON.stringify(baseModels));
+  const standIn = await startStandIn();
+  const server = await startServer(PORT, {
+    DATABASE_URL: '',
+    TUNEBOARD_DATA_DIR: path.join(dir, 'pglite'),
+    TUNEBOARD_ARTIFACT_DIR: path.join(dir, 'artifacts'),
+    TUNEBOARD_BASE_MODELS_FILE: path.join(dir, 'base-models.json'),
+    TUNEBOARD_UPSTREAM_URL: `http://127.0.0.1:${UPSTREAM_PORT}/v1`,
+    TUNEBOARD_RUNNER_CONCURRENCY: '0',
+  });
+  try {
+    await json('/v1/auth/sign-up', { method: 'POST', body: JSON.stringify({ email: 'gw@bench.test', password: 'bench-password', username: 'gw' }) });
+    const { key } = await json<{ key: string }>('/v1/auth/token', {
+      method: 'POST',
+      body: JSON.stringify({ email: 'gw@bench.test', password: 'bench-password' }),
+    });
+    const model = await json<{ id: string }>('/v1/preview/models', {
+      method: 'POST',
+      key,
+      body: JSON.stringify({ project: 'bench', name: 'gw', base_model: 'tuneboard/tiny-random' }),
+    });
+    await relay(key);
+    await healthUnderLoad(key, model.id);
+    await memoryBurst(key, model.id, server.rssMiB);
+  } finally {
+    await server.stop();
+    standIn.close();
+  }
+  console.log(`\n${failures} failed requests; ${misses} goals missed`);
+  if (failures > 0 || (STRICT && misses > 0)) process.exit(1);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+/**
+ * The worker thread that owns the embedded database (bundled to .tuneboard/pglite-worker.mjs by
+ * scripts/build-worker.mjs). PGlite runs PostgreSQL inside WebAssembly on whatever thread calls it, so on the
+ * request thread every query stalls every other request, health checks and chat streams included. Here it
+ * gets a thread of its own: the server sends raw frontend-protocol bytes (what node-postgres writes to a
+ * socket) and gets the backend's raw answer back, so the server talks to PGlite with the same driver and
+ * the same SQL as to a PostgreSQL server (lib/db/pglite-connection.ts).
+ *
+ * Messages are executed strictly in arrival order: PGlite has one session, and the bytes of one transaction
+ * must never interleave with another's.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+
+export type ToPgliteThread = { type: 'exec'; id: number; bytes: Uint8Array } | { type: 'close' };
+export type FromPgliteThread =
+  | { type: 'ready'; heapBytes: number }
+  | { type: 'result'; id: number; bytes: Uint8Array; heapBytes: number }
+  | { type: 'failed'; id: number; message: string }
+  | { type: 'fatal'; message: string }
+  | { type: 'closed' };
+
+const port = parentPort!;
+const { dataDir } = workerData as { dataDir: string };
+
+function heapBytes(db: PGlite): number {
+  // The WebAssembly memory only grows; the server recycles this thread when it grows past its cap.
+  return db.Module.HEAPU8.buffer.byteLength;
+}
+
+async function main() {
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir);
+  } catch (err) {
+    port.postMessage({ type: 'fatal', message: err instanceof Error ? err.message : String(err) } satisfies FromPgliteThread);
+    return;
+  }
+  port.postMessage({ type: 'ready', heapBytes: heapBytes(db) } satisfies FromPgliteThread);
+
+  let chain: Promise<void> = Promise.resolve();
+  port.on('message', (message: ToPgliteThread) => {
+    chain = chain.then(async () => {
+      if (message.type === 'close') {
+        await db.close().catch(() => undefined);
+        port.postMessage({ type: 'closed' } satisfies FromPgliteThread);
+        return;
+      }
+      try {
+        const out = await db.execProtocolRaw(message.bytes);
+        // execProtocolRaw may answer with a view into the WebAssembly heap: copy before transferring.
+        const bytes = out.buffer === db.Module.HEAPU8.buffer ? out.slice() : out;
+        port.postMessage(
+          { type: 'result', id: message.id, bytes, heapBytes: heapBytes(db) } satisfies FromPgliteThread,
+          bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer as ArrayBuffer] : [],
+        );
+      } catch (err) {
+        port.postMessage({
+          type: 'failed',
+          id: message.id,
+          message: err instanceof Error ? err.message : String(err),
+        } satisfies FromPgliteThread);
+      }
+    });
+  });
+}
+
+void main();
