@@ -8,7 +8,7 @@ export async function register() {
   const { getDbHandle } = await import('./lib/db/client');
   const handle = await getDbHandle();
   console.log(`[tuneboard] database ready (${handle.kind})`);
-  const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/builtin-runner');
+  const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/server/builtin-runner');
   await startBuiltinRunner({ port: Number(process.env.PORT ?? 3000), embeddedDatabase: handle.kind === 'pglite' });
   process.once('exit', stopBuiltinRunner);
 }

@@ -76,11 +76,11 @@ async function child(kind: 'sft' | 'sft2' | 'rl', shape: Shape, steps: number): 
   const times: number[] = [];
   let tokens = 0;
   if (kind === 'sft' || kind === 'sft2') {
-    // sft2: half of each batch on a helper thread (lib/jobs/training-threads.ts), as the worker process runs it.
-    const { SftHelperThread } = await import('../lib/jobs/training-threads');
+    // sft2: half of each batch on a helper thread (lib/jobs/worker/training-threads.ts), as the worker process runs it.
+    const { SftHelperThread } = await import('../lib/jobs/worker/training-threads');
     const helper =
       kind === 'sft2'
-        ? SftHelperThread.create(model.config, path.resolve(__dirname, '../lib/jobs/worker-main.ts'))
+        ? SftHelperThread.create(model.config, path.resolve(__dirname, '../lib/jobs/worker/worker-main.ts'))
         : null;
     // Every example is truncated to exactly ctx tokens; one batch = one optimizer step.
     const examples = Array.from({ length: shape.batch }, (_, i) => ({

@@ -1,5 +1,5 @@
 // Bundles the code that runs outside Next's server bundle: the training worker process
-// (lib/jobs/worker-main.ts) and the inference worker threads (lib/inference/worker-thread.ts). Run by
+// (lib/jobs/worker/worker-main.ts) and the inference worker threads (lib/inference/worker-thread.ts). Run by
 // `npm run build`, `npm run dev` and the Vitest global setup; takes well under a second.
 import { build } from 'esbuild';
 
@@ -15,7 +15,7 @@ const common = {
 };
 
 await Promise.all([
-  build({ ...common, entryPoints: ['lib/jobs/worker-main.ts'], outfile: '.tuneboard/worker.mjs' }),
+  build({ ...common, entryPoints: ['lib/jobs/worker/worker-main.ts'], outfile: '.tuneboard/worker.mjs' }),
   build({ ...common, entryPoints: ['lib/inference/worker-thread.ts'], outfile: '.tuneboard/inference-worker.mjs' }),
 ]);
 console.log('built .tuneboard/worker.mjs and .tuneboard/inference-worker.mjs');

@@ -1,4 +1,4 @@
-import { ApiError } from './errors';
+import { ApiError } from '@/lib/errors';
 
 /**
  * Reads a request body up to `limit` bytes without trusting Content-Length alone (chunked uploads

@@ -1,4 +1,4 @@
-import { ApiError } from './errors';
+import { ApiError } from '@/lib/errors';
 
 /** Preview (training) routes answer FastAPI-style; chat routes answer with vLLM/OpenAI's envelope (compat §1.4). */
 export type ErrorFlavor = 'preview' | 'chat';

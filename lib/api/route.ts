@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { authenticate, authenticateWorker } from './auth';
 import { parseJsonText, readBodyText } from './body';
-import { ApiError, zodIssuesToValidation } from './errors';
+import { ApiError } from '@/lib/errors';
+import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
 import { errorResponse, json, type ErrorFlavor } from './respond';
 import { config } from '@/lib/config';
 import type { Principal } from '@/lib/services/accounts';
@@ -14,7 +15,7 @@ export interface RouteDefinition<P, Q, B, R> {
   flavor?: ErrorFlavor;
   /**
    * `required` (default): a user's API key or session. `public` routes ignore Authorization entirely
-   * (health). `worker` routes take the worker token of lib/jobs/worker-token.ts.
+   * (health). `worker` routes take the worker token of lib/jobs/server/worker-token.ts.
    */
   auth?: 'required' | 'public' | 'worker';
   params?: P;

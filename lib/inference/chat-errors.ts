@@ -1,4 +1,4 @@
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 
 /**
  * The error classes of POST /v1/chat/completions (compat §7.2). vLLM reports request-model problems

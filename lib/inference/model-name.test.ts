@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { modelNotFoundError } from './chat-errors';
 import { MODEL_REQUIRED_MESSAGE, parseModelName } from './model-name';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { zodIssuesToValidation, type ApiError } from '@/lib/api/errors';
+import type { ApiError } from '@/lib/errors';
+import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
 import {
   chatCompletionRequestSchema,
   structuredOutputsSchema,

@@ -1,4 +1,26 @@
-import type { JobInput, WorkerEvent, WorkerJob } from './queue';
+import type { SftExample } from '@/lib/schemas/sft-data';
+
+/** A claimed job as its worker sees it. */
+export interface WorkerJob {
+  id: string;
+  kind: 'rl' | 'sft';
+  model_id: string;
+  base_model: string;
+  config: Record<string, unknown>;
+  /** The checkpoint to train from: the latest when the job starts (compat §3.4). Null: base weights. */
+  base_checkpoint: { step: number; artifact_key: string | null } | null;
+  attempts: number;
+  lease_seconds: number;
+}
+
+export interface WorkerEvent {
+  type: 'training_started' | 'gradient_step';
+  data: Record<string, unknown>;
+}
+
+export type JobInput =
+  | { kind: 'rl'; trajectory_groups: Record<string, unknown>[] }
+  | { kind: 'sft'; file: string; examples: SftExample[] };
 
 /**
  * What a training worker can do with a job. The built-in runner and external GPU workers use the same

@@ -19,7 +19,7 @@ function queryNumber(kind: 'int' | 'number') {
 
 export const queryInt = () => queryNumber('int');
 
-/** The message jsonInt() gives its type errors; lib/api/errors.ts reads it back as pydantic's int_* types. */
+/** The message jsonInt() gives its type errors; lib/errors/zod-issues.ts reads it back as pydantic's int_* types. */
 export const INT_EXPECTED = 'Input should be a valid integer';
 
 /**

@@ -15,7 +15,7 @@ import {
   type SamplingRequest,
 } from '@/lib/inference/validate-chat-request';
 import type { WireSequence } from '@/lib/inference/wire';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { forwardChatCompletion, upstreamConfig } from '@/lib/inference/upstream';
 import type { Principal } from './accounts';
 import { resolveChatModel } from './chat-models';

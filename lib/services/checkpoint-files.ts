@@ -1,4 +1,4 @@
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { BUILTIN_CHAT_TEMPLATE } from '@/lib/engine/chat-template';
 import { loadBaseModel } from '@/lib/engine/base-models';
 import { exportGguf } from '@/lib/engine/gguf';

@@ -1,5 +1,5 @@
 import { pingDb } from '@/lib/db/client';
-import { queueStats } from '@/lib/jobs/queue';
+import { queueStats } from '@/lib/jobs/server/queue';
 
 interface CheckResult {
   success: boolean;

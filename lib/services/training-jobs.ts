@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
@@ -18,7 +18,7 @@ import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
 import { recordTrajectories } from './trajectories';
-import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';
+import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
 
 export { JOB_NOT_FOUND };
 

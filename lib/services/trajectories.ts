@@ -1,4 +1,4 @@
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';

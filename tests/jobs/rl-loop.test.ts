@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runRlLoop } from '@/examples/rl-loop';
-import { trainingHandlers } from '@/lib/jobs/handlers';
-import { inProcessProtocol } from '@/lib/jobs/in-process-protocol';
-import { runOneJob } from '@/lib/jobs/runner';
+import { trainingHandlers } from '@/lib/jobs/worker/handlers';
+import { inProcessProtocol } from '@/tests/support/in-process-protocol';
+import { runOneJob } from '@/lib/jobs/worker/runner';
 import { createUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
 import { claimOnly } from './claim-only';

@@ -1,4 +1,4 @@
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { errorResponse } from '@/lib/api/respond';
 
 export const dynamic = 'force-dynamic';

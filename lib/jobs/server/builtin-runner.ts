@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { trainingHandlers } from './handlers';
+import { trainingHandlers } from '../worker/handlers';
 import { recoverStaleJobs } from './queue';
 import { bootWorkerToken } from './worker-token';
 
@@ -43,7 +43,7 @@ function workerCommand(): { command: string; args: string[] } {
   // Bundled by scripts/build-worker.mjs (npm run build / dev); the TypeScript source through tsx otherwise.
   const bundled = path.join(process.cwd(), '.tuneboard', 'worker.mjs');
   if (fs.existsSync(bundled)) return { command: process.execPath, args: [bundled] };
-  return { command: process.execPath, args: ['--import', 'tsx', path.join(process.cwd(), 'lib', 'jobs', 'worker-main.ts')] };
+  return { command: process.execPath, args: ['--import', 'tsx', path.join(process.cwd(), 'lib', 'jobs', 'worker', 'worker-main.ts')] };
 }
 
 function spawnWorker(state: { bootId: string; children: ChildProcess[] }, index: number, port: number, restarts: number) {

@@ -9,7 +9,7 @@ import { SftShardWorker, type SftGradientHelper, type SftShard } from '@/lib/eng
  * are summed before the optimizer step (lib/engine/train/sft.ts). The engine stays single-threaded and pure;
  * threads live here.
  *
- * A helper thread loads the worker's own script (lib/jobs/worker-main.ts under tsx, or the bundled
+ * A helper thread loads the worker's own script (lib/jobs/worker/worker-main.ts under tsx, or the bundled
  * .tuneboard/worker.mjs), which recognises the role in workerData; so no extra bundle entry is needed.
  * Only processes that call `enableTrainingThreads` (the worker) use threads; tests run single-threaded.
  */

@@ -1,5 +1,5 @@
-import type { WorkerProtocol } from './protocol';
-import type { JobInput, WorkerJob } from './queue';
+import type { WorkerProtocol } from '../protocol';
+import type { JobInput, WorkerJob } from '../protocol';
 
 export interface TrainContext {
   job: WorkerJob;

@@ -1,37 +1,19 @@
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
-import { loadTrainingExamples } from '@/lib/services/datasets';
 import { putArtifactStream } from '@/lib/storage';
-import { checkpointKey } from './protocol';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
+import { checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '../protocol';
 
 /**
  * The server side of the worker protocol: every state change of a job goes through here, whether the
  * worker is the built-in runner or an external GPU machine. Job status follows the events (compat §2.8):
  * RUNNING from claim, COMPLETED exactly with training_ended, FAILED exactly with training_failed.
  */
-
-export interface WorkerJob {
-  id: string;
-  kind: 'rl' | 'sft';
-  model_id: string;
-  base_model: string;
-  config: Record<string, unknown>;
-  /** The checkpoint to train from: the latest when the job starts (compat §3.4). Null: base weights. */
-  base_checkpoint: { step: number; artifact_key: string | null } | null;
-  attempts: number;
-  lease_seconds: number;
-}
-
-export interface WorkerEvent {
-  type: 'training_started' | 'gradient_step';
-  data: Record<string, unknown>;
-}
 
 export const LEASE_SECONDS = () => Number(process.env.TUNEBOARD_JOB_LEASE_SECONDS ?? 60);
 /** A RUNNING job with no new event for this long is failed, even if its worker still heart-beats (compat §3.2.5). */
@@ -242,12 +224,11 @@ export async function queueStats() {
   return queueRepo.countByStatus(await getDb());
 }
 
-export type JobInput =
-  | { kind: 'rl'; trajectory_groups: Record<string, unknown>[] }
-  | { kind: 'sft'; file: string; examples: SftExample[] };
+/** Reads and parses a stored SFT dataset; lib/services/datasets owns the format, so the caller passes it in. */
+export type TrainingExamplesLoader = (key: string, file: string) => Promise<SftExample[]>;
 
 /** What the job trains on: its stored trajectory groups (RL) or its dataset's examples (SFT). */
-export async function jobInput(jobId: string, workerId: string): Promise<JobInput> {
+export async function jobInput(jobId: string, workerId: string, loadExamples: TrainingExamplesLoader): Promise<JobInput> {
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
   if (job.kind === 'rl') {
@@ -257,7 +238,7 @@ export async function jobInput(jobId: string, workerId: string): Promise<JobInpu
   const key = String(job.config.dataset_key);
   const file = String(job.config.dataset_file ?? key.split('/').at(-1));
   try {
-    return { kind: 'sft', file, examples: await loadTrainingExamples(key, file) };
+    return { kind: 'sft', file, examples: await loadExamples(key, file) };
   } catch (err) {
     if (!(err instanceof SftDataError)) throw err;
     // The dataset changed or vanished since the job was accepted: end the job with the precise reason
