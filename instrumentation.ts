@@ -5,10 +5,14 @@
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== 'nodejs' || process.env.NEXT_PHASE === 'phase-production-build') return;
+  // A bad TUNEBOARD_* value stops the server here, every bad variable named, before anything is served.
+  const { assertValidConfig } = await import('./lib/config');
+  const settings = assertValidConfig();
+  const { logger } = await import('./lib/logger');
   const { getDbHandle } = await import('./lib/db/client');
   const handle = await getDbHandle();
-  console.log(`[tuneboard] database ready (${handle.kind})`);
+  logger.info({ database: handle.kind }, 'database ready');
   const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/server/builtin-runner');
-  await startBuiltinRunner({ port: Number(process.env.PORT ?? 3000), embeddedDatabase: handle.kind === 'pglite' });
+  await startBuiltinRunner({ port: settings.port, embeddedDatabase: handle.kind === 'pglite' });
   process.once('exit', stopBuiltinRunner);
 }

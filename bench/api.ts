@@ -49,7 +49,7 @@ async function run(
 
 async function benchBackend(label: string, env: Record<string, string>): Promise<{ rows: Row[]; samples: Record<string, string> }> {
   const started = Date.now();
-  const seedOut = execFileSync('npx', ['tsx', 'bench/seed.ts', String(CHECKPOINTS), String(EVENTS)], {
+  const seedOut = execFileSync('npx', ['tsx', '--conditions=react-server', 'bench/seed.ts', String(CHECKPOINTS), String(EVENTS)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     encoding: 'utf8',

@@ -1,3 +1,4 @@
+import 'server-only';
 import { ApiError } from '@/lib/errors';
 import type { ErrorFlavor } from './respond';
 import { API_KEY_PREFIX } from '@/lib/services/credentials';

@@ -1,3 +1,4 @@
+import 'server-only';
 import type { z } from 'zod';
 import { authenticate, authenticateWorker } from './auth';
 import { parseJsonText, readBodyText } from './body';
@@ -6,6 +7,15 @@ import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
 import { errorResponse, json, type ErrorFlavor } from './respond';
 import { config } from '@/lib/config';
 import type { Principal } from '@/lib/services/accounts';
+import { componentLogger, withRequestContext } from '@/lib/logger';
+
+const log = componentLogger('api');
+
+/** A client's own `x-request-id` (as vLLM and most proxies send) when it is a sane token; else a fresh one. */
+function requestIdOf(req: Request): string {
+  const given = req.headers.get('x-request-id');
+  return given && /^[\w.:-]{1,128}$/.test(given) ? given : crypto.randomUUID();
+}
 
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -98,6 +108,16 @@ export function route(
   /* eslint-enable @typescript-eslint/no-explicit-any */
   const flavor = def.flavor ?? 'preview';
   const handle: RouteHandler = async (req, ctx) => {
+    const requestId = requestIdOf(req);
+    const response = await withRequestContext(requestId, () => respond(req, ctx));
+    try {
+      response.headers.set('x-request-id', requestId);
+    } catch {
+      // A relayed upstream response has immutable headers; it carries the upstream's own id.
+    }
+    return response;
+  };
+  const respond = async (req: Request, ctx: Parameters<RouteHandler>[1]): Promise<Response> => {
     try {
       if (def.auth === 'worker') authenticateWorker(req);
       const principal = def.auth === 'public' || def.auth === 'worker' ? undefined : await authenticate(req, flavor);
@@ -148,7 +168,7 @@ export function route(
         const checked = def.response.safeParse(result);
         if (!checked.success) {
           // A contract break is our bug: fail loudly in development and tests rather than ship it.
-          console.error('[tuneboard] response does not match its schema', req.method, req.url, checked.error.issues);
+          log.error({ method: req.method, url: req.url, issues: checked.error.issues }, 'response does not match its schema');
           throw new Error('Response schema mismatch');
         }
       }

@@ -1,3 +1,4 @@
+import 'server-only';
 import { SESSION_COOKIE } from './auth';
 
 /** HttpOnly so scripts can't read it; SameSite=Lax as the first CSRF line; Secure whenever served over https. */

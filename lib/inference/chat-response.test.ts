@@ -7,7 +7,7 @@ import {
   type ResponseContext,
 } from './chat-response';
 import type { EngineEvent } from './engine-events';
-import { fromArray, ids, samplingFor, token } from './test-helpers';
+import { fromArray, ids, samplingFor, token } from '@/tests/support/inference';
 
 const CTX: ResponseContext = { created: 1767225600, promptTokenIds: ids(14) };
 

@@ -2,7 +2,7 @@ import type { ChatLogprobEntry, FinishReason } from '@/lib/schemas/chat';
 import type { EngineEvent } from './engine-events';
 import { formatLogprobEntry } from './logprobs';
 import { findStopString, releasableEnd, stopHoldback } from './stop-strings';
-import type { SamplingRequest } from './validate-chat-request';
+import type { SamplingRequest } from './chat-request';
 
 /** The request fields the response builders read. */
 export type OutputSpec = Pick<

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { EngineEvent } from './engine-events';
 import { ChatStreamEncoder, chatCompletionStream, SSE_DONE, type StreamContext } from './sse';
-import { fromArray, ids, samplingFor, token } from './test-helpers';
+import { fromArray, ids, samplingFor, token } from '@/tests/support/inference';
 
 const CTX: StreamContext = { created: 1767225600, promptTokenIds: ids(12) };
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * (service-interface.md field table, compat §7). Nullability follows vLLM's pydantic model: `Optional[...]`
  * fields take null as "default", plain `bool`/`int` fields (echo, min_tokens, priority…) reject it.
  * Unknown keys are ignored at every level (§1.3). Request validators that vLLM runs before field
- * validation, and every check needing the model, live in lib/inference/validate-chat-request.ts.
+ * validation, and every check needing the model, live in lib/inference/chat-request/.
  */
 
 // ---- pydantic-flavoured primitives ---------------------------------------------------------------

@@ -1,3 +1,4 @@
+import 'server-only';
 import fs from 'node:fs';
 import { z } from 'zod';
 import { config } from '@/lib/config';
@@ -43,7 +44,7 @@ function available(model: BaseModel): boolean {
   // A built-in model is usable once the engine knows it and its weights exist (seeded or built by the
   // pretraining script); an upstream one once an upstream server is configured.
   if (model.backend === 'builtin') return builtinModelSource(model.id) !== undefined;
-  if (model.backend === 'upstream') return Boolean(process.env.TUNEBOARD_UPSTREAM_URL);
+  if (model.backend === 'upstream') return config.upstream !== undefined;
   return false; // hf: neither training (workers/python) nor serving is wired yet
 
 }

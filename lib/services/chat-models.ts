@@ -1,3 +1,4 @@
+import 'server-only';
 import type { ModelConfig } from '@/lib/engine/model';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';

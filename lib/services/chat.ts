@@ -1,3 +1,4 @@
+import 'server-only';
 import { BUILTIN_CHAT_TEMPLATE, ChatTemplate, type ChatMessage } from '@/lib/engine/chat-template';
 import { badWordsTokenIds } from '@/lib/engine/sampler';
 import { Tokenizer } from '@/lib/engine/tokenizer';
@@ -13,13 +14,17 @@ import {
   resolveSamplingRequest,
   truncatePrompt,
   type SamplingRequest,
-} from '@/lib/inference/validate-chat-request';
+} from '@/lib/inference/chat-request';
 import type { WireSequence } from '@/lib/inference/wire';
 import { ApiError } from '@/lib/errors';
 import { forwardChatCompletion, upstreamConfig } from '@/lib/inference/upstream';
 import type { Principal } from './accounts';
 import { resolveChatModel } from './chat-models';
 import { recordUsage, usageTarget } from './usage';
+import { componentLogger } from '@/lib/logger';
+import { config } from '@/lib/config';
+
+const log = componentLogger('chat');
 
 /**
  * POST /v1/chat/completions on the built-in engine, in vLLM's order (compat §7.2): request validators,
@@ -125,6 +130,7 @@ export async function createChatCompletion(input: {
     promptTokenCount: promptIds.length,
     eosTokenId: EOS_ID,
     headerRequestId: input.headers.get('x-request-id'),
+    maxLogprobs: config.maxLogprobs,
   });
   const prompt = truncatePrompt(promptIds, s);
   if (s.structured_output) {
@@ -146,7 +152,7 @@ export async function createChatCompletion(input: {
   input.signal.addEventListener('abort', () => handle.abort(), { once: true });
   const events = metered(handle.events, (completionTokens) => {
     recordUsage({ ...target, model: served.usageName, promptTokens: prompt.length, completionTokens }).catch((err) =>
-      console.error('[tuneboard] usage not recorded', err),
+      log.error({ err }, 'usage not recorded'),
     );
   });
   const created = Math.floor(Date.now() / 1000);
@@ -157,7 +163,7 @@ export async function createChatCompletion(input: {
       s,
       { created, promptTokenIds: prompt },
       {
-        onError: (err) => console.error('[tuneboard] generation failed mid-stream', err),
+        onError: (err) => log.error({ err }, 'generation failed mid-stream'),
       },
     );
     return { kind: 'stream', body, requestId: s.request_id };
@@ -195,7 +201,7 @@ async function forwardUpstream(
       signal: input.signal,
     });
   } catch (err) {
-    console.error('[tuneboard] upstream request failed', err);
+    log.error({ err }, 'upstream request failed');
     throw new ApiError('unavailable', 'The engine is currently overloaded, please try again later', {
       headers: { 'retry-after': '5' },
     });
@@ -207,7 +213,7 @@ async function forwardUpstream(
         model: served.usageName,
         promptTokens: u.prompt_tokens,
         completionTokens: u.completion_tokens,
-      }).catch((err) => console.error('[tuneboard] usage not recorded', err));
+      }).catch((err) => log.error({ err }, 'usage not recorded'));
     }
   });
   if (typeof result.body === 'string') return { kind: 'json', body: result.body, requestId, status: result.status };

@@ -1,3 +1,4 @@
+import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { BUILTIN_CHAT_TEMPLATE } from '@/lib/engine/chat-template';
 import { loadBaseModel } from '@/lib/engine/base-models';

@@ -1,3 +1,4 @@
+import 'server-only';
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ApiError } from '@/lib/errors';

@@ -1,3 +1,4 @@
+import 'server-only';
 /** A point as [step, value]. */
 export type Point = [number, number];
 

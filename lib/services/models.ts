@@ -1,3 +1,4 @@
+import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { getDb } from '@/lib/db/client';
 import * as usageRepo from '@/lib/db/repositories/usage';
 import { entityByName, type Principal } from './accounts';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents, trainingJobs } from '../schema';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, count, desc, eq, gt, ilike, inArray, lt, max, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { checkpoints, entities, models, projects, runs } from '../schema';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
@@ -8,6 +9,7 @@ import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import { putArtifactStream } from '@/lib/storage';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
 import { checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '../protocol';
+import { config } from '@/lib/config';
 
 /**
  * The server side of the worker protocol: every state change of a job goes through here, whether the
@@ -15,9 +17,9 @@ import { checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '
  * RUNNING from claim, COMPLETED exactly with training_ended, FAILED exactly with training_failed.
  */
 
-export const LEASE_SECONDS = () => Number(process.env.TUNEBOARD_JOB_LEASE_SECONDS ?? 60);
+export const LEASE_SECONDS = () => config.jobLeaseSeconds;
 /** A RUNNING job with no new event for this long is failed, even if its worker still heart-beats (compat §3.2.5). */
-export const IDLE_LIMIT_MS = () => Number(process.env.TUNEBOARD_JOB_IDLE_MINUTES ?? 30) * 60_000;
+export const IDLE_LIMIT_MS = () => config.jobIdleMs;
 
 export const JOB_NOT_FOUND = 'Training job not found';
 
@@ -262,7 +264,7 @@ export async function storeCheckpointUpload(jobId: string, workerId: string, bod
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
   const key = checkpointKey(job.modelId, job.id);
   await putArtifactStream(key, body, {
-    limit: Number(process.env.TUNEBOARD_MAX_CHECKPOINT_MB ?? 4096) * 1024 * 1024,
+    limit: config.maxCheckpointBytes,
     onLimit: () => new ApiError('payload_too_large', 'Checkpoint too large'),
   });
   return key;

@@ -1,7 +1,7 @@
-import os from 'node:os';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { Model, parseModelConfig, type ModelConfig } from '@/lib/engine/model';
 import { SftShardWorker, type SftGradientHelper, type SftShard } from '@/lib/engine/train/sft';
+import { config } from '@/lib/config';
 
 /**
  * Data-parallel SFT across two threads of one worker process: the handler's thread computes half of each
@@ -24,9 +24,7 @@ export function enableTrainingThreads(scriptPath: string): void {
 
 /** TUNEBOARD_TRAIN_THREADS (default: 2 when the machine has ≥ 2 cores); 1 disables the helper. */
 export function trainingThreadCount(): number {
-  const env = Number(process.env.TUNEBOARD_TRAIN_THREADS);
-  if (Number.isInteger(env) && env >= 1) return env;
-  return Math.min(2, os.availableParallelism());
+  return config.trainThreads;
 }
 
 export function isSftHelperThread(): boolean {

@@ -1,13 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '@/lib/errors';
 import {
   checkTemplateRequest,
   parseChatRequest,
   resolveSamplingRequest,
   truncatePrompt,
-  validateChatRequest,
   type SamplingContext,
-} from './validate-chat-request';
+} from '.';
+import { validateChatRequest } from '@/tests/support/inference';
 
 const BASE = { model: 'acme/agents/agent-001', messages: [{ role: 'user', content: 'hi' }] };
 const CTX: SamplingContext = { vocabSize: 1000, maxModelLen: 4096, promptTokenCount: 10 };
@@ -777,7 +777,8 @@ describe('phase 2 ordering: the first failure in §7.2 order wins', () => {
 
 describe('normalisation into a SamplingRequest', () => {
   it('fills every default', () => {
-    const s = ok({}, { randomHex: () => 'f'.repeat(32) });
+    vi.spyOn(globalThis.crypto, 'randomUUID').mockReturnValueOnce('ffffffff-ffff-ffff-ffff-ffffffffffff');
+    const s = ok({});
     expect(s).toMatchObject({
       request_id: 'f'.repeat(32),
       response_id: `chatcmpl-${'f'.repeat(32)}`,
