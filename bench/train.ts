@@ -2,7 +2,7 @@
  * Training throughput of the built-in engine next to PyTorch CPU on the same shapes:
  *   npm run bench:train            (add -- --quick for fewer steps)
  * Each engine measurement runs in its own child process so its peak RSS is its own. PyTorch runs
- * /work/shared/anchors/torch_tiny_gpt.py with Debian's python3-torch (/usr/bin/python3), one thread, like
+ * a reference PyTorch script kept beside the checkout (../shared/anchors/torch_tiny_gpt.py) with Debian's python3-torch (/usr/bin/python3), one thread, like
  * the engine (one thread per worker).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
