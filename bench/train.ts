@@ -105,7 +105,7 @@ async function child(kind: 'sft' | 'sft2' | 'rl', shape: Shape, steps: number): 
     await helper?.close();
     tokens = shape.batch * shape.ctx;
   } else {
-    // One group of `batch` trajectories, each a ctx-token history: one optimizer step per history (§4.3).
+    // One group of `batch` trajectories, each a ctx-token history: one optimizer step per history (docs/contract.md §5.3).
     const ids = (i: number) => tokenizer.encode(text(i)).slice(0, shape.ctx - 10);
     const group = {
       exceptions: [],
@@ -259,7 +259,7 @@ async function main() {
   for (const r of rows) console.log(fmt(r));
   console.log(
     `SwiGLU d_ff = 8·d/3 (${SHAPES.map((s) => dff(s.d)).join(', ')}) matches the anchor's 4·d GELU MLP in weights and FLOPs; ` +
-      'RL steps are one history (ctx tokens) each, as compat §4.3 prescribes without packing.',
+      'RL steps are one history (ctx tokens) each, as docs/contract.md §5.3 prescribes without packing.',
   );
 }
 

@@ -59,7 +59,7 @@ async function api<T>(opts: RlLoopOptions, path: string, init: RequestInit = {})
 }
 
 async function waitForJob(opts: RlLoopOptions, jobId: string): Promise<void> {
-  // The client's own polling: sleep, list events after the cursor, stop at a terminal event (compat §3).
+  // The client's own polling: sleep, list events after the cursor, stop at a terminal event (docs/contract.md §3).
   let after: string | undefined;
   for (;;) {
     const page = await api<{ data: { id: string; type: string; data: Record<string, unknown> }[]; has_more: boolean }>(

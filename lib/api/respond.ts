@@ -4,7 +4,7 @@ import { componentLogger } from '@/lib/logger';
 
 const log = componentLogger('api');
 
-/** Preview (training) routes answer FastAPI-style; chat routes answer with vLLM/OpenAI's envelope (compat §1.4). */
+/** Preview (training) routes answer FastAPI-style; chat routes answer with vLLM/OpenAI's envelope (docs/contract.md §1.5). */
 export type ErrorFlavor = 'preview' | 'chat';
 
 export function json(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {

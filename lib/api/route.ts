@@ -29,13 +29,13 @@ export interface RouteDefinition<P, Q, B, R> {
    */
   auth?: 'required' | 'public' | 'worker';
   params?: P;
-  /** Message of the 404 a malformed path id gets (compat §1.5: a non-UUID path id is simply unknown). */
+  /** Message of the 404 a malformed path id gets (docs/contract.md §1.6: a non-UUID path id is simply unknown). */
   notFound?: string;
   query?: Q;
   body?: B;
-  /** `large` for routes that carry trajectories (compat §1.3). */
+  /** `large` for routes that carry trajectories (docs/contract.md §1.4). */
   bodyLimit?: 'large' | 'small';
-  /** Refuse bodies whose Content-Type is not JSON (chat, as vLLM does; preview routes accept any, §1.3). */
+  /** Refuse bodies whose Content-Type is not JSON (chat, as vLLM does; preview routes accept any, docs/contract.md §1.4). */
   requireJson?: boolean;
   /**
    * Body fields whose strings may contain NUL (U+0000), which PostgreSQL text cannot hold: model output in

@@ -64,7 +64,7 @@ export type ChatStreamMessage =
 
 /**
  * `[DONE]` ends the stream; a payload with an `error` object is the in-band failure vLLM sends after the
- * status line went out (compat §7.15: the HTTP status stays 200); anything else is a chunk for the caller
+ * status line went out (docs/contract.md §8.15: the HTTP status stays 200); anything else is a chunk for the caller
  * to validate. Text that is not JSON is reported, not thrown, so one bad event cannot lose the rest.
  */
 export function interpretChatEvent(data: string): ChatStreamMessage {

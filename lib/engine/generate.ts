@@ -15,7 +15,7 @@ import { IncrementalDetokenizer, type Tokenizer } from './tokenizer';
 import { applyTokenMask, type ConstraintState, type TokenConstraint } from './constrained/token-constraint';
 
 /**
- * Generation loop with vLLM's stop semantics (compat-reference §7.5): the engine-side check (length, then
+ * Generation loop with vLLM's stop semantics (docs/contract.md §8.5): the engine-side check (length, then
  * EOS, then stop_token_ids, none of them before min_tokens) runs before detokenisation, and stop strings are
  * searched afterwards in the newly added text only. Sequences decode together in batched steps.
  */

@@ -1,4 +1,4 @@
-/** A pydantic/FastAPI-style validation item: the preview routes' 422 contract (compat §1.4). */
+/** A pydantic/FastAPI-style validation item: the preview routes' 422 contract (docs/contract.md §1.5). */
 export interface ValidationIssue {
   loc: (string | number)[];
   msg: string;

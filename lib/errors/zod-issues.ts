@@ -11,7 +11,7 @@ function quote(values: readonly unknown[]): string {
 
 /**
  * Translates zod issues into the pydantic v2 `type`/`msg` pairs real clients and FastAPI users know
- * (compat §1.4). Query values arrive as strings, hence the `*_parsing` types there.
+ * (docs/contract.md §1.5). Query values arrive as strings, hence the `*_parsing` types there.
  */
 export function zodIssuesToValidation(error: z.ZodError, location: Location): ValidationIssue[] {
   return error.issues.map((issue) => {

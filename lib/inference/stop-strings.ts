@@ -1,5 +1,5 @@
 /**
- * Stop-string rules of compat §7.5, shared by the engine (which decides to stop) and the response builders
+ * Stop-string rules of docs/contract.md §8.5, shared by the engine (which decides to stop) and the response builders
  * (which cut the text), so both agree on where a match is.
  */
 
@@ -40,7 +40,7 @@ function codePointLength(s: string): number {
 }
 
 /**
- * Characters a stream keeps back until the request finishes (§7.5 "streaming holdback"): max(len(s)) − 1
+ * Characters a stream keeps back until the request finishes (docs/contract.md §8.5 "streaming holdback"): max(len(s)) − 1
  * code points, so that a stop string completed by a later token can still be cut; 0 when the stop
  * strings are included in the output anyway.
  */

@@ -2,7 +2,7 @@
  * The upstream backend: chat requests for models served by an OpenAI-compatible server (vLLM, with one LoRA
  * adapter per checkpoint) are forwarded there after our own auth, request validation, naming and usage
  * tracking. `model` is rewritten on the way out and back, so the client only ever sees the name it sent
- * (compat §6). Streams pass through chunk by chunk.
+ * (docs/contract.md §7). Streams pass through chunk by chunk.
  */
 
 export interface UpstreamConfig {

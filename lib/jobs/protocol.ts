@@ -7,7 +7,7 @@ export interface WorkerJob {
   model_id: string;
   base_model: string;
   config: Record<string, unknown>;
-  /** The checkpoint to train from: the latest when the job starts (compat §3.4). Null: base weights. */
+  /** The checkpoint to train from: the latest when the job starts (docs/contract.md §2.7). Null: base weights. */
   base_checkpoint: { step: number; artifact_key: string | null } | null;
   attempts: number;
   lease_seconds: number;

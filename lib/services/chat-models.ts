@@ -72,7 +72,7 @@ async function servedCheckpoint(
 }
 
 /**
- * Resolves the `model` of a chat request within the key's scope (compat §6): a base-model id, a model
+ * Resolves the `model` of a chat request within the key's scope (docs/contract.md §7): a base-model id, a model
  * record's id, or `[wandb-artifact:///]entity/project/name[:stepN|:latest]`. Anything else, or anything
  * outside the caller's entities, is vLLM's 404 with the name as sent.
  */

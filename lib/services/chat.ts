@@ -27,9 +27,9 @@ import { config } from '@/lib/config';
 const log = componentLogger('chat');
 
 /**
- * POST /v1/chat/completions on the built-in engine, in vLLM's order (compat §7.2): request validators,
+ * POST /v1/chat/completions on the built-in engine, in vLLM's order (docs/contract.md §8.2): request validators,
  * model resolution (404), template and context, sampling checks, then generation in the inference worker
- * threads. Everything checkable is a 4xx before the first byte, even when streaming (§7.15). Returns the
+ * threads. Everything checkable is a 4xx before the first byte, even when streaming (docs/contract.md §8.15). Returns the
  * body (JSON text or an SSE stream) for the route to send; no HTTP types here.
  */
 
@@ -134,7 +134,7 @@ export async function createChatCompletion(input: {
   });
   const prompt = truncatePrompt(promptIds, s);
   if (s.structured_output) {
-    // Compile now (cached) so a schema or regex we cannot enforce is a 400 before anything streams (§7.2 item 6).
+    // Compile now (cached) so a schema or regex we cannot enforce is a 400 before anything streams (docs/contract.md §8.2 item 6).
     try {
       cachedStructuredGrammar(s.structured_output);
     } catch (err) {

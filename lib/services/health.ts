@@ -35,7 +35,7 @@ async function timed(check: () => Promise<void>): Promise<CheckResult> {
 }
 
 /**
- * /v1/system-check (compat §2.10). The database check is a trivial query. Both queues are the one
+ * /v1/system-check (docs/contract.md §6). The database check is a trivial query. Both queues are the one
  * database-backed job queue in this build (bookkeeping and training work share it; there are no GPU workers
  * of a separate kind), so each queue check is a read of the queue's own table and index.
  */

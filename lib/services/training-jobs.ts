@@ -59,7 +59,7 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
       baseStep: latest?.step ?? null,
     });
     // The rollouts describe the policy that produced them: their train/* metrics go on the
-    // checkpoint that was latest when the job was accepted (compat §3.5).
+    // checkpoint that was latest when the job was accepted (docs/contract.md §2.6).
     await recordTrajectories(tx, model, {
       split: 'train',
       groups: body.trajectory_groups,
@@ -125,7 +125,7 @@ export async function listJobsOfModel(
 }
 
 /**
- * Events strictly after the cursor, chronologically; replays are never deduplicated (compat §3.3).
+ * Events strictly after the cursor, chronologically; replays are never deduplicated (docs/contract.md §3.7).
  * Extensions for the dashboard: `newest_first` reverses the list, and `before` pages back towards its start.
  */
 export async function listEvents(

@@ -3,7 +3,7 @@ import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 
 /**
  * Metrics of a batch of trajectory groups, as ART computes them for the same operation
- * (compat §2.5). Keys are bare names; callers prefix them with `{split}/`.
+ * (docs/contract.md §2.5). Keys are bare names; callers prefix them with `{split}/`.
  */
 export function computeTrajectoryMetrics(groups: TrajectoryGroup[]): Record<string, number> {
   const rewards: number[] = [];
@@ -35,7 +35,7 @@ export function computeTrajectoryMetrics(groups: TrajectoryGroup[]): Record<stri
   }
 
   const out: Record<string, number> = {};
-  // Custom names first so that built-in names win on collision (compat §2.5 [DEC]).
+  // Custom names first so that built-in names win on collision (docs/contract.md §2.5 [DEC]).
   for (const [key, { sum, n }] of custom) out[key] = sum / n;
   for (const [key, { sum, n }] of groupCustom) out[key] = sum / n;
   if (rewards.length > 0) {
@@ -45,13 +45,13 @@ export function computeTrajectoryMetrics(groups: TrajectoryGroup[]): Record<stri
   // The exceptions-inclusive definition; ART's Dec-2025 local code always produced 0 here.
   if (rewards.length + exceptions > 0) out.exception_rate = exceptions / (rewards.length + exceptions);
   // num_groups_submitted / num_groups_trainable are not rollout metrics: they belong to the job summary on
-  // the *new* checkpoint (compat §3.5), never to /log or to the checkpoint the rollouts came from.
+  // the *new* checkpoint (docs/contract.md §2.6), never to /log or to the checkpoint the rollouts came from.
 
   for (const key of Object.keys(out)) if (!Number.isFinite(out[key])) delete out[key];
   return out;
 }
 
-/** A group teaches something only when it has ≥ 2 trajectories with > 1 distinct reward (compat §4.1). */
+/** A group teaches something only when it has ≥ 2 trajectories with > 1 distinct reward (docs/contract.md §5.1). */
 export function isTrainableGroup(group: TrajectoryGroup): boolean {
   if (group.trajectories.length < 2) return false;
   const first = group.trajectories[0].reward ?? 0;

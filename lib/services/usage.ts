@@ -4,7 +4,7 @@ import * as usageRepo from '@/lib/db/repositories/usage';
 import { entityByName, type Principal } from './accounts';
 
 /**
- * Which entity and project a chat request is billed to (compat §1.2): the `Compat-Project` / `OpenAI-Project`
+ * Which entity and project a chat request is billed to (docs/contract.md §1.3): the `Compat-Project` / `OpenAI-Project`
  * header when it looks like `<team>/<project>` and names an entity the caller belongs to; otherwise the key
  * owner's personal entity and project `inference`. A malformed or foreign header is ignored, never an error.
  */

@@ -1,5 +1,5 @@
 /*
- * Validation of POST /v1/chat/completions in vLLM's order (compat §7.2), one module per phase, split where
+ * Validation of POST /v1/chat/completions in vLLM's order (docs/contract.md §8.2), one module per phase, split where
  * the route has work to do:
  *
  *   parseChatRequest(body)            (1) request validators, then the schema          → 400 Bad Request

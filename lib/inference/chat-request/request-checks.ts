@@ -21,7 +21,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * vLLM's `@model_validator(mode="before")` checks, in the order §7.2 lists them. They run on the raw body
+ * vLLM's `@model_validator(mode="before")` checks, in the order docs/contract.md §8.2 lists them. They run on the raw body
  * before field validation, so they see values as sent and use Python truthiness (`{}` stream_options
  * passes, `top_logprobs: 0` is skipped). A value of the wrong type is left to the schema.
  */
@@ -60,7 +60,7 @@ function runRequestValidators(raw: Record<string, unknown>): void {
     }
   }
 
-  // §7.12: absent tool_choice (parse tool calls when tools are given), null and "none" pass; vLLM's
+  // docs/contract.md §8.12: absent tool_choice (parse tool calls when tools are given), null and "none" pass; vLLM's
   // auto/required/named choices are refused with its wording, adapted.
   const toolChoice = raw.tool_choice;
   if (toolChoice !== undefined && toolChoice !== null && toolChoice !== 'none') {
@@ -73,7 +73,7 @@ function runRequestValidators(raw: Record<string, unknown>): void {
     );
   }
 
-  // add_generation_prompt defaults to true, so continue_final_message alone fails (§7.1).
+  // add_generation_prompt defaults to true, so continue_final_message alone fails (docs/contract.md §8.1).
   const addGenerationPrompt = 'add_generation_prompt' in raw ? raw.add_generation_prompt : true;
   if (pyTruthy(raw.continue_final_message) && pyTruthy(addGenerationPrompt)) {
     throw requestError(
@@ -102,7 +102,7 @@ function schemaError(error: z.ZodError): never {
 }
 
 /**
- * Phase 1 (§7.2 order item 1): vLLM's request validators on the raw body, then the schema. Needs no model.
+ * Phase 1 (docs/contract.md §8.2 order item 1): vLLM's request validators on the raw body, then the schema. Needs no model.
  * Throws 400 `Bad Request`. The result is the parsed body with unknown keys dropped and plain defaults set.
  */
 export function parseChatRequest(rawJsonBody: unknown): ChatRequest {

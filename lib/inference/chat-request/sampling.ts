@@ -7,7 +7,7 @@ import { checkTemplateRequest, type TemplateInputs } from './template-inputs';
 
 /** Phase 2 of the chat-request checks (see index.ts): context, sampling parameters, greedy, engine checks. */
 
-/** The model's `generation_config.json` defaults (§7.3) and extra EOS ids (§7.5). */
+/** The model's `generation_config.json` defaults (docs/contract.md §8.3) and extra EOS ids (§8.5). */
 export interface GenerationDefaults {
   temperature?: number | null;
   top_p?: number | null;
@@ -16,7 +16,7 @@ export interface GenerationDefaults {
   repetition_penalty?: number | null;
   presence_penalty?: number | null;
   frequency_penalty?: number | null;
-  /** Caps `max_tokens`, the client's value included (v0.11, §7.10). */
+  /** Caps `max_tokens`, the client's value included (v0.11, docs/contract.md §8.10). */
   max_new_tokens?: number | null;
   /** `eos_token_id` of the generation config: ids other than the tokenizer's EOS join `stop_token_ids`. */
   eos_token_id?: number | readonly number[] | null;
@@ -28,14 +28,14 @@ export interface SamplingContext {
   maxModelLen: number;
   /** Length of the templated, tokenised prompt before `truncate_prompt_tokens` is applied. */
   promptTokenCount: number;
-  /** vLLM's `--max-logprobs` (compat §8 item 41: 20); TUNEBOARD_MAX_LOGPROBS. */
+  /** vLLM's `--max-logprobs` (docs/contract.md §9 item 41: 20); TUNEBOARD_MAX_LOGPROBS. */
   maxLogprobs?: number;
   generationConfig?: GenerationDefaults | null;
   /** The tokenizer's primary EOS id (handled by `ignore_eos`, never listed in `stop_token_ids`). */
   eosTokenId?: number | null;
   /** An `X-Request-Id` header; it wins over the body's `request_id` for the response id. */
   headerRequestId?: string | null;
-  /** True when an upstream vLLM serves the model: `grammar` and `structural_tag` are then passed on (§7.11). */
+  /** True when an upstream vLLM serves the model: `grammar` and `structural_tag` are then passed on (docs/contract.md §8.11). */
   upstream?: boolean;
 }
 
@@ -48,10 +48,10 @@ export interface SamplingRequest extends TemplateInputs {
   request_id: string;
   /** `chatcmpl-{request_id}`: the response and chunk `id`. */
   response_id: string;
-  /** The `model` string exactly as sent; echoed in every response (§6). */
+  /** The `model` string exactly as sent; echoed in every response (docs/contract.md §7). */
   model: string;
   stream: boolean;
-  /** Usage chunk at the end of a stream (§7.14). */
+  /** Usage chunk at the end of a stream (docs/contract.md §8.14). */
   include_usage: boolean;
   /** `usage` on every chunk (only together with include_usage). */
   continuous_usage_stats: boolean;
@@ -59,7 +59,7 @@ export interface SamplingRequest extends TemplateInputs {
   n: number;
   /** After the 0 < t < 0.01 → 0.01 clamp. */
   temperature: number;
-  /** t < 1e-5: argmax; top_p/top_k/min_p are then 1/0/0 (§7.4 step 7). */
+  /** t < 1e-5: argmax; top_p/top_k/min_p are then 1/0/0 (docs/contract.md §8.4 step 7). */
   greedy: boolean;
   top_p: number;
   /** 0 = off (−1 is normalised to 0). */
@@ -70,7 +70,7 @@ export interface SamplingRequest extends TemplateInputs {
   repetition_penalty: number;
   /** Token id → bias in [−100, 100]; null when none. */
   logit_bias: ReadonlyMap<number, number> | null;
-  /** null = unseeded (absent or −1); choice i uses seed + i (§7.6). */
+  /** null = unseeded (absent or −1); choice i uses seed + i (docs/contract.md §8.6). */
   seed: bigint | null;
   stop: string[];
   /** The client's ids (deduplicated, order kept) plus the generation config's extra EOS ids unless ignore_eos. */
@@ -89,23 +89,23 @@ export interface SamplingRequest extends TemplateInputs {
   allowed_token_ids: number[] | null;
   structured_output: StructuredOutputSpec | null;
 
-  /** Always true: validated as sent, then forced (§7.8). */
+  /** Always true: validated as sent, then forced (docs/contract.md §8.8). */
   logprobs: true;
   /** Candidates per generated token (−1 resolved to the vocabulary size). */
   top_logprobs: number;
-  /** Prompt logprobs per prompt token, or null for none (echo falls back to top_logprobs, §7.7). */
+  /** Prompt logprobs per prompt token, or null for none (echo falls back to top_logprobs, docs/contract.md §8.7). */
   prompt_logprobs: number | null;
   return_tokens_as_token_ids: boolean;
   return_token_ids: boolean;
 
   echo: boolean;
-  /** `assistant`, or the last message's role when add_generation_prompt is off (§7.7). */
+  /** `assistant`, or the last message's role when add_generation_prompt is off (docs/contract.md §8.7). */
   response_role: string;
   /** What echo prepends: the last message's content when its role is response_role, else ''. */
   echo_text: string;
 
   tool_choice: 'none' | null;
-  /** tools non-empty and tool_choice absent: parse hermes `<tool_call>` blocks (§7.12). */
+  /** tools non-empty and tool_choice absent: parse hermes `<tool_call>` blocks (docs/contract.md §8.12). */
   parse_tool_calls: boolean;
   parallel_tool_calls: boolean;
   include_reasoning: boolean;
@@ -147,7 +147,7 @@ function textOf(content: ChatMessage['content']): string {
 }
 
 /**
- * Phase 2 (§7.2 order items 3–6), after the model is resolved and the template rendered: context length,
+ * Phase 2 (docs/contract.md §8.2 order items 3–6), after the model is resolved and the template rendered: context length,
  * sampling parameters in SamplingParams' order, greedy with n > 1, then the engine's checks. Throws 400
  * BadRequestError; returns the fully defaulted request.
  */
@@ -158,7 +158,7 @@ export function resolveSamplingRequest(req: ChatRequest, ctx: SamplingContext): 
   const gen = ctx.generationConfig ?? {};
   const maxLogprobs = ctx.maxLogprobs ?? DEFAULT_MAX_LOGPROBS;
 
-  // (3) truncation size, then the context checks of §7.10 on the truncated prompt.
+  // (3) truncation size, then the context checks of docs/contract.md §8.10 on the truncated prompt.
   let truncate: number | null = req.truncate_prompt_tokens ?? null;
   if (truncate !== null && truncate <= -1) truncate = L;
   if (truncate !== null && truncate > L) {
@@ -174,7 +174,7 @@ export function resolveSamplingRequest(req: ChatRequest, ctx: SamplingContext): 
       'messages',
     );
   }
-  // The first non-null of max_completion_tokens and max_tokens (§7.1).
+  // The first non-null of max_completion_tokens and max_tokens (docs/contract.md §8.1).
   const maxTokensParam = req.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
   const requestedMax = req.max_completion_tokens ?? req.max_tokens ?? null;
   if (requestedMax !== null && promptTokens + requestedMax > L) {
@@ -281,7 +281,7 @@ export function resolveSamplingRequest(req: ChatRequest, ctx: SamplingContext): 
       'top_logprobs',
     );
   }
-  // §7.7: with echo an unset prompt_logprobs takes top_logprobs.
+  // docs/contract.md §8.7: with echo an unset prompt_logprobs takes top_logprobs.
   // An explicit `top_logprobs: null` stays None in vLLM, the absent field is its default 0.
   let promptLogprobs =
     req.prompt_logprobs ?? (req.echo ? (req.top_logprobs === undefined ? 0 : req.top_logprobs) : null);
@@ -338,7 +338,7 @@ export function resolveSamplingRequest(req: ChatRequest, ctx: SamplingContext): 
     );
   }
 
-  // Generation-config EOS ids stop with a numeric stop_reason unless ignore_eos (§7.5).
+  // Generation-config EOS ids stop with a numeric stop_reason unless ignore_eos (docs/contract.md §8.5).
   const stopTokenIds = [...clientStopIds];
   if (!req.ignore_eos && gen.eos_token_id != null) {
     const extra = typeof gen.eos_token_id === 'number' ? [gen.eos_token_id] : [...gen.eos_token_id];
@@ -410,7 +410,7 @@ export function resolveSamplingRequest(req: ChatRequest, ctx: SamplingContext): 
   };
 }
 
-/** The prompt ids the engine sees: the last `truncate_prompt_tokens` of the templated prompt (§7.10). */
+/** The prompt ids the engine sees: the last `truncate_prompt_tokens` of the templated prompt (docs/contract.md §8.10). */
 export function truncatePrompt<T>(
   promptTokenIds: readonly T[],
   sampling: Pick<SamplingRequest, 'truncate_prompt_tokens'>,

@@ -67,7 +67,7 @@ export function resolveStructuredOutput(req: ChatRequest): { spec: StructuredOut
   const so = req.structured_outputs;
   const fields = new Map<StructuredOutputKind, { value: unknown; source: StructuredSource }>();
   if (so) for (const k of setKinds(so)) fields.set(k, { value: so[k], source: 'structured_outputs' });
-  // §7.11: response_format overrides the same key of structured_outputs; `text` maps to nothing.
+  // docs/contract.md §8.11: response_format overrides the same key of structured_outputs; `text` maps to nothing.
   const rf = req.response_format;
   if (rf?.type === 'json_object') fields.set('json_object', { value: true, source: 'response_format' });
   else if (rf?.type === 'json_schema' && rf.json_schema?.schema != null) {
@@ -92,7 +92,7 @@ export function resolveStructuredOutput(req: ChatRequest): { spec: StructuredOut
       try {
         schema = JSON.parse(schema);
       } catch {
-        // kept as the string: the compiler reports it (§7.2 item 6)
+        // kept as the string: the compiler reports it (docs/contract.md §8.2 item 6)
       }
     }
     chosen = { constraint: { kind: 'json', schema }, source: json.source };

@@ -6,13 +6,13 @@ import type { ChatRequest } from './request-checks';
 export const UNTRUSTED_TEMPLATE_MESSAGE =
   'Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.';
 
-/** A tool as the template sees it: vLLM's `model_dump()`, unset keys as null (§7.12). */
+/** A tool as the template sees it: vLLM's `model_dump()`, unset keys as null (docs/contract.md §8.12). */
 export interface TemplateTool {
   type: 'function';
   function: { name: string; description: string | null; parameters: Record<string, unknown> | null };
 }
 
-/** What the chat template renders with (§7.12). */
+/** What the chat template renders with (docs/contract.md §8.12). */
 export interface TemplateInputs {
   messages: ChatMessage[];
   tools: TemplateTool[] | null;
@@ -23,7 +23,7 @@ export interface TemplateInputs {
   reasoning_effort: 'low' | 'medium' | 'high' | null;
   /**
    * Extra template variables from `chat_template_kwargs`, minus the names the request fields supply (they
-   * win, v0.12+ precedence). The renderer still keeps only keys its template references (§7.12).
+   * win, v0.12+ precedence). The renderer still keeps only keys its template references (docs/contract.md §8.12).
    */
   chat_template_kwargs: Record<string, unknown>;
 }

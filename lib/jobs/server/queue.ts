@@ -13,12 +13,12 @@ import { config } from '@/lib/config';
 
 /**
  * The server side of the worker protocol: every state change of a job goes through here, whether the
- * worker is the built-in runner or an external GPU machine. Job status follows the events (compat §2.8):
+ * worker is the built-in runner or an external GPU machine. Job status follows the events (docs/contract.md §3.3):
  * RUNNING from claim, COMPLETED exactly with training_ended, FAILED exactly with training_failed.
  */
 
 export const LEASE_SECONDS = () => config.jobLeaseSeconds;
-/** A RUNNING job with no new event for this long is failed, even if its worker still heart-beats (compat §3.2.5). */
+/** A RUNNING job with no new event for this long is failed, even if its worker still heart-beats (docs/contract.md §3.6.5). */
 export const IDLE_LIMIT_MS = () => config.jobIdleMs;
 
 export const JOB_NOT_FOUND = 'Training job not found';
@@ -78,7 +78,7 @@ function isFlatNumeric(data: Record<string, unknown>): boolean {
 }
 
 /**
- * Appends progress events, enforcing the order clients rely on (compat §3.1–3.2): training_started once and
+ * Appends progress events, enforcing the order clients rely on (docs/contract.md §3.5–3.6): training_started once and
  * first, with an integer num_sequences; then at most num_sequences all-numeric gradient_step events.
  */
 export async function appendEvents(jobId: string, workerId: string, events: WorkerEvent[]): Promise<{ appended: number }> {
@@ -119,7 +119,7 @@ function mean(values: number[]): number {
 
 /**
  * Commits the new checkpoint and then training_ended, in one transaction, so a client that sees the event
- * immediately finds the checkpoint listed (compat §3.2.4). The step is highest-ever + 1 (compat §3.4).
+ * immediately finds the checkpoint listed (docs/contract.md §3.6.4). The step is highest-ever + 1 (docs/contract.md §2.7).
  */
 export async function completeJob(
   jobId: string,
@@ -137,7 +137,7 @@ export async function completeJob(
     if (!model) throw leaseLost();
     const step = model.lastStep + 1;
 
-    // train/<k> = the mean of each gradient_step key over the job (compat §3.5).
+    // train/<k> = the mean of each gradient_step key over the job (docs/contract.md §2.6).
     const steps = await trainingRepo.listEvents(tx, jobId, { limit: 1_000_000 });
     const byKey = new Map<string, number[]>();
     for (const e of steps) {
@@ -187,7 +187,7 @@ export async function cancelJob(jobId: string): Promise<TrainingJobRow> {
 /**
  * Recovers jobs whose worker went away: a job that had not emitted training_started goes back to the queue
  * (nothing visible happened yet, so it resumes from scratch); one that had started ends with
- * training_failed, so pollers stop (compat §3.2.5). Never leaves a job RUNNING forever.
+ * training_failed, so pollers stop (docs/contract.md §3.6.5). Never leaves a job RUNNING forever.
  */
 export async function recoverStaleJobs(opts: { deadWorkerPrefix?: { prefix: string; except: string } } = {}) {
   const db = await getDb();
@@ -244,7 +244,7 @@ export async function jobInput(jobId: string, workerId: string, loadExamples: Tr
   } catch (err) {
     if (!(err instanceof SftDataError)) throw err;
     // The dataset changed or vanished since the job was accepted: end the job with the precise reason
-    // (compat §2.7) instead of letting the worker report an internal error.
+    // (docs/contract.md §3.2) instead of letting the worker report an internal error.
     await failJob(jobId, workerId, err.message);
     throw leaseLost();
   }

@@ -17,7 +17,7 @@ export interface TrainContext {
 }
 
 export interface TrainResult {
-  /** The new checkpoint's weights (safetensors), written even when nothing was trainable (compat §3.4). */
+  /** The new checkpoint's weights (safetensors), written even when nothing was trainable (docs/contract.md §2.7). */
   weights: Uint8Array;
   /** Extra summary metrics for the new checkpoint, stored as train/<key>. */
   metrics?: Record<string, number>;
