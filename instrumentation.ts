@@ -6,8 +6,16 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME !== 'nodejs' || process.env.NEXT_PHASE === 'phase-production-build') return;
   // A bad TUNEBOARD_* value stops the server here, every bad variable named, before anything is served.
-  const { assertValidConfig } = await import('./lib/config');
-  const settings = assertValidConfig();
+  const { assertValidConfig, ConfigError } = await import('./lib/config');
+  let settings;
+  try {
+    settings = assertValidConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // Next.js would keep serving 500s after a failed hook; a server with a bad setting should not start at all.
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
   const { logger } = await import('./lib/logger');
   const { getDbHandle } = await import('./lib/db/client');
   const handle = await getDbHandle();
