@@ -5,10 +5,22 @@
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== 'nodejs' || process.env.NEXT_PHASE === 'phase-production-build') return;
+  // A bad TUNEBOARD_* value stops the server here, every bad variable named, before anything is served.
+  const { assertValidConfig, ConfigError } = await import('./lib/config');
+  let settings;
+  try {
+    settings = assertValidConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // Next.js would keep serving 500s after a failed hook; a server with a bad setting should not start at all.
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+  const { logger } = await import('./lib/logger');
   const { getDbHandle } = await import('./lib/db/client');
   const handle = await getDbHandle();
-  console.log(`[tuneboard] database ready (${handle.kind})`);
-  const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/builtin-runner');
-  await startBuiltinRunner({ port: Number(process.env.PORT ?? 3000), embeddedDatabase: handle.kind === 'pglite' });
+  logger.info({ database: handle.kind }, 'database ready');
+  const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/server/builtin-runner');
+  await startBuiltinRunner({ port: settings.port, embeddedDatabase: handle.kind === 'pglite' });
   process.once('exit', stopBuiltinRunner);
 }

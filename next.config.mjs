@@ -3,7 +3,7 @@ const nextConfig = {
   // PGlite ships its own WASM and data files; bundling it breaks their resolution.
   serverExternalPackages: ['@electric-sql/pglite'],
   // Real clients call both /v1/chat/completions and /v1/chat/completions/ and never follow a 308
-  // on POST (compat-reference §1.1): every API path must reach its handler directly.
+  // on POST (docs/contract.md §1.2): every API path must reach its handler directly.
   skipTrailingSlashRedirect: true,
   poweredByHeader: false,
   // Lets a benchmark or a second checkout build beside a running dev server without clobbering it.

@@ -72,7 +72,7 @@ async function benchBackend(label: string, env: Record<string, string>): Promise
   const started = Date.now();
   const seedOut = execFileSync(
     'npx',
-    ['tsx', 'bench/seed.ts', String(CHECKPOINTS), String(SMALL_EVENTS), String(LARGE_EVENTS)],
+    ['tsx', '--conditions=react-server', 'bench/seed.ts', String(CHECKPOINTS), String(SMALL_EVENTS), String(LARGE_EVENTS)],
     { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const seed = JSON.parse(seedOut.trim().split('\n').at(-1)!);

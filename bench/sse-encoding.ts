@@ -4,7 +4,7 @@
  * with `npx tsx bench/sse-encoding.ts`.
  */
 import { ChatStreamEncoder } from '@/lib/inference/sse';
-import { samplingFor, token } from '@/lib/inference/test-helpers';
+import { samplingFor, token } from '@/tests/support/inference';
 
 export interface SseCost {
   case: string;

@@ -2,7 +2,7 @@
  * Training throughput of the built-in engine next to PyTorch CPU on the same shapes:
  *   npm run bench:train            (add -- --quick for fewer steps)
  * Each engine measurement runs in its own child process so its peak RSS is its own. PyTorch runs
- * /work/shared/anchors/torch_tiny_gpt.py with Debian's python3-torch (/usr/bin/python3), one thread, like
+ * a reference PyTorch script kept beside the checkout (../shared/anchors/torch_tiny_gpt.py) with Debian's python3-torch (/usr/bin/python3), one thread, like
  * the engine (one thread per worker).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -76,11 +76,11 @@ async function child(kind: 'sft' | 'sft2' | 'rl', shape: Shape, steps: number): 
   const times: number[] = [];
   let tokens = 0;
   if (kind === 'sft' || kind === 'sft2') {
-    // sft2: half of each batch on a helper thread (lib/jobs/training-threads.ts), as the worker process runs it.
-    const { SftHelperThread } = await import('../lib/jobs/training-threads');
+    // sft2: half of each batch on a helper thread (lib/jobs/worker/training-threads.ts), as the worker process runs it.
+    const { SftHelperThread } = await import('../lib/jobs/worker/training-threads');
     const helper =
       kind === 'sft2'
-        ? SftHelperThread.create(model.config, path.resolve(__dirname, '../lib/jobs/worker-main.ts'))
+        ? SftHelperThread.create(model.config, path.resolve(__dirname, '../lib/jobs/worker/worker-main.ts'))
         : null;
     // Every example is truncated to exactly ctx tokens; one batch = one optimizer step.
     const examples = Array.from({ length: shape.batch }, (_, i) => ({
@@ -105,7 +105,7 @@ async function child(kind: 'sft' | 'sft2' | 'rl', shape: Shape, steps: number): 
     await helper?.close();
     tokens = shape.batch * shape.ctx;
   } else {
-    // One group of `batch` trajectories, each a ctx-token history: one optimizer step per history (§4.3).
+    // One group of `batch` trajectories, each a ctx-token history: one optimizer step per history (docs/contract.md §5.3).
     const ids = (i: number) => tokenizer.encode(text(i)).slice(0, shape.ctx - 10);
     const group = {
       exceptions: [],
@@ -259,7 +259,7 @@ async function main() {
   for (const r of rows) console.log(fmt(r));
   console.log(
     `SwiGLU d_ff = 8·d/3 (${SHAPES.map((s) => dff(s.d)).join(', ')}) matches the anchor's 4·d GELU MLP in weights and FLOPs; ` +
-      'RL steps are one history (ctx tokens) each, as compat §4.3 prescribes without packing.',
+      'RL steps are one history (ctx tokens) each, as docs/contract.md §5.3 prescribes without packing.',
   );
 }
 

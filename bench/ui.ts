@@ -35,7 +35,7 @@ async function main() {
     fs.rmSync(dir, { recursive: true, force: true });
     const t0 = Date.now();
     seed = JSON.parse(
-      execFileSync('npx', ['tsx', 'bench/ui-seed.ts', String(SERIES), String(POINTS)], { cwd: ROOT, env, encoding: 'utf8' })
+      execFileSync('npx', ['tsx', '--conditions=react-server', 'bench/ui-seed.ts', String(SERIES), String(POINTS)], { cwd: ROOT, env, encoding: 'utf8' })
         .trim()
         .split('\n')
         .at(-1)!,

@@ -21,6 +21,11 @@ export interface RlLoopOptions {
   /** Completions per prompt: the group size. */
   groupSize?: number;
   learningRate?: number;
+  /**
+   * Seeds every rollout (the chat request's `seed`, distinct per step and prompt), which makes the whole loop
+   * reproducible: sampling is then the only randomness, and training is deterministic. Unset: unseeded.
+   */
+  seed?: number;
   fetch?: typeof fetch;
   log?: (line: string) => void;
   /** Called once the model record exists (tests pin their in-process trainer to it). */
@@ -54,7 +59,7 @@ async function api<T>(opts: RlLoopOptions, path: string, init: RequestInit = {})
 }
 
 async function waitForJob(opts: RlLoopOptions, jobId: string): Promise<void> {
-  // The client's own polling: sleep, list events after the cursor, stop at a terminal event (compat §3).
+  // The client's own polling: sleep, list events after the cursor, stop at a terminal event (docs/contract.md §3).
   let after: string | undefined;
   for (;;) {
     const page = await api<{ data: { id: string; type: string; data: Record<string, unknown> }[]; has_more: boolean }>(
@@ -92,9 +97,18 @@ export async function runRlLoop(opts: RlLoopOptions): Promise<RlLoopResult> {
     const groups = [];
     let total = 0;
     let count = 0;
-    for (const prompt of PROMPTS) {
+    for (const [p, prompt] of PROMPTS.entries()) {
       const messages = [{ role: 'user' as const, content: prompt }];
-      const res = await client.chat.completions.create({ model: inferenceName, messages, n: groupSize, max_tokens: 12, temperature: 1 });
+      // Choice i of a seeded request samples with seed + i, so seeds are spaced by more than a group.
+      const seed = opts.seed === undefined ? undefined : opts.seed + (step * PROMPTS.length + p) * 1000;
+      const res = await client.chat.completions.create({
+        model: inferenceName,
+        messages,
+        n: groupSize,
+        max_tokens: 12,
+        temperature: 1,
+        ...(seed === undefined ? {} : { seed }),
+      });
       const trajectories = res.choices.map((choice) => {
         const r = reward(choice.message.content ?? '');
         total += r;
@@ -129,10 +143,12 @@ if (process.argv[1]?.endsWith('rl-loop.ts')) {
   const baseURL = arg('base-url') ?? process.env.TUNEBOARD_URL ?? 'http://localhost:3000';
   const apiKey = arg('key') ?? process.env.TUNEBOARD_API_KEY;
   if (!apiKey) {
-    console.error('usage: npx tsx examples/rl-loop.ts --base-url URL --key API_KEY [--steps N] [--lr 2e-3]');
+    console.error('usage: npx tsx examples/rl-loop.ts --base-url URL --key API_KEY [--steps N] [--lr 2e-3] [--seed N]');
     process.exit(2);
   }
-  runRlLoop({ baseURL, apiKey, steps: Number(arg('steps') ?? 6), learningRate: arg('lr') ? Number(arg('lr')) : undefined })
+  runRlLoop({ baseURL, apiKey, steps: Number(arg('steps') ?? 6), learningRate: arg('lr') ? Number(arg('lr')) : undefined,
+    seed: arg('seed') ? Number(arg('seed')) : undefined,
+  })
     .then((r) => console.log(`rewards by step: ${r.rewards.map((x) => x.toFixed(3)).join(' → ')}`))
     .catch((err) => {
       console.error(err);

@@ -1,5 +1,5 @@
 // Bundles the code that runs outside Next's server bundle: the training worker process
-// (lib/jobs/worker-main.ts), the inference worker threads (lib/inference/worker-thread.ts) and the embedded
+// (lib/jobs/worker/worker-main.ts), the inference worker threads (lib/inference/worker-thread.ts) and the embedded
 // database's thread (lib/db/pglite-thread.ts). Run by
 // `npm run build`, `npm run dev` and the Vitest global setup; takes well under a second.
 import { build } from 'esbuild';
@@ -16,7 +16,7 @@ const common = {
 };
 
 await Promise.all([
-  build({ ...common, entryPoints: ['lib/jobs/worker-main.ts'], outfile: '.tuneboard/worker.mjs' }),
+  build({ ...common, entryPoints: ['lib/jobs/worker/worker-main.ts'], outfile: '.tuneboard/worker.mjs' }),
   build({ ...common, entryPoints: ['lib/inference/worker-thread.ts'], outfile: '.tuneboard/inference-worker.mjs' }),
   build({ ...common, entryPoints: ['lib/db/pglite-thread.ts'], outfile: '.tuneboard/pglite-worker.mjs' }),
 ]);

@@ -2,9 +2,8 @@ import 'server-only';
 import { cookies, headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { cache } from 'react';
-import { SESSION_COOKIE } from '@/lib/api/auth';
 import { signInPath } from '@/lib/client/redirect-target';
-import { principalFromSession, type Principal } from '@/lib/services/accounts';
+import { principalFromSession, SESSION_COOKIE, type Principal } from '@/lib/services/accounts';
 import { REQUEST_PATH_HEADER } from './request-path';
 
 /**

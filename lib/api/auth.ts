@@ -1,10 +1,11 @@
-import { ApiError } from './errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import type { ErrorFlavor } from './respond';
 import { API_KEY_PREFIX } from '@/lib/services/credentials';
-import { principalFromApiKey, principalFromSession, type Principal } from '@/lib/services/accounts';
-import { isValidWorkerToken } from '@/lib/jobs/worker-token';
+import { principalFromApiKey, principalFromSession, SESSION_COOKIE, type Principal } from '@/lib/services/accounts';
+import { isValidWorkerToken } from '@/lib/jobs/server/worker-token';
 
-export const SESSION_COOKIE = 'tb_session';
+export { SESSION_COOKIE };
 
 export function readCookie(req: Request, name: string): string | undefined {
   const header = req.headers.get('cookie');

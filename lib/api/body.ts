@@ -1,4 +1,5 @@
-import { ApiError } from './errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { JSON_TOO_DEEP_MESSAGE, jsonNestingExceeds } from '@/lib/schemas/json-depth';
 
 /**

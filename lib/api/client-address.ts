@@ -1,3 +1,4 @@
+import 'server-only';
 /**
  * The caller's address for per-address limits: the last entry of X-Forwarded-For, which is the one the
  * nearest hop wrote. `next start` fills the header with the socket's address when the client sent none; a

@@ -1,6 +1,10 @@
-import { ApiError } from './errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
+import { componentLogger } from '@/lib/logger';
 
-/** Preview (training) routes answer FastAPI-style; chat routes answer with vLLM/OpenAI's envelope (compat §1.4). */
+const log = componentLogger('api');
+
+/** Preview (training) routes answer FastAPI-style; chat routes answer with vLLM/OpenAI's envelope (docs/contract.md §1.5). */
 export type ErrorFlavor = 'preview' | 'chat';
 
 export function json(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {
@@ -28,7 +32,7 @@ const CHAT_TYPES: Record<number, string> = {
 /** The single mapping from thrown errors to HTTP responses. Unknown errors never leak their text. */
 export function errorResponse(err: unknown, flavor: ErrorFlavor): Response {
   if (!(err instanceof ApiError)) {
-    console.error('[tuneboard] unhandled error', err);
+    log.error({ err }, 'unhandled error');
     err = new ApiError('internal', 'Internal server error');
   }
   const e = err as ApiError;

@@ -1,11 +1,22 @@
+import 'server-only';
 import type { z } from 'zod';
 import { authenticate, authenticateWorker } from './auth';
 import { parseJsonText, readBodyText } from './body';
-import { ApiError, zodIssuesToValidation, type ValidationIssue } from './errors';
+import { ApiError, type ValidationIssue } from '@/lib/errors';
+import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
 import { errorResponse, json, type ErrorFlavor } from './respond';
 import { assertSessionWriteAllowed } from './session-cookie';
 import { config } from '@/lib/config';
 import type { Principal } from '@/lib/services/accounts';
+import { componentLogger, withRequestContext } from '@/lib/logger';
+
+const log = componentLogger('api');
+
+/** A client's own `x-request-id` (as vLLM and most proxies send) when it is a sane token; else a fresh one. */
+function requestIdOf(req: Request): string {
+  const given = req.headers.get('x-request-id');
+  return given && /^[\w.:-]{1,128}$/.test(given) ? given : crypto.randomUUID();
+}
 
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -15,19 +26,19 @@ export interface RouteDefinition<P, Q, B, R> {
   flavor?: ErrorFlavor;
   /**
    * `required` (default): a user's API key or session. `public` routes ignore Authorization entirely
-   * (health). `worker` routes take the worker token of lib/jobs/worker-token.ts.
+   * (health). `worker` routes take the worker token of lib/jobs/server/worker-token.ts.
    */
   auth?: 'required' | 'public' | 'worker';
   params?: P;
-  /** Message of the 404 a malformed path id gets (compat §1.5: a non-UUID path id is simply unknown). */
+  /** Message of the 404 a malformed path id gets (docs/contract.md §1.6: a non-UUID path id is simply unknown). */
   notFound?: string;
   query?: Q;
   body?: B;
-  /** `large` for routes that carry trajectories (compat §1.3). */
+  /** `large` for routes that carry trajectories (docs/contract.md §1.4). */
   bodyLimit?: 'large' | 'small';
   /** Routes that set the session cookie: refuse cross-site browsers and bodies not declared JSON (login CSRF). */
   setsSession?: boolean;
-  /** Refuse bodies whose Content-Type is not JSON (chat, as vLLM does; preview routes accept any, §1.3). */
+  /** Refuse bodies whose Content-Type is not JSON (chat, as vLLM does; preview routes accept any, docs/contract.md §1.4). */
   requireJson?: boolean;
   /**
    * Body fields whose strings may contain NUL (U+0000), which PostgreSQL text cannot hold: model output in
@@ -100,6 +111,16 @@ export function route(
   /* eslint-enable @typescript-eslint/no-explicit-any */
   const flavor = def.flavor ?? 'preview';
   const handle: RouteHandler = async (req, ctx) => {
+    const requestId = requestIdOf(req);
+    const response = await withRequestContext(requestId, () => respond(req, ctx));
+    try {
+      response.headers.set('x-request-id', requestId);
+    } catch {
+      // A relayed upstream response has immutable headers; it carries the upstream's own id.
+    }
+    return response;
+  };
+  const respond = async (req: Request, ctx: Parameters<RouteHandler>[1]): Promise<Response> => {
     try {
       if (def.auth === 'worker') authenticateWorker(req);
       const principal = def.auth === 'public' || def.auth === 'worker' ? undefined : await authenticate(req, flavor);
@@ -151,7 +172,7 @@ export function route(
         const checked = def.response.safeParse(result);
         if (!checked.success) {
           // A contract break is our bug: fail loudly in development and tests rather than ship it.
-          console.error('[tuneboard] response does not match its schema', req.method, req.url, checked.error.issues);
+          log.error({ method: req.method, url: req.url, issues: checked.error.issues }, 'response does not match its schema');
           throw new Error('Response schema mismatch');
         }
       }

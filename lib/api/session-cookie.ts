@@ -1,5 +1,6 @@
+import 'server-only';
 import { SESSION_COOKIE } from './auth';
-import { ApiError } from './errors';
+import { ApiError } from '@/lib/errors';
 
 /** HttpOnly so scripts can't read it; SameSite=Lax as the first CSRF line; Secure whenever served over https. */
 export function sessionCookie(req: Request, token: string, expiresAt: Date): string {

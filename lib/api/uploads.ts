@@ -1,7 +1,8 @@
+import 'server-only';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
-import { ApiError } from './errors';
+import { ApiError } from '@/lib/errors';
 import { config } from '@/lib/config';
 
 export interface UploadedFile {

@@ -83,7 +83,7 @@ interface NumberRule {
   max?: number;
 }
 
-// Ranges are vLLM's own (compat §7): catching them here saves a round trip and names the field.
+// Ranges are vLLM's own (docs/contract.md §8): catching them here saves a round trip and names the field.
 const NUMBER_RULES: Record<
   'temperature' | 'top_p' | 'top_k' | 'min_p' | 'max_tokens' | 'presence_penalty' | 'frequency_penalty' | 'repetition_penalty' | 'seed' | 'n' | 'top_logprobs',
   NumberRule

@@ -1,5 +1,5 @@
 /**
- * Every form a client may name a trained model by in /v1/chat/completions (compat §6): the plain
+ * Every form a client may name a trained model by in /v1/chat/completions (docs/contract.md §7): the plain
  * `entity/project/name` (latest step), a pinned `…:stepN`, the W&B artifact URIs ART's clients send
  * (`wandb-artifact:///entity/project/name`, latest, from the Dec-2025 client; `…:stepN` from later ones),
  * and the model id (latest).

@@ -1,9 +1,9 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+
 /**
- * A small Server-Sent Events reader for fetch() bodies. EventSource cannot POST a JSON body, and the
- * chat endpoint needs one, so the playground reads the stream itself. The framing follows the WHATWG
- * rules the chat server (and vLLM, and OpenAI) rely on: events end at a blank line, `data:` lines of one
- * event are joined with "\n", a single space after the colon is dropped, lines starting with ":" are
- * comments, and CR, LF and CRLF all end a line.
+ * Server-Sent Events for fetch() bodies. EventSource cannot POST a JSON body, and the chat endpoint needs
+ * one, so the playground reads the stream itself; the WHATWG framing (blank-line events, joined `data:`
+ * lines, comments, CR/LF/CRLF line ends split anywhere across chunks) is eventsource-parser's.
  */
 
 export interface SseEvent {
@@ -18,75 +18,22 @@ export interface SseEvent {
  * back the events completed so far; `end()` flushes an event the stream ended without a blank line after.
  */
 export class SseParser {
-  private buffer = '';
-  private data: string[] = [];
-  private event = '';
-  private id: string | undefined;
-  private sawField = false;
-  /** A chunk ended with "\r": a "\n" starting the next chunk belongs to the same line break. */
-  private pendingCr = false;
+  private readonly out: SseEvent[] = [];
+  private readonly parser: EventSourceParser = createParser({
+    onEvent: (e) => this.out.push({ event: e.event || 'message', data: e.data, ...(e.id ? { id: e.id } : {}) }),
+  });
 
   push(text: string): SseEvent[] {
-    let input = text;
-    if (this.pendingCr && input.startsWith('\n')) input = input.slice(1);
-    this.pendingCr = false;
-    this.buffer += input;
-    const out: SseEvent[] = [];
-    for (;;) {
-      const match = /\r\n|\r|\n/.exec(this.buffer);
-      if (!match) break;
-      // A lone trailing "\r" may be the first half of a CRLF split across chunks: take it as a line end now
-      // and remember to swallow the "\n".
-      if (match[0] === '\r' && match.index === this.buffer.length - 1) this.pendingCr = true;
-      const line = this.buffer.slice(0, match.index);
-      this.buffer = this.buffer.slice(match.index + match[0].length);
-      const event = this.line(line);
-      if (event) out.push(event);
-    }
-    return out;
+    this.parser.feed(text);
+    return this.out.splice(0);
   }
 
   end(): SseEvent[] {
-    const out: SseEvent[] = [];
-    if (this.buffer !== '') {
-      const event = this.line(this.buffer);
-      this.buffer = '';
-      if (event) out.push(event);
-    }
-    const last = this.dispatch();
-    if (last) out.push(last);
-    return out;
-  }
-
-  private line(line: string): SseEvent | null {
-    if (line === '') return this.dispatch();
-    if (line.startsWith(':')) return null;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') {
-      this.data.push(value);
-      this.sawField = true;
-    } else if (field === 'event') {
-      this.event = value;
-      this.sawField = true;
-    } else if (field === 'id' && !value.includes('\0')) {
-      this.id = value;
-    }
-    return null;
-  }
-
-  private dispatch(): SseEvent | null {
-    const had = this.sawField && this.data.length > 0;
-    const event: SseEvent = { event: this.event || 'message', data: this.data.join('\n'), ...(this.id ? { id: this.id } : {}) };
-    this.data = [];
-    this.event = '';
-    this.sawField = false;
-    // An event with no data line is not dispatched (WHATWG); `id` persists across events there, but the
-    // chat stream never sends ids, so it is kept per event here for simplicity.
-    this.id = undefined;
-    return had ? event : null;
+    // A server that closes right after its last `data:` line still meant that event (vLLM always ends with
+    // a blank line, but a proxy may trim it): consume the pending text as if the blank line had come.
+    this.parser.feed('\n\n');
+    this.parser.reset();
+    return this.out.splice(0);
   }
 }
 
@@ -117,7 +64,7 @@ export type ChatStreamMessage =
 
 /**
  * `[DONE]` ends the stream; a payload with an `error` object is the in-band failure vLLM sends after the
- * status line went out (compat §7.15: the HTTP status stays 200); anything else is a chunk for the caller
+ * status line went out (docs/contract.md §8.15: the HTTP status stays 200); anything else is a chunk for the caller
  * to validate. Text that is not JSON is reported, not thrown, so one bad event cannot lose the rest.
  */
 export function interpretChatEvent(data: string): ChatStreamMessage {

@@ -1,5 +1,5 @@
 /**
- * Stored trajectories are passed through exactly as clients sent them (compat §5.2), so nothing here
+ * Stored trajectories are passed through exactly as clients sent them (docs/contract.md §4.2), so nothing here
  * trusts their shape: every field is read defensively and everything ends up as plain text. The UI
  * renders these strings as text nodes, never as HTML.
  */

@@ -1,96 +1,135 @@
+import os from 'node:os';
 import path from 'node:path';
+import { defaultThreadCount, envSchema, SETTING_NAMES, type LOG_LEVELS } from './settings';
 
 /**
- * Server configuration from the environment, read once. Every knob has an embedded default so that a
- * fresh clone runs with nothing set (README "Configuration" lists them).
+ * Server and worker configuration from the environment, parsed through one zod schema (settings.ts).
+ * Every knob has an embedded default so that a fresh clone runs with nothing set; a bad value is a
+ * start-up error naming the variable (`assertValidConfig`, called by instrumentation.ts and the worker).
+ *
+ * The parse is cached per set of values, not once per process: tests change a variable and expect the
+ * next request to see it, and re-reading ~30 variables costs microseconds.
  */
-function intEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
-  return Math.floor(value);
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
 }
 
+type Raw = Record<string, unknown>;
 const MiB = 1024 * 1024;
+const mib = (value: unknown, fallback: number) => Math.max(1, Math.floor(((value as number | undefined) ?? fallback) * MiB));
+const text = (value: unknown) => value as string | undefined;
+const num = (value: unknown, fallback: number) => (value as number | undefined) ?? fallback;
 
-/** Sizes are configured in MiB and may be fractional (0.5 = 512 KiB). */
-function mibEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number of MiB, got "${raw}"`);
-  return Math.max(1, Math.floor(value * MiB));
+function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
+  const port = num(raw.PORT, 3000);
+  return {
+    port,
+    databaseUrl: text(raw.DATABASE_URL),
+    databasePoolSize: num(raw.TUNEBOARD_DB_POOL_SIZE, 10),
+    /** PGlite data directory, or `memory://` for an in-memory database. */
+    dataDir: ((dir: string) => (dir.startsWith('memory://') ? dir : path.resolve(/*turbopackIgnore: true*/ dir)))(
+      text(raw.TUNEBOARD_DATA_DIR) ?? path.join('.data', 'pglite'),
+    ),
+    artifactDir: path.resolve(/*turbopackIgnore: true*/ text(raw.TUNEBOARD_ARTIFACT_DIR) ?? path.join('.data', 'artifacts')),
+    /** Body limit of training-job and /log routes, which carry per-token logprobs (at least 256 MiB by default). */
+    largeBodyLimitBytes: mib(raw.TUNEBOARD_MAX_BODY_MB, 256),
+    /** Body limit of every other JSON route. */
+    smallBodyLimitBytes: mib(raw.TUNEBOARD_MAX_SMALL_BODY_MB, 8),
+    maxCheckpointBytes: num(raw.TUNEBOARD_MAX_CHECKPOINT_MB, 4096) * MiB,
+    baseModelsFile: path.resolve(
+      /*turbopackIgnore: true*/ text(raw.TUNEBOARD_BASE_MODELS_FILE) ?? path.join('config', 'base-models.json'),
+    ),
+    /** Where relative base-model paths (built-in weights files, Hugging Face directories) resolve. */
+    baseModelsDir: path.resolve(/*turbopackIgnore: true*/ text(raw.TUNEBOARD_BASE_MODELS_DIR) ?? process.cwd()),
+    upstream: text(raw.TUNEBOARD_UPSTREAM_URL)
+      ? { url: text(raw.TUNEBOARD_UPSTREAM_URL)!, apiKey: text(raw.TUNEBOARD_UPSTREAM_API_KEY) }
+      : undefined,
+    /** The vLLM (OpenAI-compatible) server that serves `upstream` and `serve: "vllm"` base models: its /v1 URL. */
+    upstreamUrl: text(raw.TUNEBOARD_UPSTREAM_URL)?.replace(/\/+$/, ''),
+    upstreamApiKey: text(raw.TUNEBOARD_UPSTREAM_API_KEY),
+    /**
+     * A folder both Tuneboard and the vLLM server can read, where checkpoints' LoRA adapters are written
+     * before vLLM is asked to load them. Unset: checkpoints of vLLM-served models cannot be served.
+     */
+    vllmAdapterDir: text(raw.TUNEBOARD_VLLM_ADAPTER_DIR)
+      ? path.resolve(/*turbopackIgnore: true*/ text(raw.TUNEBOARD_VLLM_ADAPTER_DIR)!)
+      : undefined,
+    /** The same folder as the vLLM server sees it, when it is mounted at another path there (default: the same). */
+    vllmAdapterDirOnServer:
+      text(raw.TUNEBOARD_VLLM_ADAPTER_DIR_ON_SERVER) ??
+      (text(raw.TUNEBOARD_VLLM_ADAPTER_DIR) ? path.resolve(/*turbopackIgnore: true*/ text(raw.TUNEBOARD_VLLM_ADAPTER_DIR)!) : undefined),
+    /** vLLM's `--max-loras`: how many adapters Tuneboard keeps loaded before unloading the least recently used. */
+    vllmMaxLoras: num(raw.TUNEBOARD_VLLM_MAX_LORAS, 4),
+    /** Wrong passwords within 15 minutes after which an account's attempts must wait (1 s, doubling per failure). */
+    loginAccountAttempts: num(raw.TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS, 5),
+    /** The same for one client address, over all accounts (generous: many users may share one address). */
+    loginAddressAttempts: num(raw.TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS, 30),
+    /**
+     * The embedded database's WebAssembly heap never shrinks; past this size (after a burst of large rows) its
+     * thread is restarted while idle, which gives the memory back. Not for `memory://` databases.
+     */
+    pgliteRecycleHeapBytes: mib(raw.TUNEBOARD_PGLITE_RECYCLE_MB, 512),
+    inferenceThreads: num(raw.TUNEBOARD_INFERENCE_THREADS, defaultThreadCount()),
+    modelCacheBytes: num(raw.TUNEBOARD_MODEL_CACHE_MB, 512) * MiB,
+    maxLogprobs: num(raw.TUNEBOARD_MAX_LOGPROBS, 20),
+    runnerConcurrency: num(raw.TUNEBOARD_RUNNER_CONCURRENCY, 1),
+    trainThreads: num(raw.TUNEBOARD_TRAIN_THREADS, defaultThreadCount()),
+    workerToken: text(raw.TUNEBOARD_WORKER_TOKEN),
+    serverUrl: text(raw.TUNEBOARD_SERVER_URL) ?? `http://127.0.0.1:${port}`,
+    workerId: text(raw.TUNEBOARD_WORKER_ID) ?? `${os.hostname()}:${process.pid}`,
+    jobLeaseSeconds: num(raw.TUNEBOARD_JOB_LEASE_SECONDS, 60),
+    jobIdleMs: num(raw.TUNEBOARD_JOB_IDLE_MINUTES, 30) * 60_000,
+    s3:
+      text(raw.TUNEBOARD_S3_ENDPOINT) && text(raw.TUNEBOARD_S3_BUCKET)
+        ? {
+            endpoint: text(raw.TUNEBOARD_S3_ENDPOINT)!,
+            bucket: text(raw.TUNEBOARD_S3_BUCKET)!,
+            region: text(raw.TUNEBOARD_S3_REGION) ?? 'us-east-1',
+            accessKeyId: text(raw.TUNEBOARD_S3_ACCESS_KEY_ID) ?? '',
+            secretAccessKey: text(raw.TUNEBOARD_S3_SECRET_ACCESS_KEY) ?? '',
+            prefix: text(raw.TUNEBOARD_S3_PREFIX),
+          }
+        : undefined,
+    logLevel: (text(raw.TUNEBOARD_LOG_LEVEL) ?? 'info') as (typeof LOG_LEVELS)[number],
+    isProduction: env.NODE_ENV === 'production',
+  };
 }
 
-export const config = {
-  get databaseUrl(): string | undefined {
-    return process.env.DATABASE_URL || undefined;
-  },
-  get databasePoolSize(): number {
-    return intEnv('TUNEBOARD_DB_POOL_SIZE', 10);
-  },
-  /** PGlite data directory, or `memory://` for an in-memory database. */
-  get dataDir(): string {
-    const dir = process.env.TUNEBOARD_DATA_DIR || path.join('.data', 'pglite');
-    return dir.startsWith('memory://') ? dir : path.resolve(/*turbopackIgnore: true*/ dir);
-  },
-  get artifactDir(): string {
-    return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_ARTIFACT_DIR || path.join('.data', 'artifacts'));
-  },
-  /**
-   * The embedded database's WebAssembly heap never shrinks; past this size (after a burst of large rows) its
-   * thread is restarted while idle, which gives the memory back. Not for `memory://` databases.
-   */
-  get pgliteRecycleHeapBytes(): number {
-    return mibEnv('TUNEBOARD_PGLITE_RECYCLE_MB', 512);
-  },
-  /** Body limit of training-job and /log routes, which carry per-token logprobs (compat §1.3: ≥ 256 MiB). */
-  get largeBodyLimitBytes(): number {
-    return mibEnv('TUNEBOARD_MAX_BODY_MB', 256);
-  },
-  /** Body limit of every other JSON route. */
-  get smallBodyLimitBytes(): number {
-    return mibEnv('TUNEBOARD_MAX_SMALL_BODY_MB', 8);
-  },
-  get baseModelsFile(): string {
-    return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_BASE_MODELS_FILE || path.join('config', 'base-models.json'));
-  },
-  /** Where relative base-model paths (built-in weights files, Hugging Face directories) resolve. */
-  get baseModelsDir(): string {
-    return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_BASE_MODELS_DIR || process.cwd());
-  },
-  /** The vLLM (OpenAI-compatible) server that serves `upstream` and `serve: "vllm"` base models: its /v1 URL. */
-  get upstreamUrl(): string | undefined {
-    return process.env.TUNEBOARD_UPSTREAM_URL?.replace(/\/+$/, '') || undefined;
-  },
-  get upstreamApiKey(): string | undefined {
-    return process.env.TUNEBOARD_UPSTREAM_API_KEY || undefined;
-  },
-  /**
-   * A folder both Tuneboard and the vLLM server can read, where checkpoints' LoRA adapters are written
-   * before vLLM is asked to load them. Unset: checkpoints of vLLM-served models cannot be served.
-   */
-  get vllmAdapterDir(): string | undefined {
-    const dir = process.env.TUNEBOARD_VLLM_ADAPTER_DIR;
-    return dir ? path.resolve(/*turbopackIgnore: true*/ dir) : undefined;
-  },
-  /** The same folder as the vLLM server sees it, when it is mounted at another path there (default: the same). */
-  get vllmAdapterDirOnServer(): string | undefined {
-    return process.env.TUNEBOARD_VLLM_ADAPTER_DIR_ON_SERVER || this.vllmAdapterDir;
-  },
-  /** vLLM's `--max-loras`: how many adapters Tuneboard keeps loaded before unloading the least recently used. */
-  get vllmMaxLoras(): number {
-    return intEnv('TUNEBOARD_VLLM_MAX_LORAS', 4);
-  },
-  /** Wrong passwords within 15 minutes after which an account's attempts must wait (1 s, doubling per failure). */
-  get loginAccountAttempts(): number {
-    return intEnv('TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS', 5);
-  },
-  /** The same for one client address, over all accounts (generous: many users may share one address). */
-  get loginAddressAttempts(): number {
-    return intEnv('TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS', 30);
-  },
-  get isProduction(): boolean {
-    return process.env.NODE_ENV === 'production';
-  },
-};
+export type Config = ReturnType<typeof resolve>;
+
+let cached: { key: string; value: Config } | undefined;
+
+/** Parses the environment (cached while the values stay the same); throws a ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const key = `${env.NODE_ENV}\u0000${SETTING_NAMES.map((n) => env[n] ?? '\u0001').join('\u0000')}`;
+  if (cached?.key === key) return cached.value;
+  const parsed = envSchema.safeParse(Object.fromEntries(SETTING_NAMES.map((n) => [n, env[n]])));
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0]);
+        return `${name} ${issue.message.replace(/^Invalid option: expected one of /, 'must be one of ')}, got ${JSON.stringify(env[name])}`;
+      }),
+    );
+  }
+  const value = resolve(parsed.data as Raw, env);
+  if (env === process.env) cached = { key, value };
+  return value;
+}
+
+/** Start-up check: fails fast with every bad variable named instead of at the first request that reads one. */
+export function assertValidConfig(): Config {
+  return loadConfig();
+}
+
+/** The current configuration; each property reads through loadConfig(). */
+export const config: Readonly<Config> = Object.defineProperties(
+  {} as Config,
+  Object.fromEntries(
+    Object.keys(resolve({}, { NODE_ENV: 'test' })).map((k) => [k, { enumerable: true, get: () => loadConfig()[k as keyof Config] }]),
+  ),
+);

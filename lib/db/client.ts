@@ -1,3 +1,4 @@
+import 'server-only';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -5,6 +6,9 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema';
 import type { PgliteThread } from './pglite-connection';
 import { config } from '@/lib/config';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('db');
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A transaction handle has the same query surface; repositories accept either. */
@@ -47,7 +51,7 @@ async function open(): Promise<DbHandle> {
     kind = 'pglite';
   }
   // A dropped connection to a PostgreSQL server is replaced on the next query; pg emits it here first.
-  pool.on('error', (err) => console.error('[tuneboard] database connection error', err.message));
+  pool.on('error', (err) => log.error({ err: err.message }, 'database connection error'));
   const db = drizzle(pool, { schema }) as unknown as Db;
   // Several server instances (and test workers) may start at once: serialise migrations.
   const client = await pool.connect();

@@ -10,6 +10,9 @@
 import { sql } from 'drizzle-orm';
 import { config } from '@/lib/config';
 import { getDbHandle } from './client';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('db');
 
 type Handler = (payload: string) => void;
 
@@ -50,7 +53,7 @@ function deliver(name: string, payload: string) {
     try {
       handler(payload);
     } catch (err) {
-      console.error('[tuneboard] notification handler failed', err);
+      log.error({ err }, 'notification handler failed');
     }
   }
 }
@@ -75,7 +78,7 @@ async function connectListener(): Promise<void> {
     if (!state.stopped) setTimeout(() => void connectListener(), 1000).unref();
   };
   client.on('error', (err) => {
-    console.error('[tuneboard] notification listener lost its connection', err.message);
+    log.warn({ err: err.message }, 'notification listener lost its connection');
     lost();
   });
   client.on('end', lost);
@@ -90,7 +93,7 @@ async function connectListener(): Promise<void> {
     // Anything published while we were not listening is lost: report a gap.
     gap();
   } catch (err) {
-    console.error('[tuneboard] notification listener could not connect', (err as Error).message);
+    log.warn({ err: (err as Error).message }, 'notification listener could not connect');
     client.end().catch(() => undefined);
     if (!state.stopped) setTimeout(() => void connectListener(), 1000).unref();
   } finally {

@@ -16,6 +16,9 @@ import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser';
 import type { BackendMessage } from 'pg-protocol/dist/messages';
 import type { FromPgliteThread, ToPgliteThread } from './pglite-thread';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('db');
 
 interface Pending {
   resolve: (bytes: Uint8Array) => void;
@@ -72,7 +75,7 @@ export class PgliteThread {
         }
       });
       worker.on('error', (err) => {
-        console.error('[tuneboard] embedded database thread error', err);
+        log.error({ err }, 'embedded database thread error');
         reject(err);
       });
       worker.on('exit', (code) => {
@@ -116,8 +119,9 @@ export class PgliteThread {
       await this.ready;
       this.recycles++;
       onRecycled();
-      console.log(
-        `[tuneboard] embedded database heap ${Math.round(grown / 2 ** 20)} MiB > ${Math.round(this.recycleHeapBytes / 2 ** 20)} MiB: recycled to ${Math.round(this.heapBytes / 2 ** 20)} MiB`,
+      log.info(
+        { heapMiB: Math.round(grown / 2 ** 20), limitMiB: Math.round(this.recycleHeapBytes / 2 ** 20), afterMiB: Math.round(this.heapBytes / 2 ** 20) },
+        'embedded database heap over its limit: thread recycled',
       );
     })().finally(() => {
       this.recycling = null;

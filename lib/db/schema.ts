@@ -118,7 +118,7 @@ export const models = pgTable(
     name: text('name').notNull(),
     baseModel: text('base_model').notNull(),
     runId: text('run_id').notNull(),
-    /** Highest step ever created; step numbers are never reused, even after deletion (compat §2.4). */
+    /** Highest step ever created; step numbers are never reused, even after deletion (docs/contract.md §2.4). */
     lastStep: integer('last_step').notNull().default(0),
     createdAt: createdAt(),
   },
@@ -208,7 +208,7 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /**
  * Jobs deliberately do not cascade from models: deleting a model fails its open jobs, and pollers must
- * still be able to read the terminal event (compat §2.2). entity_id keeps the job scoped after that.
+ * still be able to read the terminal event (docs/contract.md §2.2). entity_id keeps the job scoped after that.
  */
 export const trainingJobs = pgTable(
   'training_jobs',
@@ -230,7 +230,7 @@ export const trainingJobs = pgTable(
     errorMessage: text('error_message'),
     workerId: text('worker_id'),
     heartbeatAt: ts('heartbeat_at'),
-    /** Last time the job advanced (claim, event); a RUNNING job idle for too long is failed (compat §3.2). */
+    /** Last time the job advanced (claim, event); a RUNNING job idle for too long is failed (docs/contract.md §3.6). */
     progressAt: ts('progress_at'),
     /** Set by the cancel endpoint; the worker sees it on its next heartbeat. */
     cancelRequestedAt: ts('cancel_requested_at'),

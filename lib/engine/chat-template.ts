@@ -2,7 +2,7 @@ import { Template } from '@huggingface/jinja';
 import type { Tokenizer } from './tokenizer';
 
 /**
- * Chat templates with vLLM / HF `apply_chat_template` semantics (compat-reference §7.12): the template sees
+ * Chat templates with vLLM / HF `apply_chat_template` semantics (docs/contract.md §8.12): the template sees
  * `messages`, `tools`, `documents`, `add_generation_prompt`, `continue_final_message`, `bos_token`,
  * `eos_token` and any extra keyword arguments. Rendering is pure string work; tokenising the result is the
  * caller's job (chat inference) or `tokenizeConversation`'s (training).
@@ -34,7 +34,7 @@ export interface ChatTemplateOptions {
 }
 
 /**
- * OpenAI tools as templates expect them (compat §4.2.3, §7.12): a dict with `type` is kept as is, anything
+ * OpenAI tools as templates expect them (docs/contract.md §5.2.3, §8.12): a dict with `type` is kept as is, anything
  * else is wrapped as a function; the function's unset keys become null rather than undefined, as vLLM's
  * pydantic dump makes them.
  */
@@ -113,7 +113,7 @@ export class ChatTemplate {
 
   /**
    * Free variables the template reads (jinja2's find_undeclared_variables, approximately): vLLM keeps only
-   * `chat_template_kwargs` keys the template references (compat §7.12).
+   * `chat_template_kwargs` keys the template references (docs/contract.md §8.12).
    */
   referencedVariables(): Set<string> {
     if (this.referenced) return this.referenced;
@@ -181,7 +181,7 @@ export const IM_END = '<|im_end|>';
 /**
  * The built-in ChatML template (Qwen-2.5 style, hermes tool calls): tools are listed in the system turn,
  * assistant tool calls render as `<tool_call>{"name": …, "arguments": …}</tool_call>` (what the hermes parser
- * of compat §7.12 reads back), tool results as role `tool`. No default system prompt: a byte-level model
+ * of docs/contract.md §8.12 reads back), tool results as role `tool`. No default system prompt: a byte-level model
  * with a 256-token context cannot afford one. `developer` is rendered as `system`.
  */
 export const BUILTIN_CHAT_TEMPLATE = [
@@ -229,12 +229,12 @@ export interface TurnTokens {
 
 export interface TokenizeConversationOptions {
   tools?: readonly unknown[] | null;
-  /** Which assistant messages carry loss (compat §2.7 `assistant_turns`). */
+  /** Which assistant messages carry loss (docs/contract.md §3.2 `assistant_turns`). */
   assistantTurns: 'all' | 'last';
-  /** Leave the final message open (RL histories, compat §4.2.3): no end-of-turn after it. */
+  /** Leave the final message open (RL histories, docs/contract.md §5.2.3): no end-of-turn after it. */
   continueFinal?: boolean;
   /**
-   * Exact tokens for some assistant messages, by message index (RL Choices, compat §4.2.4): they replace
+   * Exact tokens for some assistant messages, by message index (RL Choices, docs/contract.md §5.2.4): they replace
    * the re-tokenised text of that turn and carry their sampler logprobs.
    */
   turnTokens?: ReadonlyMap<number, TurnTokens>;

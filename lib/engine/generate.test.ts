@@ -49,7 +49,7 @@ function run(
   return { events, d };
 }
 
-describe('SequenceDecoder stop handling (§7.5)', () => {
+describe('SequenceDecoder stop handling (docs/contract.md §8.5)', () => {
   it('EOS stops with stop_reason null and is counted but not detokenised', () => {
     const { d } = run([...ids('hi'), EOS, 120], {});
     expect([d.finishReason, d.stopReason, d.result(null).text]).toEqual(['stop', null, 'hi']);

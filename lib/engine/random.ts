@@ -1,7 +1,7 @@
 /**
  * Seedable deterministic PRNG (xoshiro128**, seeded through SplitMix64). Identical seeds give identical
  * streams on every platform, which is what makes seeded sampling and weight init reproducible; bitwise
- * equality with torch's generator is not a goal (compat-reference §7.6).
+ * equality with torch's generator is not a goal (docs/contract.md §8.6).
  */
 export class Generator {
   private s0: number;

@@ -1,7 +1,7 @@
 import type { Generator } from './random';
 
 /**
- * Token sampling with vLLM's semantics (compat-reference §7.4; vLLM v0.11–v0.15 `SamplingParams`,
+ * Token sampling with vLLM's semantics (docs/contract.md §8.4; vLLM v0.11–v0.15 `SamplingParams`,
  * `v1/sample/sampler.py`, `ops/penalties.py`, `ops/topk_topp_sampler.py`). Order matters and is kept:
  * raw logprobs → allowed_token_ids → bad_words → min_tokens → logit_bias → penalties → greedy | temperature
  * → min_p → top_k → top_p → sample.
@@ -56,7 +56,7 @@ export interface ResolvedSamplingParams {
   minTokensMasked: number[];
 }
 
-/** Applies defaults and vLLM's __post_init__ adjustments. Range validation is the API layer's job (§7.1). */
+/** Applies defaults and vLLM's __post_init__ adjustments. Range validation is the API layer's job (docs/contract.md §8.1). */
 export function resolveSamplingParams(p: SamplingParams): ResolvedSamplingParams {
   let temperature = p.temperature ?? 1;
   if (temperature > 0 && temperature < MIN_TEMPERATURE) temperature = MIN_TEMPERATURE;
@@ -309,7 +309,7 @@ export interface SampleResult {
   logprob: number;
   /** 1 + number of other tokens with a logprob ≥ this one's (vLLM counts ≥, so ties rank worse). */
   rank: number;
-  /** §7.8's list: the sampled token first unless it is rank 1, then tokens by rank; `topLogprobs` entries. */
+  /** docs/contract.md §8.8's list: the sampled token first unless it is rank 1, then tokens by rank; `topLogprobs` entries. */
   topLogprobs: TokenLogprob[];
   /** The `topLogprobs` most likely tokens, best first, whether or not the sampled one is among them. */
   ranked: TokenLogprob[];
@@ -377,7 +377,7 @@ export function topTokens(logprobs: ArrayLike<number>, n: number): TokenLogprob[
 }
 
 /**
- * vLLM's top_logprobs quirk (§7.8): the first n entries of [sampled, ranked tokens without the sampled
+ * vLLM's top_logprobs quirk (docs/contract.md §8.8): the first n entries of [sampled, ranked tokens without the sampled
  * one]. Exactly top-1..n when the sampled token is rank 1, else [sampled, top-1, …, top-(n−1)].
  */
 export function sampledFirstTopLogprobs(logprobs: ArrayLike<number>, sampledId: number, n: number): TokenLogprob[] {

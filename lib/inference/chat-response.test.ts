@@ -7,7 +7,7 @@ import {
   type ResponseContext,
 } from './chat-response';
 import type { EngineEvent } from './engine-events';
-import { fromArray, ids, samplingFor, token } from './test-helpers';
+import { fromArray, ids, samplingFor, token } from '@/tests/support/inference';
 
 const CTX: ResponseContext = { created: 1767225600, promptTokenIds: ids(14) };
 
@@ -19,7 +19,7 @@ function build(body: Record<string, unknown>, events: EngineEvent[], ctx: Partia
   return response;
 }
 
-describe('non-stream response (§7.13)', () => {
+describe('non-stream response (docs/contract.md §8.13)', () => {
   it('prints every key, nulls included, in the reference order', async () => {
     const spec = samplingFor(
       { model: 'wandb-artifact:///acme/agents/agent-001:step3', max_tokens: 2 },
@@ -110,7 +110,7 @@ describe('non-stream response (§7.13)', () => {
     expect(r.usage.completion_tokens).toBe(3);
   });
 
-  it('parses tool calls when tools are given without tool_choice (§7.12)', () => {
+  it('parses tool calls when tools are given without tool_choice (docs/contract.md §8.12)', () => {
     let n = 0;
     const r = build(
       { tools: [{ type: 'function', function: { name: 'lookup' } }] },
@@ -141,7 +141,7 @@ describe('non-stream response (§7.13)', () => {
     expect(r.choices[0]).toMatchObject({ message: { content: text, tool_calls: [] }, finish_reason: 'length' });
   });
 
-  it('echo prepends the last message content when its role is the response role (§7.7)', () => {
+  it('echo prepends the last message content when its role is the response role (docs/contract.md §8.7)', () => {
     const messages = [
       { role: 'user', content: 'Continue' },
       { role: 'assistant', content: 'Once upon' },

@@ -17,7 +17,7 @@ export interface ResponseContext {
 }
 
 /**
- * The non-stream response (§7.13): every key printed, nulls included, in vLLM's key order. Feed it the
+ * The non-stream response (docs/contract.md §8.13): every key printed, nulls included, in vLLM's key order. Feed it the
  * engine events of all choices, then `build()`.
  */
 export class ChatCompletionBuilder {
@@ -47,7 +47,7 @@ export class ChatCompletionBuilder {
       content = parsed.content;
       toolCalls = parsed.toolCalls;
     }
-    // §7.7: echo prepends the last message's content (empty when its role differs) to the generated text.
+    // docs/contract.md §8.7: echo prepends the last message's content (empty when its role differs) to the generated text.
     if (this.spec.echo) content = this.spec.echo_text + (content ?? '');
     return {
       index,
@@ -59,7 +59,7 @@ export class ChatCompletionBuilder {
         audio: null,
         function_call: null,
         tool_calls: toolCalls,
-        // No reasoning parser is configured (compat §8 item 38).
+        // No reasoning parser is configured (docs/contract.md §9 item 38).
         reasoning: null,
         reasoning_content: null,
       },

@@ -2,7 +2,7 @@ import type { ChatLogprobEntry, FinishReason } from '@/lib/schemas/chat';
 import type { EngineEvent } from './engine-events';
 import { formatLogprobEntry } from './logprobs';
 import { findStopString, releasableEnd, stopHoldback } from './stop-strings';
-import type { SamplingRequest } from './validate-chat-request';
+import type { SamplingRequest } from './chat-request';
 
 /** The request fields the response builders read. */
 export type OutputSpec = Pick<
@@ -26,7 +26,7 @@ export type OutputSpec = Pick<
 >;
 
 export interface ChoiceStep {
-  /** Text released by this event (after the §7.5 text rules and, in streams, the holdback). */
+  /** Text released by this event (after the docs/contract.md §8.5 text rules and, in streams, the holdback). */
   text: string;
   /** The logprobs entry of this event's token; null for a finish event without a token. */
   entry: ChatLogprobEntry | null;
@@ -36,10 +36,10 @@ export interface ChoiceStep {
 }
 
 /**
- * One choice's output as the engine reports it, with compat §7.5's text rules applied: a stopping EOS /
+ * One choice's output as the engine reports it, with docs/contract.md §8.5's text rules applied: a stopping EOS /
  * stop-id token adds no text (unless include_stop_str_in_output), a stop string cuts the text at its start
  * (or end), and — `streaming` — the last max(len(stop)) − 1 characters wait until the choice finishes.
- * `token_ids`, logprobs and the token count keep every generated token (§7.5).
+ * `token_ids`, logprobs and the token count keep every generated token (docs/contract.md §8.5).
  */
 export class ChoiceOutput {
   readonly tokenIds: number[] = [];

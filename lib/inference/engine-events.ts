@@ -6,14 +6,14 @@ import type { TokenCandidate } from './logprobs';
  * chat-response.ts for whole responses). Events of different choices may interleave; each choice's
  * events are in generation order and end with exactly one event that carries a `finishReason`.
  *
- * Division of work on compat §7.5:
+ * Division of work on docs/contract.md §8.5:
  * - The engine decides when a choice stops (EOS unless ignore_eos, stop_token_ids, stop strings — found
  *   with `findStopString` from stop-strings.ts on the raw text, not before `min_tokens` tokens —, max_tokens,
- *   context full) and reports it on the token that stopped it, with `stopReason` as §7.5 defines it.
+ *   context full) and reports it on the token that stopped it, with `stopReason` as docs/contract.md §8.5 defines it.
  * - The engine reports each token's raw detokenised `text` (the IncrementalDetokenizer output, nothing
  *   cut). The builders apply the text rules: they drop the text of a stopping EOS / stop-id token (unless
  *   include_stop_str_in_output), cut at the stop string, hold back the stream tail, and parse tool calls.
- * - Logprobs are reported for every token (they are always returned, §7.8); the builders format them.
+ * - Logprobs are reported for every token (they are always returned, docs/contract.md §8.8); the builders format them.
  */
 export interface TokenEvent {
   type: 'token';

@@ -26,7 +26,7 @@ describe('utf8Bytes (Python encode("utf-8", errors="replace"))', () => {
   });
 });
 
-describe('formatLogprobEntry (§7.8, §7.9)', () => {
+describe('formatLogprobEntry (docs/contract.md §8.8, §8.9)', () => {
   const ranked = [c(1, 'A', -0.5), c(2, 'B', -1), c(3, 'C', -2), c(4, 'D', -3)];
 
   it('renders token_id:N with the decoded text bytes on the main entry and label bytes on top entries', () => {
@@ -87,7 +87,7 @@ describe('formatLogprobEntry (§7.8, §7.9)', () => {
   });
 });
 
-describe('formatPromptLogprobs (§7.8)', () => {
+describe('formatPromptLogprobs (docs/contract.md §8.8)', () => {
   it('first entry null, others keyed by id string with the actual token first and up to n candidates', () => {
     const positions = [
       { token: { ...c(10, '<s>', 0), rank: null }, ranked: [] },

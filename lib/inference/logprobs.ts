@@ -6,7 +6,7 @@ export interface TokenCandidate {
   tokenId: number;
   /** The token decoded on its own (U+FFFD for an incomplete UTF-8 sequence), as vLLM's `decoded_token`. */
   tokenText: string;
-  /** Raw log-probability (log_softmax of the unprocessed logits, §7.4 step 1); may be −Infinity. */
+  /** Raw log-probability (log_softmax of the unprocessed logits, docs/contract.md §8.4 step 1); may be −Infinity. */
   logprob: number;
 }
 
@@ -80,7 +80,7 @@ export function utf8Bytes(text: string): number[] {
 export interface LogprobFormat {
   /** `top_logprobs` of the request (0 gives `[]`). */
   topLogprobs: number;
-  /** `return_tokens_as_token_ids` (§7.9). */
+  /** `return_tokens_as_token_ids` (docs/contract.md §8.9). */
   asTokenIds: boolean;
 }
 
@@ -89,7 +89,7 @@ function tokenLabel(c: TokenCandidate, asTokenIds: boolean): string {
 }
 
 /**
- * One `logprobs.content` entry (§7.8, §7.9), keys in vLLM's order.
+ * One `logprobs.content` entry (docs/contract.md §8.8, §8.9), keys in vLLM's order.
  * - `top_logprobs` is the first N of [sampled, then the ranked candidates without the sampled token]: vLLM
  *   builds a dict keyed by token id from [sampled] + top-N, so a rank-1 sample gives exactly top-1..N and any
  *   other gives [sampled, top-1, …] (quirk copied).
@@ -124,7 +124,7 @@ export interface PromptPositionLogprobs {
 }
 
 /**
- * The top-level `prompt_logprobs` of a non-stream response (§7.8): one entry per prompt token, the first
+ * The top-level `prompt_logprobs` of a non-stream response (docs/contract.md §8.8): one entry per prompt token, the first
  * `null`, the others keyed by the token id as a string, the actual token first, then up to `n` candidates
  * by rank (−inf → −9999.0). An actual token that is also among the candidates keeps the first place with
  * the candidate's values (vLLM's dict; the rank can then differ on ties).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { modelNotFoundError } from './chat-errors';
 import { MODEL_REQUIRED_MESSAGE, parseModelName } from './model-name';
 
@@ -11,7 +11,7 @@ const checkpoint = (version: 'latest' | { step: number }) => ({
   version,
 });
 
-describe('parseModelName (compat §6)', () => {
+describe('parseModelName (docs/contract.md §7)', () => {
   it.each([
     ['wandb-artifact:///acme/agents/agent-001', checkpoint('latest')],
     ['wandb-artifact:///acme/agents/agent-001:step25', checkpoint({ step: 25 })],
@@ -60,7 +60,7 @@ describe('parseModelName (compat §6)', () => {
     expect(parseModelName(model)).toEqual({ kind: 'base', id: model });
   });
 
-  it.each([undefined, null, ''])('missing or empty model (%s) is the 400 of §6 item 6', (model) => {
+  it.each([undefined, null, ''])('missing or empty model (%s) is the 400 of docs/contract.md §7 item 6', (model) => {
     let err: unknown;
     try {
       parseModelName(model);

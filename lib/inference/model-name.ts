@@ -1,7 +1,7 @@
 import { requestError } from './chat-errors';
 
 /**
- * The `model` string of a chat request (compat §6). Parsing is pure; the caller looks the result up
+ * The `model` string of a chat request (docs/contract.md §7). Parsing is pure; the caller looks the result up
  * within the key's scope and answers `modelNotFoundError(model)` (404) when nothing matches.
  */
 export type ModelTarget =
@@ -16,21 +16,21 @@ export const MODEL_REQUIRED_MESSAGE = 'A model ID must be given in `model`.';
 const PREFIX = 'wandb-artifact:';
 
 /**
- * Parses `model` as sent. A missing or empty value is the 400 of §6 item 6, raised here because it comes
- * at model resolution, after the request validators (§7.2 order item 2).
+ * Parses `model` as sent. A missing or empty value is the 400 of docs/contract.md §7 item 6, raised here because it comes
+ * at model resolution, after the request validators (docs/contract.md §8.2 order item 2).
  */
 export function parseModelName(model: string | null | undefined): ModelTarget {
   if (model === null || model === undefined || model === '') throw requestError(MODEL_REQUIRED_MESSAGE, 'model');
 
   const prefixed = model.startsWith(PREFIX);
-  // §6 step 1: the docs spell the prefix with two or three slashes, so any number of leading '/' goes.
+  // docs/contract.md §7 step 1: the docs spell the prefix with two or three slashes, so any number of leading '/' goes.
   const rest = (prefixed ? model.slice(PREFIX.length) : model).replace(/^\/+/, '');
 
   let path = rest;
   let version: 'latest' | { step: number } = 'latest';
   const colon = rest.lastIndexOf(':');
   if (colon >= 0) {
-    // §6 step 2: split at the last ':'; only step<digits> and latest name a checkpoint.
+    // docs/contract.md §7 step 2: split at the last ':'; only step<digits> and latest name a checkpoint.
     const tag = rest.slice(colon + 1);
     path = rest.slice(0, colon);
     const step = /^step(\d+)$/.exec(tag);
@@ -42,7 +42,7 @@ export function parseModelName(model: string | null | undefined): ModelTarget {
     else return prefixed ? { kind: 'unknown' } : { kind: 'base', id: model };
   }
 
-  // §6 step 3: exactly three non-empty segments. Names never contain ':' (compat §2.1), so such a segment
+  // docs/contract.md §7 step 3: exactly three non-empty segments. Names never contain ':' (docs/contract.md §2.1), so such a segment
   // can only miss.
   const segments = path.split('/');
   const wellFormed = segments.length === 3 && segments.every((s) => s !== '' && !s.includes(':'));

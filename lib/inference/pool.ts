@@ -1,10 +1,13 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { EngineEvent } from './engine-events';
 import type { PromptPositionLogprobs } from './logprobs';
 import type { FromWorker, ModelSpec, ToWorker, WireSequence } from './wire';
+import { config } from '@/lib/config';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('inference');
 
 /**
  * The server side of inference: worker threads (TUNEBOARD_INFERENCE_THREADS, default one per core, at most 2)
@@ -57,7 +60,7 @@ export class InferencePool {
     const entry: PoolWorker = { worker: spawnWorker(), active: 0, models: new Set() };
     entry.worker.unref();
     entry.worker.on('message', (message: FromWorker) => this.onMessage(entry, message));
-    entry.worker.on('error', (err) => console.error('[tuneboard] inference worker error', err));
+    entry.worker.on('error', (err) => log.error({ err }, 'inference worker error'));
     entry.worker.on('exit', (code) => {
       // Fail what it was running and replace it: one crash must not take serving down.
       for (const [id, p] of this.pending) {
@@ -192,6 +195,6 @@ export class InferencePool {
 const globalForPool = globalThis as unknown as { __tuneboardInferencePool?: InferencePool };
 
 export function inferencePool(): InferencePool {
-  const size = Number(process.env.TUNEBOARD_INFERENCE_THREADS ?? Math.min(2, os.availableParallelism()));
+  const size = config.inferenceThreads;
   return (globalForPool.__tuneboardInferencePool ??= new InferencePool(Math.max(1, size)));
 }

@@ -2,7 +2,7 @@ import { pyFloat } from './python-repr';
 
 /**
  * Python's `json.loads` / `json.dumps` where vLLM's output bytes depend on them. The hermes tool parser
- * re-serialises the model's `arguments` with `json.dumps(..., ensure_ascii=False)` (compat §7.12), which keeps
+ * re-serialises the model's `arguments` with `json.dumps(..., ensure_ascii=False)` (docs/contract.md §8.12), which keeps
  * key order, tells `1` from `1.0` and spaces items as `{"a": 1, "b": [1, 2]}`; `JSON.parse` loses all three
  * (integer-like keys are even reordered), so the value is parsed into an ordered tree instead.
  */
@@ -248,7 +248,7 @@ export function withKeyOrder<T extends object>(obj: T, keys: readonly string[]):
 /**
  * Compact JSON for response bodies and SSE events (`{"a":1}`, raw UTF-8, as vLLM sends them), except that
  * numbers under the keys in `floatKeys` print as Python floats: vLLM's `logprob` is a float, so a value of
- * exactly 0 or the −9999 floor reads `0.0` / `-9999.0` as on the wire (§7.8). Non-finite numbers become null.
+ * exactly 0 or the −9999 floor reads `0.0` / `-9999.0` as on the wire (docs/contract.md §8.8). Non-finite numbers become null.
  */
 export function wireJson(value: unknown, floatKeys: ReadonlySet<string> = LOGPROB_KEYS): string {
   // Runs once per streamed token: plain string concatenation and for-in, no intermediate arrays.

@@ -1,6 +1,6 @@
 /**
  * Python's `repr()` / `str()` for the values vLLM interpolates into its error messages. The messages are
- * part of the wire contract (compat §7.2: "numbers formatted the Python way"), so `-1` sent as a float field
+ * part of the wire contract (docs/contract.md §8.2: "numbers formatted the Python way"), so `-1` sent as a float field
  * must read `-1.0`, `0.00001` must read `1e-05`, and a list of stop words must read `['a', '']`.
  *
  * JSON (and therefore JavaScript) has no int/float distinction, so callers say which one a field is:

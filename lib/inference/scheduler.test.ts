@@ -5,7 +5,7 @@ import { choiceGenerator } from '@/lib/engine/random';
 import { Tokenizer } from '@/lib/engine/tokenizer';
 import type { EngineEvent, TokenEvent } from './engine-events';
 import { BatchScheduler } from './scheduler';
-import { TINY_TEST_CONFIG } from './test-helpers';
+import { TINY_TEST_CONFIG } from '@/tests/support/inference';
 
 const tok = new Tokenizer();
 const config = TINY_TEST_CONFIG;

@@ -16,7 +16,7 @@ export interface ScheduledRequest {
   id: string;
   /** One per choice. Choices with identical prompts share one prefill (n > 1). */
   sequences: GenerationRequest[];
-  /** Ranked candidates per prompt position, or null for none (§7.8). */
+  /** Ranked candidates per prompt position, or null for none (docs/contract.md §8.8). */
   promptLogprobs: number | null;
   onEvents(events: EngineEvent[]): void;
   onDone(result: { promptLogprobs: (PromptPositionLogprobs | null)[] | null }): void;

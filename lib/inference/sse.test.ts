@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { EngineEvent } from './engine-events';
 import { ChatStreamEncoder, chatCompletionStream, SSE_DONE, type StreamContext } from './sse';
-import { fromArray, ids, samplingFor, token } from './test-helpers';
+import { fromArray, ids, samplingFor, token } from '@/tests/support/inference';
 
 const CTX: StreamContext = { created: 1767225600, promptTokenIds: ids(12) };
 
@@ -26,7 +26,7 @@ const payloads = (frames: string[]) =>
   frames.filter((f) => f !== SSE_DONE).map((f) => JSON.parse(f.slice('data: '.length)) as Record<string, unknown>);
 const choiceOf = (p: Record<string, unknown>) => (p.choices as Record<string, unknown>[])[0];
 
-describe('SSE framing (§7.14)', () => {
+describe('SSE framing (docs/contract.md §8.14)', () => {
   it('is byte-exact against the reference example', async () => {
     const frames = await run({ max_tokens: 2, stream_options: { include_usage: true } }, [
       token(0, 9707, 'Hello', -0.31, { topLogprobs: [] }),
@@ -195,7 +195,7 @@ describe('n > 1, echo, continuous usage', () => {
     expect(frames).toHaveLength(3);
   });
 
-  it('echo sends the last message content right after the role chunk (§7.7)', async () => {
+  it('echo sends the last message content right after the role chunk (docs/contract.md §8.7)', async () => {
     const frames = await run(
       {
         messages: [
@@ -236,7 +236,7 @@ describe('n > 1, echo, continuous usage', () => {
   });
 });
 
-describe('stop strings in streams (§7.5)', () => {
+describe('stop strings in streams (docs/contract.md §8.5)', () => {
   it('holds back max(len(stop)) − 1 characters and cuts at the stop string', async () => {
     const frames = await run({ stop: ['END'] }, [
       token(0, 1, 'Hel', -1),
@@ -284,7 +284,7 @@ describe('stop strings in streams (§7.5)', () => {
   });
 });
 
-describe('streamed tool calls ([DEC] §7.14)', () => {
+describe('streamed tool calls ([DEC] docs/contract.md §8.14)', () => {
   const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
   let n = 0;
   const newToolCallId = () => `chatcmpl-tool-${String(++n).padStart(32, '0')}`;
@@ -331,7 +331,7 @@ describe('streamed tool calls ([DEC] §7.14)', () => {
   });
 });
 
-describe('errors and cancellation (§7.15)', () => {
+describe('errors and cancellation (docs/contract.md §8.15)', () => {
   it('a failure after the stream started sends the generic error event, then [DONE]', async () => {
     const onError = vi.fn();
     async function* failing(): AsyncGenerator<EngineEvent> {

@@ -1,5 +1,5 @@
 /**
- * Streaming responses of POST /v1/chat/completions, byte for byte as compat §7.14 describes them.
+ * Streaming responses of POST /v1/chat/completions, byte for byte as docs/contract.md §8.14 describes them.
  *
  * Input: an async iterable of engine events (engine-events.ts):
  *
@@ -12,11 +12,11 @@
  * logprob formatting.
  *
  * Output, one `data: <compact JSON>\n\n` event per chunk, flushed as produced:
- *   1. a role chunk per choice (`prompt_token_ids` on it), 2. an echo chunk per choice (§7.7),
+ *   1. a role chunk per choice (`prompt_token_ids` on it), 2. an echo chunk per choice (docs/contract.md §8.7),
  *   3. one chunk per token (one choice per chunk), the last one of each choice merged with
  *      `finish_reason` / `stop_reason`, 4. the usage chunk (`choices: []`) if include_usage,
  *   5. `data: [DONE]\n\n`.
- * A failure after the first byte becomes the §7.15 error event followed by [DONE]; the status stays 200.
+ * A failure after the first byte becomes the docs/contract.md §8.15 error event followed by [DONE]; the status stays 200.
  */
 import type { ChatCompletionChunk, ChatDelta, ChatStreamChoice } from '@/lib/schemas/chat';
 import { STREAM_ERROR_BODY } from './chat-errors';
@@ -82,7 +82,7 @@ export class ChatStreamEncoder {
 
   /**
    * Keys in the order vLLM's pydantic model declares them (id, object, created, model, choices, usage,
-   * prompt_token_ids); `usage` only with continuous stats or on the usage chunk, as §7.14 lists.
+   * prompt_token_ids); `usage` only with continuous stats or on the usage chunk, as docs/contract.md §8.14 lists.
    */
   private chunk(
     choices: ChatStreamChoice[],
@@ -205,7 +205,7 @@ export class ChatStreamEncoder {
     return events;
   }
 
-  /** §7.15: the generic error event, then [DONE]. */
+  /** docs/contract.md §8.15: the generic error event, then [DONE]. */
   error(): string[] {
     this.closed = true;
     return [sseEvent(wireJson(STREAM_ERROR_BODY)), SSE_DONE];
@@ -217,7 +217,7 @@ export class ChatStreamEncoder {
 }
 
 export interface ChatStreamOptions {
-  /** Called with a failure of the event source; the client only sees the generic §7.15 event. */
+  /** Called with a failure of the event source; the client only sees the generic docs/contract.md §8.15 event. */
   onError?: (err: unknown) => void;
 }
 
@@ -240,7 +240,7 @@ export function chatCompletionStream(
 
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      // The role chunk goes out at once: the SDK's stream helpers need a role before anything else (§7.16).
+      // The role chunk goes out at once: the SDK's stream helpers need a role before anything else (docs/contract.md §8.16).
       send(controller, enc.start());
       iterator = events[Symbol.asyncIterator]();
     },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findStopString, releasableEnd, stopHoldback } from './stop-strings';
 
-describe('findStopString (vLLM check_stop_strings, §7.5)', () => {
+describe('findStopString (vLLM check_stop_strings, docs/contract.md §8.5)', () => {
   it('cuts at the start of the match, or after it with include_stop_str_in_output', () => {
     expect(findStopString('Hello END there', 15, ['END'], false)).toEqual({ stop: 'END', cutAt: 6 });
     expect(findStopString('Hello END there', 15, ['END'], true)).toEqual({ stop: 'END', cutAt: 9 });
@@ -32,7 +32,7 @@ describe('findStopString (vLLM check_stop_strings, §7.5)', () => {
   });
 });
 
-describe('holdback (§7.5 streaming)', () => {
+describe('holdback (docs/contract.md §8.5 streaming)', () => {
   it('is max(len(s)) − 1 code points, 0 when stop strings are included or absent', () => {
     expect(stopHoldback(['END', '\n\nUser:'], false)).toBe(6);
     expect(stopHoldback(['😀😀'], false)).toBe(1);

@@ -11,7 +11,7 @@ function codePointLength(s: string): number {
 }
 
 /**
- * Characters a stream keeps back until the request finishes (§7.5 "streaming holdback"): max(len(s)) − 1
+ * Characters a stream keeps back until the request finishes (docs/contract.md §8.5 "streaming holdback"): max(len(s)) − 1
  * code points, so that a stop string completed by a later token can still be cut; 0 when the stop
  * strings are included in the output anyway.
  */

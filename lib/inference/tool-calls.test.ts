@@ -7,7 +7,7 @@ function ids() {
 }
 const id = (n: number) => `chatcmpl-tool-${String(n).padStart(32, '0')}`;
 
-describe('parseToolCalls (hermes, non-stream, §7.12)', () => {
+describe('parseToolCalls (hermes, non-stream, docs/contract.md §8.12)', () => {
   it('extracts calls, arguments as Python json.dumps text, content before the first block', () => {
     const text =
       'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris","days":2,"units":1.0}}\n</tool_call>';

@@ -2,7 +2,7 @@ import type { ChatToolCall } from '@/lib/schemas/chat';
 import { pyJsonDumps, pyJsonLoads, type PyJson } from './python-json';
 
 /**
- * Hermes-style tool calls (compat §7.12), as vLLM's `hermes` parser that ART runs: blocks of
+ * Hermes-style tool calls (docs/contract.md §8.12), as vLLM's `hermes` parser that ART runs: blocks of
  * `<tool_call>{"name": …, "arguments": {…}}</tool_call>` in the generated text. Used only when the request
  * has tools and no `tool_choice`.
  */
@@ -81,7 +81,7 @@ function partialStartLength(text: string): number {
 }
 
 /**
- * Streaming extraction ([DEC] §7.14 "streamed tool calls"): content streams until a `<tool_call>` begins,
+ * Streaming extraction ([DEC] docs/contract.md §8.14 "streamed tool calls"): content streams until a `<tool_call>` begins,
  * each call is emitted whole once its block closes. Text after the first block start is never content,
  * except when no call parsed at all: then it is released as content at the end, which is what the
  * non-stream parser answers. A block that fails to parse ends the extraction (the calls already sent stay).

@@ -9,7 +9,7 @@ import { ChatCompletionBuilder } from './chat-response';
 import type { EngineEvent } from './engine-events';
 import { BatchScheduler } from './scheduler';
 import { ChatStreamEncoder, SSE_DONE } from './sse';
-import { validateChatRequest, type SamplingRequest } from './validate-chat-request';
+import { parseChatRequest, resolveSamplingRequest, type SamplingRequest } from './chat-request';
 import { toGenerationRequest, type WireSequence } from './wire';
 
 /**
@@ -63,8 +63,8 @@ const created = 1767225600;
 
 function validate(body: Record<string, unknown>): SamplingRequest | null {
   try {
-    return validateChatRequest(
-      { model: 'wandb-artifact:///acme/agents/agent-001', messages: [{ role: 'user', content: 'hi' }], ...body },
+    return resolveSamplingRequest(
+      parseChatRequest({ model: 'wandb-artifact:///acme/agents/agent-001', messages: [{ role: 'user', content: 'hi' }], ...body }),
       {
         vocabSize: tok.vocabSize,
         maxModelLen: CTX_LEN,

@@ -1,5 +1,8 @@
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import type { UpstreamServer } from './upstream';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('vllm');
 
 /**
  * Keeps checkpoints' LoRA adapters loaded in a vLLM server through its runtime adapter API
@@ -97,7 +100,7 @@ export class VllmAdapterManager {
     // 404: already gone (unloaded elsewhere, or vLLM restarted). Anything else is logged, not fatal: the
     // new adapter can still be loaded, vLLM just holds one more than we wanted.
     if (!res.ok && res.status !== 404) {
-      console.error(`[tuneboard] vLLM did not unload adapter ${name}: HTTP ${res.status} ${res.message ?? ''}`);
+      log.warn({ adapter: name, status: res.status, message: res.message }, 'vLLM did not unload an adapter');
     }
   }
 }
@@ -128,7 +131,7 @@ async function call(server: UpstreamServer, endpoint: string, body: Record<strin
       signal: AbortSignal.timeout(120_000),
     });
   } catch (err) {
-    console.error(`[tuneboard] vLLM ${endpoint} failed`, err);
+    log.error({ err, endpoint }, 'vLLM request failed');
     throw unavailable('the vLLM server is not reachable');
   }
   const text = await res.text().catch(() => '');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generate } from '@/lib/engine/generate';
 import { Model } from '@/lib/engine/model';
 import { Tokenizer } from '@/lib/engine/tokenizer';
-import { TINY_TEST_CONFIG } from './test-helpers';
+import { TINY_TEST_CONFIG } from '@/tests/support/inference';
 import { toGenerationRequest, type WireSequence } from './wire';
 
 const tok = new Tokenizer();

@@ -30,7 +30,7 @@ export interface ModelSpec {
 /** A GenerationRequest without its Generator and constraint (not cloneable): the seed and spec travel instead. */
 export interface WireSequence extends Omit<GenerationRequest, 'generator' | 'sampling' | 'constraint'> {
   sampling: Omit<SamplingParams, 'logitBias'> & { logitBias?: [number, number][] };
-  /** null: unseeded (a fresh random stream); else choice i uses seed + i (§7.6). */
+  /** null: unseeded (a fresh random stream); else choice i uses seed + i (docs/contract.md §8.6). */
   seed: string | null;
   choice: number;
   /** Structured output to enforce, compiled in the worker thread (constraints hold per-thread caches). */

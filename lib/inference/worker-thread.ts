@@ -9,6 +9,10 @@ import { decodeModel } from '@/lib/engine/safetensors';
 import { Tokenizer } from '@/lib/engine/tokenizer';
 import { BatchScheduler } from './scheduler';
 import { toGenerationRequest, type FromWorker, type ModelSpec, type ToWorker } from './wire';
+import { config } from '@/lib/config';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('inference-worker');
 
 // The FMA kernels need relaxed SIMD, behind a flag on Node 20. Heaps (and the kernel module) are created
 // lazily on first use, so setting it here, before any model exists, is early enough.
@@ -18,7 +22,7 @@ if (!parentPort) throw new Error('worker-thread.ts must run as a worker thread')
 const port = parentPort;
 const post = (message: FromWorker) => port.postMessage(message);
 
-const budgetBytes = Number(process.env.TUNEBOARD_MODEL_CACHE_MB ?? 512) * 1024 * 1024;
+const budgetBytes = config.modelCacheBytes;
 
 interface Loaded {
   model: Model;
@@ -111,14 +115,14 @@ port.on('message', (message: ToWorker) => {
         },
         onError: (err) => {
           requestModel.delete(id);
-          console.error('[inference-worker] generation failed', err);
+          log.error({ err }, 'generation failed');
           post({ type: 'error', id, message: err instanceof Error ? err.message : String(err) });
         },
       });
     })
     .catch((err: unknown) => {
       requestModel.delete(id);
-      console.error('[inference-worker] model load failed', err);
+      log.error({ err }, 'model load failed');
       post({ type: 'error', id, message: err instanceof Error ? err.message : String(err) });
     });
 });

@@ -1,4 +1,30 @@
-import type { JobInput, WorkerEvent, WorkerJob } from './queue';
+import type { SftExample } from '@/lib/schemas/sft-data';
+
+/** A claimed job as its worker sees it. */
+export interface WorkerJob {
+  id: string;
+  kind: 'rl' | 'sft';
+  model_id: string;
+  base_model: string;
+  /** Who trains it (the base-models file): the built-in engine or the Python worker for Hugging Face models. */
+  backend: 'builtin' | 'hf';
+  /** hf: the base model's directory as the base-models file writes it; null: the worker's Hugging Face cache. */
+  base_model_path: string | null;
+  config: Record<string, unknown>;
+  /** The checkpoint to train from: the latest when the job starts (docs/contract.md §2.7). Null: base weights. */
+  base_checkpoint: { step: number; artifact_key: string | null } | null;
+  attempts: number;
+  lease_seconds: number;
+}
+
+export interface WorkerEvent {
+  type: 'training_started' | 'gradient_step';
+  data: Record<string, unknown>;
+}
+
+export type JobInput =
+  | { kind: 'rl'; trajectory_groups: Record<string, unknown>[] }
+  | { kind: 'sft'; file: string; examples: SftExample[] };
 
 /**
  * What a training worker can do with a job. The built-in runner and external GPU workers use the same

@@ -2,10 +2,10 @@ import { z } from 'zod';
 
 /*
  * POST /v1/chat/completions: the wire contract of vLLM's OpenAI-compatible server, v0.11–v0.15 era
- * (service-interface.md field table, compat §7). Nullability follows vLLM's pydantic model: `Optional[...]`
+ * (service-interface.md field table, docs/contract.md §8). Nullability follows vLLM's pydantic model: `Optional[...]`
  * fields take null as "default", plain `bool`/`int` fields (echo, min_tokens, priority…) reject it.
- * Unknown keys are ignored at every level (§1.3). Request validators that vLLM runs before field
- * validation, and every check needing the model, live in lib/inference/validate-chat-request.ts.
+ * Unknown keys are ignored at every level (docs/contract.md §1.4). Request validators that vLLM runs before field
+ * validation, and every check needing the model, live in lib/inference/chat-request/.
  */
 
 // ---- pydantic-flavoured primitives ---------------------------------------------------------------
@@ -75,7 +75,7 @@ const messageToolCallSchema = z.looseObject({
   function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
 
-/** Any role is accepted (developer, system, user, assistant, tool, function or a custom one, §7.1). */
+/** Any role is accepted (developer, system, user, assistant, tool, function or a custom one, docs/contract.md §8.1). */
 export const chatMessageSchema = z.looseObject({
   role: z.string(),
   content: z.union([z.string(), z.array(chatContentPartSchema)]).nullish(),
@@ -97,7 +97,7 @@ export const chatToolSchema = z.looseObject({
 });
 export type ChatTool = z.infer<typeof chatToolSchema>;
 
-// ---- structured outputs (§7.11) ------------------------------------------------------------------
+// ---- structured outputs (docs/contract.md §8.11) ------------------------------------------------------------------
 
 export const STRUCTURED_OUTPUT_KINDS = ['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'] as const;
 export type StructuredOutputKind = (typeof STRUCTURED_OUTPUT_KINDS)[number];
@@ -161,7 +161,7 @@ export const chatCompletionRequestSchema = z.object({
   model: z.string().nullish(),
   frequency_penalty: pyFloatSchema().nullish().describe('Default 0, range [-2, 2]'),
   logit_bias: z.record(z.string(), pyFloatSchema()).nullish().describe('Token id → bias, clamped to [-100, 100]'),
-  logprobs: z.boolean().nullish().describe('Default false; logprobs are always returned (compat §7.8)'),
+  logprobs: z.boolean().nullish().describe('Default false; logprobs are always returned (docs/contract.md §8.8)'),
   top_logprobs: pyIntSchema().nullish().describe('Default 0; at most 20'),
   max_tokens: pyIntSchema().nullish().describe('Deprecated; max_completion_tokens wins'),
   max_completion_tokens: pyIntSchema().nullish(),
@@ -227,12 +227,12 @@ const { $schema: _unusedDialect, ...requestJsonSchema } = z.toJSONSchema(chatCom
 
 /**
  * The `body` declaration for the chat route: it accepts any JSON value, because vLLM's request validators
- * run before field validation (compat §7.2) — `parseChatRequest` in lib/inference does both — while the
+ * run before field validation (docs/contract.md §8.2) — `parseChatRequest` in lib/inference does both — while the
  * OpenAPI document still shows `chatCompletionRequestSchema`.
  */
 export const chatCompletionBodySchema = z.unknown().meta(requestJsonSchema);
 
-// ---- responses (§7.13, §7.14) ----------------------------------------------------------------------
+// ---- responses (docs/contract.md §8.13, §8.14) ----------------------------------------------------------------------
 
 export const chatTopLogprobSchema = z.object({
   token: z.string(),
@@ -321,7 +321,7 @@ export const chatDeltaToolCallSchema = z.object({
 });
 export type ChatDeltaToolCall = z.infer<typeof chatDeltaToolCallSchema>;
 
-/** Keys appear only where §7.14 lists them, so every key here is optional. */
+/** Keys appear only where docs/contract.md §8.14 lists them, so every key here is optional. */
 export const chatDeltaSchema = z.object({
   role: z.string().optional(),
   content: z.string().optional(),

@@ -19,13 +19,13 @@ function queryNumber(kind: 'int' | 'number') {
 
 export const queryInt = () => queryNumber('int');
 
-/** The message jsonInt() gives its type errors; lib/api/errors.ts reads it back as pydantic's int_* types. */
+/** The message jsonInt() gives its type errors; lib/errors/zod-issues.ts reads it back as pydantic's int_* types. */
 export const INT_EXPECTED = 'Input should be a valid integer';
 
 /**
  * An integer in a JSON body. zod reports a non-number given to z.int() with `expected: "number"`, which would
  * read as pydantic's float_* errors; this schema's own error message marks the issue so that the 422 says
- * int_parsing / int_type like FastAPI does (compat §1.4, §2.4).
+ * int_parsing / int_type like FastAPI does (docs/contract.md §1.5, §2.4).
  */
 export const jsonInt = () => z.int({ error: (issue) => (issue.code === 'invalid_type' ? INT_EXPECTED : undefined) });
 
@@ -38,7 +38,7 @@ export const queryBool = () =>
     return z.NEVER;
   });
 
-/** Page size of every list route: 1–100, default 20 (compat §2.3, §2.9). */
+/** Page size of every list route: 1–100, default 20 (docs/contract.md §2.3, §3.4). */
 export const limitQuery = queryInt()
   .pipe(z.int().min(1).max(100))
   .optional()
@@ -68,7 +68,7 @@ export function toList<T extends { id: string }>(data: T[], hasMore: boolean): L
 
 /**
  * Entity, project and model names become parts of `entity/project/name:stepN` inference names,
- * so they must be non-empty and free of `/` and `:` (compat §2.1).
+ * so they must be non-empty and free of `/` and `:` (docs/contract.md §2.1).
  */
 export const nameSegmentSchema = z
   .string()

@@ -10,7 +10,7 @@ export const createModelBodySchema = z.object({
 });
 export type CreateModelBody = z.infer<typeof createModelBodySchema>;
 
-/** The model record of the interface (service-interface.md "Model"). */
+/** The model record of the interface (docs/contract.md §2.1). */
 export const modelSchema = z.object({
   id: idSchema,
   entity: z.string(),

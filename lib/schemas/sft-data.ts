@@ -1,7 +1,7 @@
 import { JSON_TOO_DEEP_MESSAGE, jsonNestingExceeds } from './json-depth';
 
 /**
- * SFT dataset lines as ART writes them (compat §2.7): one JSON object per line with a non-empty `messages`
+ * SFT dataset lines as ART writes them (docs/contract.md §3.2): one JSON object per line with a non-empty `messages`
  * array ending in an assistant message, optional `tools`. Blank lines are skipped.
  */
 export interface SftExample {

@@ -8,7 +8,7 @@ import {
   SFT_DEFAULT_LEARNING_RATE,
 } from './training-jobs';
 
-describe('resolveRlConfig (compat §2.6, §4.7)', () => {
+describe('resolveRlConfig (docs/contract.md §3.1, §5.7)', () => {
   it('resolves null, undefined and {} to the documented defaults: PPO with ε = ε_high = 0.2', () => {
     const expected = {
       loss: 'ppo',
@@ -122,7 +122,7 @@ describe('rlExperimentalConfigSchema', () => {
   });
 });
 
-describe('resolveSftConfig (compat §2.7)', () => {
+describe('resolveSftConfig (docs/contract.md §3.2)', () => {
   const body = { model_id: '00000000-0000-0000-0000-000000000000', training_data_url: 'wandb-artifact:///e/p/n:v0' };
 
   it('defaults batch_size to 2 and learning_rate to 5e-5', () => {

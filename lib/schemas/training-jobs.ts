@@ -3,7 +3,7 @@ import { idSchema, limitQuery, listEnvelope, queryBool, timestampSchema } from '
 import { trajectoryGroupSchema } from './trajectories';
 
 /**
- * A number with a range checked as one of our semantic checks: compat §2.6 makes an out-of-range
+ * A number with a range checked as one of our semantic checks: docs/contract.md §3.1 makes an out-of-range
  * experimental_config value a 422 `value_error`, not pydantic's less_than_equal & co. The meta keeps the
  * range in the generated JSON Schema.
  */
@@ -100,7 +100,7 @@ export type RlExperimentalConfig = z.infer<typeof rlExperimentalConfigSchema>;
 
 export const IMPORTANCE_SAMPLING_LEVELS = ['token', 'sequence', 'average', 'geometric_average'] as const;
 
-/** The configuration an RL job actually trains with: every default resolved (compat §2.6, §4.7). */
+/** The configuration an RL job actually trains with: every default resolved (docs/contract.md §3.1, §5.7). */
 export const resolvedRlConfigSchema = z.object({
   loss: z.enum(['ppo', 'cispo']),
   epsilon: z.number(),
@@ -122,7 +122,7 @@ export const RL_DEFAULT_LEARNING_RATE = 5e-6;
 export function resolveRlConfig(raw: RlExperimentalConfig | null | undefined): ResolvedRlConfig {
   const c = raw ?? {};
   // `ppo` decides; `loss_fn` (later clients) only when `ppo` is null. Default PPO so that Dec-2025 clients,
-  // which send ppo:null, get their era's loss (compat §4.7).
+  // which send ppo:null, get their era's loss (docs/contract.md §5.7).
   const loss: 'ppo' | 'cispo' = c.ppo != null ? (c.ppo ? 'ppo' : 'cispo') : c.loss_fn === 'cispo' ? 'cispo' : 'ppo';
   const epsilon = c.epsilon ?? (loss === 'ppo' ? 0.2 : 1.0);
   const epsilonHigh = c.epsilon_high ?? (loss === 'ppo' ? epsilon : 4.0);
@@ -136,7 +136,7 @@ export function resolveRlConfig(raw: RlExperimentalConfig | null | undefined): R
     epsilon,
     epsilon_high: epsilonHigh,
     advantage_balance: c.advantage_balance ?? 0,
-    // 0 means off for both τ and the importance-weight cap (compat §2.6).
+    // 0 means off for both τ and the importance-weight cap (docs/contract.md §3.1).
     tau: tau === 0 ? null : tau,
     learning_rate: c.learning_rate ?? RL_DEFAULT_LEARNING_RATE,
     mask_prob_ratio: c.mask_prob_ratio ?? false,
@@ -235,7 +235,7 @@ export const jobCreatedSchema = z.object({ id: idSchema });
 
 export const jobStatusSchema = z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED']);
 
-/** GET job: `id` is the documented field; the rest are our extensions (compat §2.8). */
+/** GET job: `id` is the documented field; the rest are our extensions (docs/contract.md §3.3). */
 export const trainingJobSchema = z.object({
   id: idSchema,
   model_id: idSchema,
@@ -285,7 +285,7 @@ export const listEventsQuerySchema = z.object({
     .string()
     .optional()
     .describe('Extension: the page of events just before this event id (in the list order); not with after'),
-  // Not named `order`: a stray `order` on this route is ignored and events stay chronological (compat §2.9).
+  // Not named `order`: a stray `order` on this route is ignored and events stay chronological (docs/contract.md §3.4).
   newest_first: queryBool()
     .optional()
     .default(false)

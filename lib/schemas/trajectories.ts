@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { idSchema, jsonInt, limitQuery, listEnvelope, metricsSchema, queryInt, timestampSchema } from './common';
 
 /**
- * Only shapes are validated (compat §5.2 [DEC]): message internals pass through untouched, as ART passes
+ * Only shapes are validated (docs/contract.md §4.2 [DEC]): message internals pass through untouched, as ART passes
  * them. Loose objects keep every key so stored trajectories can be browsed exactly as sent.
  */
 const messageOrChoiceSchema = z.looseObject({});
@@ -14,7 +14,7 @@ const additionalHistorySchema = z.looseObject({
 
 export const trajectorySchema = z.looseObject({
   messages_and_choices: z.array(messageOrChoiceSchema),
-  // Absent means 0.0; null or a non-number is a 422 (compat §5.2).
+  // Absent means 0.0; null or a non-number is a 422 (docs/contract.md §4.2).
   reward: z.number().optional(),
   tools: z.array(z.unknown()).nullish(),
   additional_histories: z.array(additionalHistorySchema).nullish(),
@@ -35,7 +35,7 @@ export const trajectoryGroupSchema = z.looseObject({
 });
 export type TrajectoryGroup = z.infer<typeof trajectoryGroupSchema>;
 
-/** Free text: ART sends "train" and "val", anything else is allowed; only an empty split is a 422 (compat §2.5). */
+/** Free text: ART sends "train" and "val", anything else is allowed; only an empty split is a 422 (docs/contract.md §2.5). */
 const splitSchema = z.string().refine((value) => value.trim() !== '', 'split must not be empty');
 
 export const logBodySchema = z.object({

@@ -1,4 +1,5 @@
-import { ApiError } from '@/lib/api/errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as repo from '@/lib/db/repositories/accounts';
 import type { ApiKeyRow, Membership, UserRow } from '@/lib/db/repositories/accounts';
@@ -81,6 +82,9 @@ export async function principalFromSession(token: string): Promise<Principal | n
   });
   return found ?? null;
 }
+
+/** The dashboard's session cookie; read by lib/api for API calls and by server-rendered pages. */
+export const SESSION_COOKIE = 'tb_session';
 
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 

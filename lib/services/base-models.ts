@@ -1,3 +1,4 @@
+import 'server-only';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -47,7 +48,7 @@ function available(model: BaseModel): boolean {
   // A built-in model is usable once the engine knows it and its weights exist (seeded or built by the
   // pretraining script); an upstream one once an upstream server is configured.
   if (model.backend === 'builtin') return builtinModelSource(model.id) !== undefined;
-  if (model.backend === 'upstream') return Boolean(config.upstreamUrl);
+  if (model.backend === 'upstream') return config.upstream !== undefined;
   // hf: trainable as soon as it is listed. Its weights live where the Python workers run (their own path or
   // Hugging Face cache), so this server cannot check them; a job waits, saying so, until a capable worker
   // connects, and a worker that cannot find the directory fails the job with what to do.

@@ -1,3 +1,4 @@
+import 'server-only';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { BuiltinChatBackend, VllmChatBackend, type ChatBackend } from '@/lib/inference/backends';
@@ -6,7 +7,7 @@ import { parseModelName } from '@/lib/inference/model-name';
 import { readArtifactBytes } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
 import { builtinModelSource } from './builtin-models';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { describeBaseModels, findBaseModel, servedBy, servingStatus, vllmModelName } from './base-models';
 import { adapterLoadingConfigured, materializeAdapter, vllmAdapters } from './vllm-adapters';
 
@@ -90,7 +91,7 @@ async function servedCheckpoint(
 }
 
 /**
- * Resolves the `model` of a chat request within the key's scope (compat §6): a base-model id, a model
+ * Resolves the `model` of a chat request within the key's scope (docs/contract.md §7): a base-model id, a model
  * record's id, or `[wandb-artifact:///]entity/project/name[:stepN|:latest]`. Anything else, or anything
  * outside the caller's entities, is vLLM's 404 with the name as sent.
  */

@@ -1,8 +1,10 @@
-import { parseChatRequest } from '@/lib/inference/validate-chat-request';
+import 'server-only';
+import { parseChatRequest } from '@/lib/inference/chat-request';
 import type { ChatResult } from '@/lib/inference/backends';
 import type { Principal } from './accounts';
 import { resolveChatModel } from './chat-models';
 import { recordUsage, usageTarget } from './usage';
+
 
 export type { ChatResult } from '@/lib/inference/backends';
 

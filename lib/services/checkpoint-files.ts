@@ -1,4 +1,5 @@
-import { ApiError } from '@/lib/api/errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { baseModelSpec, loadBaseModel } from '@/lib/engine/base-models';
 import { exportGguf } from '@/lib/engine/gguf';
 import { decodeModel, encodeModel } from '@/lib/engine/safetensors';

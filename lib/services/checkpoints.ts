@@ -1,4 +1,5 @@
-import { ApiError } from '@/lib/api/errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { toList, type ListEnvelope } from '@/lib/schemas/common';
@@ -27,7 +28,7 @@ export async function listCheckpoints(
   return toList(rows.slice(0, q.limit).map(toCheckpointDto), rows.length > q.limit);
 }
 
-/** Deletes the listed steps; idempotent, duplicates count once, missing steps are reported in order (compat §2.4). */
+/** Deletes the listed steps; idempotent, duplicates count once, missing steps are reported in order (docs/contract.md §2.4). */
 export async function deleteCheckpoints(principal: Principal, modelId: string, steps: number[]) {
   const db = await getDb();
   const model = await requireModel(principal, modelId);

@@ -1,3 +1,4 @@
+import 'server-only';
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 
@@ -41,7 +42,7 @@ export function sha256(value: string): string {
 
 export const API_KEY_PREFIX = 'tb_';
 
-/** 8 characters of [a-z0-9], the tracking-run id format clients pass on as a W&B run id (compat §2.1). */
+/** 8 characters of [a-z0-9], the tracking-run id format clients pass on as a W&B run id (docs/contract.md §2.1). */
 export function newRunId(): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
   const bytes = crypto.randomBytes(8);

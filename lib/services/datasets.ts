@@ -1,6 +1,7 @@
+import 'server-only';
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { config } from '@/lib/config';
 import { getDb } from '@/lib/db/client';
 import * as artifactsRepo from '@/lib/db/repositories/artifacts';
@@ -12,7 +13,7 @@ import { parseSftJsonl, SftDataError, validateSftLines, type SftExample } from '
 /**
  * SFT datasets are versioned artifacts: rows in `artifacts` (name → version → files) with the files in the
  * store under `datasets/<uuid>/`. A `training_data_url` names one as `wandb-artifact:///entity/project/name:vN`
- * (compat §2.7); the two-slash form, `:latest` and no version (= latest) are accepted too.
+ * (docs/contract.md §3.2); the two-slash form, `:latest` and no version (= latest) are accepted too.
  */
 const URL_PATTERN = /^wandb-artifact:\/\/\/?([^/:]+)\/([^/:]+)\/([^/:]+)(?::([^/:]+))?$/;
 const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -28,7 +29,7 @@ export interface DatasetRef {
 
 const urlError = (text: string, url: string) => ApiError.valueError(['body', 'training_data_url'], text, url);
 
-/** The file a job reads: train.jsonl, else trajectories.jsonl, else the first *.jsonl by name (compat §2.7). */
+/** The file a job reads: train.jsonl, else trajectories.jsonl, else the first *.jsonl by name (docs/contract.md §3.2). */
 export function pickTrainingFile(files: string[]): string | undefined {
   const sorted = [...files].sort();
   return ['train.jsonl', 'trajectories.jsonl'].find((f) => sorted.includes(f)) ?? sorted.find((f) => f.endsWith('.jsonl'));
@@ -58,7 +59,7 @@ export async function resolveTrainingData(principal: Principal, url: string): Pr
   return { entity: entityName, project, name, version: row.version, file, key: `${row.prefix}/${file}` };
 }
 
-/** Validates every line now, so a bad dataset is a 422 at job creation rather than a failed job (compat §2.7). */
+/** Validates every line now, so a bad dataset is a 422 at job creation rather than a failed job (docs/contract.md §3.2). */
 export async function validateTrainingData(ref: DatasetRef, url: string): Promise<number> {
   let count: number;
   try {

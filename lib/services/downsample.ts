@@ -1,3 +1,4 @@
+import 'server-only';
 /** A point as [step, value]. */
 export type Point = [number, number];
 
@@ -18,7 +19,7 @@ export const pointSummary = (p: Point): BucketSummary => ({ first: p, min: p, ma
 export const downsampleBucketCount = (maxPoints: number) => Math.max(1, Math.floor((Math.max(4, maxPoints) - 2) / 2));
 
 /**
- * Reduces step-ordered summaries to at most `maxPoints` points for charting (ARCHITECTURE §9): the step range
+ * Reduces step-ordered summaries to at most `maxPoints` points for charting (docs/architecture.md §7 item 9): the step range
  * is cut into (maxPoints − 2) / 2 equal buckets and each keeps its lowest and highest point, so spikes
  * survive; the very first and last points are always kept. Buckets are by step rather than by index so that
  * a series with gaps is not stretched, and so that finer rollups merge into coarser buckets directly.

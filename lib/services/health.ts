@@ -1,5 +1,9 @@
+import 'server-only';
 import { pingDb } from '@/lib/db/client';
-import { queueStats } from '@/lib/jobs/queue';
+import { queueStats } from '@/lib/jobs/server/queue';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('health');
 
 interface CheckResult {
   success: boolean;
@@ -21,7 +25,7 @@ async function timed(check: () => Promise<void>): Promise<CheckResult> {
     ]);
     return { success: true, duration: (performance.now() - started) / 1000, error: null };
   } catch (err) {
-    console.error('[tuneboard] system check failed', err);
+    log.error({ err }, 'system check failed');
     // Only a short, known reason is echoed: this route is public.
     const reason = err instanceof Error && err.message.startsWith('timed out') ? err.message : 'check failed';
     return { success: false, duration: (performance.now() - started) / 1000, error: reason };
@@ -31,7 +35,7 @@ async function timed(check: () => Promise<void>): Promise<CheckResult> {
 }
 
 /**
- * /v1/system-check (compat §2.10). The database check is a trivial query. Both queues are the one
+ * /v1/system-check (docs/contract.md §6). The database check is a trivial query. Both queues are the one
  * database-backed job queue in this build (bookkeeping and training work share it; there are no GPU workers
  * of a separate kind), so each queue check is a read of the queue's own table and index.
  */

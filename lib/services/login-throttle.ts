@@ -1,4 +1,5 @@
-import { ApiError } from '@/lib/api/errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { config } from '@/lib/config';
 import { getDb } from '@/lib/db/client';
 import * as repo from '@/lib/db/repositories/auth-throttle';

@@ -1,4 +1,5 @@
-import { ApiError } from '@/lib/api/errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
@@ -44,7 +45,7 @@ export async function createModel(principal: Principal, body: CreateModelBody): 
 
   const existing = await modelsRepo.findModelByName(db, entity.id, body.project, body.name);
   if (existing) {
-    // return_existing answers with the stored record unchanged, even if base_model differs (compat §2.1).
+    // return_existing answers with the stored record unchanged, even if base_model differs (docs/contract.md §2.1).
     if (body.return_existing) return toModelDto(existing);
     throw new ApiError('conflict', `Model '${entity.name}/${body.project}/${body.name}' already exists`);
   }
@@ -84,7 +85,7 @@ export async function deleteModel(principal: Principal, modelId: string) {
   const model = await requireModel(principal, modelId);
   const counts = await db.transaction(async (tx) => {
     if (!(await modelsRepo.lockModel(tx, model.id))) throw ApiError.notFound(MODEL_NOT_FOUND);
-    // Open jobs end with a terminal event so that pollers stop cleanly; jobs and events stay readable (compat §2.2).
+    // Open jobs end with a terminal event so that pollers stop cleanly; jobs and events stay readable (docs/contract.md §2.2).
     const now = new Date();
     for (const job of await trainingRepo.openJobsOfModel(tx, model.id)) {
       await trainingRepo.insertEvent(tx, job.id, 'training_failed', { error_message: 'Model was deleted' });

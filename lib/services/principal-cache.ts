@@ -1,3 +1,4 @@
+import 'server-only';
 /**
  * Callers resolved from a key or session, kept for a few seconds so that a busy client costs no
  * authentication query per request. Correctness does not rest on the time limit: every change to a key, a

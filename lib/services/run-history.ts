@@ -1,4 +1,5 @@
-import { ApiError } from '@/lib/api/errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as runMetricsRepo from '@/lib/db/repositories/run-metrics';
 import { ROLLUP_WIDTHS, type SeriesSummary } from '@/lib/db/repositories/run-metrics';

@@ -1,3 +1,4 @@
+import 'server-only';
 /**
  * A POSIX ustar archive written as a stream, for downloads made of several stored files (a LoRA adapter's
  * config and weights). Plain tar, not zip: no compression to spend CPU on (safetensors barely compress), the

@@ -1,5 +1,6 @@
+import 'server-only';
 import type { z } from 'zod';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
@@ -23,7 +24,7 @@ import { pageEvents } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
 import { recordTrajectories } from './trajectories';
 import { waitingReason, waitingReasons } from './training-workers';
-import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';
+import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
 
 export { JOB_NOT_FOUND };
 
@@ -70,7 +71,7 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
       baseStep: latest?.step ?? null,
     });
     // The rollouts describe the policy that produced them: their train/* metrics go on the
-    // checkpoint that was latest when the job was accepted (compat §3.5).
+    // checkpoint that was latest when the job was accepted (docs/contract.md §2.6).
     await recordTrajectories(tx, model, {
       split: 'train',
       groups: body.trajectory_groups,
@@ -143,7 +144,7 @@ export async function listJobsOfModel(
 }
 
 /**
- * Events strictly after the cursor, chronologically; replays are never deduplicated (compat §3.3).
+ * Events strictly after the cursor, chronologically; replays are never deduplicated (docs/contract.md §3.7).
  * Extensions for the dashboard: `newest_first` reverses the list, and `before` pages back towards its start.
  */
 export async function listEvents(

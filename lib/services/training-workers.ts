@@ -1,9 +1,10 @@
+import 'server-only';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
-import { LEASE_SECONDS } from '@/lib/jobs/queue';
+import { LEASE_SECONDS } from '@/lib/jobs/server/queue';
 import type { TrainingWorkerDto } from '@/lib/schemas/workers';
 import { accessibleEntityIds, type Principal } from './accounts';
 import { allBaseModels, canTrain, type WorkerCapabilities } from './base-models';

@@ -1,4 +1,5 @@
-import { ApiError } from '@/lib/api/errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as logSumsRepo from '@/lib/db/repositories/log-metric-sums';
 import * as modelsRepo from '@/lib/db/repositories/models';

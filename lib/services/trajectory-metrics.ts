@@ -1,3 +1,4 @@
+import 'server-only';
 import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 
 type Sum = [sum: number, n: number];

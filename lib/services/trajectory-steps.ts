@@ -1,3 +1,4 @@
+import 'server-only';
 import { getDb } from '@/lib/db/client';
 import { stepAggregates, stepsWithGroups } from '@/lib/db/repositories/trajectory-steps';
 import type { TrajectoryStepDto, TrajectoryStepListDto } from '@/lib/schemas/trajectories';

@@ -1,9 +1,13 @@
+import 'server-only';
 import { getDb } from '@/lib/db/client';
 import * as usageRepo from '@/lib/db/repositories/usage';
 import { entityByName, type Principal } from './accounts';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('usage');
 
 /**
- * Which entity and project a chat request is billed to (compat §1.2): the `Compat-Project` / `OpenAI-Project`
+ * Which entity and project a chat request is billed to (docs/contract.md §1.3): the `Compat-Project` / `OpenAI-Project`
  * header when it looks like `<team>/<project>` and names an entity the caller belongs to; otherwise the key
  * owner's personal entity and project `inference`. A malformed or foreign header is ignored, never an error.
  */
@@ -49,7 +53,7 @@ export function flushUsage(): Promise<void> {
     try {
       await usageRepo.addUsageBatch(await getDb(), batch);
     } catch (err) {
-      console.error(`[tuneboard] usage of ${batch.length} rows not recorded`, err);
+      log.error({ err, rows: batch.length }, 'usage not recorded');
     }
   });
   return usage.flushing;

@@ -1,10 +1,11 @@
+import 'server-only';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { config } from '@/lib/config';
 import { upstreamServer } from '@/lib/inference/upstream';
 import { VllmAdapterManager } from '@/lib/inference/vllm-lora';

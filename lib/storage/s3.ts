@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { AwsClient } from 'aws4fetch';
 import { LocalArtifactStore } from './local';
 import type { ArtifactStore } from './types';
+import { config } from '@/lib/config';
 
 export interface S3Options {
   endpoint: string;
@@ -160,16 +161,6 @@ export class S3ArtifactStore implements ArtifactStore {
 }
 
 export function s3OptionsFromEnv(): S3Options | undefined {
-  const endpoint = process.env.TUNEBOARD_S3_ENDPOINT;
-  const bucket = process.env.TUNEBOARD_S3_BUCKET;
-  if (!endpoint || !bucket) return undefined;
-  return {
-    endpoint,
-    bucket,
-    region: process.env.TUNEBOARD_S3_REGION ?? 'us-east-1',
-    accessKeyId: process.env.TUNEBOARD_S3_ACCESS_KEY_ID ?? '',
-    secretAccessKey: process.env.TUNEBOARD_S3_SECRET_ACCESS_KEY ?? '',
-    prefix: process.env.TUNEBOARD_S3_PREFIX,
-  };
+  return config.s3;
 }
 

@@ -61,7 +61,7 @@ const traj = (reward: number, metrics: Record<string, unknown> = {}) => ({
   logs: [],
 });
 
-/** Dec-2025 ART: every key present, unset ones null, learning_rate always sent (compat §2.6). */
+/** Dec-2025 ART: every key present, unset ones null, learning_rate always sent (docs/contract.md §3.1). */
 const DEC_2025_CONFIG = {
   advantage_balance: null,
   epsilon: null,
@@ -76,7 +76,7 @@ const DEC_2025_CONFIG = {
   scale_rewards: null,
 };
 
-/** 2026+ ART: concrete values, later keys that we ignore (compat §2.6). */
+/** 2026+ ART: concrete values, later keys that we ignore (docs/contract.md §3.1). */
 const ART_2026_CONFIG = {
   advantage_balance: 0.0,
   epsilon: null,

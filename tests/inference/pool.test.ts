@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { generate } from '@/lib/engine/generate';
 import { Model } from '@/lib/engine/model';
 import { choiceGenerator } from '@/lib/engine/random';
@@ -6,12 +6,14 @@ import { encodeModel } from '@/lib/engine/safetensors';
 import { Tokenizer } from '@/lib/engine/tokenizer';
 import type { EngineEvent, TokenEvent } from '@/lib/inference/engine-events';
 import { InferencePool } from '@/lib/inference/pool';
-import { TINY_TEST_CONFIG } from '@/lib/inference/test-helpers';
+import { TINY_TEST_CONFIG } from '@/tests/support/inference';
 
 const tok = new Tokenizer();
 const byteTokenizer = { kind: 'byte' as const, config: tok.config };
 const config = TINY_TEST_CONFIG;
 const pool = new InferencePool(2);
+type OnMessage = (entry: unknown, message: { type: string; events?: EngineEvent[] }) => void;
+const originalOnMessage = (InferencePool.prototype as unknown as { onMessage: OnMessage }).onMessage;
 afterAll(() => pool.close());
 
 async function collect(events: AsyncIterable<EngineEvent>) {
@@ -58,15 +60,32 @@ describe('InferencePool (worker threads)', () => {
   });
 
   it('aborts when the consumer stops reading', async () => {
-    const handle = pool.generate({
-      model: { key: 'random:10', source: { kind: 'random', config, seed: 10 }, tokenizer: byteTokenizer },
-      sequences: [{ promptTokenIds: tok.encode('x'), maxTokens: 60, ignoreEos: true, sampling: {}, seed: null, choice: 0 }],
-      promptLogprobs: null,
+    // A model and a budget big enough that generating every token takes seconds: the abort has to land.
+    const long = { ...config, d_model: 64, d_ff: 256, ctx: 2048 };
+    const maxTokens = 2000;
+    // What the worker actually sends back, including events after the consumer stopped reading.
+    const delivered: EngineEvent[] = [];
+    const onMessage = vi.spyOn(InferencePool.prototype as unknown as { onMessage: OnMessage }, 'onMessage');
+    onMessage.mockImplementation(function (this: unknown, entry, message) {
+      if (message.type === 'events') delivered.push(...(message.events ?? []));
+      originalOnMessage.call(this, entry, message);
     });
-    const iterator = handle.events[Symbol.asyncIterator]();
-    await iterator.next();
-    await iterator.return!();
-    await expect(handle.finished).resolves.toBeDefined();
+    try {
+      const handle = pool.generate({
+        model: { key: 'random:long', source: { kind: 'random', config: long, seed: 10 }, tokenizer: byteTokenizer },
+        sequences: [{ promptTokenIds: tok.encode('x'), maxTokens, ignoreEos: true, sampling: {}, seed: null, choice: 0 }],
+        promptLogprobs: null,
+      });
+      const iterator = handle.events[Symbol.asyncIterator]();
+      await iterator.next();
+      await iterator.return!();
+      await expect(handle.finished).resolves.toBeDefined();
+    } finally {
+      onMessage.mockRestore();
+    }
+    const finish = delivered.find((e) => e.type === 'finish' || (e.type === 'token' && e.finishReason));
+    expect(finish).toMatchObject({ type: 'finish', finishReason: 'abort' });
+    expect(delivered.filter((e) => e.type === 'token').length).toBeLessThan(maxTokens);
   });
 
   it('reports a weights failure as an error', async () => {

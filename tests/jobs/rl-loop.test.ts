@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runRlLoop } from '@/examples/rl-loop';
-import { trainingHandlers } from '@/lib/jobs/handlers';
-import { inProcessProtocol } from '@/lib/jobs/in-process-protocol';
-import { runOneJob } from '@/lib/jobs/runner';
+import { trainingHandlers } from '@/lib/jobs/worker/handlers';
+import { inProcessProtocol } from '@/tests/support/in-process-protocol';
+import { runOneJob } from '@/lib/jobs/worker/runner';
 import { createUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
 import { claimOnly } from './claim-only';
@@ -26,6 +26,8 @@ describe('the example RL loop, as real clients run it', () => {
         fetch: routeFetch,
         steps: 6,
         groupSize: 8,
+        // Seeded rollouts make the run reproducible: the same rewards every time, so this cannot flake.
+        seed: 1,
         log: () => undefined,
         onModel: (id) => (modelId = id),
       });

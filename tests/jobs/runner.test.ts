@@ -3,9 +3,9 @@ import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoint
 import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
 import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/route';
 import * as eventsRoute from '@/app/v1/preview/training-jobs/[training_job_id]/events/route';
-import { inProcessProtocol } from '@/lib/jobs/in-process-protocol';
-import * as queue from '@/lib/jobs/queue';
-import { runOneJob, TrainingError, type HandlerRegistry } from '@/lib/jobs/runner';
+import { inProcessProtocol } from '@/tests/support/in-process-protocol';
+import * as queue from '@/lib/jobs/server/queue';
+import { runOneJob, TrainingError, type HandlerRegistry } from '@/lib/jobs/worker/runner';
 import { call, createModel, createUser, type TestUser } from '../helpers';
 import { claimOnly } from './claim-only';
 

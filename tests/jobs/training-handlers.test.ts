@@ -7,18 +7,18 @@ import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/rout
 import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
 import { loadBaseModel } from '@/lib/engine/base-models';
 import { decodeModel, encodeModel } from '@/lib/engine/safetensors';
-import { trainingHandlers } from '@/lib/jobs/handlers';
-import { inProcessProtocol } from '@/lib/jobs/in-process-protocol';
+import { trainingHandlers } from '@/lib/jobs/worker/handlers';
+import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { checkpointKey } from '@/lib/jobs/protocol';
-import { runOneJob, TrainingError } from '@/lib/jobs/runner';
-import type { WorkerJob } from '@/lib/jobs/queue';
+import { runOneJob, TrainingError } from '@/lib/jobs/worker/runner';
+import type { WorkerJob } from '@/lib/jobs/protocol';
 import { resolveRlConfig } from '@/lib/schemas/training-jobs';
 import { storeDataset } from '@/lib/services/datasets';
 import { readArtifactBytes } from '@/lib/storage';
 import { call, createModel, createUser, principalOf, uniqueName, type TestUser } from '../helpers';
 import { claimOnly } from './claim-only';
 
-// What the worker process does at start-up (lib/jobs/worker-main.ts).
+// What the worker process does at start-up (lib/jobs/worker/worker-main.ts).
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 const fakeJob: WorkerJob = {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as claimRoute from '@/app/v1/workers/claim/route';
 import * as cancelRoute from '@/app/v1/preview/training-jobs/[training_job_id]/cancel/route';
-import { httpProtocol } from '@/lib/jobs/http-protocol';
-import { runOneJob } from '@/lib/jobs/runner';
-import { bootWorkerToken } from '@/lib/jobs/worker-token';
+import { httpProtocol } from '@/lib/jobs/worker/http-protocol';
+import { runOneJob } from '@/lib/jobs/worker/runner';
+import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { readArtifactBytes } from '@/lib/storage';
 import { call, createModel, createUser } from '../helpers';
 import { routeFetch } from '../route-fetch';

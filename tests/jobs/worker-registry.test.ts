@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bootWorkerToken } from '@/lib/jobs/worker-token';
+import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { trainingJobSchema } from '@/lib/schemas/training-jobs';
 import { claimResponseSchema, trainingWorkerListSchema } from '@/lib/schemas/workers';
 import { createModel, createUser, uniqueName, type TestUser } from '../helpers';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { apiKeys, entities, entityMembers, sessions, users } from '../schema';

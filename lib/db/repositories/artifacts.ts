@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, desc, eq, inArray, max } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { artifacts } from '../schema';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, gt, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { authThrottle } from '../schema';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, desc, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { checkpoints } from '../schema';

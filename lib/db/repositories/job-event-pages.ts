@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, desc, eq, gt, lt, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents } from '../schema';

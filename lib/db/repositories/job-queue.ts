@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents, models, trainingJobs } from '../schema';
@@ -5,7 +6,7 @@ import type { TrainingJobRow } from './training';
 
 /**
  * Claims the next runnable job: the oldest QUEUED job of a model that has no RUNNING job and no older
- * QUEUED job (jobs of one model run one at a time, FIFO; compat §3.2.7). SKIP LOCKED lets several workers
+ * QUEUED job (jobs of one model run one at a time, FIFO; docs/contract.md §3.6.7). SKIP LOCKED lets several workers
  * claim concurrently without ever taking the same row.
  */
 export async function claimNextJob(

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { logMetricSums } from '../schema';

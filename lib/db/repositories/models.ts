@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, count, desc, eq, gt, ilike, inArray, lt, max, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { checkpoints, entities, models, projects, runs } from '../schema';
@@ -45,7 +46,7 @@ export async function findModelByName(db: DbOrTx, entityId: string, project: str
   return row as ModelWithNames | undefined;
 }
 
-/** A model visible to the caller: outside `entityIds` it does not exist (compat §1.2: 404, never 403). */
+/** A model visible to the caller: outside `entityIds` it does not exist (docs/contract.md §1.3: 404, never 403). */
 export async function findModelInScope(db: DbOrTx, id: string, entityIds: string[]) {
   if (entityIds.length === 0) return undefined;
   const [row] = await db
@@ -211,7 +212,7 @@ export async function deleteCheckpointsBySteps(db: DbOrTx, modelId: string, step
     .returning({ step: checkpoints.step, artifactKey: checkpoints.artifactKey });
 }
 
-/** Merges metrics into a checkpoint; a key written again overwrites the old value (compat §2.5). */
+/** Merges metrics into a checkpoint; a key written again overwrites the old value (docs/contract.md §2.5). */
 export async function mergeCheckpointMetrics(db: DbOrTx, checkpointId: string, metrics: Record<string, number>) {
   await db
     .update(checkpoints)

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { runMetricRollups, runMetrics } from '../schema';

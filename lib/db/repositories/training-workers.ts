@@ -1,3 +1,4 @@
+import 'server-only';
 import { desc, eq, gt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { trainingWorkers } from '../schema';

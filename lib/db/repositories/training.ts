@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, desc, eq, gt, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, count, desc, eq, inArray, lt, max, min, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { trajectoryGroups } from '../schema';

@@ -1,3 +1,4 @@
+import 'server-only';
 import { and, asc, gte, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { usageRecords } from '../schema';

@@ -9,9 +9,9 @@ import {
 } from './token-constraint';
 
 /**
- * Structured outputs for the built-in engine (compat-reference §7.11): `choice`, `regex`, `json` (JSON
+ * Structured outputs for the built-in engine (docs/contract.md §8.11): `choice`, `regex`, `json` (JSON
  * Schema) and `json_object`, enforced token by token. The inference route calls
- * {@link compileStructuredOutput} during the engine checks (§7.2 item 6) and turns a
+ * {@link compileStructuredOutput} during the engine checks (docs/contract.md §8.2 item 6) and turns a
  * {@link StructuredOutputCompileError} into a 400 BadRequestError; the resulting constraint goes into
  * `GenerationRequest.constraint`.
  */

@@ -9,7 +9,7 @@ import {
   type GrammarTokenConstraint,
   type StructuredOutputSpecInput,
 } from './index';
-import { decodeStrict, firstRejectedByte, randomWalk } from './testing';
+import { decodeStrict, firstRejectedByte, randomWalk } from '@/tests/support/constrained';
 
 const byteTok = new Tokenizer();
 // A tokenizer whose merges look like JSON (`{"`, `":`, `"}`, …): multi-byte tokens that straddle grammar

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultTokenizerConfig, Tokenizer, trainBpeMerges } from '../tokenizer';
 import { compileStructuredOutput, StructuredOutputCompileError, type GrammarTokenConstraint } from './index';
-import { decodeStrict, firstRejectedByte, randomWalk } from './testing';
+import { decodeStrict, firstRejectedByte, randomWalk } from '@/tests/support/constrained';
 import { utf8Sequences } from './utf8';
 
 const byteTok = new Tokenizer();

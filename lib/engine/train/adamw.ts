@@ -5,12 +5,12 @@ export interface AdamWOptions {
   beta2?: number;
   eps?: number;
   weightDecay?: number;
-  /** Global gradient-norm clip (compat §2.7: 1.0 for SFT; §4.6: 0.1 for RL); null = no clipping. */
+  /** Global gradient-norm clip (docs/contract.md §3.2: 1.0 for SFT; §5.6: 0.1 for RL); null = no clipping. */
   maxGradNorm?: number | null;
 }
 
 /**
- * AdamW with bias correction and PyTorch's decoupled weight decay, β1 0.9 / β2 0.99 by default (compat §4.6),
+ * AdamW with bias correction and PyTorch's decoupled weight decay, β1 0.9 / β2 0.99 by default (docs/contract.md §5.6),
  * over every parameter of a Trainer's model. Moments live on the same heap; updates run in one wasm kernel.
  * Norms are not decayed, as most trainers (HF's default parameter groups) exclude them — here decay applies
  * to matrices and embeddings only.

@@ -21,7 +21,7 @@ const row = (advantage: number, old = [Math.log(0.4), Math.log(0.2), -1]) => ({
   advantages: [advantage, advantage, 99],
 });
 
-describe('groupAdvantages (§4.1)', () => {
+describe('groupAdvantages (docs/contract.md §5.1)', () => {
   it('centres on the group mean and divides by the population std + 1e-6', () => {
     const a = groupAdvantages([1, 0, 0, 1], true);
     expect(a[0]).toBeCloseTo(0.5 / (0.5 + 1e-6), 12);
@@ -38,7 +38,7 @@ describe('groupAdvantages (§4.1)', () => {
   });
 });
 
-describe('rlRowLoss (§4.4)', () => {
+describe('rlRowLoss (docs/contract.md §5.4)', () => {
   it('PPO clips a ratio above 1 + ε for a positive advantage (no gradient there)', () => {
     const out = rlRowLoss(lpNew, row(1), ppo);
     expect(out.loss).toBeCloseTo((-1.2 - 1) / D, 9);

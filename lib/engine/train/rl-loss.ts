@@ -1,5 +1,5 @@
 /**
- * The RL objective of compat-reference §4.3–4.4 for one row (one tokenised history), as a pure function of
+ * The RL objective of docs/contract.md §5.3–5.4 for one row (one tokenised history), as a pure function of
  * the current policy's per-token logprobs: it returns the loss and its derivative with respect to each
  * logprob, which the trainer back-propagates. Arrays are indexed by position t of the logprob (predicting
  * token t+1); masked-out positions carry nothing.
@@ -28,9 +28,9 @@ export interface RlRow {
   mask: ArrayLike<number>;
   /** Sampler logprob per position; NaN = unknown (ratio 1, lp_old = sg(lp_new)). */
   oldLogprobs: ArrayLike<number>;
-  /** Token weight w_t after batch normalisation (§4.3). */
+  /** Token weight w_t after batch normalisation (docs/contract.md §5.3). */
   weights: ArrayLike<number>;
-  /** Advantage A_t after advantage_balance and batch normalisation (§4.3). */
+  /** Advantage A_t after advantage_balance and batch normalisation (docs/contract.md §5.3). */
   advantages: ArrayLike<number>;
 }
 
@@ -46,7 +46,7 @@ export type RlLossConfig = Pick<
 >;
 
 export interface RlRowLoss {
-  /** L = Σ ℓ_t·w_t·mask_t / (Σ mask_t + 1e-6) (§4.4.8). */
+  /** L = Σ ℓ_t·w_t·mask_t / (Σ mask_t + 1e-6) (docs/contract.md §5.4.8). */
   loss: number;
   /** dL/dlp_new per position. */
   grad: Float64Array;
@@ -65,7 +65,7 @@ export function rlRowLoss(lpNew: ArrayLike<number>, row: RlRow, cfg: RlLossConfi
   for (let t = 0; t < n; t++) {
     if (row.mask[t] !== 1) continue;
     maskSum++;
-    // §4.4.1: unknown lp_old is lp_new itself as a constant, so Δ = 0 but dΔ/dlp_new is still 1.
+    // docs/contract.md §5.4.1: unknown lp_old is lp_new itself as a constant, so Δ = 0 but dΔ/dlp_new is still 1.
     const old = row.oldLogprobs[t];
     delta[t] = Number.isNaN(old) ? 0 : lpNew[t] - old;
     deltaSum += delta[t];
@@ -81,7 +81,7 @@ export function rlRowLoss(lpNew: ArrayLike<number>, row: RlRow, cfg: RlLossConfi
   for (let t = 0; t < n; t++) {
     if (row.mask[t] !== 1) continue;
     const rTok = Math.exp(delta[t]);
-    // r and its partial derivatives through Δ_t (token part) and through mean Δ (sequence part), §4.4.3.
+    // r and its partial derivatives through Δ_t (token part) and through mean Δ (sequence part), docs/contract.md §5.4.3.
     let r: number;
     let dTok: number;
     let dSeq: number;
@@ -106,20 +106,20 @@ export function rlRowLoss(lpNew: ArrayLike<number>, row: RlRow, cfg: RlLossConfi
         dTok = rTok;
         dSeq = 0;
     }
-    // §4.4.4: the cap applies to every token, whatever the advantage's sign; a capped ratio is constant.
+    // docs/contract.md §5.4.4: the cap applies to every token, whatever the advantage's sign; a capped ratio is constant.
     const cap = cfg.max_negative_advantage_importance_sampling_weight;
     if (cap !== null && r > cap) {
       r = cap;
       dTok = 0;
       dSeq = 0;
     }
-    // §4.4.5: ratios outside (1−ε, 1+ε_high) are zeroed.
+    // docs/contract.md §5.4.5: ratios outside (1−ε, 1+ε_high) are zeroed.
     if (cfg.mask_prob_ratio && !(r > lo && r < hi)) {
       r = 0;
       dTok = 0;
       dSeq = 0;
     }
-    // §4.4.6: A ← A − τ·Δ with Δ constant.
+    // docs/contract.md §5.4.6: A ← A − τ·Δ with Δ constant.
     const A = cfg.tau !== null ? row.advantages[t] - cfg.tau * delta[t] : row.advantages[t];
     let ell: number;
     let dEllDr = 0; // ∂ℓ/∂r (PPO)
@@ -128,7 +128,7 @@ export function rlRowLoss(lpNew: ArrayLike<number>, row: RlRow, cfg: RlLossConfi
       const unclipped = r * A;
       const rc = clamp(r, lo, hi);
       const clipped = rc * A;
-      // §4.4.7 PPO: ℓ = −min(r·A, clip(r)·A); the gradient follows the branch the min picks.
+      // docs/contract.md §5.4.7 PPO: ℓ = −min(r·A, clip(r)·A); the gradient follows the branch the min picks.
       if (unclipped <= clipped) {
         ell = -unclipped;
         dEllDr = -A;
@@ -137,7 +137,7 @@ export function rlRowLoss(lpNew: ArrayLike<number>, row: RlRow, cfg: RlLossConfi
         dEllDr = r > lo && r < hi ? -A : 0;
       }
     } else {
-      // §4.4.7 CISPO: ℓ = −clip(sg(r), 1−ε, 1+ε_high)·A·lp_new.
+      // docs/contract.md §5.4.7 CISPO: ℓ = −clip(sg(r), 1−ε, 1+ε_high)·A·lp_new.
       const rc = clamp(r, lo, hi);
       ell = -rc * A * lpNew[t];
       dEllDlp = -rc * A;
@@ -155,7 +155,7 @@ export function rlRowLoss(lpNew: ArrayLike<number>, row: RlRow, cfg: RlLossConfi
 }
 
 /**
- * §4.1: per-group advantages. A_i = r_i − mean, divided by (std + 1e-6) when scale_rewards; the
+ * docs/contract.md §5.1: per-group advantages. A_i = r_i − mean, divided by (std + 1e-6) when scale_rewards; the
  * population std (1/n).
  */
 export function groupAdvantages(rewards: readonly number[], scaleRewards: boolean): number[] {
@@ -166,7 +166,7 @@ export function groupAdvantages(rewards: readonly number[], scaleRewards: boolea
   return rewards.map((r) => (scaleRewards ? (r - mean) / (std + 1e-6) : r - mean));
 }
 
-/** §4.3: b > 0 scales negative advantages by (1 − b); b < 0 scales positive ones by (1 + b). */
+/** docs/contract.md §5.3: b > 0 scales negative advantages by (1 − b); b < 0 scales positive ones by (1 + b). */
 export function balanceAdvantage(a: number, b: number): number {
   if (b > 0 && a < 0) return a * (1 - b);
   if (b < 0 && a > 0) return a * (1 + b);

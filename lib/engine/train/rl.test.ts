@@ -53,7 +53,7 @@ const traj = (reward: number, items: unknown[], extra: Record<string, unknown> =
   ...extra,
 });
 
-describe('prepareRlBatch (§4.1, §4.2)', () => {
+describe('prepareRlBatch (docs/contract.md §5.1, §5.2)', () => {
   it('drops A = 0 trajectories and counts groups and trajectories', () => {
     const hi = choice('hi', [104, 105, imEnd]);
     const groups = [
@@ -155,7 +155,7 @@ describe('prepareRlBatch (§4.1, §4.2)', () => {
   });
 });
 
-describe('rowTensors (§4.2.6, §4.3)', () => {
+describe('rowTensors (docs/contract.md §5.2.6, §5.3)', () => {
   const mk = (trajectory: number, advantage: number, masked: number): RlRowData => ({
     label: `t${trajectory}`,
     trajectory,
@@ -205,7 +205,7 @@ describe('trainRl', () => {
     model.release();
   });
 
-  it('emits one step per history with the §3.1 keys, and precalculate_logprobs replaces old logprobs', async () => {
+  it('emits one step per history with the docs/contract.md §3.5 keys, and precalculate_logprobs replaces old logprobs', async () => {
     const model = Model.create(
       { ...loadBaseModel('tuneboard/tiny-random', null).spec.config, n_layers: 1 },
       { seed: 2 },

@@ -15,11 +15,11 @@ import { balanceAdvantage, groupAdvantages, rlRowLoss, type RlConfig } from './r
 import { Trainer } from './trainer';
 
 /**
- * RL training on stored trajectory groups, exactly compat-reference §4: advantages per group (§4.1),
- * histories tokenised with the chat template and truncated after their last trainable assistant item (§4.2),
- * batch-wide weight and advantage normalisation (§4.3), the PPO/CISPO objective (§4.4, rl-loss.ts),
- * optional precalculated old logprobs (§4.5), AdamW β 0.9/0.99, weight decay 0.1, clip 0.1, constant
- * learning rate (§4.6). Without packing, each history is one row and one optimizer step (§4.3 [DEC]).
+ * RL training on stored trajectory groups, exactly docs/contract.md §5: advantages per group (§5.1),
+ * histories tokenised with the chat template and truncated after their last trainable assistant item (docs/contract.md §5.2),
+ * batch-wide weight and advantage normalisation (docs/contract.md §5.3), the PPO/CISPO objective (§5.4, rl-loss.ts),
+ * optional precalculated old logprobs (docs/contract.md §5.5), AdamW β 0.9/0.99, weight decay 0.1, clip 0.1, constant
+ * learning rate (docs/contract.md §5.6). Without packing, each history is one row and one optimizer step (§5.3 [DEC]).
  */
 
 export class RlDataError extends Error {}
@@ -47,7 +47,7 @@ type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** §5.3: an item with a `message` key is a Choice; anything else is a message dict. */
+/** docs/contract.md §4.3: an item with a `message` key is a Choice; anything else is a message dict. */
 function isChoice(item: Json): boolean {
   return 'message' in item;
 }
@@ -66,7 +66,7 @@ function isAssistant(item: Json): boolean {
   return isChoice(item) || item.role === 'assistant';
 }
 
-/** Reverse vocabulary for §5.4's fallback: a token string that is not `token_id:N`. */
+/** Reverse vocabulary for docs/contract.md §4.4's fallback: a token string that is not `token_id:N`. */
 function tokenLookup(tokenizer: Tokenizer): Map<string, number> {
   const map = new Map<string, number>();
   for (let id = tokenizer.vocabSize - 1; id >= 0; id--) map.set(tokenizer.tokenText(id), id);
@@ -75,7 +75,7 @@ function tokenLookup(tokenizer: Tokenizer): Map<string, number> {
 
 /**
  * Tokenises every history of every trajectory with its advantage. Rewards, advantages and group counts
- * follow §4.1; histories follow §4.2; rows longer than the context keep their first `ctx` tokens.
+ * follow docs/contract.md §5.1; histories follow §5.2; rows longer than the context keep their first `ctx` tokens.
  */
 export function prepareRlBatch(
   groups: readonly unknown[],
@@ -100,7 +100,7 @@ export function prepareRlBatch(
     const advantages = groupAdvantages(rewards, config.scale_rewards);
     trajectories.forEach((traj, ti) => {
       const id = trajectoryId++;
-      // §4.1: a trajectory with A = 0 is dropped entirely.
+      // docs/contract.md §5.1: a trajectory with A = 0 is dropped entirely.
       if (advantages[ti] === 0) return;
       const advantage = balanceAdvantage(advantages[ti], config.advantage_balance);
       const label = `group ${gi + 1}, trajectory ${ti + 1}`;
@@ -114,7 +114,7 @@ export function prepareRlBatch(
       histories.forEach((history, hi) => {
         const items = (Array.isArray(history.items) ? history.items : []).filter(isObject);
         const historyLabel = hi === 0 ? label : `${label}, additional history ${hi}`;
-        // §4.2.2: truncate after the last trainable assistant item; no such item, no row.
+        // docs/contract.md §5.2.2: truncate after the last trainable assistant item; no such item, no row.
         let last = -1;
         items.forEach((item, i) => {
           if (hasLogprobs(item) || (config.allow_training_without_logprobs && isAssistant(item))) last = i;
@@ -137,7 +137,7 @@ export function prepareRlBatch(
           for (const entry of content) {
             const e = isObject(entry) ? entry : {};
             const token = typeof e.token === 'string' ? e.token : '';
-            // §5.4: `token_id:N`, else the token string looked up in the vocabulary, else a precise failure.
+            // docs/contract.md §4.4: `token_id:N`, else the token string looked up in the vocabulary, else a precise failure.
             const m = /^token_id:(\d+)$/.exec(token);
             let tokenId = m ? Number(m[1]) : undefined;
             if (tokenId === undefined) {
@@ -205,9 +205,9 @@ export interface RlRowTensors {
 }
 
 /**
- * §4.2.6 and §4.3: w_i = 1/(N_i + 1e-6) per trajectory (N_i its masked tokens over all its histories); then
+ * docs/contract.md §5.2.6 and §5.3: w_i = 1/(N_i + 1e-6) per trajectory (N_i its masked tokens over all its histories); then
  * over all masked tokens of the batch w ← w / mean(w) and A ← A / mean(|A|·w). Returns position-indexed
- * arrays ready for rlRowLoss, or an empty list when no masked token is trainable (§4.2.5).
+ * arrays ready for rlRowLoss, or an empty list when no masked token is trainable (docs/contract.md §5.2.5).
  */
 export function rowTensors(rows: readonly RlRowData[], allowWithoutLogprobs: boolean): RlRowTensors[] {
   const perTrajectory = new Map<number, number>();
@@ -268,7 +268,7 @@ export interface RlOptions {
   /** Called once the number of optimizer steps is known, before the first step. */
   onStart?: (numSteps: number) => Promise<void> | void;
   onStep?: (metrics: RlStepMetrics, index: number) => Promise<void> | void;
-  /** Row order seed (§4.3: rows are shuffled); fixed so a job is reproducible. */
+  /** Row order seed (docs/contract.md §5.3: rows are shuffled); fixed so a job is reproducible. */
   shuffleSeed?: number;
 }
 
@@ -279,7 +279,7 @@ export interface RlResult {
   numTrajectories: number;
 }
 
-/** Trains `model` in place on trajectory groups. Nothing trainable → no step, weights untouched (§3.4). */
+/** Trains `model` in place on trajectory groups. Nothing trainable → no step, weights untouched (docs/contract.md §2.7). */
 export async function trainRl(
   model: Model,
   tokenizer: Tokenizer,
@@ -307,7 +307,7 @@ export async function trainRl(
   const optimizer = new AdamW(trainer, { beta1: 0.9, beta2: 0.99, weightDecay: 0.1, maxGradNorm: 0.1 });
   try {
     if (cfg.precalculate_logprobs) {
-      // §4.5: lp_old from the not-yet-updated policy, once per job, for every row.
+      // docs/contract.md §5.5: lp_old from the not-yet-updated policy, once per job, for every row.
       const scores = scoreSequences(
         trainer,
         tensors.map((t) => t.row.ids),

@@ -81,7 +81,7 @@ describe('SFT data', () => {
 });
 
 describe('trainSft', () => {
-  it('reports one step per batch with the §2.7 keys; loss is the mean over trainable tokens', async () => {
+  it('reports one step per batch with the docs/contract.md §3.2 keys; loss is the mean over trainable tokens', async () => {
     const model = Model.create(
       { ...loadBaseModel('tuneboard/tiny-random', null).spec.config, n_layers: 1 },
       { seed: 4 },

@@ -7,7 +7,7 @@ import { accumulateGradients, yieldToEventLoop } from './micro-batches';
 import { Trainer } from './trainer';
 
 /**
- * Supervised fine-tuning with ART's local semantics (compat §2.7): consecutive batches of `batchSize`
+ * Supervised fine-tuning with ART's local semantics (docs/contract.md §3.2): consecutive batches of `batchSize`
  * examples, cross-entropy on assistant tokens only, normalised by the batch's trainable-token count, AdamW
  * (weight decay 0.01), global grad-norm clip 1.0, one learning rate per batch (a list repeats its last entry),
  * one optimizer step and one reported step per batch.

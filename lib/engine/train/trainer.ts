@@ -81,7 +81,7 @@ export class Trainer {
     return this.heap.f32.slice(g.ptr, g.ptr + g.size);
   }
 
-  /** √(Σ g²) over every parameter (compat §4.6, §2.7 clip on this global norm). */
+  /** √(Σ g²) over every parameter (docs/contract.md §5.6, §3.2 clip on this global norm). */
   gradNorm(): number {
     let total = 0;
     for (const g of this.grads.values()) total += this.heap.sumSquares(g.ptr, g.size);

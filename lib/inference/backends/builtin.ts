@@ -13,9 +13,12 @@ import {
   truncatePrompt,
   type SamplingRequest,
   type TemplateInputs,
-} from '../validate-chat-request';
+} from '../chat-request';
 import type { ModelSpec, TokenizerSpec, WireSequence } from '../wire';
 import type { ChatBackend, ChatCall, ChatResult } from './types';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('chat');
 
 /**
  * What the built-in engine needs to serve one model, all taken from the base model's description: the
@@ -171,7 +174,7 @@ export class BuiltinChatBackend implements ChatBackend {
         events,
         s,
         { created, promptTokenIds: prompt },
-        { onError: (err) => console.error('[tuneboard] generation failed mid-stream', err) },
+        { onError: (err) => log.error({ err }, 'generation failed mid-stream') },
       );
       return { kind: 'stream', body, requestId: s.request_id };
     }

@@ -1,4 +1,4 @@
-import type { ChatRequest } from '../validate-chat-request';
+import type { ChatRequest } from '../chat-request';
 
 /**
  * One interface for everything that can answer a chat completion. The service (lib/services/chat.ts) parses

@@ -1,6 +1,9 @@
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { forwardChatCompletion, upstreamServer } from '../upstream';
 import type { ChatBackend, ChatCall, ChatResult } from './types';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('chat');
 
 /**
  * A model served by a vLLM server: a base model under its name there, or a checkpoint's LoRA adapter. The
@@ -43,7 +46,7 @@ export class VllmChatBackend implements ChatBackend {
         });
       } catch (err) {
         if (call.signal.aborted) throw err;
-        console.error('[tuneboard] upstream request failed', err);
+        log.error({ err }, 'upstream request failed');
         throw new ApiError('unavailable', 'The vLLM server for this model is not reachable; try again later', {
           headers: { 'retry-after': '5' },
         });

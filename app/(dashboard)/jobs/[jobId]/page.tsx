@@ -2,7 +2,7 @@ import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query
 import type { Metadata } from 'next';
 import { notFound } from 'next/navigation';
 import { requirePrincipal } from '@/app/_lib/session';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { resolveEntity } from '@/lib/client/entity';
 import { EVENT_PAGE_SIZE, jobEventPageQuery, jobQuery, modelQuery } from '@/lib/client/query-keys';
 import { idSchema } from '@/lib/schemas/common';

@@ -3,7 +3,7 @@ import type { Metadata } from 'next';
 import { preload } from 'react-dom';
 import { notFound } from 'next/navigation';
 import { requirePrincipal } from '@/app/_lib/session';
-import { ApiError } from '@/lib/api/errors';
+import { ApiError } from '@/lib/errors';
 import { resolveEntity } from '@/lib/client/entity';
 import {
   CHECKPOINT_PAGE_SIZE,

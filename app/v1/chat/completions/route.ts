@@ -6,7 +6,7 @@ export const dynamic = 'force-dynamic';
 
 /**
  * vLLM's chat completions. Serves /v1/chat/completions and, with skipTrailingSlashRedirect, the same path
- * with a trailing slash (compat §1.1). The body schema accepts any JSON: lib/inference validates it in
+ * with a trailing slash (docs/contract.md §1.2). The body schema accepts any JSON: lib/inference validates it in
  * vLLM's own order, which a generic parse here would break.
  */
 export const { GET, POST, PUT, PATCH, DELETE } = methods(

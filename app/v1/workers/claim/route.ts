@@ -1,5 +1,5 @@
 import { methods, route } from '@/lib/api/route';
-import { claimJob } from '@/lib/jobs/queue';
+import { claimJob } from '@/lib/jobs/server/queue';
 import { claimBodySchema, claimResponseSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';

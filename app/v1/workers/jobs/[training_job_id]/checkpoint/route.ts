@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
 import { uploadedFiles } from '@/lib/api/uploads';
-import { JOB_NOT_FOUND, storeCheckpointUpload } from '@/lib/jobs/queue';
+import { JOB_NOT_FOUND, storeCheckpointUpload } from '@/lib/jobs/server/queue';
 import { checkpointUploadQuerySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';

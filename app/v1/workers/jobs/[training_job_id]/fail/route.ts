@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
-import { failJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';
+import { failJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
 import { failBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
-import { heartbeat, JOB_NOT_FOUND } from '@/lib/jobs/queue';
+import { heartbeat, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
 import { heartbeatBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';

@@ -1,5 +1,6 @@
 import { methods, route } from '@/lib/api/route';
-import { JOB_NOT_FOUND, jobInput } from '@/lib/jobs/queue';
+import { JOB_NOT_FOUND, jobInput } from '@/lib/jobs/server/queue';
+import { loadTrainingExamples } from '@/lib/services/datasets';
 import { jobInputSchema, workerIdQuerySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
@@ -15,6 +16,6 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       query: workerIdQuerySchema,
       response: jobInputSchema,
     },
-    ({ params, query }) => jobInput(params.training_job_id, query.worker_id),
+    ({ params, query }) => jobInput(params.training_job_id, query.worker_id, loadTrainingExamples),
   ),
 });

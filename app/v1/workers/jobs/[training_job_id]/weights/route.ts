@@ -1,5 +1,5 @@
 import { methods, route } from '@/lib/api/route';
-import { baseWeightsKey, JOB_NOT_FOUND } from '@/lib/jobs/queue';
+import { baseWeightsKey, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
 import { weightsQuerySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
 import { artifactWebStream } from '@/lib/storage';
 

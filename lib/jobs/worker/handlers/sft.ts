@@ -6,8 +6,8 @@ import { SftHelperThread } from '../training-threads';
 import { loadTrainingModel } from './load-model';
 
 /**
- * SFT on the built-in engine (compat §2.7): one gradient_step per batch, then the trained weights. An empty
- * dataset still completes with a copy of the weights (compat §3.4).
+ * SFT on the built-in engine (docs/contract.md §3.2): one gradient_step per batch, then the trained weights. An empty
+ * dataset still completes with a copy of the weights (docs/contract.md §2.7).
  */
 export const sftHandler: TrainingHandler = async (ctx) => {
   if (ctx.input.kind !== 'sft') throw new TrainingError('SFT handler received a non-SFT job');

@@ -1,5 +1,5 @@
-import type { WorkerProtocol } from './protocol';
-import type { JobInput, WorkerEvent, WorkerJob } from './queue';
+import type { WorkerProtocol } from '../protocol';
+import type { JobInput, WorkerEvent, WorkerJob } from '../protocol';
 
 /**
  * The worker protocol over HTTP, for `npm run worker`, the built-in runner's child process and external GPU

@@ -1,9 +1,14 @@
+import 'server-only';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { trainingHandlers } from './handlers';
+import { trainingHandlers } from '../worker/handlers';
 import { pruneWorkerRegistry, recoverStaleJobs } from './queue';
 import { bootWorkerToken } from './worker-token';
+import { config } from '@/lib/config';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('jobs');
 
 /**
  * The server's own training capacity: N worker child processes (TUNEBOARD_RUNNER_CONCURRENCY, default 1,
@@ -26,16 +31,16 @@ export async function startBuiltinRunner(opts: { port: number; embeddedDatabase:
   const sweep = async (first: boolean) => {
     try {
       const outcome = await recoverStaleJobs(first ? { deadWorkerPrefix } : {});
-      if (outcome.requeued || outcome.failed) console.log(`[tuneboard] recovered jobs: ${JSON.stringify(outcome)}`);
+      if (outcome.requeued || outcome.failed) log.info({ outcome }, 'recovered jobs');
       await pruneWorkerRegistry();
     } catch (err) {
-      console.error('[tuneboard] job recovery failed', err);
+      log.error({ err }, 'job recovery failed');
     }
   };
   await sweep(true);
   setInterval(() => void sweep(false), SWEEP_MS).unref();
 
-  const concurrency = Number(process.env.TUNEBOARD_RUNNER_CONCURRENCY ?? 1);
+  const concurrency = config.runnerConcurrency;
   if (concurrency <= 0 || Object.keys(trainingHandlers()).length === 0) return;
   for (let i = 0; i < concurrency; i++) spawnWorker(state, i, opts.port, 0);
 }
@@ -44,13 +49,15 @@ function workerCommand(): { command: string; args: string[] } {
   // Bundled by scripts/build-worker.mjs (npm run build / dev); the TypeScript source through tsx otherwise.
   const bundled = path.join(process.cwd(), '.tuneboard', 'worker.mjs');
   if (fs.existsSync(bundled)) return { command: process.execPath, args: [bundled] };
-  return { command: process.execPath, args: ['--import', 'tsx', path.join(process.cwd(), 'lib', 'jobs', 'worker-main.ts')] };
+  return { command: process.execPath, args: ['--import', 'tsx', path.join(process.cwd(), 'lib', 'jobs', 'worker', 'worker-main.ts')] };
 }
 
 function spawnWorker(state: { bootId: string; children: ChildProcess[] }, index: number, port: number, restarts: number) {
   const { command, args } = workerCommand();
   const child = spawn(command, args, {
     env: {
+      // The child is configured like its parent (plus its own server URL and token): pass the environment on whole.
+      // eslint-disable-next-line no-restricted-properties
       ...process.env,
       TUNEBOARD_SERVER_URL: `http://127.0.0.1:${port}`,
       TUNEBOARD_WORKER_TOKEN: bootWorkerToken(),
@@ -61,7 +68,7 @@ function spawnWorker(state: { bootId: string; children: ChildProcess[] }, index:
   state.children[index] = child;
   child.on('exit', (code, signal) => {
     if (signal === 'SIGTERM') return;
-    console.error(`[tuneboard] training worker ${index} exited (${code ?? signal}); restarting`);
+    log.error({ worker: index, code, signal }, 'training worker exited; restarting');
     // Back off so a worker that crashes at start-up does not spin.
     setTimeout(() => spawnWorker(state, index, port, restarts + 1), Math.min(30_000, 1000 * 2 ** restarts)).unref();
   });

@@ -5,8 +5,8 @@ import { TrainingError, type TrainingHandler } from '../runner';
 import { loadTrainingModel } from './load-model';
 
 /**
- * RL on the built-in engine (compat §4): one gradient_step per tokenised history. When nothing is trainable
- * the job still completes, with num_sequences 0 and a copy of the weights (compat §3.4). The group counts go
+ * RL on the built-in engine (docs/contract.md §5): one gradient_step per tokenised history. When nothing is trainable
+ * the job still completes, with num_sequences 0 and a copy of the weights (docs/contract.md §2.7). The group counts go
  * into the summary metrics too, so they reach the checkpoint even without any step.
  */
 export const rlHandler: TrainingHandler = async (ctx) => {

@@ -1,10 +1,15 @@
 import type { ModelConfig } from '@/lib/engine/model';
 import { Tokenizer } from '@/lib/engine/tokenizer';
-import type { EngineEvent, TokenEvent } from './engine-events';
-import type { TokenCandidate } from './logprobs';
-import { validateChatRequest, type SamplingContext, type SamplingRequest } from './validate-chat-request';
+import type { EngineEvent, TokenEvent } from '@/lib/inference/engine-events';
+import type { TokenCandidate } from '@/lib/inference/logprobs';
+import {
+  parseChatRequest,
+  resolveSamplingRequest,
+  type SamplingContext,
+  type SamplingRequest,
+} from '@/lib/inference/chat-request';
 
-/** Test fixtures shared by the response-builder tests (no production code imports this file). */
+/** Test fixtures shared by the response-builder tests (kept out of lib/ so production code cannot import them). */
 
 export function samplingFor(body: Record<string, unknown>, ctx: Partial<SamplingContext> = {}): SamplingRequest {
   return validateChatRequest(
@@ -45,3 +50,15 @@ export const TINY_TEST_CONFIG: ModelConfig = {
   norm_eps: 1e-5,
   tie_embeddings: true,
 };
+
+/**
+ * Every phase at once for a known prompt length (the service runs them one by one around the model lookup
+ * and the template): phase 1, then the template checks and phase 2.
+ */
+export function validateChatRequest(
+  rawJsonBody: unknown,
+  ctx: Omit<SamplingContext, 'promptTokenCount'> & { promptTokenCount?: number },
+): SamplingRequest {
+  const req = parseChatRequest(rawJsonBody);
+  return resolveSamplingRequest(req, { ...ctx, promptTokenCount: ctx.promptTokenCount ?? 0 });
+}

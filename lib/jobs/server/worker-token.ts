@@ -1,4 +1,6 @@
+import 'server-only';
 import crypto from 'node:crypto';
+import { config } from '@/lib/config';
 
 const globalForToken = globalThis as unknown as { __tuneboardBootToken?: string };
 
@@ -12,7 +14,7 @@ export function bootWorkerToken(): string {
 }
 
 export function isValidWorkerToken(candidate: string): boolean {
-  const accepted = [bootWorkerToken(), process.env.TUNEBOARD_WORKER_TOKEN].filter((t): t is string => Boolean(t));
+  const accepted = [bootWorkerToken(), config.workerToken].filter((t): t is string => Boolean(t));
   const given = Buffer.from(candidate);
   return accepted.some((t) => {
     const expected = Buffer.from(t);

@@ -1,47 +1,27 @@
-import { ApiError } from '@/lib/api/errors';
+import 'server-only';
+import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
-import { loadTrainingExamples } from '@/lib/services/datasets';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
 import { allBaseModels, trainableBaseModelIds, type WorkerCapabilities } from '@/lib/services/base-models';
 import { artifactExists, putArtifact, putArtifactStream } from '@/lib/storage';
-import { adapterKeys, checkpointKey } from './protocol';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
+import { adapterKeys, checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '../protocol';
+import { config } from '@/lib/config';
 
 /**
  * The server side of the worker protocol: every state change of a job goes through here, whether the
- * worker is the built-in runner or an external GPU machine. Job status follows the events (compat §2.8):
+ * worker is the built-in runner or an external GPU machine. Job status follows the events (docs/contract.md §3.3):
  * RUNNING from claim, COMPLETED exactly with training_ended, FAILED exactly with training_failed.
  */
 
-export interface WorkerJob {
-  id: string;
-  kind: 'rl' | 'sft';
-  model_id: string;
-  base_model: string;
-  /** Who trains it (the base-models file): the built-in engine or the Python worker for Hugging Face models. */
-  backend: 'builtin' | 'hf';
-  /** hf: the base model's directory as the base-models file writes it; null: the worker's Hugging Face cache. */
-  base_model_path: string | null;
-  config: Record<string, unknown>;
-  /** The checkpoint to train from: the latest when the job starts (compat §3.4). Null: base weights. */
-  base_checkpoint: { step: number; artifact_key: string | null } | null;
-  attempts: number;
-  lease_seconds: number;
-}
-
-export interface WorkerEvent {
-  type: 'training_started' | 'gradient_step';
-  data: Record<string, unknown>;
-}
-
-export const LEASE_SECONDS = () => Number(process.env.TUNEBOARD_JOB_LEASE_SECONDS ?? 60);
-/** A RUNNING job with no new event for this long is failed, even if its worker still heart-beats (compat §3.2.5). */
-export const IDLE_LIMIT_MS = () => Number(process.env.TUNEBOARD_JOB_IDLE_MINUTES ?? 30) * 60_000;
+export const LEASE_SECONDS = () => config.jobLeaseSeconds;
+/** A RUNNING job with no new event for this long is failed, even if its worker still heart-beats (docs/contract.md §3.6.5). */
+export const IDLE_LIMIT_MS = () => config.jobIdleMs;
 
 export const JOB_NOT_FOUND = 'Training job not found';
 
@@ -136,7 +116,7 @@ function isFlatNumeric(data: Record<string, unknown>): boolean {
 }
 
 /**
- * Appends progress events, enforcing the order clients rely on (compat §3.1–3.2): training_started once and
+ * Appends progress events, enforcing the order clients rely on (docs/contract.md §3.5–3.6): training_started once and
  * first, with an integer num_sequences; then at most num_sequences all-numeric gradient_step events.
  */
 export async function appendEvents(
@@ -192,7 +172,7 @@ function mean(values: number[]): number {
 
 /**
  * Commits the new checkpoint and then training_ended, in one transaction, so a client that sees the event
- * immediately finds the checkpoint listed (compat §3.2.4). The step is highest-ever + 1 (compat §3.4).
+ * immediately finds the checkpoint listed (docs/contract.md §3.6.4). The step is highest-ever + 1 (docs/contract.md §2.7).
  */
 export async function completeJob(
   jobId: string,
@@ -221,7 +201,7 @@ export async function completeJob(
     if (!model) throw leaseLost();
     const step = model.lastStep + 1;
 
-    // train/<k> = the mean of each gradient_step key over the job (compat §3.5).
+    // train/<k> = the mean of each gradient_step key over the job (docs/contract.md §2.6).
     const steps = await trainingRepo.listEvents(tx, jobId, { limit: 1_000_000 });
     const byKey = new Map<string, number[]>();
     for (const e of steps) {
@@ -301,7 +281,7 @@ export async function cancelJob(jobId: string): Promise<TrainingJobRow> {
 /**
  * Recovers jobs whose worker went away: a job that had not emitted training_started goes back to the queue
  * (nothing visible happened yet, so it resumes from scratch); one that had started ends with
- * training_failed, so pollers stop (compat §3.2.5). Never leaves a job RUNNING forever.
+ * training_failed, so pollers stop (docs/contract.md §3.6.5). Never leaves a job RUNNING forever.
  */
 export async function recoverStaleJobs(opts: { deadWorkerPrefix?: { prefix: string; except: string } } = {}) {
   const db = await getDb();
@@ -340,12 +320,11 @@ export async function queueStats() {
   return queueRepo.countByStatus(await getDb());
 }
 
-export type JobInput =
-  | { kind: 'rl'; trajectory_groups: Record<string, unknown>[] }
-  | { kind: 'sft'; file: string; examples: SftExample[] };
+/** Reads and parses a stored SFT dataset; lib/services/datasets owns the format, so the caller passes it in. */
+export type TrainingExamplesLoader = (key: string, file: string) => Promise<SftExample[]>;
 
 /** What the job trains on: its stored trajectory groups (RL) or its dataset's examples (SFT). */
-export async function jobInput(jobId: string, workerId: string): Promise<JobInput> {
+export async function jobInput(jobId: string, workerId: string, loadExamples: TrainingExamplesLoader): Promise<JobInput> {
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
   if (job.kind === 'rl') {
@@ -355,11 +334,11 @@ export async function jobInput(jobId: string, workerId: string): Promise<JobInpu
   const key = String(job.config.dataset_key);
   const file = String(job.config.dataset_file ?? key.split('/').at(-1));
   try {
-    return { kind: 'sft', file, examples: await loadTrainingExamples(key, file) };
+    return { kind: 'sft', file, examples: await loadExamples(key, file) };
   } catch (err) {
     if (!(err instanceof SftDataError)) throw err;
     // The dataset changed or vanished since the job was accepted: end the job with the precise reason
-    // (compat §2.7) instead of letting the worker report an internal error.
+    // (docs/contract.md §3.2) instead of letting the worker report an internal error.
     await failJob(jobId, workerId, err.message);
     throw leaseLost();
   }
@@ -413,7 +392,7 @@ export async function storeCheckpointUpload(
     return key;
   }
   await putArtifactStream(key, body, {
-    limit: Number(process.env.TUNEBOARD_MAX_CHECKPOINT_MB ?? 4096) * 1024 * 1024,
+    limit: config.maxCheckpointBytes,
     onLimit: () => new ApiError('payload_too_large', `Checkpoint file ${file} too large`),
   });
   return key;

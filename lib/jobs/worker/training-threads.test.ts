@@ -37,7 +37,7 @@ async function run(helper: SftHelperThread | null) {
 describe('SftHelperThread', () => {
   it('computes half of each batch on a real worker thread (the worker script re-entered) with the same result', async () => {
     const { spec } = loadBaseModel('tuneboard/tiny-random', null);
-    const helper = SftHelperThread.create(spec.config, path.resolve('lib/jobs/worker-main.ts'));
+    const helper = SftHelperThread.create(spec.config, path.resolve('lib/jobs/worker/worker-main.ts'));
     expect(helper).not.toBeNull();
     try {
       const two = await run(helper);

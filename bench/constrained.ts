@@ -1,17 +1,17 @@
 /**
- * Dev-time figures for the README (never imported by engine code): `npx tsx lib/engine/constrained/bench.ts`.
+ * Dev-time figures for the README (kept in bench/, out of the engine): `npm run bench:constrained`.
  * Per kind: compile time, then µs per decoding step (allowedTokens + applyTokenMask + advance) over random
  * walks, cold (fresh constraint: every state is new) and warm (the same walks again: cached masks).
  */
-import { Generator } from '../random';
-import { defaultTokenizerConfig, Tokenizer, trainBpeMerges } from '../tokenizer';
+import { Generator } from '../lib/engine/random';
+import { defaultTokenizerConfig, Tokenizer, trainBpeMerges } from '../lib/engine/tokenizer';
 import {
   applyTokenMask,
   compileStructuredGrammar,
   GrammarTokenConstraint,
   vocabularyIndex,
   type StructuredOutputSpecInput,
-} from './index';
+} from '../lib/engine/constrained/index';
 
 const byteTok = new Tokenizer();
 const bpeTok = new Tokenizer(

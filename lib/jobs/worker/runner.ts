@@ -1,5 +1,8 @@
-import type { WorkerProtocol } from './protocol';
-import type { JobInput, WorkerJob } from './queue';
+import type { WorkerProtocol } from '../protocol';
+import type { JobInput, WorkerJob } from '../protocol';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('worker');
 
 export interface TrainContext {
   job: WorkerJob;
@@ -14,7 +17,7 @@ export interface TrainContext {
 }
 
 export interface TrainResult {
-  /** The new checkpoint's weights (safetensors), written even when nothing was trainable (compat §3.4). */
+  /** The new checkpoint's weights (safetensors), written even when nothing was trainable (docs/contract.md §2.7). */
   weights: Uint8Array;
   /** Extra summary metrics for the new checkpoint, stored as train/<key>. */
   metrics?: Record<string, number>;
@@ -29,7 +32,7 @@ export class TrainingError extends Error {}
 function errorMessage(err: unknown): string {
   if (err instanceof TrainingError) return err.message;
   if (err instanceof Error && err.name === 'AbortError') return 'cancelled';
-  console.error('[tuneboard] training failed', err);
+  log.error({ err }, 'training failed');
   // Unexpected errors are logged in full; the job shows a short, non-internal summary.
   return `Training failed with an internal error (${err instanceof Error ? err.name : 'unknown'}); see the server log`;
 }
@@ -55,7 +58,7 @@ export async function runOneJob(
         .then(({ cancelled }) => {
           if (cancelled) abort.abort(Object.assign(new Error('cancelled'), { name: 'AbortError' }));
         })
-        .catch((err) => console.error('[tuneboard] heartbeat failed', err));
+        .catch((err) => log.error({ err }, 'heartbeat failed'));
     },
     opts.heartbeatMs ?? Math.max(1000, (job.lease_seconds * 1000) / 4),
   );
@@ -85,7 +88,7 @@ export async function runOneJob(
   } catch (err) {
     const message = errorMessage(err);
     // A cancelled or recovered job is already terminal on the server: nothing more to report.
-    if (!abort.signal.aborted) await protocol.fail(job.id, message).catch((e) => console.error('[tuneboard] could not report failure', e));
+    if (!abort.signal.aborted) await protocol.fail(job.id, message).catch((e) => log.error({ err: e }, 'could not report failure'));
   } finally {
     clearInterval(beat);
   }
@@ -104,7 +107,7 @@ export async function runWorkerLoop(
     try {
       ran = await runOneJob(protocol, handlers, { modelIds: opts.modelIds });
     } catch (err) {
-      console.error('[tuneboard] worker loop error', err);
+      log.error({ err }, 'worker loop error');
     }
     if (ran) {
       idle = opts.idleMs ?? 250;

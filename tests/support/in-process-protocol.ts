@@ -1,8 +1,12 @@
 import { putArtifact, readArtifactBytes } from '@/lib/storage';
-import { checkpointKey, type WorkerProtocol } from './protocol';
-import * as queue from './queue';
+import { checkpointKey, type WorkerProtocol } from '@/lib/jobs/protocol';
+import * as queue from '@/lib/jobs/server/queue';
+import { loadTrainingExamples } from '@/lib/services/datasets';
 
-/** The protocol as direct calls into the queue: for tests and single-process setups. */
+/**
+ * The worker protocol as direct calls into the queue, so tests run a worker's whole job path in one process
+ * (production workers always go through the HTTP routes, lib/jobs/worker/http-protocol.ts).
+ */
 export function inProcessProtocol(workerId: string): WorkerProtocol {
   const modelOf = new Map<string, string>();
   return {
@@ -16,7 +20,7 @@ export function inProcessProtocol(workerId: string): WorkerProtocol {
     async appendEvents(jobId, events) {
       await queue.appendEvents(jobId, workerId, events);
     },
-    input: (jobId) => queue.jobInput(jobId, workerId),
+    input: (jobId) => queue.jobInput(jobId, workerId, loadTrainingExamples),
     async baseWeights(job) {
       const key = job.base_checkpoint?.artifact_key;
       return key ? ((await readArtifactBytes(key)) ?? null) : null;

@@ -1,7 +1,7 @@
-import os from 'node:os';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { Model, parseModelConfig, type ModelConfig } from '@/lib/engine/model';
 import { SftShardWorker, type SftGradientHelper, type SftShard } from '@/lib/engine/train/sft';
+import { config } from '@/lib/config';
 
 /**
  * Data-parallel SFT across two threads of one worker process: the handler's thread computes half of each
@@ -9,7 +9,7 @@ import { SftShardWorker, type SftGradientHelper, type SftShard } from '@/lib/eng
  * are summed before the optimizer step (lib/engine/train/sft.ts). The engine stays single-threaded and pure;
  * threads live here.
  *
- * A helper thread loads the worker's own script (lib/jobs/worker-main.ts under tsx, or the bundled
+ * A helper thread loads the worker's own script (lib/jobs/worker/worker-main.ts under tsx, or the bundled
  * .tuneboard/worker.mjs), which recognises the role in workerData; so no extra bundle entry is needed.
  * Only processes that call `enableTrainingThreads` (the worker) use threads; tests run single-threaded.
  */
@@ -24,9 +24,7 @@ export function enableTrainingThreads(scriptPath: string): void {
 
 /** TUNEBOARD_TRAIN_THREADS (default: 2 when the machine has ≥ 2 cores); 1 disables the helper. */
 export function trainingThreadCount(): number {
-  const env = Number(process.env.TUNEBOARD_TRAIN_THREADS);
-  if (Number.isInteger(env) && env >= 1) return env;
-  return Math.min(2, os.availableParallelism());
+  return config.trainThreads;
 }
 
 export function isSftHelperThread(): boolean {

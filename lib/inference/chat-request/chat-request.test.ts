@@ -1,13 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import { ApiError } from '@/lib/api/errors';
+import { describe, expect, it, vi } from 'vitest';
+import { ApiError } from '@/lib/errors';
 import {
   checkTemplateRequest,
   parseChatRequest,
   resolveSamplingRequest,
   truncatePrompt,
-  validateChatRequest,
   type SamplingContext,
-} from './validate-chat-request';
+} from '.';
+import { validateChatRequest } from '@/tests/support/inference';
 
 const BASE = { model: 'acme/agents/agent-001', messages: [{ role: 'user', content: 'hi' }] };
 const CTX: SamplingContext = { vocabSize: 1000, maxModelLen: 4096, promptTokenCount: 10 };
@@ -44,7 +44,7 @@ const ok = (body: Record<string, unknown>, ctx: Partial<SamplingContext> = {}) =
 const BR = 'Bad Request' as const;
 const BRE = 'BadRequestError' as const;
 
-describe('phase 1: request validators (§7.2 item 1, type Bad Request)', () => {
+describe('phase 1: request validators (docs/contract.md §8.2 item 1, type Bad Request)', () => {
   it.each<[string, Record<string, unknown>, Expected]>([
     [
       'stream_options without stream',
@@ -163,7 +163,7 @@ describe('phase 1: request validators (§7.2 item 1, type Bad Request)', () => {
     expect(() => parseChatRequest({ ...BASE, ...body })).not.toThrow();
   });
 
-  it('first failure wins in §7.2 order (multi-error requests)', () => {
+  it('first failure wins in docs/contract.md §8.2 order (multi-error requests)', () => {
     const all: Record<string, unknown> = {
       stream_options: { include_usage: true },
       prompt_logprobs: -5,
@@ -399,7 +399,7 @@ describe('template checks (after model resolution, type BadRequestError)', () =>
   });
 });
 
-describe('phase 2: context (§7.10), type BadRequestError', () => {
+describe('phase 2: context (docs/contract.md §8.10), type BadRequestError', () => {
   it.each<[string, Record<string, unknown>, Partial<SamplingContext>, Expected]>([
     [
       'truncation larger than the context',
@@ -465,7 +465,7 @@ describe('phase 2: context (§7.10), type BadRequestError', () => {
   });
 });
 
-describe('phase 2: sampling parameters (§7.1, type BadRequestError)', () => {
+describe('phase 2: sampling parameters (docs/contract.md §8.1, type BadRequestError)', () => {
   it.each<[string, Record<string, unknown>, Expected]>([
     [
       'beam search',
@@ -554,7 +554,7 @@ describe('phase 2: sampling parameters (§7.1, type BadRequestError)', () => {
   });
 });
 
-describe('phase 2: engine checks (§7.2 item 6, type BadRequestError)', () => {
+describe('phase 2: engine checks (docs/contract.md §8.2 item 6, type BadRequestError)', () => {
   it.each<[string, Record<string, unknown>, Expected]>([
     [
       'too many top_logprobs',
@@ -679,7 +679,7 @@ describe('phase 2: engine checks (§7.2 item 6, type BadRequestError)', () => {
   });
 });
 
-describe('phase 2 ordering: the first failure in §7.2 order wins', () => {
+describe('phase 2 ordering: the first failure in docs/contract.md §8.2 order wins', () => {
   // Each row is one failing field; with all of them present the first row's error is reported, then the
   // next once it is removed, and so on through stages (3) context, (4) sampling, (5) greedy, (6) engine.
   const rows: [string, unknown, string][] = [
@@ -786,7 +786,8 @@ describe('phase 2 ordering: the first failure in §7.2 order wins', () => {
 
 describe('normalisation into a SamplingRequest', () => {
   it('fills every default', () => {
-    const s = ok({}, { randomHex: () => 'f'.repeat(32) });
+    vi.spyOn(globalThis.crypto, 'randomUUID').mockReturnValueOnce('ffffffff-ffff-ffff-ffff-ffffffffffff');
+    const s = ok({});
     expect(s).toMatchObject({
       request_id: 'f'.repeat(32),
       response_id: `chatcmpl-${'f'.repeat(32)}`,
@@ -853,7 +854,7 @@ describe('normalisation into a SamplingRequest', () => {
     expect([s.request_id, s.response_id]).toEqual(['hdr', 'chatcmpl-hdr']);
   });
 
-  it('resolves request → generation config → constants (§7.3)', () => {
+  it('resolves request → generation config → constants (docs/contract.md §8.3)', () => {
     const gen = { temperature: 0.6, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1.1, max_new_tokens: 256 };
     expect(ok({}, { generationConfig: gen })).toMatchObject({
       temperature: 0.6,
@@ -926,7 +927,7 @@ describe('normalisation into a SamplingRequest', () => {
     expect(ok({ logprobs: true, top_logprobs: -1 }, { vocabSize: 10 }).top_logprobs).toBe(10);
     expect(ok({ prompt_logprobs: 0 }).prompt_logprobs).toBe(0);
     expect(ok({ prompt_logprobs: -1 }, { vocabSize: 10 }).prompt_logprobs).toBe(10);
-    // §7.7: echo gives an unset prompt_logprobs the value of top_logprobs (default 0).
+    // docs/contract.md §8.7: echo gives an unset prompt_logprobs the value of top_logprobs (default 0).
     expect(ok({ echo: true }).prompt_logprobs).toBe(0);
     expect(ok({ echo: true, logprobs: true, top_logprobs: 4 }).prompt_logprobs).toBe(4);
     expect(ok({ echo: true, top_logprobs: null }).prompt_logprobs).toBeNull();
@@ -957,7 +958,7 @@ describe('normalisation into a SamplingRequest', () => {
     expect(ok({ stream_options: {} }).include_usage).toBe(false);
   });
 
-  it('maps response_format onto structured_outputs (§7.11)', () => {
+  it('maps response_format onto structured_outputs (docs/contract.md §8.11)', () => {
     expect(ok({ response_format: { type: 'text' } }).structured_output).toBeNull();
     expect(ok({ response_format: { type: 'json_object' } }).structured_output?.constraint).toEqual({
       kind: 'json_object',
@@ -1007,7 +1008,7 @@ describe('normalisation into a SamplingRequest', () => {
     expect(ok({ tools, parallel_tool_calls: false }).parallel_tool_calls).toBe(false);
   });
 
-  it('derives the response role and the echo text (§7.7)', () => {
+  it('derives the response role and the echo text (docs/contract.md §8.7)', () => {
     const messages = [
       { role: 'user', content: 'Name a colour.' },
       {

@@ -6,8 +6,9 @@
  * Env: TUNEBOARD_SERVER_URL (default http://127.0.0.1:$PORT), TUNEBOARD_WORKER_TOKEN (required),
  * TUNEBOARD_WORKER_ID (default <hostname>:<pid>).
  */
-import os from 'node:os';
 import v8 from 'node:v8';
+import { assertValidConfig } from '@/lib/config';
+import { componentLogger } from '@/lib/logger';
 import { trainingHandlers } from './handlers';
 import { httpProtocol } from './http-protocol';
 import { runWorkerLoop } from './runner';
@@ -17,24 +18,24 @@ import { enableTrainingThreads, isSftHelperThread, runSftHelperThread } from './
 // Node 20 needs the flag, set before the first WebAssembly heap is created (lib/engine/README.md).
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
+const log = componentLogger('worker');
+
 async function main() {
-  const token = process.env.TUNEBOARD_WORKER_TOKEN;
+  const { workerToken: token, serverUrl: baseUrl, workerId } = assertValidConfig();
   if (!token) {
-    console.error('TUNEBOARD_WORKER_TOKEN is required (the server accepts the same value for its worker routes)');
+    log.fatal('TUNEBOARD_WORKER_TOKEN is required (the server accepts the same value for its worker routes)');
     process.exit(2);
   }
-  const baseUrl = process.env.TUNEBOARD_SERVER_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
-  const workerId = process.env.TUNEBOARD_WORKER_ID ?? `${os.hostname()}:${process.pid}`;
   const handlers = trainingHandlers();
   if (Object.keys(handlers).length === 0) {
-    console.error('[worker] this build has no training handlers; nothing to run');
+    log.fatal('this build has no training handlers; nothing to run');
     process.exit(1);
   }
   const stop = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop.abort());
   // The parent server going away must not leave an orphaned trainer behind.
   process.on('disconnect', () => stop.abort());
-  console.log(`[worker] ${workerId} polling ${baseUrl} for ${Object.keys(handlers).join(', ')} jobs`);
+  log.info({ workerId, server: baseUrl, kinds: Object.keys(handlers) }, 'polling for jobs');
   await runWorkerLoop(httpProtocol({ baseUrl, token, workerId }), handlers, { signal: stop.signal });
 }
 
@@ -44,7 +45,7 @@ if (isSftHelperThread()) {
 } else {
   if (process.argv[1]) enableTrainingThreads(process.argv[1]);
   main().catch((err) => {
-    console.error('[worker] fatal', err);
+    log.fatal({ err }, 'worker stopped');
     process.exit(1);
   });
 }

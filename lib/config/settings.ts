@@ -1,0 +1,256 @@
+import os from 'node:os';
+import { z } from 'zod';
+
+/**
+ * Every environment variable Tuneboard reads, with its type, default and meaning. `lib/config` parses them
+ * all through one zod schema built from this list, and `scripts/config-table.ts` prints the README's
+ * configuration table from it (a test keeps the two equal), so a new variable is added here and nowhere else.
+ */
+export interface Setting {
+  /** The environment variable. */
+  env: string;
+  schema: z.ZodType;
+  /** The default as the README shows it. */
+  defaultText: string;
+  meaning: string;
+}
+
+/** What a bad value is told. */
+const positive = (what: string) => `must be a positive ${what}`;
+
+/** Unset and empty both mean "use the default", as a shell's `VAR=` would suggest. */
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : v));
+
+/** A positive number (fractions allowed: 0.5 MiB is 512 KiB). */
+const positiveNumber = optionalText.pipe(
+  z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || (Number.isFinite(Number(v)) && Number(v) > 0), positive('number'))
+    .transform((v) => (v === undefined ? undefined : Number(v))),
+);
+
+/** A positive count; fractions are floored as before (`2.5` threads is 2). */
+const positiveCount = optionalText.pipe(
+  z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || (Number.isFinite(Number(v)) && Number(v) >= 1), positive('integer'))
+    .transform((v) => (v === undefined ? undefined : Math.floor(Number(v)))),
+);
+
+/** Zero or more. */
+const count = optionalText.pipe(
+  z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || (Number.isFinite(Number(v)) && Number(v) >= 0), 'must be 0 or a positive integer')
+    .transform((v) => (v === undefined ? undefined : Math.floor(Number(v)))),
+);
+
+const httpUrl = optionalText.pipe(
+  z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || /^https?:\/\/[^/]/.test(v), 'must be an http:// or https:// URL'),
+);
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+export const SETTINGS: readonly Setting[] = [
+  { env: 'PORT', schema: positiveCount, defaultText: '`3000`', meaning: 'HTTP port of `npm start` / `npm run dev`' },
+  {
+    env: 'DATABASE_URL',
+    schema: optionalText,
+    defaultText: 'unset',
+    meaning:
+      'PostgreSQL connection string. Unset: embedded PGlite. Several server instances may share one PostgreSQL database.',
+  },
+  {
+    env: 'TUNEBOARD_DATA_DIR',
+    schema: optionalText,
+    defaultText: '`.data/pglite`',
+    meaning: 'PGlite data directory (`memory://` for a throw-away in-memory database)',
+  },
+  {
+    env: 'TUNEBOARD_ARTIFACT_DIR',
+    schema: optionalText,
+    defaultText: '`.data/artifacts`',
+    meaning: 'Artifact store (checkpoints, datasets)',
+  },
+  {
+    env: 'TUNEBOARD_MAX_BODY_MB',
+    schema: positiveNumber,
+    defaultText: '`256`',
+    meaning:
+      'Body limit of training-job and `/log` requests (trajectories carry per-token logprobs); larger bodies get 413',
+  },
+  {
+    env: 'TUNEBOARD_MAX_SMALL_BODY_MB',
+    schema: positiveNumber,
+    defaultText: '`8`',
+    meaning: 'Body limit of every other JSON route',
+  },
+  {
+    env: 'TUNEBOARD_MAX_CHECKPOINT_MB',
+    schema: positiveNumber,
+    defaultText: '`4096`',
+    meaning: 'Largest checkpoint a training worker may upload; larger uploads get 413',
+  },
+  {
+    env: 'TUNEBOARD_DB_POOL_SIZE',
+    schema: positiveCount,
+    defaultText: '`10`',
+    meaning: 'PostgreSQL connections per server process',
+  },
+  {
+    env: 'TUNEBOARD_BASE_MODELS_FILE',
+    schema: optionalText,
+    defaultText: '`config/base-models.json`',
+    meaning: 'Base models that models can be created from, and which backend serves each',
+  },
+  {
+    env: 'TUNEBOARD_BASE_MODELS_DIR',
+    schema: optionalText,
+    defaultText: 'the working directory',
+    meaning: "Where relative weight files and model paths of the base models resolve (e.g. `models/tiny-chat.safetensors`)",
+  },
+  {
+    env: 'TUNEBOARD_UPSTREAM_URL',
+    schema: httpUrl,
+    defaultText: 'unset',
+    meaning:
+      'The vLLM (OpenAI-compatible) server for `upstream` and `"serve": "vllm"` base models and their checkpoints (LoRA adapters named `entity/project/name:stepN`); without it those models answer 503',
+  },
+  {
+    env: 'TUNEBOARD_UPSTREAM_API_KEY',
+    schema: optionalText,
+    defaultText: 'unset',
+    meaning: 'Bearer key sent to `TUNEBOARD_UPSTREAM_URL`',
+  },
+  {
+    env: 'TUNEBOARD_VLLM_ADAPTER_DIR',
+    schema: optionalText,
+    defaultText: 'unset',
+    meaning:
+      'A folder Tuneboard and the vLLM server both read: checkpoints of `serve: "vllm"` models are written there as PEFT adapters before vLLM loads them; unset: only their base models are served',
+  },
+  {
+    env: 'TUNEBOARD_VLLM_ADAPTER_DIR_ON_SERVER',
+    schema: optionalText,
+    defaultText: '`TUNEBOARD_VLLM_ADAPTER_DIR`',
+    meaning: 'The same folder as the vLLM server sees it, when it is mounted at another path there',
+  },
+  {
+    env: 'TUNEBOARD_VLLM_MAX_LORAS',
+    schema: positiveCount,
+    defaultText: '`4`',
+    meaning: "vLLM's `--max-loras`: adapters kept loaded before the least recently used is unloaded",
+  },
+  {
+    env: 'TUNEBOARD_INFERENCE_THREADS',
+    schema: positiveCount,
+    defaultText: 'one per core, at most 2',
+    meaning: 'Worker threads that generate (continuous batching per model)',
+  },
+  {
+    env: 'TUNEBOARD_MODEL_CACHE_MB',
+    schema: positiveNumber,
+    defaultText: '`512`',
+    meaning: 'Weight cache per inference thread (LRU)',
+  },
+  {
+    env: 'TUNEBOARD_MAX_LOGPROBS',
+    schema: positiveCount,
+    defaultText: '`20`',
+    meaning: "Most `top_logprobs` / `prompt_logprobs` a chat request may ask for (vLLM's `--max-logprobs`)",
+  },
+  {
+    env: 'TUNEBOARD_RUNNER_CONCURRENCY',
+    schema: count,
+    defaultText: '`1`',
+    meaning: 'Training worker processes the server starts (`0`: none; use external workers)',
+  },
+  {
+    env: 'TUNEBOARD_TRAIN_THREADS',
+    schema: positiveCount,
+    defaultText: 'one per core, at most 2',
+    meaning: 'Threads per SFT job in a training worker (`1`: no helper thread)',
+  },
+  {
+    env: 'TUNEBOARD_WORKER_TOKEN',
+    schema: optionalText,
+    defaultText: 'unset',
+    meaning:
+      'Token that external training workers (`npm run worker`) present; the built-in runner gets a per-boot token',
+  },
+  {
+    env: 'TUNEBOARD_SERVER_URL',
+    schema: httpUrl,
+    defaultText: '`http://127.0.0.1:$PORT`',
+    meaning: 'The server an external worker (`npm run worker`) claims jobs from',
+  },
+  {
+    env: 'TUNEBOARD_WORKER_ID',
+    schema: optionalText,
+    defaultText: 'host name and process id',
+    meaning: 'How an external worker names itself in claims and leases',
+  },
+  {
+    env: 'TUNEBOARD_JOB_LEASE_SECONDS',
+    schema: positiveNumber,
+    defaultText: '`60`',
+    meaning: 'A job whose worker stops heart-beating for this long is recovered (requeued, or failed once it started)',
+  },
+  {
+    env: 'TUNEBOARD_JOB_IDLE_MINUTES',
+    schema: positiveNumber,
+    defaultText: '`30`',
+    meaning: 'A running job with no new event for this long fails',
+  },
+  {
+    env: 'TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS',
+    schema: positiveCount,
+    defaultText: '`5`',
+    meaning: 'Wrong passwords for one account within 15 minutes before each further attempt waits (1 s, doubling per failure)',
+  },
+  {
+    env: 'TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS',
+    schema: positiveCount,
+    defaultText: '`30`',
+    meaning: 'The same for one client address, over all accounts',
+  },
+  {
+    env: 'TUNEBOARD_PGLITE_RECYCLE_MB',
+    schema: positiveNumber,
+    defaultText: '`512`',
+    meaning: "The embedded database's heap size past which its thread is restarted while idle, giving the memory back",
+  },
+  {
+    env: 'TUNEBOARD_S3_ENDPOINT',
+    schema: httpUrl,
+    defaultText: 'unset',
+    meaning: 'S3-compatible object storage for artifacts instead of `TUNEBOARD_ARTIFACT_DIR` (with `TUNEBOARD_S3_BUCKET`)',
+  },
+  { env: 'TUNEBOARD_S3_BUCKET', schema: optionalText, defaultText: 'unset', meaning: 'Bucket of the artifact store' },
+  { env: 'TUNEBOARD_S3_REGION', schema: optionalText, defaultText: '`us-east-1`', meaning: 'Region used to sign requests' },
+  { env: 'TUNEBOARD_S3_ACCESS_KEY_ID', schema: optionalText, defaultText: 'unset', meaning: 'S3 access key id' },
+  { env: 'TUNEBOARD_S3_SECRET_ACCESS_KEY', schema: optionalText, defaultText: 'unset', meaning: 'S3 secret access key' },
+  { env: 'TUNEBOARD_S3_PREFIX', schema: optionalText, defaultText: 'unset', meaning: 'Key prefix inside the bucket' },
+  {
+    env: 'TUNEBOARD_LOG_LEVEL',
+    schema: optionalText.pipe(z.enum(LOG_LEVELS).optional()),
+    defaultText: '`info`',
+    meaning: `Least severe log level written (one JSON object per line on stdout): ${LOG_LEVELS.map((l) => `\`${l}\``).join(', ')}`,
+  },
+];
+
+export const SETTING_NAMES = SETTINGS.map((s) => s.env);
+
+/** The whole environment as one zod schema: each variable optional, typed, with a message naming it. */
+export const envSchema = z.object(Object.fromEntries(SETTINGS.map((s) => [s.env, s.schema])));
+
+export const defaultThreadCount = () => Math.min(2, os.availableParallelism());
