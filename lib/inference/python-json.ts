@@ -263,7 +263,9 @@ export function wireJson(value: unknown, floatKeys: ReadonlySet<string> = LOGPRO
     if (typeof v === 'object') {
       const parts: string[] = [];
       const order = (v as { [KEY_ORDER]?: string[] })[KEY_ORDER];
-      const entries = order ? order.map((k): [string, unknown] => [k, (v as Record<string, unknown>)[k]]) : Object.entries(v);
+      const entries = order
+        ? order.map((k): [string, unknown] => [k, (v as Record<string, unknown>)[k]])
+        : Object.entries(v);
       for (const [k, item] of entries) {
         if (item === undefined) continue; // as JSON.stringify: an undefined key is absent
         parts.push(`${JSON.stringify(k)}:${write(item, k)}`);
