@@ -206,7 +206,12 @@ describe('sampleNext', () => {
       new Generator(1),
     );
     expect(r.tokenId).toBe(4);
-    const free = sampleNext(L, params({ badWordsTokenIds: [[0], [1], [2], [3], [4], [5]] }), new SequenceState(), new Generator(1));
+    const free = sampleNext(
+      L,
+      params({ badWordsTokenIds: [[0], [1], [2], [3], [4], [5]] }),
+      new SequenceState(),
+      new Generator(1),
+    );
     expect(free.tokenId).toBe(1);
   });
 });

@@ -384,7 +384,12 @@ export function sampledFirstTopLogprobs(logprobs: ArrayLike<number>, sampledId: 
   return sampledFirstOf(topTokens(logprobs, n), sampledId, logprobs[sampledId], n);
 }
 
-function sampledFirstOf(ranked: readonly TokenLogprob[], sampledId: number, logprob: number, n: number): TokenLogprob[] {
+function sampledFirstOf(
+  ranked: readonly TokenLogprob[],
+  sampledId: number,
+  logprob: number,
+  n: number,
+): TokenLogprob[] {
   if (n <= 0) return [];
   const others = ranked.filter((t) => t.tokenId !== sampledId);
   return [{ tokenId: sampledId, logprob }, ...others].slice(0, n);

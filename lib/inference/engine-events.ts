@@ -22,11 +22,14 @@ export interface TokenEvent {
   tokenId: number;
   /** Text this token adds to the output, from the incremental detokenizer. */
   text: string;
-  /** The token decoded on its own (vLLM's `decoded_token`): the `token`/`bytes` of its logprobs entry. */
+  /**
+   * vLLM's `decoded_token`, the `token`/`bytes` of its logprobs entry: the token decoded on its own, or for
+   * a piece of a multi-byte character what `vllmDecodedTokens` (logprobs.ts) gives.
+   */
   tokenText: string;
   /** Log-probability of the sampled token under the raw logits. */
   logprob: number;
-  /** The best candidates by rank, best first, at least `top_logprobs` of them (may include the sampled token). */
+  /** The `top_logprobs` best candidates by rank, best first (the sampled token may be among them). */
   topLogprobs: readonly TokenCandidate[];
   /** Set on the last token of the choice. */
   finishReason?: Exclude<FinishReason, 'tool_calls'>;

@@ -4,7 +4,7 @@ import { withKeyOrder } from './python-json';
 /** One candidate token as the engine reports it. */
 export interface TokenCandidate {
   tokenId: number;
-  /** The token decoded on its own (U+FFFD for an incomplete UTF-8 sequence), as vLLM's `decoded_token`. */
+  /** vLLM's `decoded_token` (see {@link vllmDecodedTokens}: `""` or a joined text for pieces of a character). */
   tokenText: string;
   /** Raw log-probability (log_softmax of the unprocessed logits, docs/contract.md §8.4 step 1); may be −Infinity. */
   logprob: number;

@@ -118,7 +118,11 @@ describe('chunk contents and key presence', () => {
     const stopped = await run({ stop_token_ids: [42] }, [
       token(0, 42, '\n', -1, { finishReason: 'stop', stopReason: 42 }),
     ]);
-    expect(choiceOf(payloads(stopped)[1])).toMatchObject({ delta: { content: '' }, finish_reason: 'stop', stop_reason: 42 });
+    expect(choiceOf(payloads(stopped)[1])).toMatchObject({
+      delta: { content: '' },
+      finish_reason: 'stop',
+      stop_reason: 42,
+    });
     const kept = await run({ stop_token_ids: [42], include_stop_str_in_output: true }, [
       token(0, 42, '\n', -1, { finishReason: 'stop', stopReason: 42 }),
     ]);

@@ -35,7 +35,11 @@ import { toGenerationRequest, type WireSequence } from './wire';
  */
 
 const tok = new Tokenizer(
-  trainBpeMerges(['the nut tt utter tenet nu ab abab tut te et', 'a nut, the tent; ab-ab tt'], 24, defaultTokenizerConfig()),
+  trainBpeMerges(
+    ['the nut tt utter tenet nu ab abab tut te et', 'a nut, the tent; ab-ab tt'],
+    24,
+    defaultTokenizerConfig(),
+  ),
 );
 const EOS = tok.specialTokenId('<|im_end|>') as number;
 const CTX_LEN = 96;
@@ -152,7 +156,9 @@ async function nonStreamed(body: Record<string, unknown>): Promise<ChoiceResult[
   }));
 }
 
-async function streamed(body: Record<string, unknown>): Promise<{ choices: ChoiceResult[]; chunks: ChatCompletionChunk[] }> {
+async function streamed(
+  body: Record<string, unknown>,
+): Promise<{ choices: ChoiceResult[]; chunks: ChatCompletionChunk[] }> {
   const s = validate({ ...body, stream: true });
   if (!s) throw new Error('valid without streaming but refused when streamed');
   const enc = new ChatStreamEncoder(s, { created, promptTokenIds: PROMPT });
@@ -207,7 +213,12 @@ class RefDecodeStream {
 }
 
 /** vLLM's check_stop_strings, on code points like Python's str. Returns [stop, truncate_to | −1]. */
-function refCheckStopStrings(text: string, newCharCount: number, stops: string[], include: boolean): [string, number] | null {
+function refCheckStopStrings(
+  text: string,
+  newCharCount: number,
+  stops: string[],
+  include: boolean,
+): [string, number] | null {
   if (!newCharCount || stops.length === 0) return null;
   const out = codePoints(text);
   let best: string | null = null;
@@ -450,7 +461,10 @@ describe('chat completions against vLLM rules: seeded differential test', () => 
           const { logprobs: a, ...rest } = single![0];
           const { logprobs: b, ...expected } = whole[i];
           expect(rest, `${label}: n=1 seed+${i} = choice ${i}`).toEqual(expected);
-          const values = (l: unknown[]) => JSON.stringify(l).match(/-?\d+\.\d+(e-?\d+)?/g)?.map(Number) ?? [];
+          const values = (l: unknown[]) =>
+            JSON.stringify(l)
+              .match(/-?\d+\.\d+(e-?\d+)?/g)
+              ?.map(Number) ?? [];
           values(a).forEach((v, k) => expect(v).toBeCloseTo(values(b)[k], 5));
         }
         counts.choicesSplit++;

@@ -219,6 +219,62 @@ describe('chat completions through the openai SDK', () => {
     expect(['yes', 'no', 'maybe later']).toContain(choice.choices[0].message.content);
   });
 
+  it('matches current vLLM on the differential probe’s examples (docs/vllm-compat.md)', async () => {
+    const user = await createUser();
+    const sdk = client(user);
+    const ask = (extra: Record<string, unknown>) =>
+      sdk.chat.completions.create({
+        model: TEST_BASE_MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        seed: 1,
+        ...extra,
+      } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming) as unknown as Promise<Record<string, unknown>>;
+    type Choice = { message: { content: string }; finish_reason: string; stop_reason: unknown; token_ids: number[] };
+    const first = (r: Record<string, unknown>) => (r.choices as Choice[])[0];
+    // A stop id that is also the max_tokens-th token: stop wins over length, and its text is not content.
+    const stopId = first(await ask({ max_tokens: 1, allowed_token_ids: [120], stop_token_ids: [120] }));
+    expect([stopId.message.content, stopId.finish_reason, stopId.stop_reason]).toEqual(['', 'stop', 120]);
+    // An incomplete UTF-8 sequence at the end is held back, never U+FFFD.
+    const partial = first(await ask({ max_tokens: 2, allowed_token_ids: [154] }));
+    expect([partial.message.content, partial.finish_reason]).toEqual(['', 'length']);
+    // A grammar ends only at EOS: the stop id is not one of its terminators.
+    const regex = first(
+      await ask({ max_tokens: 8, structured_outputs: { regex: 'ab' }, stop_token_ids: [120], return_token_ids: true, temperature: 0 }),
+    );
+    expect(regex.token_ids.slice(0, 2)).toEqual([97, 98]);
+    expect(regex.token_ids).not.toContain(120);
+    expect([regex.message.content, regex.finish_reason, regex.stop_reason]).toEqual(['ab', 'stop', null]);
+    // Streamed, an EOS / stop chunk carries content "" (no tool parser), not an empty delta.
+    const stream = await sdk.chat.completions.create({
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user', content: 'x' }],
+      max_tokens: 1,
+      stream: true,
+      ...{ allowed_token_ids: [120], stop_token_ids: [120] }, // vLLM extension fields
+    });
+    const deltas: unknown[] = [];
+    for await (const chunk of stream) for (const c of chunk.choices) deltas.push(c.delta);
+    expect(deltas.at(-1)).toEqual({ content: '' });
+    // JSON whitespace is bounded, so a small schema closes within 48 tokens for every seed.
+    const schema = {
+      type: 'object',
+      properties: { ok: { type: 'boolean' }, n: { type: 'integer', minimum: 0, maximum: 99 } },
+      required: ['ok', 'n'],
+    };
+    for (const seed of [1, 2, 3, 4]) {
+      const res = await sdk.chat.completions.create({
+        model: TEST_BASE_MODEL,
+        messages: [{ role: 'user', content: 'JSON please' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+        max_tokens: 48,
+        temperature: 1,
+        seed,
+      });
+      expect(res.choices[0].finish_reason).toBe('stop');
+      expect(Object.keys(JSON.parse(res.choices[0].message.content!))).toEqual(['ok', 'n']);
+    }
+  });
+
   it('rejects a structured output it cannot enforce with a 400 before generating', async () => {
     const user = await createUser();
     await expect(
