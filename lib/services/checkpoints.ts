@@ -6,6 +6,7 @@ import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 import { deleteArtifacts } from '@/lib/storage';
 import type { Principal } from './accounts';
 import { requireModel, toCheckpointDto } from './models';
+import { requirePermission } from './permissions';
 
 export async function listCheckpoints(
   principal: Principal,
@@ -31,6 +32,7 @@ export async function listCheckpoints(
 export async function deleteCheckpoints(principal: Principal, modelId: string, steps: number[]) {
   const db = await getDb();
   const model = await requireModel(principal, modelId);
+  requirePermission(principal, model.entityId, 'delete_checkpoints');
   const unique = [...new Set(steps)];
   const deleted = await modelsRepo.deleteCheckpointsBySteps(db, model.id, unique);
   const deletedSteps = new Set(deleted.map((d) => d.step));

@@ -8,6 +8,7 @@ import type { ListEnvelope } from '@/lib/schemas/common';
 import { toList } from '@/lib/schemas/common';
 import type { CreateModelBody, ModelDto, ModelSummaryDto } from '@/lib/schemas/models';
 import { deleteArtifacts } from '@/lib/storage';
+import { requirePermission } from './permissions';
 import { accessibleEntityIds, entityByName, isUniqueViolation, type Principal } from './accounts';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
 import { bestMetrics } from '@/lib/db/repositories/best-metrics';
@@ -82,6 +83,7 @@ export async function createModel(principal: Principal, body: CreateModelBody): 
 export async function deleteModel(principal: Principal, modelId: string) {
   const db = await getDb();
   const model = await requireModel(principal, modelId);
+  requirePermission(principal, model.entityId, 'delete_model');
   const counts = await db.transaction(async (tx) => {
     if (!(await modelsRepo.lockModel(tx, model.id))) throw ApiError.notFound(MODEL_NOT_FOUND);
     // Open jobs end with a terminal event so that pollers stop cleanly; jobs and events stay readable (compat §2.2).

@@ -17,6 +17,7 @@ import { accessibleEntityIds, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
+import { requirePermission } from './permissions';
 import { recordTrajectories } from './trajectories';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';
 
@@ -53,6 +54,7 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
     const row = await trainingRepo.insertJob(tx, {
       entityId: model.entityId,
       modelId: model.id,
+      createdBy: principal.userId,
       kind: 'rl',
       config: { ...config, num_groups: body.trajectory_groups.length },
       baseStep: latest?.step ?? null,
@@ -80,6 +82,7 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
   const job = await trainingRepo.insertJob(db, {
     entityId: model.entityId,
     modelId: model.id,
+    createdBy: principal.userId,
     kind: 'sft',
     config: {
       ...config,
@@ -157,5 +160,6 @@ export async function listEvents(
 
 export async function cancelTrainingJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
   const job = await requireJob(principal, jobId);
+  if (job.createdBy !== principal.userId) requirePermission(principal, job.entityId, 'cancel_any_job');
   return toJobDto(await cancelJob(job.id));
 }
