@@ -35,6 +35,11 @@ export interface RouteDefinition<P, Q, B, R> {
    */
   nulAllowedUnder?: string[];
   response?: R;
+  /**
+   * OpenAPI only: the request body of a route that streams it itself (uploads) instead of parsing it with
+   * `body`, as an OpenAPI Request Body Object's `content` map (media type → schema and example).
+   */
+  streamedBody?: { description: string; content: Record<string, { schema: Record<string, unknown>; example?: unknown }> };
   /** HTTP status of a successful non-Response result. */
   status?: number;
   /** OpenAPI: one-line summary, longer description, tag, and whether the route extends the interface. */

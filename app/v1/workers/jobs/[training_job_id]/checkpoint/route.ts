@@ -15,6 +15,10 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       query: workerIdQuerySchema,
+      streamedBody: {
+        description: 'The trained weights as a safetensors file, streamed as the raw body',
+        content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+      },
       response: z.object({ artifact_key: z.string() }),
     },
     async ({ req, params, query }) => {
