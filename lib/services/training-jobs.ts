@@ -5,6 +5,7 @@ import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import { toList, type ListEnvelope } from '@/lib/schemas/common';
 import {
+  ignoredRlSettings,
   resolveRlConfig,
   resolveSftConfig,
   type createRlJobBodySchema,
@@ -56,7 +57,11 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
       modelId: model.id,
       createdBy: principal.userId,
       kind: 'rl',
-      config: { ...config, num_groups: body.trajectory_groups.length },
+      config: {
+        ...config,
+        num_groups: body.trajectory_groups.length,
+        ignored_settings: ignoredRlSettings(body.experimental_config),
+      },
       baseStep: latest?.step ?? null,
     });
     // The rollouts describe the policy that produced them: their train/* metrics go on the
