@@ -56,6 +56,17 @@ export const config = {
   get loginAddressAttempts(): number {
     return intEnv('TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS', 30);
   },
+  /** bench:train only: a Python interpreter with PyTorch for the anchor (else a venv, PATH, /usr/bin/python3). */
+  get benchPython(): string | undefined {
+    return process.env.TUNEBOARD_BENCH_PYTHON || undefined;
+  },
+  /** The active virtual environment (set by `source venv/bin/activate`), searched for PyTorch by bench:train. */
+  get virtualEnv(): string | undefined {
+    return process.env.VIRTUAL_ENV || undefined;
+  },
+  get searchPath(): string {
+    return process.env.PATH ?? '';
+  },
   get isProduction(): boolean {
     return process.env.NODE_ENV === 'production';
   },
