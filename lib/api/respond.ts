@@ -1,4 +1,5 @@
 import { ApiError } from './errors';
+import { storageFaultMessage } from '@/lib/storage/faults';
 
 /** Preview (training) routes answer FastAPI-style; chat routes answer with vLLM/OpenAI's envelope (compat §1.4). */
 export type ErrorFlavor = 'preview' | 'chat';
@@ -28,8 +29,15 @@ const CHAT_TYPES: Record<number, string> = {
 /** The single mapping from thrown errors to HTTP responses. Unknown errors never leak their text. */
 export function errorResponse(err: unknown, flavor: ErrorFlavor): Response {
   if (!(err instanceof ApiError)) {
-    console.error('[tuneboard] unhandled error', err);
-    err = new ApiError('internal', 'Internal server error');
+    // Storage faults are the operator's to fix and the client's to know about: say which, never a bare 500.
+    const fault = storageFaultMessage(err);
+    if (fault) {
+      console.error(`[tuneboard] ${fault}:`, (err as Error).message);
+      err = new ApiError('unavailable', fault);
+    } else {
+      console.error('[tuneboard] unhandled error', err);
+      err = new ApiError('internal', 'Internal server error');
+    }
   }
   const e = err as ApiError;
   const headers: Record<string, string> = { ...e.headers };

@@ -6,7 +6,7 @@ import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import { loadTrainingExamples } from '@/lib/services/datasets';
-import { putArtifactStream } from '@/lib/storage';
+import { probeArtifactStore, putArtifactStream, storageFaultMessage } from '@/lib/storage';
 import { checkpointKey } from './protocol';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
 
@@ -64,6 +64,15 @@ export async function claimJob(
   ]);
   if (!model) {
     // Deleted between claim and now: deletion already failed the job, nothing to run.
+    return null;
+  }
+  // A job that cannot save its checkpoint must not train first and fail at the end with a vague error.
+  try {
+    await probeArtifactStore();
+  } catch (err) {
+    const fault = storageFaultMessage(err) ?? 'The artifact store cannot be written';
+    console.error(`[tuneboard] ${fault}; failing job ${job.id} before training:`, (err as Error).message);
+    await db.transaction(async (tx) => failInTx(tx, (await queueRepo.lockJob(tx, job.id))!, `${fault}: the checkpoint could not be saved`));
     return null;
   }
   return {

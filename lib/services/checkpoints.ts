@@ -37,7 +37,12 @@ export async function deleteCheckpoints(principal: Principal, modelId: string, s
   const deleted = await modelsRepo.deleteCheckpointsBySteps(db, model.id, unique);
   const deletedSteps = new Set(deleted.map((d) => d.step));
   for (const row of deleted) {
-    if (row.artifactKey) await deleteArtifacts(row.artifactKey);
+    // The rows are gone already; a file the store cannot remove now is swept later, never a failed delete.
+    if (row.artifactKey) {
+      await deleteArtifacts(row.artifactKey).catch((err) =>
+        console.error(`[tuneboard] checkpoint file ${row.artifactKey} left for the orphan sweep:`, (err as Error).message),
+      );
+    }
   }
   return { deleted_count: deleted.length, not_found_steps: unique.filter((s) => !deletedSteps.has(s)) };
 }

@@ -98,7 +98,11 @@ export async function deleteModel(principal: Principal, modelId: string) {
     }
     return modelsRepo.deleteModelRow(tx, model.id);
   });
-  await deleteArtifacts(`models/${model.id}`);
+  // Rows first, in one transaction: they are what every reader trusts. Files left behind by a failing store
+  // are unreachable once the rows are gone, and the orphan sweep removes them (lib/services/artifact-sweep.ts).
+  await deleteArtifacts(`models/${model.id}`).catch((err) =>
+    console.error(`[tuneboard] files of deleted model ${model.id} left for the orphan sweep:`, (err as Error).message),
+  );
   return { model_id: model.id, deleted_checkpoints: counts.checkpoints, deleted_run: counts.runs > 0 };
 }
 
