@@ -4,6 +4,7 @@ import { parseJsonText, readBodyText } from './body';
 import { ApiError, zodIssuesToValidation, type ValidationIssue } from './errors';
 import { errorResponse, json, type ErrorFlavor } from './respond';
 import { assertSessionWriteAllowed } from './session-cookie';
+import { admitLargeBody, type LargeBodySlot } from './large-bodies';
 import { config } from '@/lib/config';
 import type { Principal } from '@/lib/services/accounts';
 
@@ -105,6 +106,7 @@ export function route(
   /* eslint-enable @typescript-eslint/no-explicit-any */
   const flavor = def.flavor ?? 'preview';
   const handle: RouteHandler = async (req, ctx) => {
+    let largeSlot: LargeBodySlot | undefined;
     try {
       if (def.auth === 'worker') authenticateWorker(req);
       const principal = def.auth === 'public' || def.auth === 'worker' ? undefined : await authenticate(req, flavor);
@@ -137,7 +139,11 @@ export function route(
       }
       if (def.body) {
         const limit = def.bodyLimit === 'large' ? config.largeBodyLimitBytes : config.smallBodyLimitBytes;
-        const parsedText = parseJsonText(await readBodyText(req, limit), flavor);
+        const large =
+          def.bodyLimit === 'large'
+            ? { threshold: config.smallBodyLimitBytes, admit: () => void (largeSlot = admitLargeBody()) }
+            : undefined;
+        const parsedText = parseJsonText(await readBodyText(req, limit, large), flavor);
         if (!parsedText.present) {
           throw ApiError.validation([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
         }
@@ -163,6 +169,9 @@ export function route(
       return json(result, { status: def.status ?? 200 });
     } catch (err) {
       return errorResponse(err, flavor);
+    } finally {
+      // Held until the handler is done with the parsed body, not just until it was read.
+      largeSlot?.release();
     }
   };
   handle.definition = def;

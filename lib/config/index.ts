@@ -67,6 +67,10 @@ export const config = {
   get searchPath(): string {
     return process.env.PATH ?? '';
   },
+  /** Requests with bodies past the small limit that one process handles at once; more get 429 + Retry-After. */
+  get maxLargeRequests(): number {
+    return intEnv('TUNEBOARD_MAX_LARGE_REQUESTS', 2);
+  },
   get isProduction(): boolean {
     return process.env.NODE_ENV === 'production';
   },
