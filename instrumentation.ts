@@ -23,4 +23,11 @@ export async function register() {
   const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/server/builtin-runner');
   await startBuiltinRunner({ port: settings.port, embeddedDatabase: handle.kind === 'pglite' });
   process.once('exit', stopBuiltinRunner);
+  // Files a crash or a failing store left behind (rows are always deleted first); in the background.
+  const { sweepOrphanArtifacts } = await import('./lib/services/artifact-sweep');
+  sweepOrphanArtifacts()
+    .then((swept) => {
+      if (swept.models + swept.datasets + swept.tempFiles > 0) console.log('[tuneboard] orphan artifacts removed', swept);
+    })
+    .catch((err) => console.error('[tuneboard] orphan sweep failed:', (err as Error).message));
 }

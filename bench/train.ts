@@ -2,13 +2,16 @@
  * Training throughput of the built-in engine next to PyTorch CPU on the same shapes:
  *   npm run bench:train            (add -- --quick for fewer steps)
  * Each engine measurement runs in its own child process so its peak RSS is its own. PyTorch runs
- * a reference PyTorch script kept beside the checkout (../shared/anchors/torch_tiny_gpt.py) with Debian's python3-torch (/usr/bin/python3), one thread, like
- * the engine (one thread per worker).
+ * bench/anchors/torch_tiny_gpt.py with the first Python that imports torch (TUNEBOARD_BENCH_PYTHON, the
+ * active venv, PATH, Debian's python3-torch; see torch-python.ts), one thread, like the engine (one thread
+ * per worker).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
+import { config } from '../lib/config';
+import { findTorchPython } from './torch-python';
 
 interface Shape {
   label: string;
@@ -163,10 +166,19 @@ async function child(kind: 'sft' | 'sft2' | 'rl', shape: Shape, steps: number): 
   };
 }
 
+let torchPython: ReturnType<typeof findTorchPython> | undefined;
+
 function torch(shape: Shape, steps: number, threads: number): { tokensPerSecond: number; line: string } | null {
-  const script = path.resolve(__dirname, '../../shared/anchors/torch_tiny_gpt.py');
+  torchPython ??= findTorchPython({ explicit: config.benchPython, virtualEnv: config.virtualEnv, pathVar: config.searchPath });
+  if (!torchPython) {
+    console.error(
+      '[bench] PyTorch not found in TUNEBOARD_BENCH_PYTHON, $VIRTUAL_ENV, PATH or /usr/bin/python3: pip install torch, or apt-get install -y python3-torch',
+    );
+    return null;
+  }
+  const script = path.resolve(__dirname, 'anchors/torch_tiny_gpt.py');
   const res = spawnSync(
-    '/usr/bin/python3',
+    torchPython.python,
     [script, ...[shape.layers, shape.d, shape.ctx, shape.batch, VOCAB, steps, threads].map(String)],
     {
       encoding: 'utf8',
@@ -177,7 +189,7 @@ function torch(shape: Shape, steps: number, threads: number): { tokensPerSecond:
   const m = /train_tok\/s=(\d+)/.exec(line);
   if (!m) {
     console.error(
-      `[bench] PyTorch did not run (${res.stderr?.trim().split('\n').at(-1) ?? res.error?.message}); apt-get install -y python3-torch`,
+      `[bench] PyTorch (${torchPython.python}) did not run: ${res.stderr?.trim().split('\n').at(-1) ?? res.error?.message}`,
     );
     return null;
   }

@@ -6,13 +6,29 @@ import { JSON_TOO_DEEP_MESSAGE, jsonNestingExceeds } from '@/lib/schemas/json-de
  * Reads a request body up to `limit` bytes without trusting Content-Length alone (chunked uploads
  * have none). Past the limit the stream is cancelled and the caller gets a 413.
  */
-export async function readBodyText(req: Request, limit: number): Promise<string> {
+export async function readBodyText(
+  req: Request,
+  limit: number,
+  large?: { threshold: number; admit: () => void },
+): Promise<string> {
   const tooLarge = () => new ApiError('payload_too_large', 'Request body too large');
   const declared = Number(req.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  // A body known (or found, while reading) to be large must be admitted before it is held in memory.
+  let admitted = false;
+  const admit = () => {
+    if (!admitted && large) {
+      admitted = true;
+      large.admit();
+    }
+  };
+  if (large && Number.isFinite(declared) && declared > large.threshold) admit();
   if (!req.body) return '';
   const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
+  // Decoded as it arrives, so that the raw chunks are released as they go instead of being held next to
+  // a concatenated copy and the final string.
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
   let total = 0;
   for (;;) {
     let chunk: ReadableStreamReadResult<Uint8Array>;
@@ -29,9 +45,18 @@ export async function readBodyText(req: Request, limit: number): Promise<string>
       await reader.cancel().catch(() => undefined);
       throw tooLarge();
     }
-    chunks.push(value);
+    if (large && total > large.threshold) {
+      try {
+        admit();
+      } catch (err) {
+        await reader.cancel().catch(() => undefined);
+        throw err;
+      }
+    }
+    parts.push(decoder.decode(value, { stream: true }));
   }
-  return Buffer.concat(chunks, total).toString('utf8');
+  parts.push(decoder.decode());
+  return parts.join('');
 }
 
 export type ParsedBody = { present: false } | { present: true; value: unknown };

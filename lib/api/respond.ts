@@ -1,6 +1,7 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { componentLogger } from '@/lib/logger';
+import { storageFaultMessage } from '@/lib/storage/faults';
 
 const log = componentLogger('api');
 
@@ -32,8 +33,15 @@ const CHAT_TYPES: Record<number, string> = {
 /** The single mapping from thrown errors to HTTP responses. Unknown errors never leak their text. */
 export function errorResponse(err: unknown, flavor: ErrorFlavor): Response {
   if (!(err instanceof ApiError)) {
-    log.error({ err }, 'unhandled error');
-    err = new ApiError('internal', 'Internal server error');
+    // Storage faults are the operator's to fix and the client's to know about: say which, never a bare 500.
+    const fault = storageFaultMessage(err);
+    if (fault) {
+      log.error({ err: (err as Error).message }, fault);
+      err = new ApiError('unavailable', fault);
+    } else {
+      log.error({ err }, 'unhandled error');
+      err = new ApiError('internal', 'Internal server error');
+    }
   }
   const e = err as ApiError;
   const headers: Record<string, string> = { ...e.headers };

@@ -6,6 +6,7 @@ import { ApiError, type ValidationIssue } from '@/lib/errors';
 import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
 import { errorResponse, json, type ErrorFlavor } from './respond';
 import { assertSessionWriteAllowed } from './session-cookie';
+import { admitLargeBody, type LargeBodySlot } from './large-bodies';
 import { config } from '@/lib/config';
 import type { Principal } from '@/lib/services/accounts';
 import { componentLogger, withRequestContext } from '@/lib/logger';
@@ -46,6 +47,11 @@ export interface RouteDefinition<P, Q, B, R> {
    */
   nulAllowedUnder?: string[];
   response?: R;
+  /**
+   * OpenAPI only: the request body of a route that streams it itself (uploads) instead of parsing it with
+   * `body`, as an OpenAPI Request Body Object's `content` map (media type → schema and example).
+   */
+  streamedBody?: { description: string; content: Record<string, { schema: Record<string, unknown>; example?: unknown }> };
   /** HTTP status of a successful non-Response result. */
   status?: number;
   /** OpenAPI: one-line summary, longer description, tag, and whether the route extends the interface. */
@@ -121,6 +127,7 @@ export function route(
     return response;
   };
   const respond = async (req: Request, ctx: Parameters<RouteHandler>[1]): Promise<Response> => {
+    let largeSlot: LargeBodySlot | undefined;
     try {
       if (def.auth === 'worker') authenticateWorker(req);
       const principal = def.auth === 'public' || def.auth === 'worker' ? undefined : await authenticate(req, flavor);
@@ -153,7 +160,11 @@ export function route(
       }
       if (def.body) {
         const limit = def.bodyLimit === 'large' ? config.largeBodyLimitBytes : config.smallBodyLimitBytes;
-        const parsedText = parseJsonText(await readBodyText(req, limit), flavor);
+        const large =
+          def.bodyLimit === 'large'
+            ? { threshold: config.smallBodyLimitBytes, admit: () => void (largeSlot = admitLargeBody()) }
+            : undefined;
+        const parsedText = parseJsonText(await readBodyText(req, limit, large), flavor);
         if (!parsedText.present) {
           throw ApiError.validation([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
         }
@@ -179,6 +190,9 @@ export function route(
       return json(result, { status: def.status ?? 200 });
     } catch (err) {
       return errorResponse(err, flavor);
+    } finally {
+      // Held until the handler is done with the parsed body, not just until it was read.
+      largeSlot?.release();
     }
   };
   handle.definition = def;

@@ -73,6 +73,13 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
      * thread is restarted while idle, which gives the memory back. Not for `memory://` databases.
      */
     pgliteRecycleHeapBytes: mib(raw.TUNEBOARD_PGLITE_RECYCLE_MB, 512),
+    /** Requests with bodies past the small limit that one process handles at once; more get 429 + Retry-After. */
+    maxLargeRequests: num(raw.TUNEBOARD_MAX_LARGE_REQUESTS, 2),
+    /** bench:train only: a Python interpreter with PyTorch for the anchor (else a venv, PATH, /usr/bin/python3). */
+    benchPython: text(raw.TUNEBOARD_BENCH_PYTHON),
+    /** The active virtual environment (`source venv/bin/activate`), searched for PyTorch by bench:train. */
+    virtualEnv: env.VIRTUAL_ENV || undefined,
+    searchPath: env.PATH ?? '',
     inferenceThreads: num(raw.TUNEBOARD_INFERENCE_THREADS, defaultThreadCount()),
     modelCacheBytes: num(raw.TUNEBOARD_MODEL_CACHE_MB, 512) * MiB,
     maxLogprobs: num(raw.TUNEBOARD_MAX_LOGPROBS, 20),

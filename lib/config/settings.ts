@@ -224,6 +224,18 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'The same for one client address, over all accounts',
   },
   {
+    env: 'TUNEBOARD_MAX_LARGE_REQUESTS',
+    schema: positiveCount,
+    defaultText: '`2`',
+    meaning: 'Requests with bodies past `TUNEBOARD_MAX_SMALL_BODY_MB` that one server process reads at once; more get 429 with Retry-After',
+  },
+  {
+    env: 'TUNEBOARD_BENCH_PYTHON',
+    schema: optionalText,
+    defaultText: 'unset',
+    meaning: '`bench:train` only: a Python with PyTorch for the reference run (else the active venv, `PATH`, `/usr/bin/python3`)',
+  },
+  {
     env: 'TUNEBOARD_PGLITE_RECYCLE_MB',
     schema: positiveNumber,
     defaultText: '`512`',

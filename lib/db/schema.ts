@@ -235,6 +235,8 @@ export const trainingJobs = pgTable(
     /** Set by the cancel endpoint; the worker sees it on its next heartbeat. */
     cancelRequestedAt: ts('cancel_requested_at'),
     attempts: integer('attempts').notNull().default(0),
+    /** The user who submitted the job: a plain team member may cancel only their own jobs. */
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
     createdAt: createdAt(),
     startedAt: ts('started_at'),
     finishedAt: ts('finished_at'),

@@ -77,7 +77,8 @@ export function buildOpenApiDocument(routes: RouteEntry[], info: { version: stri
       if (def.auth !== 'public') responses['401'] = errorBody(401);
       if (def.params) responses['404'] = errorBody(404);
       if (def.query || def.body) responses[chat ? '400' : '422'] = errorBody(chat ? 400 : 422);
-      if (def.body) responses['413'] = errorBody(413);
+      if (def.body || def.streamedBody) responses['413'] = errorBody(413);
+      if (def.streamedBody && !chat) responses['422'] = errorBody(422);
 
       const operation: Record<string, unknown> = {
         operationId: `${method.toLowerCase()}${entry.path.replace(/\{(\w+)\}/g, 'By_$1').replace(/[^a-zA-Z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
@@ -99,7 +100,9 @@ export function buildOpenApiDocument(routes: RouteEntry[], info: { version: stri
         security:
           def.auth === 'public' ? [] : def.auth === 'worker' ? [{ workerToken: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }],
       };
-      if (def.body) {
+      if (def.streamedBody) {
+        operation.requestBody = { required: true, ...def.streamedBody };
+      } else if (def.body) {
         operation.requestBody = {
           required: true,
           content: { 'application/json': { schema: toJsonSchema(def.body, 'input') } },

@@ -151,6 +151,36 @@ export function resolveRlConfig(raw: RlExperimentalConfig | null | undefined): R
 /** Keys of experimental_config that resolveRlConfig reads; any other is an extra setting. */
 export const RL_KNOWN_KEYS = [...Object.keys(rlExperimentalConfigSchema.shape)] as const;
 
+/**
+ * Settings that later clients send and the engines do not implement, each with the value that means "off".
+ * A job given another value trains without it, and says so in its training_started event (`ignored/<key>`)
+ * instead of dropping it silently. Performance knobs that cannot change the result (plot_tensors,
+ * packed_sequence_length, logprob_calculation_chunk_size) are not reported.
+ */
+const UNIMPLEMENTED_RL_SETTINGS: Record<string, unknown> = {
+  kl_penalty_coef: 0,
+  kl_penalty_source: null,
+  kl_ref_adapter_path: null,
+  scale_learning_rate_by_reward_std_dev: false,
+  truncated_importance_sampling: null,
+  num_trajectories_learning_rate_multiplier_power: 0,
+};
+
+/** `ignored/<key>` → the value as a number (booleans 1/0, other values 1), for each setting in effect but ignored. */
+export function ignoredRlSettings(raw: Record<string, unknown> | null | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, off] of Object.entries(UNIMPLEMENTED_RL_SETTINGS)) {
+    const value = raw?.[key];
+    if (value === undefined || value === null || value === off) continue;
+    out[`ignored/${key}`] = typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'boolean' ? Number(value) : 1;
+  }
+  const level = raw?.importance_sampling_level;
+  if (typeof level === 'string' && !(IMPORTANCE_SAMPLING_LEVELS as readonly string[]).includes(level)) {
+    out['ignored/importance_sampling_level'] = 1;
+  }
+  return out;
+}
+
 export const createRlJobBodySchema = z.object({
   model_id: idSchema,
   trajectory_groups: z.array(trajectoryGroupSchema),

@@ -7,6 +7,10 @@ import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 import { deleteArtifacts } from '@/lib/storage';
 import type { Principal } from './accounts';
 import { requireModel, toCheckpointDto } from './models';
+import { requirePermission } from './permissions';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('checkpoints');
 
 export async function listCheckpoints(
   principal: Principal,
@@ -32,11 +36,17 @@ export async function listCheckpoints(
 export async function deleteCheckpoints(principal: Principal, modelId: string, steps: number[]) {
   const db = await getDb();
   const model = await requireModel(principal, modelId);
+  requirePermission(principal, model.entityId, 'delete_checkpoints');
   const unique = [...new Set(steps)];
   const deleted = await modelsRepo.deleteCheckpointsBySteps(db, model.id, unique);
   const deletedSteps = new Set(deleted.map((d) => d.step));
   for (const row of deleted) {
-    if (row.artifactKey) await deleteArtifacts(row.artifactKey);
+    // The rows are gone already; a file the store cannot remove now is swept later, never a failed delete.
+    if (row.artifactKey) {
+      await deleteArtifacts(row.artifactKey).catch((err) =>
+        log.warn({ key: row.artifactKey, err: (err as Error).message }, 'checkpoint file left for the orphan sweep'),
+      );
+    }
   }
   return { deleted_count: deleted.length, not_found_steps: unique.filter((s) => !deletedSteps.has(s)) };
 }

@@ -1,6 +1,7 @@
 import 'server-only';
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
+import { ApiError } from '@/lib/errors';
 
 const scrypt = promisify(crypto.scrypt) as (
   password: string,
@@ -12,9 +13,35 @@ const scrypt = promisify(crypto.scrypt) as (
 // OWASP's scrypt floor (N=2^17 would be stronger but costs ~130 MiB per hash; 2^15 keeps sign-in fast on 2 cores).
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keylen: 32, maxmem: 64 * 1024 * 1024 };
 
+/**
+ * scrypt runs on libuv's thread pool; dozens at once (a sign-in flood) take every core from the request
+ * thread, and health checks answered in seconds. One hash at a time per process, with a bounded queue:
+ * past it, callers get 429 at once instead of piling up.
+ */
+const MAX_QUEUED_HASHES = 32;
+let hashing = false;
+const hashQueue: (() => void)[] = [];
+
+export async function withHashingSlot<T>(fn: () => Promise<T>): Promise<T> {
+  if (hashing) {
+    if (hashQueue.length >= MAX_QUEUED_HASHES) {
+      throw new ApiError('rate_limited', 'Too many sign-in attempts at once: retry shortly', { headers: { 'retry-after': '1' } });
+    }
+    await new Promise<void>((resolve) => hashQueue.push(resolve));
+  }
+  hashing = true;
+  try {
+    return await fn();
+  } finally {
+    const next = hashQueue.shift();
+    if (next) next();
+    else hashing = false;
+  }
+}
+
 export async function hashPassword(password: string): Promise<string> {
   const salt = crypto.randomBytes(16);
-  const hash = await scrypt(password.normalize('NFKC'), salt, SCRYPT.keylen, SCRYPT);
+  const hash = await withHashingSlot(() => scrypt(password.normalize('NFKC'), salt, SCRYPT.keylen, SCRYPT));
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
@@ -22,12 +49,14 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, saltText, hashText] = stored.split('$');
   if (scheme !== 'scrypt' || !saltText || !hashText) return false;
   const expected = Buffer.from(hashText, 'base64url');
-  const actual = await scrypt(password.normalize('NFKC'), Buffer.from(saltText, 'base64url'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: SCRYPT.maxmem,
-  });
+  const actual = await withHashingSlot(() =>
+    scrypt(password.normalize('NFKC'), Buffer.from(saltText, 'base64url'), expected.length, {
+      N: Number(n),
+      r: Number(r),
+      p: Number(p),
+      maxmem: SCRYPT.maxmem,
+    }),
+  );
   return crypto.timingSafeEqual(actual, expected);
 }
 

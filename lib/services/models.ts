@@ -9,10 +9,14 @@ import type { ListEnvelope } from '@/lib/schemas/common';
 import { toList } from '@/lib/schemas/common';
 import type { CreateModelBody, ModelDto, ModelSummaryDto } from '@/lib/schemas/models';
 import { deleteArtifacts } from '@/lib/storage';
+import { requirePermission } from './permissions';
 import { accessibleEntityIds, entityByName, isUniqueViolation, type Principal } from './accounts';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
 import { bestMetrics } from '@/lib/db/repositories/best-metrics';
 import { newRunId } from './credentials';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('models');
 
 export const MODEL_NOT_FOUND = 'Model not found';
 
@@ -83,6 +87,7 @@ export async function createModel(principal: Principal, body: CreateModelBody): 
 export async function deleteModel(principal: Principal, modelId: string) {
   const db = await getDb();
   const model = await requireModel(principal, modelId);
+  requirePermission(principal, model.entityId, 'delete_model');
   const counts = await db.transaction(async (tx) => {
     if (!(await modelsRepo.lockModel(tx, model.id))) throw ApiError.notFound(MODEL_NOT_FOUND);
     // Open jobs end with a terminal event so that pollers stop cleanly; jobs and events stay readable (docs/contract.md §2.2).
@@ -97,7 +102,11 @@ export async function deleteModel(principal: Principal, modelId: string) {
     }
     return modelsRepo.deleteModelRow(tx, model.id);
   });
-  await deleteArtifacts(`models/${model.id}`);
+  // Rows first, in one transaction: they are what every reader trusts. Files left behind by a failing store
+  // are unreachable once the rows are gone, and the orphan sweep removes them (lib/services/artifact-sweep.ts).
+  await deleteArtifacts(`models/${model.id}`).catch((err) =>
+    log.warn({ modelId: model.id, err: (err as Error).message }, 'files of a deleted model left for the orphan sweep'),
+  );
   return { model_id: model.id, deleted_checkpoints: counts.checkpoints, deleted_run: counts.runs > 0 };
 }
 

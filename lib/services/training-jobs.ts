@@ -8,6 +8,7 @@ import { toList, type ListEnvelope } from '@/lib/schemas/common';
 import {
   extraSettings,
   resolveLora,
+  ignoredRlSettings,
   resolveRlConfig,
   resolveSftConfig,
   RL_KNOWN_KEYS,
@@ -22,6 +23,7 @@ import { accessibleEntityIds, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
+import { requirePermission } from './permissions';
 import { recordTrajectories } from './trajectories';
 import { waitingReason, waitingReasons } from './training-workers';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
@@ -60,6 +62,7 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
     const row = await trainingRepo.insertJob(tx, {
       entityId: model.entityId,
       modelId: model.id,
+      createdBy: principal.userId,
       kind: 'rl',
       config: {
         ...config,
@@ -67,6 +70,7 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
         lora: resolveLora(body.experimental_config),
         extra_settings: extraSettings(body.experimental_config, RL_KNOWN_KEYS),
         num_groups: body.trajectory_groups.length,
+        ignored_settings: ignoredRlSettings(body.experimental_config),
       },
       baseStep: latest?.step ?? null,
     });
@@ -93,6 +97,7 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
   const job = await trainingRepo.insertJob(db, {
     entityId: model.entityId,
     modelId: model.id,
+    createdBy: principal.userId,
     kind: 'sft',
     config: {
       ...config,
@@ -177,5 +182,6 @@ export async function listEvents(
 
 export async function cancelTrainingJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
   const job = await requireJob(principal, jobId);
+  if (job.createdBy !== principal.userId) requirePermission(principal, job.entityId, 'cancel_any_job');
   return toJobDto(await cancelJob(job.id), null);
 }

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { config } from '@/lib/config';
 import { LocalArtifactStore } from './local';
 import { S3ArtifactStore, s3OptionsFromEnv } from './s3';
@@ -27,3 +28,28 @@ export const artifactExists = (key: string) => store().exists(key);
 export const listArtifacts = (prefix: string) => store().list(prefix);
 export const deleteArtifacts = (prefix: string) => store().deletePrefix(prefix);
 export type { ArtifactStore } from './types';
+export { storageFaultMessage } from './faults';
+
+/** Writes and removes a small probe, so that a job learns before training that its checkpoint could not be saved. */
+export async function probeArtifactStore(): Promise<void> {
+  const key = `.probe/${crypto.randomUUID()}`;
+  await putArtifact(key, 'probe');
+  await deleteArtifacts(key);
+}
+
+/**
+ * Local store only (S3 writes are atomic and buckets have lifecycle rules): removes `.tmp-` files older than
+ * `minAgeMs`, which a crash during a write leaves behind, and reports how many it removed.
+ */
+export async function sweepTempFiles(minAgeMs: number): Promise<number> {
+  if (s3OptionsFromEnv()) return 0;
+  return new LocalArtifactStore(config.artifactDir).sweepTemp(minAgeMs);
+}
+
+/** Milliseconds since a local artifact or folder last changed; null on S3 or when missing. */
+export async function artifactAgeMs(key: string): Promise<number | null> {
+  if (s3OptionsFromEnv()) return null;
+  return new LocalArtifactStore(config.artifactDir).ageMs(key);
+}
+
+export const isLocalArtifactStore = () => !s3OptionsFromEnv();

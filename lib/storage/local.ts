@@ -106,6 +106,38 @@ export class LocalArtifactStore implements ArtifactStore {
     }
   }
 
+  async sweepTemp(minAgeMs: number): Promise<number> {
+    let entries: string[];
+    try {
+      entries = await fsp.readdir(this.root, { recursive: true });
+    } catch (err) {
+      if (isMissing(err)) return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const entry of entries.filter((e) => path.basename(e).includes('.tmp-'))) {
+      const file = path.join(this.root, entry);
+      const age = await this.ageOf(file);
+      if (age !== null && age >= minAgeMs) {
+        await fsp.rm(file, { force: true, recursive: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  async ageMs(key: string): Promise<number | null> {
+    return this.ageOf(this.resolve(key));
+  }
+
+  private async ageOf(file: string): Promise<number | null> {
+    try {
+      return Date.now() - (await fsp.stat(file)).mtimeMs;
+    } catch {
+      return null;
+    }
+  }
+
   async deletePrefix(prefix: string): Promise<void> {
     await fsp.rm(this.resolve(prefix), { recursive: true, force: true });
   }

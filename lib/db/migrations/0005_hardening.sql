@@ -13,4 +13,6 @@ CREATE TABLE "log_metric_sums" (
 	CONSTRAINT "log_metric_sums_model_id_step_split_pk" PRIMARY KEY("model_id","step","split")
 );
 --> statement-breakpoint
-ALTER TABLE "log_metric_sums" ADD CONSTRAINT "log_metric_sums_model_id_models_id_fk" FOREIGN KEY ("model_id") REFERENCES "public"."models"("id") ON DELETE cascade ON UPDATE no action;
+ALTER TABLE "training_jobs" ADD COLUMN "created_by" uuid;--> statement-breakpoint
+ALTER TABLE "log_metric_sums" ADD CONSTRAINT "log_metric_sums_model_id_models_id_fk" FOREIGN KEY ("model_id") REFERENCES "public"."models"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "training_jobs" ADD CONSTRAINT "training_jobs_created_by_users_id_fk" FOREIGN KEY ("created_by") REFERENCES "public"."users"("id") ON DELETE set null ON UPDATE no action;

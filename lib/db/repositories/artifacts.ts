@@ -51,3 +51,9 @@ export async function listArtifactsOf(db: DbOrTx, entityIds: string[], project?:
     .orderBy(desc(artifacts.createdAt))
     .limit(200);
 }
+
+/** Whether any artifact version lives under `prefix` (the orphan sweep keeps those files). */
+export async function prefixInUse(db: DbOrTx, prefix: string): Promise<boolean> {
+  const [row] = await db.select({ id: artifacts.id }).from(artifacts).where(eq(artifacts.prefix, prefix)).limit(1);
+  return row !== undefined;
+}

@@ -8,10 +8,13 @@ import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
 import { allBaseModels, trainableBaseModelIds, type WorkerCapabilities } from '@/lib/services/base-models';
-import { artifactExists, putArtifact, putArtifactStream } from '@/lib/storage';
+import { artifactExists, probeArtifactStore, putArtifact, putArtifactStream, storageFaultMessage } from '@/lib/storage';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
 import { adapterKeys, checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '../protocol';
 import { config } from '@/lib/config';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('jobs');
 
 /**
  * The server side of the worker protocol: every state change of a job goes through here, whether the
@@ -72,6 +75,15 @@ export async function claimJob(
   ]);
   if (!model) {
     // Deleted between claim and now: deletion already failed the job, nothing to run.
+    return null;
+  }
+  // A job that cannot save its checkpoint must not train first and fail at the end with a vague error.
+  try {
+    await probeArtifactStore();
+  } catch (err) {
+    const fault = storageFaultMessage(err) ?? 'The artifact store cannot be written';
+    log.error({ err: (err as Error).message, jobId: job.id }, `${fault}; failing the job before training`);
+    await db.transaction(async (tx) => failInTx(tx, (await queueRepo.lockJob(tx, job.id))!, `${fault}: the checkpoint could not be saved`));
     return null;
   }
   const entry = allBaseModels().find((m) => m.id === model.baseModel);

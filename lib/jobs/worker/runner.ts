@@ -67,6 +67,8 @@ export async function runOneJob(
     if (!handler) throw new TrainingError(`No handler for ${job.kind} jobs on this worker`);
     const [input, baseWeights] = await Promise.all([protocol.input(job.id), protocol.baseWeights(job)]);
     let startedSent = false;
+    // Settings the job was given but this engine does not implement: named in training_started, never dropped silently.
+    const ignored = ignoredSettingsOf(job.config);
     const result = await handler({
       job,
       input,
@@ -74,7 +76,7 @@ export async function runOneJob(
       signal: abort.signal,
       async started(numSequences) {
         startedSent = true;
-        await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: numSequences } }]);
+        await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: numSequences, ...ignored } }]);
       },
       async step(data) {
         if (abort.signal.aborted) throw abort.signal.reason;
@@ -82,7 +84,7 @@ export async function runOneJob(
       },
     });
     if (abort.signal.aborted) throw abort.signal.reason;
-    if (!startedSent) await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: 0 } }]);
+    if (!startedSent) await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: 0, ...ignored } }]);
     const artifactKey = await protocol.uploadCheckpoint(job.id, result.weights);
     await protocol.complete(job.id, { artifactKey, metrics: result.metrics });
   } catch (err) {
@@ -116,4 +118,10 @@ export async function runWorkerLoop(
     await new Promise((resolve) => setTimeout(resolve, idle));
     idle = Math.min(idle * 2, opts.maxIdleMs ?? 2000);
   }
+}
+
+function ignoredSettingsOf(config: unknown): Record<string, number> {
+  const raw = (config as { ignored_settings?: unknown } | null)?.ignored_settings;
+  if (!raw || typeof raw !== 'object') return {};
+  return Object.fromEntries(Object.entries(raw).filter(([, v]) => typeof v === 'number' && Number.isFinite(v)));
 }

@@ -6,6 +6,38 @@ import { listDatasets, uploadDataset } from '@/lib/services/datasets';
 
 export const dynamic = 'force-dynamic';
 
+const EXAMPLE_JSONL =
+  '{"messages":[{"role":"user","content":"2+2?"},{"role":"assistant","content":"4"}]}\n' +
+  '{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Capital of France?"},{"role":"assistant","content":"Paris"}]}\n';
+
+const datasetUploadBody = {
+  description:
+    'Either the JSONL itself (any content type other than multipart; stored under the `filename` query parameter, ' +
+    'default train.jsonl), or multipart/form-data with one `file` part per file: a `.jsonl` file (train.jsonl or ' +
+    'trajectories.jsonl) and optionally `metadata.json`. Each line is one `{"messages":[…],"tools"?:[…]}` object whose ' +
+    'last message comes from the assistant.',
+  content: {
+    'application/jsonl': {
+      schema: { type: 'string', description: 'One JSON object per line' },
+      example: EXAMPLE_JSONL,
+    },
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['file'],
+        properties: {
+          file: {
+            type: 'array',
+            description: 'The files, each part named by its filename (train.jsonl or trajectories.jsonl, metadata.json)',
+            items: { type: 'string', contentMediaType: 'application/octet-stream' },
+          },
+        },
+      },
+      example: { file: ['trajectories.jsonl: ' + EXAMPLE_JSONL.split('\n')[0], 'metadata.json: {"format":"jsonl"}'] },
+    },
+  },
+};
+
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   POST: route(
     {
@@ -17,6 +49,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       tag: 'datasets',
       extension: true,
       query: uploadDatasetQuerySchema,
+      streamedBody: datasetUploadBody,
       response: datasetSchema,
       status: 201,
     },

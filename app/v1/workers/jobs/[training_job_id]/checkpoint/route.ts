@@ -16,6 +16,10 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       query: checkpointUploadQuerySchema,
+      streamedBody: {
+        description: 'The trained weights, streamed as the raw body: a safetensors file, or one of a LoRA adapter\'s two files (named by `file`)',
+        content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+      },
       response: z.object({ artifact_key: z.string() }),
     },
     async ({ req, params, query }) => {
