@@ -150,9 +150,15 @@ async function sampleHealth(until: () => boolean, minSamples = 0): Promise<numbe
   const out: number[] = [];
   while (!until() || out.length < minSamples) {
     const t = performance.now();
-    const res = await fetch(`${BASE}/v1/health`);
-    await res.arrayBuffer();
-    if (!res.ok) failures++;
+    try {
+      const res = await fetch(`${BASE}/v1/health`);
+      await res.arrayBuffer();
+      if (!res.ok) failures++;
+    } catch (err) {
+      failures++;
+      console.error(`[bench] /v1/health failed: ${(err as Error).message} (${String((err as Error).cause ?? '')})`);
+      if (failures > 20) throw err;
+    }
     out.push(performance.now() - t);
     await new Promise((r) => setTimeout(r, 10));
   }

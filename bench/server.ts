@@ -29,7 +29,12 @@ export async function startServer(port: number, env: Record<string, string>, rea
     detached: true,
   });
   const base = `http://127.0.0.1:${port}`;
+  let stopping = false;
+  child.on('exit', (code, signal) => {
+    if (!stopping) console.error(`[bench] the server exited on its own (${signal ?? `code ${code}`})`);
+  });
   const stop = async () => {
+    stopping = true;
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
   };
