@@ -27,6 +27,7 @@ const UPSTREAM_MODEL = 'bench/instant-upstream';
 const RELAY_TOKENS = 64;
 
 let failures = 0;
+let resets = 0;
 let misses = 0;
 const mark = (ok: boolean) => {
   if (!ok) misses++;
@@ -151,8 +152,14 @@ async function sampleHealth(until: () => boolean, minSamples = 0): Promise<numbe
   while (!until() || out.length < minSamples) {
     const t = performance.now();
     try {
-      const res = await fetch(`${BASE}/v1/health`);
-      await res.arrayBuffer();
+      const probe = () => fetch(`${BASE}/v1/health`).then(async (res) => (await res.arrayBuffer(), res));
+      // A kept-alive socket the server closes just as the client reuses it resets (a client-side race that
+      // any retrying client absorbs): one retry, counted and shown, is not a failure of the server.
+      const res = await probe().catch((err: Error) => {
+        if (!String(err.cause ?? '').includes('ECONNRESET')) throw err;
+        resets++;
+        return probe();
+      });
       if (!res.ok) failures++;
     } catch (err) {
       failures++;
@@ -307,7 +314,7 @@ async function main() {
     await server.stop();
     standIn.close();
   }
-  console.log(`\n${failures} failed requests; ${misses} goals missed`);
+  console.log(`\n${failures} failed requests (${resets} reset kept-alive health probes retried); ${misses} goals missed`);
   if (failures > 0 || (STRICT && misses > 0)) process.exit(1);
 }
 
