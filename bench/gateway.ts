@@ -7,7 +7,8 @@
  *   the same requests sent to the stand-in directly, at 1 and 64 concurrent streams (goal: Tuneboard adds at
  *   most 2 ms at p50 and keeps at least 80 % of the direct tokens/s);
  * - memory: the server's resident memory before, during and after a burst of large /log bodies (goal: back
- *   within 25 % of its baseline + 100 MiB once idle).
+ *   within 25 % of its baseline + 100 MiB once idle);
+ * - the per-token cost of the built-in engine's SSE encoding (bench/sse-encoding.ts).
  * Every figure is printed next to its goal. Exit 1 when a request fails; goals are enforced only with --strict.
  * --quick: fewer and smaller requests (CI).
  */
@@ -16,6 +17,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { startServer } from './server';
+import { measureSseEncoding } from './sse-encoding';
 
 const QUICK = process.argv.includes('--quick');
 const STRICT = process.argv.includes('--strict');
@@ -314,6 +316,10 @@ async function main() {
     await server.stop();
     standIn.close();
   }
+  console.log('\nSSE encoding of the built-in engine, per token (in-process: engine event → chunk → UTF-8; fastest of 15 rounds)\n');
+  console.log('| stream | µs/token | bytes/token |');
+  console.log('|---|---:|---:|');
+  for (const r of measureSseEncoding(QUICK)) console.log(`| ${r.case} | ${r.usPerToken.toFixed(2)} | ${Math.round(r.bytesPerToken)} |`);
   console.log(`\n${failures} failed requests (${resets} reset kept-alive health probes retried); ${misses} goals missed`);
   if (failures > 0 || (STRICT && misses > 0)) process.exit(1);
 }
