@@ -24,11 +24,17 @@ export async function startServer(port: number, env: Record<string, string>, rea
   const child = spawn('npx', ['next', 'start', '-p', String(port)], {
     cwd: ROOT,
     env: { ...process.env, ...env, NODE_ENV: 'production', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // BENCH_SERVER_LOG=1 shows the server's own output (its log lines go to stdout).
+    stdio: ['ignore', process.env.BENCH_SERVER_LOG === '1' ? 'inherit' : 'ignore', 'inherit'],
     detached: true,
   });
   const base = `http://127.0.0.1:${port}`;
+  let stopping = false;
+  child.on('exit', (code, signal) => {
+    if (!stopping) console.error(`[bench] the server exited on its own (${signal ?? `code ${code}`})`);
+  });
   const stop = async () => {
+    stopping = true;
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
   };

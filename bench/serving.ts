@@ -5,6 +5,7 @@
  * - decode tokens/s for 1 stream and 8 concurrent streams (aggregate), through HTTP + SSE;
  * - /v1/health latency while the 8 streams generate;
  * - API latency (GET checkpoints) while an SFT job trains in the built-in runner.
+ * --quick: fewer and shorter completions and a smaller SFT dataset (CI runs this so it cannot break unnoticed).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,6 +16,10 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const PORT = 3220;
 const BASE = `http://127.0.0.1:${PORT}`;
 const MODEL = process.env.BENCH_MODEL ?? 'tuneboard/tiny-random';
+const QUICK = process.argv.includes('--quick');
+const TTFT_RUNS = QUICK ? 3 : 10;
+const DECODE_TOKENS = QUICK ? 32 : 128;
+const SFT_LINES = QUICK ? 32 : 256;
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -100,14 +105,14 @@ async function main() {
     await stream(key, prompt, 4); // warm the worker threads and the model cache
 
     const ttfts: number[] = [];
-    for (let i = 0; i < 10; i++) ttfts.push((await stream(key, prompt, 1)).ttft);
-    const one = await stream(key, prompt, 128);
+    for (let i = 0; i < TTFT_RUNS; i++) ttfts.push((await stream(key, prompt, 1)).ttft);
+    const one = await stream(key, prompt, DECODE_TOKENS);
     const oneRate = one.tokens / ((one.total - one.ttft) / 1000);
 
     let generating = true;
     const health = sampleLatency(`${BASE}/v1/health`, undefined, () => !generating);
     const t0 = performance.now();
-    const eight = await Promise.all(Array.from({ length: 8 }, () => stream(key, prompt, 128)));
+    const eight = await Promise.all(Array.from({ length: 8 }, () => stream(key, prompt, DECODE_TOKENS)));
     const eightSeconds = (performance.now() - t0) / 1000;
     generating = false;
     const healthMs = await health;
@@ -119,7 +124,7 @@ async function main() {
       key,
       body: JSON.stringify({ project: 'bench', name: 'sft', base_model: MODEL }),
     });
-    const lines = Array.from({ length: 256 }, (_, i) =>
+    const lines = Array.from({ length: SFT_LINES }, (_, i) =>
       JSON.stringify({ messages: [{ role: 'user', content: `What is ${i} + ${i}?` }, { role: 'assistant', content: String(2 * i) }] }),
     ).join('\n');
     const dataset = await fetch(`${BASE}/v1/preview/datasets?project=bench&name=sft`, {
@@ -152,7 +157,7 @@ async function main() {
     console.log(`\nserving benchmark (${MODEL}, production build, embedded database)\n`);
     console.log('| measure | value |');
     console.log('|---|---|');
-    console.log(`| time to first token, ~100-token prompt (p50 / max of 10) | ${fmt(percentile(ttfts, 50))} ms / ${fmt(Math.max(...ttfts))} ms |`);
+    console.log(`| time to first token, ~100-token prompt (p50 / max of ${TTFT_RUNS}) | ${fmt(percentile(ttfts, 50))} ms / ${fmt(Math.max(...ttfts))} ms |`);
     console.log(`| 1 stream, decode | ${fmt(oneRate)} tokens/s |`);
     console.log(`| 8 concurrent streams, aggregate | ${fmt(eightRate)} tokens/s (${fmt(eightRate / oneRate)}× one stream) |`);
     console.log(`| /v1/health during the 8 streams (p50 / p99 / max, n=${healthMs.length}) | ${fmt(percentile(healthMs, 50))} / ${fmt(percentile(healthMs, 99))} / ${fmt(Math.max(...healthMs))} ms |`);

@@ -12,8 +12,11 @@ import { startServer } from './server';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const PORT = 3230;
 const BASE = `http://127.0.0.1:${PORT}`;
-const SERIES = Number(process.env.BENCH_SERIES ?? 20);
-const POINTS = Number(process.env.BENCH_POINTS ?? 100_000);
+// --quick (CI): a small seed and one timed load, so the benchmark cannot break unnoticed.
+const QUICK = process.argv.includes('--quick');
+const SERIES = Number(process.env.BENCH_SERIES ?? (QUICK ? 4 : 20));
+const POINTS = Number(process.env.BENCH_POINTS ?? (QUICK ? 2_000 : 100_000));
+const LOADS = QUICK ? 1 : 3;
 
 async function main() {
   if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -84,7 +87,7 @@ async function main() {
     // Interactive: every chart of the model page has drawn its lines (charts load lazily after hydration).
     const timings: number[] = [];
     const breakdowns: string[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < LOADS; i++) {
       const page = await context.newPage();
       const started = Date.now();
       await page.goto(`/models/${seed.modelId}`);

@@ -5,8 +5,8 @@ import * as modelsRepo from '@/lib/db/repositories/models';
 import { toList, type ListEnvelope } from '@/lib/schemas/common';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 import { deleteArtifacts } from '@/lib/storage';
-import type { Principal } from './accounts';
-import { requireModel, toCheckpointDto } from './models';
+import { accessibleEntityIds, type Principal } from './accounts';
+import { MODEL_NOT_FOUND, requireModel, toCheckpointDto } from './models';
 import { requirePermission } from './permissions';
 import { componentLogger } from '@/lib/logger';
 
@@ -17,19 +17,18 @@ export async function listCheckpoints(
   modelId: string,
   q: { after?: string; limit: number; order: 'asc' | 'desc' },
 ): Promise<ListEnvelope<CheckpointDto>> {
-  const db = await getDb();
-  const model = await requireModel(principal, modelId);
-  let afterStep: number | undefined;
-  if (q.after !== undefined) {
-    const cursor = /^[0-9a-f-]{36}$/i.test(q.after)
-      ? await modelsRepo.findCheckpoint(db, model.id, q.after)
-      : undefined;
-    if (!cursor) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
-    afterStep = cursor.step;
-  }
-  // One row past the page tells whether more exist without a count query.
-  const rows = await modelsRepo.listCheckpoints(db, model.id, { order: q.order, afterStep, limit: q.limit + 1 });
-  return toList(rows.slice(0, q.limit).map(toCheckpointDto), rows.length > q.limit);
+  // Scope check, cursor and page in one query: this is the route clients poll.
+  const page = await modelsRepo.pageCheckpointsInScope(await getDb(), {
+    modelId,
+    entityIds: accessibleEntityIds(principal),
+    afterId: q.after,
+    order: q.order,
+    // One row past the page tells whether more exist without a count query.
+    limit: q.limit + 1,
+  });
+  if (page.kind === 'no_model') throw ApiError.notFound(MODEL_NOT_FOUND);
+  if (page.kind === 'unknown_cursor') throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
+  return toList(page.rows.slice(0, q.limit).map(toCheckpointDto), page.rows.length > q.limit);
 }
 
 /** Deletes the listed steps; idempotent, duplicates count once, missing steps are reported in order (docs/contract.md §2.4). */

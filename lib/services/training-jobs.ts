@@ -21,7 +21,7 @@ import {
 import type { JobStatus } from '@/lib/db/schema';
 import { accessibleEntityIds, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
-import { pageEvents } from '@/lib/db/repositories/job-event-pages';
+import { pageEvents, pageEventsInScope } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
 import { requirePermission } from './permissions';
 import { recordTrajectories } from './trajectories';
@@ -158,6 +158,18 @@ export async function listEvents(
   q: { after?: string; before?: string; newest_first?: boolean; limit: number },
 ): Promise<ListEnvelope<JobEventDto>> {
   const db = await getDb();
+  if (!q.newest_first && q.before === undefined) {
+    // The common case (a client following a job): scope, cursor and page in one query.
+    const page = await pageEventsInScope(db, {
+      jobId,
+      entityIds: accessibleEntityIds(principal),
+      afterId: q.after,
+      limit: q.limit + 1,
+    });
+    if (page.kind === 'no_job') throw ApiError.notFound(JOB_NOT_FOUND);
+    if (page.kind === 'unknown_cursor') throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
+    return toList(page.rows.slice(0, q.limit).map(toEventDto), page.rows.length > q.limit);
+  }
   const job = await requireJob(principal, jobId);
   if (q.after !== undefined && q.before !== undefined) {
     throw ApiError.valueError(['query', 'before'], 'Use after or before, not both', q.before);
@@ -169,10 +181,6 @@ export async function listEvents(
   };
   const afterSeq = q.after === undefined ? undefined : await seqOf('after', q.after);
   const order = q.newest_first ? 'desc' : 'asc';
-  if (order === 'asc' && q.before === undefined) {
-    const rows = await trainingRepo.listEvents(db, job.id, { afterSeq, limit: q.limit + 1 });
-    return toList(rows.slice(0, q.limit).map(toEventDto), rows.length > q.limit);
-  }
   const beforeSeq = q.before === undefined ? undefined : await seqOf('before', q.before);
   const { rows, backwards } = await pageEvents(db, job.id, { order, afterSeq, beforeSeq, limit: q.limit + 1 });
   const page = rows.slice(0, q.limit);

@@ -1,5 +1,5 @@
 import 'server-only';
-import { and, asc, desc, eq, gt, lt, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, lt, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents } from '../schema';
 
@@ -25,4 +25,60 @@ export async function pageEvents(
     .orderBy(scanDesc ? desc(jobEvents.seq) : asc(jobEvents.seq))
     .limit(opts.limit);
   return { rows, backwards };
+}
+
+export type ScopedEventPage =
+  | { kind: 'no_job' }
+  | { kind: 'unknown_cursor' }
+  | { kind: 'page'; rows: (typeof jobEvents.$inferSelect)[] };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The common page (oldest first, optionally after a cursor event) in one query: the job's scope check, the
+ * cursor's position and the page together, instead of three round trips. The job row is always returned (with
+ * null event columns when the page is empty), so "no such job" and "empty page" stay apart.
+ */
+export async function pageEventsInScope(
+  db: DbOrTx,
+  input: { jobId: string; entityIds: string[]; afterId?: string; limit: number },
+): Promise<ScopedEventPage> {
+  if (input.entityIds.length === 0 || !UUID.test(input.jobId)) return { kind: 'no_job' };
+  const after = input.afterId ?? null;
+  if (after !== null && !UUID.test(after)) {
+    // Not even a uuid: no event has it, but the job's existence still decides between 404 and 422.
+    const exists = await pageEventsInScope(db, { ...input, afterId: undefined, limit: 0 });
+    return exists.kind === 'no_job' ? exists : { kind: 'unknown_cursor' };
+  }
+  const scope = sql.join(
+    input.entityIds.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  );
+  const result = (await db.execute(sql`
+    select (c.seq is not null) as cursor_found, e.seq, e.id, e.job_id, e.type, e.data, e.created_at
+    from training_jobs j
+    left join lateral (select seq from job_events where job_id = j.id and id = ${after}::uuid) c on true
+    left join lateral (
+      select * from job_events
+      where job_id = j.id and (${after}::uuid is null or seq > c.seq)
+      order by seq
+      limit ${input.limit}
+    ) e on true
+    where j.id = ${input.jobId}::uuid and j.entity_id in (${scope})`)) as { rows: Record<string, unknown>[] };
+  if (result.rows.length === 0) return { kind: 'no_job' };
+  if (after !== null && !result.rows[0].cursor_found) return { kind: 'unknown_cursor' };
+  return {
+    kind: 'page',
+    rows: result.rows
+      .filter((r) => r.id !== null)
+      .map((r) => ({
+        seq: Number(r.seq),
+        id: r.id as string,
+        jobId: r.job_id as string,
+        type: r.type as (typeof jobEvents.$inferSelect)['type'],
+        data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
+        // The driver hands timestamps over as text; Drizzle's own columns parse them the same way.
+        createdAt: new Date(r.created_at as string),
+      })),
+  };
 }

@@ -235,3 +235,60 @@ export async function findModelById(db: DbOrTx, id: string): Promise<ModelRow | 
   const [row] = await db.select().from(models).where(eq(models.id, id)).limit(1);
   return row;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type ScopedCheckpointPage =
+  | { kind: 'no_model' }
+  | { kind: 'unknown_cursor' }
+  | { kind: 'page'; rows: CheckpointRow[] };
+
+/**
+ * A page of a model's checkpoints by step in one query: the model's scope check, the cursor's step and the
+ * page together. The model row is always returned (checkpoint columns null on an empty page), so "no such model"
+ * and "no checkpoints" stay apart.
+ */
+export async function pageCheckpointsInScope(
+  db: DbOrTx,
+  input: { modelId: string; entityIds: string[]; afterId?: string; order: 'asc' | 'desc'; limit: number },
+): Promise<ScopedCheckpointPage> {
+  if (input.entityIds.length === 0 || !UUID.test(input.modelId)) return { kind: 'no_model' };
+  const after = input.afterId ?? null;
+  if (after !== null && !UUID.test(after)) {
+    const exists = await pageCheckpointsInScope(db, { ...input, afterId: undefined, limit: 0 });
+    return exists.kind === 'no_model' ? exists : { kind: 'unknown_cursor' };
+  }
+  const scope = sql.join(
+    input.entityIds.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  );
+  const ascending = input.order === 'asc';
+  const result = (await db.execute(sql`
+    select (c.step is not null) as cursor_found, p.id, p.model_id, p.step, p.metrics, p.artifact_key, p.created_at
+    from models m
+    left join lateral (select step from checkpoints where model_id = m.id and id = ${after}::uuid) c on true
+    left join lateral (
+      select * from checkpoints
+      where model_id = m.id
+        and (${after}::uuid is null or ${ascending ? sql`step > c.step` : sql`step < c.step`})
+      order by step ${ascending ? sql`asc` : sql`desc`}
+      limit ${input.limit}
+    ) p on true
+    where m.id = ${input.modelId}::uuid and m.entity_id in (${scope})`)) as { rows: Record<string, unknown>[] };
+  if (result.rows.length === 0) return { kind: 'no_model' };
+  if (after !== null && !result.rows[0].cursor_found) return { kind: 'unknown_cursor' };
+  return {
+    kind: 'page',
+    rows: result.rows
+      .filter((r) => r.id !== null)
+      .map((r) => ({
+        id: r.id as string,
+        modelId: r.model_id as string,
+        step: Number(r.step),
+        metrics: (typeof r.metrics === 'string' ? JSON.parse(r.metrics) : r.metrics) as Record<string, number>,
+        artifactKey: (r.artifact_key as string | null) ?? null,
+        // The driver hands timestamps over as text; Drizzle's own columns parse them the same way.
+        createdAt: new Date(r.created_at as string),
+      })),
+  };
+}

@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgliteThread, pgliteClientClass } from './pglite-connection';
+
+const open: { pool: pg.Pool; thread: PgliteThread }[] = [];
+
+function start(dataDir: string, recycleHeapBytes = 2 ** 40) {
+  const thread = new PgliteThread(dataDir, recycleHeapBytes);
+  const pool = new pg.Pool({ Client: pgliteClientClass(thread), max: 1, idleTimeoutMillis: 0 });
+  open.push({ pool, thread });
+  return { pool, thread };
+}
+
+afterAll(async () => {
+  for (const { pool, thread } of open.splice(0)) {
+    await pool.end();
+    await thread.close();
+  }
+});
+
+// Starting PostgreSQL in WebAssembly takes seconds (more on a loaded machine): one in-memory database serves
+// the first tests, each in its own tables.
+let shared: { pool: pg.Pool; thread: PgliteThread };
+beforeAll(() => {
+  shared = start('memory://');
+  return shared.thread.waitReady();
+}, 180_000);
+
+describe('PGlite on its own thread, through node-postgres', () => {
+  it('answers queries with pg types and pg errors (SQLSTATE codes included)', async () => {
+    const { pool } = shared;
+    const { rows } = await pool.query('select $1::int + 1 as n, $2::text as t, $3::jsonb as j', [41, 'é', { a: [1] }]);
+    expect(rows).toEqual([{ n: 42, t: 'é', j: { a: [1] } }]);
+    await pool.query('create table u (k text primary key)');
+    await pool.query(`insert into u values ('x')`);
+    const err = await pool.query(`insert into u values ('x')`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as { code?: string }).code).toBe('23505');
+    // The session is usable after an error.
+    expect((await pool.query('select count(*)::int as c from u')).rows[0].c).toBe(1);
+  });
+
+  it('keeps a transaction whole while other queries wait, and rolls back on failure', async () => {
+    const { pool } = shared;
+    await pool.query('create table t (v int)');
+    const client = await pool.connect();
+    await client.query('begin');
+    await client.query('insert into t values (1)');
+    // Queued behind the transaction: it must see the committed row, never a half-done transaction.
+    const outside = pool.query('select count(*)::int as c from t');
+    await client.query('insert into t values (2)');
+    await client.query('commit');
+    client.release();
+    expect((await outside).rows[0].c).toBe(2);
+
+    const c2 = await pool.connect();
+    await c2.query('begin');
+    await c2.query('insert into t values (3)');
+    await c2.query('rollback');
+    c2.release();
+    expect((await pool.query('select count(*)::int as c from t')).rows[0].c).toBe(2);
+  });
+
+  it('runs many concurrent queries in order with nothing lost', async () => {
+    const { pool } = shared;
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => pool.query('select $1::int as i', [i])));
+    expect(results.map((r) => r.rows[0].i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+  });
+
+  it('recycles a grown heap only between transactions, keeping the data on disk', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
+    try {
+      // A 1-byte cap: every idle moment is a recycle point.
+      const thread = new PgliteThread(path.join(dir, 'db'), 1);
+      const pool = new pg.Pool({ Client: pgliteClientClass(thread), max: 1, idleTimeoutMillis: 0 });
+      await pool.query('create table r (v int)');
+      const client = await pool.connect();
+      await client.query('begin');
+      const before = thread.recycles;
+      for (let i = 0; i < 5; i++) await client.query('insert into r values ($1)', [i]);
+      // Inside the transaction nothing was recycled (it would have lost the open transaction).
+      expect(thread.recycles).toBe(before);
+      await client.query('commit');
+      client.release();
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await pool.query('select count(*)::int as c from r')).rows[0].c).toBe(5);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(thread.recycles).toBeGreaterThan(before);
+      expect((await pool.query('select sum(v)::int as s from r')).rows[0].s).toBe(10);
+      await pool.end();
+      await thread.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
