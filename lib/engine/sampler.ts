@@ -297,19 +297,29 @@ export function sampleNext(
   rng: Generator,
   topLogprobs = 0,
 ): SampleResult {
-  const lp = logSoftmax(rawLogits);
   const x = processLogits(rawLogits, params, state);
   let tokenId: number;
   if (params.greedy) tokenId = argmax(x);
   else tokenId = sampleFromLogits(x, rng);
   // Everything masked (e.g. allowed tokens all banned): fall back to the raw argmax rather than fail.
   if (x[tokenId] === -Infinity) tokenId = argmax(rawLogits);
-  return {
-    tokenId,
-    logprob: lp[tokenId],
-    rank: tokenRank(lp, tokenId),
-    topLogprobs: sampledFirstTopLogprobs(lp, tokenId, topLogprobs),
-  };
+  // Only the log-normaliser is needed unless top logprobs are asked for (one exp pass, no |V| array); the
+  // rank counts raw logits ≥ the token's, the same order as logprobs.
+  if (topLogprobs > 0) {
+    const lp = logSoftmax(rawLogits);
+    return {
+      tokenId,
+      logprob: lp[tokenId],
+      rank: tokenRank(lp, tokenId),
+      topLogprobs: sampledFirstTopLogprobs(lp, tokenId, topLogprobs),
+    };
+  }
+  let max = -Infinity;
+  for (let i = 0; i < rawLogits.length; i++) if (rawLogits[i] > max) max = rawLogits[i];
+  let sum = 0;
+  for (let i = 0; i < rawLogits.length; i++) sum += Math.exp(rawLogits[i] - max);
+  const lse = max + Math.log(sum);
+  return { tokenId, logprob: rawLogits[tokenId] - lse, rank: tokenRank(rawLogits, tokenId), topLogprobs: [] };
 }
 
 export function tokenRank(logprobs: ArrayLike<number>, tokenId: number): number {
