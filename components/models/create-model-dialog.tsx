@@ -10,6 +10,7 @@ import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors }
 import type { baseModelSchema } from '@/lib/schemas/base-models';
 import { createModelBodySchema, type CreateModelBody } from '@/lib/schemas/models';
 import { useModalDialog } from '@/components/ui/use-modal-dialog';
+import { baseModelFacts } from './base-model-label';
 
 export type BaseModelDto = z.infer<typeof baseModelSchema>;
 
@@ -128,15 +129,22 @@ export function CreateModelDialog({ open, entity, projects, baseModels, pending,
               id="create-model-base"
               name="base_model"
               label="Base model"
-              defaultValue={baseModels[0]?.id ?? ''}
+              defaultValue={(baseModels.find((m) => m.available) ?? baseModels[0])?.id ?? ''}
               error={fieldErrors.base_model}
+              hint="Size, context length, who trains it and who serves it. A model whose engine is down is greyed out, with the reason."
               data-testid="create-model-base-model"
             >
               {baseModels.length === 0 ? <option value="">No base models available</option> : null}
               {baseModels.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.id}
-                  {m.description ? ` — ${m.description}` : ''}
+                <option
+                  key={m.id}
+                  value={m.id}
+                  disabled={!m.available}
+                  title={m.description ?? undefined}
+                  data-testid="create-model-base-option"
+                >
+                  {m.id} — {baseModelFacts(m)}
+                  {m.available ? '' : ` — unavailable: ${m.unavailable_reason}`}
                 </option>
               ))}
             </SelectField>

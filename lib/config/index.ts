@@ -48,6 +48,33 @@ export const config = {
   get baseModelsFile(): string {
     return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_BASE_MODELS_FILE || path.join('config', 'base-models.json'));
   },
+  /** Where relative base-model paths (built-in weights files, Hugging Face directories) resolve. */
+  get baseModelsDir(): string {
+    return path.resolve(/*turbopackIgnore: true*/ process.env.TUNEBOARD_BASE_MODELS_DIR || process.cwd());
+  },
+  /** The vLLM (OpenAI-compatible) server that serves `upstream` and `serve: "vllm"` base models: its /v1 URL. */
+  get upstreamUrl(): string | undefined {
+    return process.env.TUNEBOARD_UPSTREAM_URL?.replace(/\/+$/, '') || undefined;
+  },
+  get upstreamApiKey(): string | undefined {
+    return process.env.TUNEBOARD_UPSTREAM_API_KEY || undefined;
+  },
+  /**
+   * A folder both Tuneboard and the vLLM server can read, where checkpoints' LoRA adapters are written
+   * before vLLM is asked to load them. Unset: checkpoints of vLLM-served models cannot be served.
+   */
+  get vllmAdapterDir(): string | undefined {
+    const dir = process.env.TUNEBOARD_VLLM_ADAPTER_DIR;
+    return dir ? path.resolve(/*turbopackIgnore: true*/ dir) : undefined;
+  },
+  /** The same folder as the vLLM server sees it, when it is mounted at another path there (default: the same). */
+  get vllmAdapterDirOnServer(): string | undefined {
+    return process.env.TUNEBOARD_VLLM_ADAPTER_DIR_ON_SERVER || this.vllmAdapterDir;
+  },
+  /** vLLM's `--max-loras`: how many adapters Tuneboard keeps loaded before unloading the least recently used. */
+  get vllmMaxLoras(): number {
+    return intEnv('TUNEBOARD_VLLM_MAX_LORAS', 4);
+  },
   get isProduction(): boolean {
     return process.env.NODE_ENV === 'production';
   },

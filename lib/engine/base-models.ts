@@ -1,4 +1,4 @@
-import { BUILTIN_CHAT_TEMPLATE } from './chat-template';
+import { BUILTIN_CHAT_TEMPLATE, IM_END } from './chat-template';
 import { Model, type ModelConfig } from './model';
 import { decodeModel } from './safetensors';
 import { Tokenizer, defaultTokenizerConfig, type TokenizerConfig } from './tokenizer';
@@ -15,6 +15,11 @@ export interface BaseModelSpec {
   config: ModelConfig;
   tokenizer: TokenizerConfig;
   chatTemplate: string;
+  /**
+   * The token that ends an assistant turn: chat generation stops on it (vLLM's EOS for chat), which is not
+   * the tokenizer's document EOS for the built-in ChatML-style models.
+   */
+  chatEosToken: string;
   /** Seeded random init: the weights need no file. */
   seed?: number;
   /**
@@ -47,6 +52,7 @@ export const BASE_MODELS: Readonly<Record<string, BaseModelSpec>> = {
     config: TINY_MODEL_CONFIG,
     tokenizer: byteTokenizer,
     chatTemplate: BUILTIN_CHAT_TEMPLATE,
+    chatEosToken: IM_END,
     seed: 20251201,
   },
   'tuneboard/tiny-chat': {
@@ -54,6 +60,7 @@ export const BASE_MODELS: Readonly<Record<string, BaseModelSpec>> = {
     config: TINY_MODEL_CONFIG,
     tokenizer: byteTokenizer,
     chatTemplate: BUILTIN_CHAT_TEMPLATE,
+    chatEosToken: IM_END,
     weightsFile: 'models/tiny-chat.safetensors',
   },
 };

@@ -3,7 +3,7 @@ import type { GenerationRequest } from '@/lib/engine/generate';
 import type { ModelConfig } from '@/lib/engine/model';
 import { choiceGenerator, Generator } from '@/lib/engine/random';
 import type { SamplingParams } from '@/lib/engine/sampler';
-import type { Tokenizer } from '@/lib/engine/tokenizer';
+import type { Tokenizer, TokenizerConfig } from '@/lib/engine/tokenizer';
 import type { EngineEvent } from './engine-events';
 import type { PromptPositionLogprobs } from './logprobs';
 
@@ -14,9 +14,17 @@ export type ModelSource =
   | { kind: 'random'; config: ModelConfig; seed: number }
   | { kind: 'weights'; byteLength?: number };
 
+/**
+ * How a thread builds the model's tokenizer (structured-output masks and stop handling need it there too).
+ * It comes from the base model's description, never from a default, so a model and its tokenizer cannot
+ * disagree between the request thread and the generating thread.
+ */
+export type TokenizerSpec = { kind: 'byte'; config: TokenizerConfig };
+
 export interface ModelSpec {
   key: string;
   source: ModelSource;
+  tokenizer: TokenizerSpec;
 }
 
 /** A GenerationRequest without its Generator and constraint (not cloneable): the seed and spec travel instead. */

@@ -19,10 +19,10 @@ const port = parentPort;
 const post = (message: FromWorker) => port.postMessage(message);
 
 const budgetBytes = Number(process.env.TUNEBOARD_MODEL_CACHE_MB ?? 512) * 1024 * 1024;
-const tokenizer = new Tokenizer();
 
 interface Loaded {
   model: Model;
+  tokenizer: Tokenizer;
   scheduler: BatchScheduler;
   bytes: number;
   lastUsed: number;
@@ -61,8 +61,10 @@ async function load(spec: ModelSpec): Promise<Loaded> {
       });
       model = decodeModel(new Uint8Array(bytes));
     }
+    const tokenizer = new Tokenizer(spec.tokenizer.config);
     const entry: Loaded = {
       model,
+      tokenizer,
       scheduler: new BatchScheduler(model, tokenizer),
       // Weights plus their packed copy for the kernels.
       bytes: parameterCount(model.config) * 4 * 2,
@@ -100,7 +102,7 @@ port.on('message', (message: ToWorker) => {
       entry.lastUsed = Date.now();
       entry.scheduler.submit({
         id,
-        sequences: message.sequences.map((seq) => toGenerationRequest(seq, tokenizer)),
+        sequences: message.sequences.map((seq) => toGenerationRequest(seq, entry.tokenizer)),
         promptLogprobs: message.promptLogprobs,
         onEvents: (events) => post({ type: 'events', id, events }),
         onDone: ({ promptLogprobs }) => {

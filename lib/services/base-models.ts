@@ -1,6 +1,10 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { config } from '@/lib/config';
+import { baseModelSpec } from '@/lib/engine/base-models';
+import { parameterCount } from '@/lib/engine/model';
+import { upstreamServer } from '@/lib/inference/upstream';
 import { builtinModelSource } from './builtin-models';
 
 const baseModelsFileSchema = z.object({
@@ -43,9 +47,9 @@ function available(model: BaseModel): boolean {
   // A built-in model is usable once the engine knows it and its weights exist (seeded or built by the
   // pretraining script); an upstream one once an upstream server is configured.
   if (model.backend === 'builtin') return builtinModelSource(model.id) !== undefined;
-  if (model.backend === 'upstream') return Boolean(process.env.TUNEBOARD_UPSTREAM_URL);
-  return false; // hf: neither training (workers/python) nor serving is wired yet
-
+  if (model.backend === 'upstream') return Boolean(config.upstreamUrl);
+  // hf: usable once something can serve it. Training availability (workers/python) is the worker's side.
+  return servedBy(model) === 'vllm' && Boolean(config.upstreamUrl);
 }
 
 /** Base models that can be used right now: their backend is configured on this server. */
@@ -55,4 +59,205 @@ export function availableBaseModels(): BaseModel[] {
 
 export function findAvailableBaseModel(id: string): BaseModel | undefined {
   return availableBaseModels().find((m) => m.id === id);
+}
+
+/** Any base model of the file, usable right now or not (chat answers 503 with the reason for the latter). */
+export function findBaseModel(id: string): BaseModel | undefined {
+  return loadAll().find((m) => m.id === id);
+}
+
+// ---- Routing: one rule, read from the file --------------------------------------------------------------
+
+/** Who trains a base model: the built-in runner, the Python worker (capability `hf`), or nobody. */
+export type TrainedBy = 'builtin' | 'python-worker' | null;
+/** Who serves a base model and its checkpoints. */
+export type ServedBy = 'builtin' | 'vllm';
+
+export function trainedBy(model: BaseModel): TrainedBy {
+  if (model.backend === 'builtin') return 'builtin';
+  if (model.backend === 'hf') return 'python-worker';
+  return null;
+}
+
+export function servedBy(model: BaseModel): ServedBy {
+  if (model.backend === 'upstream') return 'vllm';
+  if (model.backend === 'hf') return model.serve ?? 'builtin';
+  return 'builtin';
+}
+
+/** The name vLLM serves a base model under (`--served-model-name`), when vLLM serves it. */
+export function vllmModelName(model: BaseModel): string {
+  return model.upstream_model ?? model.id;
+}
+
+/** A local Hugging Face directory of an `hf` base model, resolved; undefined when it has none. */
+export function hfModelDir(model: BaseModel): string | undefined {
+  return model.path ? path.resolve(/*turbopackIgnore: true*/ config.baseModelsDir, model.path) : undefined;
+}
+
+export type ServingStatus = { available: true } | { available: false; reason: string };
+
+/**
+ * Whether the serving backend can answer for this model now, without asking the network: the reasons a
+ * request would fail before reaching an engine. (A vLLM server that is configured but down is found by the
+ * request itself, or by `describeBaseModels`, which probes it.)
+ */
+export function servingStatus(model: BaseModel): ServingStatus {
+  if (servedBy(model) === 'vllm') {
+    return config.upstreamUrl
+      ? { available: true }
+      : { available: false, reason: 'no vLLM server is configured on this Tuneboard (TUNEBOARD_UPSTREAM_URL)' };
+  }
+  if (model.backend === 'builtin') {
+    if (builtinModelSource(model.id)) return { available: true };
+    return baseModelSpec(model.id)
+      ? { available: false, reason: 'its weights file has not been built yet (npm run pretrain)' }
+      : { available: false, reason: 'the built-in engine does not know this model' };
+  }
+  return { available: false, reason: 'the built-in engine does not serve Hugging Face models in this build' };
+}
+
+// ---- Descriptions for listings (GET /v1/models, the dashboard's picker) ----------------------------------
+
+export interface BaseModelInfo {
+  id: string;
+  backend: BaseModel['backend'];
+  description: string | null;
+  trainedBy: TrainedBy;
+  servedBy: ServedBy;
+  parameters: number | null;
+  contextLength: number | null;
+  available: boolean;
+  unavailableReason: string | null;
+}
+
+interface VllmModelCard {
+  id: string;
+  max_model_len?: number;
+}
+
+const PROBE_TTL_MS = 5_000;
+const PROBE_TIMEOUT_MS = 2_000;
+let probe: { at: number; url: string; result: Promise<VllmModelCard[] | { error: string }> } | undefined;
+
+/** vLLM's own model list (GET /v1/models), cached for a few seconds: it says what it serves and that it is up. */
+function vllmModels(): Promise<VllmModelCard[] | { error: string }> | undefined {
+  const server = upstreamServer();
+  if (!server) return undefined;
+  if (probe && probe.url === server.baseUrl && Date.now() - probe.at < PROBE_TTL_MS) return probe.result;
+  const result = (async () => {
+    try {
+      const res = await server.fetch(`${server.baseUrl}/models`, {
+        headers: server.apiKey ? { authorization: `Bearer ${server.apiKey}` } : {},
+        signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      });
+      if (!res.ok) return { error: `the vLLM server answered ${res.status} to GET /v1/models` };
+      const body = (await res.json()) as { data?: VllmModelCard[] };
+      return Array.isArray(body.data) ? body.data : { error: 'the vLLM server sent an unexpected model list' };
+    } catch {
+      return { error: 'the vLLM server is not reachable' };
+    }
+  })();
+  probe = { at: Date.now(), url: server.baseUrl, result };
+  return result;
+}
+
+const hfFacts = new Map<string, { mtimeMs: number; parameters: number | null; contextLength: number | null }>();
+
+/** Parameter count (from the safetensors headers) and context length (config.json) of a local HF directory. */
+function hfDirFacts(dir: string): { parameters: number | null; contextLength: number | null } {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(path.join(dir, 'config.json'));
+  } catch {
+    return { parameters: null, contextLength: null };
+  }
+  const cached = hfFacts.get(dir);
+  if (cached && cached.mtimeMs === stat.mtimeMs) return cached;
+  let contextLength: number | null = null;
+  try {
+    const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    const text = (cfg.text_config ?? cfg) as Record<string, unknown>;
+    if (typeof text.max_position_embeddings === 'number') contextLength = text.max_position_embeddings;
+  } catch {
+    // unreadable config: unknown
+  }
+  let parameters: number | null = 0;
+  try {
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.safetensors'));
+    if (files.length === 0) parameters = null;
+    for (const f of files) {
+      const fd = fs.openSync(path.join(dir, f), 'r');
+      try {
+        const len = Buffer.alloc(8);
+        fs.readSync(fd, len, 0, 8, 0);
+        const headerLen = Number(len.readBigUInt64LE(0));
+        const header = Buffer.alloc(headerLen);
+        fs.readSync(fd, header, 0, headerLen, 8);
+        const tensors = JSON.parse(header.toString('utf8')) as Record<string, { shape?: number[] }>;
+        for (const [name, t] of Object.entries(tensors)) {
+          if (name !== '__metadata__') parameters! += (t.shape ?? []).reduce((a, b) => a * b, 1);
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  } catch {
+    parameters = null;
+  }
+  const facts = { mtimeMs: stat.mtimeMs, parameters, contextLength };
+  hfFacts.set(dir, facts);
+  return facts;
+}
+
+/** Every base model of the file with who trains and serves it, its size and whether it can be served now. */
+export async function describeBaseModels(): Promise<BaseModelInfo[]> {
+  const models = loadAll();
+  const vllm = models.some((m) => servedBy(m) === 'vllm') ? await vllmModels() : undefined;
+  return models.map((m) => {
+    let parameters: number | null = null;
+    let contextLength: number | null = null;
+    const spec = m.backend === 'builtin' ? baseModelSpec(m.id) : undefined;
+    if (spec) {
+      parameters = parameterCount(spec.config);
+      contextLength = spec.config.ctx;
+    }
+    const dir = m.backend === 'hf' ? hfModelDir(m) : undefined;
+    if (dir) ({ parameters, contextLength } = hfDirFacts(dir));
+    let status = servingStatus(m);
+    if (status.available && servedBy(m) === 'vllm' && vllm) {
+      if ('error' in vllm) status = { available: false, reason: vllm.error };
+      else {
+        const card = vllm.find((c) => c.id === vllmModelName(m));
+        if (!card) status = { available: false, reason: `the vLLM server does not serve ${vllmModelName(m)}` };
+        else if (typeof card.max_model_len === 'number') contextLength = card.max_model_len;
+      }
+    }
+    return {
+      id: m.id,
+      backend: m.backend,
+      description: m.description ?? null,
+      trainedBy: trainedBy(m),
+      servedBy: servedBy(m),
+      parameters,
+      contextLength,
+      available: status.available,
+      unavailableReason: status.available ? null : status.reason,
+    };
+  });
+}
+
+/** The dashboard's and /v1/preview/base-models' shape of `describeBaseModels()`. */
+export async function baseModelDtos() {
+  return (await describeBaseModels()).map((m) => ({
+    id: m.id,
+    backend: m.backend,
+    description: m.description,
+    trained_by: m.trainedBy,
+    served_by: m.servedBy,
+    parameters: m.parameters,
+    context_length: m.contextLength,
+    available: m.available,
+    unavailable_reason: m.unavailableReason,
+  }));
 }

@@ -1,33 +1,39 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { baseModelSpec } from '@/lib/engine/base-models';
-import type { ModelConfig } from '@/lib/engine/model';
-import type { ModelSpec } from '@/lib/inference/wire';
-
-export interface BuiltinSource {
-  spec: ModelSpec;
-  loadWeights?: () => Promise<Uint8Array>;
-  config: ModelConfig;
-}
+import { config } from '@/lib/config';
+import { baseModelSpec, type BaseModelSpec } from '@/lib/engine/base-models';
+import type { BuiltinModelDescription } from '@/lib/inference/backends';
 
 /**
- * How the inference threads get a built-in base model: seeded init needs nothing; a committed weights file
- * is read here (lib/engine does no I/O). Undefined when the id is not built in, or its weights file is not
- * there (the pretraining script has not been run), so the model is simply unavailable.
+ * How the built-in engine serves a built-in base model, everything from its description (lib/engine's
+ * BaseModelSpec): tokenizer, chat template, end-of-turn token, context length and where the weights are.
+ * Seeded init needs no file; a committed weights file is read here (lib/engine does no I/O). Undefined when
+ * the id is not built in, or its weights file is not there (the pretraining script has not been run), so
+ * the model is simply unavailable.
  */
-export function builtinModelSource(id: string): BuiltinSource | undefined {
+export function builtinModelSource(id: string): BuiltinModelDescription | undefined {
   const spec = baseModelSpec(id);
   if (!spec) return undefined;
+  const description = (model: BuiltinModelDescription['model'], loadWeights?: () => Promise<Uint8Array>) => ({
+    model,
+    loadWeights,
+    chatTemplate: spec.chatTemplate,
+    chatEosToken: spec.chatEosToken,
+    contextLength: spec.config.ctx,
+  });
+  const tokenizer = { kind: 'byte' as const, config: spec.tokenizer };
   if (spec.seed !== undefined) {
-    return { spec: { key: `base:${id}`, source: { kind: 'random', config: spec.config, seed: spec.seed } }, config: spec.config };
+    return description({ key: `base:${id}`, source: { kind: 'random', config: spec.config, seed: spec.seed }, tokenizer });
   }
-  if (!spec.weightsFile) return undefined;
-  const file = path.resolve(/*turbopackIgnore: true*/ process.cwd(), spec.weightsFile);
-  if (!fs.existsSync(file)) return undefined;
-  return {
-    spec: { key: `base:${id}`, source: { kind: 'weights' } },
-    loadWeights: async () => new Uint8Array(await fsp.readFile(file)),
-    config: spec.config,
-  };
+  const file = builtinWeightsPath(spec);
+  if (!file || !fs.existsSync(file)) return undefined;
+  return description({ key: `base:${id}`, source: { kind: 'weights' }, tokenizer }, async () =>
+    new Uint8Array(await fsp.readFile(file)),
+  );
+}
+
+/** Where a built-in base model's weights file is: relative paths resolve against TUNEBOARD_BASE_MODELS_DIR. */
+export function builtinWeightsPath(spec: BaseModelSpec): string | undefined {
+  return spec.weightsFile ? path.resolve(/*turbopackIgnore: true*/ config.baseModelsDir, spec.weightsFile) : undefined;
 }

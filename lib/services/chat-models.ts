@@ -1,40 +1,37 @@
-import type { ModelConfig } from '@/lib/engine/model';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
+import { BuiltinChatBackend, VllmChatBackend, type ChatBackend } from '@/lib/inference/backends';
 import { modelNotFoundError } from '@/lib/inference/chat-errors';
 import { parseModelName } from '@/lib/inference/model-name';
-import type { ModelSpec } from '@/lib/inference/wire';
 import { readArtifactBytes } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
 import { builtinModelSource } from './builtin-models';
-import { availableBaseModels, findAvailableBaseModel } from './base-models';
+import { ApiError } from '@/lib/api/errors';
+import { describeBaseModels, findBaseModel, servedBy, servingStatus, vllmModelName } from './base-models';
+import { adapterLoadingConfigured, materializeAdapter, vllmAdapters } from './vllm-adapters';
 
-/** What serves a chat request: the built-in engine (which weights, how to load them) or the upstream server. */
-export type ServedModel =
-  | {
-      kind: 'builtin';
-      spec: ModelSpec;
-      loadWeights?: () => Promise<Uint8Array>;
-      config: Pick<ModelConfig, 'ctx' | 'vocab'>;
-      /** The name usage is recorded under: the base id, or entity/project/name:stepN. */
-      usageName: string;
-    }
-  | {
-      kind: 'upstream';
-      /** The base model's upstream name, or the checkpoint's LoRA adapter name. */
-      upstreamModel: string;
-      usageName: string;
-    };
+/** What serves a chat request: a backend (built-in engine or vLLM) and the name usage is recorded under. */
+export interface ServedModel {
+  backend: ChatBackend;
+  /** The base id, or entity/project/name:stepN. */
+  usageName: string;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function servedBase(baseId: string, model: string): ServedModel {
-  const base = findAvailableBaseModel(baseId);
-  if (base?.backend === 'upstream')
-    return { kind: 'upstream', upstreamModel: base.upstream_model ?? base.id, usageName: baseId };
-  const source = base?.backend === 'builtin' ? builtinModelSource(baseId) : undefined;
+  const base = findBaseModel(baseId);
+  if (!base) throw modelNotFoundError(model);
+  // A model we know whose engine cannot answer is the engine's problem, not a missing model: 503 and why.
+  const status = servingStatus(base);
+  if (!status.available)
+    throw new ApiError('unavailable', `The model \`${model}\` cannot be served right now: ${status.reason}.`, {
+      headers: { 'retry-after': '30' },
+    });
+  if (servedBy(base) === 'vllm') return { backend: new VllmChatBackend({ model: vllmModelName(base) }), usageName: baseId };
+  const source = builtinModelSource(baseId);
   if (!source) throw modelNotFoundError(model);
-  return { kind: 'builtin', ...source, usageName: baseId };
+  return { backend: new BuiltinChatBackend(source), usageName: baseId };
 }
 
 async function servedCheckpoint(
@@ -54,18 +51,40 @@ async function servedCheckpoint(
   const base = servedBase(baseModel, model);
   // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
   if (!checkpoint.artifactKey || checkpoint.step === 0) return { ...base, usageName };
-  // Upstream, a trained checkpoint is a LoRA adapter registered under its canonical inference name.
-  if (base.kind === 'upstream') return { kind: 'upstream', upstreamModel: usageName, usageName };
+  if (base.backend instanceof VllmChatBackend) {
+    // On vLLM a trained checkpoint is a LoRA adapter named by its canonical inference name. With a shared
+    // adapter folder, Tuneboard loads it into vLLM before the first request; without one, vLLM must have it
+    // already (registered at start with --lora-modules).
+    const artifactKey = checkpoint.artifactKey;
+    const checkpointId = checkpoint.id;
+    const adapters = vllmAdapters();
+    const loading = adapterLoadingConfigured() || findBaseModel(baseModel)?.backend === 'hf';
+    return {
+      backend: new VllmChatBackend({
+        model: usageName,
+        ...(loading
+          ? {
+              prepare: () =>
+                adapters.ensure({ name: usageName, materialize: () => materializeAdapter(checkpointId, artifactKey) }),
+              forget: () => adapters.forget(usageName),
+            }
+          : {}),
+      }),
+      usageName,
+    };
+  }
   const key = checkpoint.artifactKey;
+  const description = (base.backend as BuiltinChatBackend).description;
   return {
-    kind: 'builtin',
-    spec: { key: `ckpt:${checkpoint.id}`, source: { kind: 'weights' } },
-    loadWeights: async () => {
-      const bytes = await readArtifactBytes(key);
-      if (!bytes) throw new Error(`checkpoint weights missing from the artifact store: ${key}`);
-      return bytes;
-    },
-    config: base.config,
+    backend: new BuiltinChatBackend({
+      ...description,
+      model: { key: `ckpt:${checkpoint.id}`, source: { kind: 'weights' }, tokenizer: description.model.tokenizer },
+      loadWeights: async () => {
+        const bytes = await readArtifactBytes(key);
+        if (!bytes) throw new Error(`checkpoint weights missing from the artifact store: ${key}`);
+        return bytes;
+      },
+    }),
     usageName,
   };
 }
@@ -109,24 +128,41 @@ export async function resolveChatModel(principal: Principal, model: string | nul
 }
 
 /**
- * GET /v1/models: the base models this server can serve, then the caller's trained models by their
- * `entity/project/name` inference name (latest checkpoint), newest first.
+ * GET /v1/models: every base model of this server, with who trains and serves it, its size, context length
+ * and whether its serving engine can answer now (and why not); then the caller's trained models by their
+ * `entity/project/name` inference name (latest checkpoint), newest first, with their base as `parent`.
  */
 export async function listServableModels(principal: Principal) {
   const db = await getDb();
   const started = Math.floor(Date.now() / 1000);
-  const base = availableBaseModels().map((m) => ({
+  const described = await describeBaseModels();
+  const byId = new Map(described.map((m) => [m.id, m]));
+  const base = described.map((m) => ({
     id: m.id,
     object: 'model' as const,
     created: started,
     owned_by: m.backend === 'builtin' ? 'tuneboard' : 'upstream',
+    max_model_len: m.contextLength,
+    parameters: m.parameters,
+    trained_by: m.trainedBy,
+    served_by: m.servedBy,
+    available: m.available,
+    unavailable_reason: m.unavailableReason,
   }));
   const records = await modelsRepo.listModels(db, { entityIds: principal.memberships.map((m) => m.id), limit: 1000 });
-  const trained = records.map((r) => ({
-    id: `${r.entityName}/${r.projectName}/${r.name}`,
-    object: 'model' as const,
-    created: Math.floor(r.createdAt.getTime() / 1000),
-    owned_by: r.entityName,
-  }));
+  const trained = records.map((r) => {
+    const parent = byId.get(r.baseModel);
+    return {
+      id: `${r.entityName}/${r.projectName}/${r.name}`,
+      object: 'model' as const,
+      created: Math.floor(r.createdAt.getTime() / 1000),
+      owned_by: r.entityName,
+      parent: r.baseModel,
+      max_model_len: parent?.contextLength ?? null,
+      served_by: parent?.servedBy ?? null,
+      available: parent?.available ?? false,
+      unavailable_reason: parent ? parent.unavailableReason : 'its base model is no longer configured on this server',
+    };
+  });
   return { object: 'list' as const, data: [...base, ...trained] };
 }

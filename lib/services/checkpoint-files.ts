@@ -1,6 +1,5 @@
 import { ApiError } from '@/lib/api/errors';
-import { BUILTIN_CHAT_TEMPLATE } from '@/lib/engine/chat-template';
-import { loadBaseModel } from '@/lib/engine/base-models';
+import { baseModelSpec, loadBaseModel } from '@/lib/engine/base-models';
 import { exportGguf } from '@/lib/engine/gguf';
 import { decodeModel, encodeModel } from '@/lib/engine/safetensors';
 import { Tokenizer } from '@/lib/engine/tokenizer';
@@ -28,15 +27,23 @@ export async function checkpointFile(
   step: number,
   format: 'safetensors' | 'gguf' = 'safetensors',
 ): Promise<CheckpointFile> {
-  const file = await safetensorsFile(principal, modelId, step);
+  const model = await requireModel(principal, modelId);
+  const file = await safetensorsFile(model, step);
   if (format === 'safetensors') return file;
   const bytes =
     file.body instanceof Uint8Array ? file.body : new Uint8Array(await new Response(file.body).arrayBuffer());
   // Conversion is a few milliseconds for the built-in model sizes; larger models are served upstream.
+  const spec = baseModelSpec(model.baseModel);
+  if (!spec) {
+    throw new ApiError(
+      'bad_request',
+      `GGUF export is available for built-in base models only; ${model.baseModel} checkpoints download as safetensors`,
+    );
+  }
   const weights = decodeModel(bytes);
   try {
-    const gguf = exportGguf(weights, new Tokenizer(), {
-      chatTemplate: BUILTIN_CHAT_TEMPLATE,
+    const gguf = exportGguf(weights, new Tokenizer(spec.tokenizer), {
+      chatTemplate: spec.chatTemplate,
       name: file.filename.replace(/\.safetensors$/, ''),
     });
     return {
@@ -50,8 +57,10 @@ export async function checkpointFile(
   }
 }
 
-async function safetensorsFile(principal: Principal, modelId: string, step: number): Promise<CheckpointFile> {
-  const model = await requireModel(principal, modelId);
+async function safetensorsFile(
+  model: Awaited<ReturnType<typeof requireModel>>,
+  step: number,
+): Promise<CheckpointFile> {
   const checkpoint = await modelsRepo.findCheckpointByStep(await getDb(), model.id, step);
   if (!checkpoint) throw ApiError.notFound('Checkpoint not found');
   const filename = `${model.name}-step${step}.safetensors`;

@@ -9,6 +9,7 @@ import { InferencePool } from '@/lib/inference/pool';
 import { TINY_TEST_CONFIG } from '@/lib/inference/test-helpers';
 
 const tok = new Tokenizer();
+const byteTokenizer = { kind: 'byte' as const, config: tok.config };
 const config = TINY_TEST_CONFIG;
 const pool = new InferencePool(2);
 afterAll(() => pool.close());
@@ -34,7 +35,7 @@ describe('InferencePool (worker threads)', () => {
       topLogprobs: 0,
     };
     const random = pool.generate({
-      model: { key: 'random:9', source: { kind: 'random', config, seed: 9 } },
+      model: { key: 'random:9', source: { kind: 'random', config, seed: 9 }, tokenizer: byteTokenizer },
       sequences: [sequence],
       promptLogprobs: null,
     });
@@ -45,7 +46,7 @@ describe('InferencePool (worker threads)', () => {
     const bytes = encodeModel(model);
     const stored = () =>
       pool.generate({
-        model: { key: 'weights:test', source: { kind: 'weights' } },
+        model: { key: 'weights:test', source: { kind: 'weights' }, tokenizer: byteTokenizer },
         loadWeights: async () => (loads++, bytes),
         sequences: [sequence],
         promptLogprobs: null,
@@ -58,7 +59,7 @@ describe('InferencePool (worker threads)', () => {
 
   it('aborts when the consumer stops reading', async () => {
     const handle = pool.generate({
-      model: { key: 'random:10', source: { kind: 'random', config, seed: 10 } },
+      model: { key: 'random:10', source: { kind: 'random', config, seed: 10 }, tokenizer: byteTokenizer },
       sequences: [{ promptTokenIds: tok.encode('x'), maxTokens: 60, ignoreEos: true, sampling: {}, seed: null, choice: 0 }],
       promptLogprobs: null,
     });
@@ -70,7 +71,7 @@ describe('InferencePool (worker threads)', () => {
 
   it('reports a weights failure as an error', async () => {
     const handle = pool.generate({
-      model: { key: 'weights:missing', source: { kind: 'weights' } },
+      model: { key: 'weights:missing', source: { kind: 'weights' }, tokenizer: byteTokenizer },
       loadWeights: async () => {
         throw new Error('artifact missing');
       },

@@ -4,7 +4,7 @@ import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
 import { resolveEntity } from '@/lib/client/entity';
 import { baseModelsQuery, MODEL_PAGE_SIZE, modelsInfiniteQuery, projectsQuery } from '@/lib/client/query-keys';
 import { toSessionDto } from '@/lib/services/accounts';
-import { availableBaseModels } from '@/lib/services/base-models';
+import { availableBaseModels, baseModelDtos } from '@/lib/services/base-models';
 import { listModels, listProjects } from '@/lib/services/models';
 import { ModelsClient } from './client';
 import { parseModelsSearchParams } from './search-params';
@@ -37,10 +37,7 @@ export default async function ModelsPage({ searchParams }: { searchParams: Promi
     queryClient.prefetchQuery({ ...projectsQuery(entity), queryFn: () => listProjects(principal, entity) }),
     queryClient.prefetchQuery({
       ...baseModelsQuery(),
-      queryFn: () => ({
-        object: 'list' as const,
-        data: baseModels.map((m) => ({ id: m.id, backend: m.backend, description: m.description ?? null })),
-      }),
+      queryFn: async () => ({ object: 'list' as const, data: await baseModelDtos() }),
     }),
   ]);
   const exampleBaseModel = (baseModels.find((m) => m.backend === 'builtin') ?? baseModels[0])?.id ?? 'tuneboard/tiny-chat';

@@ -93,10 +93,11 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
     for (const record of records.data?.data ?? []) byName.set(modelBaseName(record), record);
     const trained = new Map<string, ModelSummaryDto>();
     const base: string[] = [];
-    for (const { id } of chatModels.data?.data ?? []) {
+    for (const { id, available } of chatModels.data?.data ?? []) {
       const record = byName.get(id);
       if (record) trained.set(id, record);
-      else base.push(id);
+      // A base model whose engine is down is not offered (chat would answer 503 with the reason).
+      else if (available !== false) base.push(id);
     }
     return { baseModels: base, trainedModels: trained };
   }, [chatModels.data, records.data]);

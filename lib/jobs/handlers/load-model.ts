@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { config } from '@/lib/config';
 import { BaseModelUnavailableError, baseModelSpec, loadBaseModel } from '@/lib/engine/base-models';
 import type { Model } from '@/lib/engine/model';
 import type { Tokenizer } from '@/lib/engine/tokenizer';
@@ -16,7 +17,7 @@ export async function loadTrainingModel(ctx: TrainContext): Promise<{ model: Mod
   if (!spec) throw new TrainingError(`Base model "${name}" is not available on this worker`);
   let weights = ctx.baseWeights;
   if (!weights && spec.weightsFile) {
-    const file = path.resolve(process.env.TUNEBOARD_BASE_MODELS_DIR ?? process.cwd(), spec.weightsFile);
+    const file = path.resolve(config.baseModelsDir, spec.weightsFile);
     weights = await readFile(file).then(
       (buf) => new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength),
       () => null,

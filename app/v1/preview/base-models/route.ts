@@ -1,16 +1,18 @@
 import { methods, route } from '@/lib/api/route';
 import { baseModelListSchema } from '@/lib/schemas/base-models';
-import { availableBaseModels } from '@/lib/services/base-models';
+import { baseModelDtos } from '@/lib/services/base-models';
 
 export const dynamic = 'force-dynamic';
 
-/** Extension: base models a model record can be created from on this server. */
+/** Extension: the base models of this server, who trains and serves each, and whether it can be served now. */
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
-    { summary: 'Base models available on this server', tag: 'models', extension: true, response: baseModelListSchema },
-    async () => ({
-      object: 'list' as const,
-      data: availableBaseModels().map((m) => ({ id: m.id, backend: m.backend, description: m.description ?? null })),
-    }),
+    {
+      summary: 'Base models of this server: size, context length, who trains and serves each, and whether it is available',
+      tag: 'models',
+      extension: true,
+      response: baseModelListSchema,
+    },
+    async () => ({ object: 'list' as const, data: await baseModelDtos() }),
   ),
 });

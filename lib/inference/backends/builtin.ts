@@ -1,0 +1,185 @@
+import { ChatTemplate, type ChatMessage } from '@/lib/engine/chat-template';
+import { cachedStructuredGrammar, StructuredOutputCompileError } from '@/lib/engine/constrained';
+import { badWordsTokenIds } from '@/lib/engine/sampler';
+import { Tokenizer } from '@/lib/engine/tokenizer';
+import { chatTemplateError, structuredOutputError } from '../chat-errors';
+import { collectChatCompletion, serializeChatCompletion } from '../chat-response';
+import type { EngineEvent } from '../engine-events';
+import { inferencePool } from '../pool';
+import { chatCompletionStream } from '../sse';
+import {
+  checkTemplateRequest,
+  resolveSamplingRequest,
+  truncatePrompt,
+  type SamplingRequest,
+  type TemplateInputs,
+} from '../validate-chat-request';
+import type { ModelSpec, TokenizerSpec, WireSequence } from '../wire';
+import type { ChatBackend, ChatCall, ChatResult } from './types';
+
+/**
+ * What the built-in engine needs to serve one model, all taken from the base model's description: the
+ * weights (identity, source, reader), the tokenizer (inside `model`), the chat template, the token that ends
+ * an assistant turn and the context length. A checkpoint shares its base's description with other weights.
+ */
+export interface BuiltinModelDescription {
+  model: ModelSpec;
+  /** Reads the weights when a thread does not have them cached (lib/inference does no storage I/O). */
+  loadWeights?: () => Promise<Uint8Array>;
+  chatTemplate: string;
+  chatEosToken: string;
+  contextLength: number;
+}
+
+// Tokenizers and parsed templates are built once per description, not per request.
+const tokenizers = new WeakMap<TokenizerSpec['config'], Tokenizer>();
+const templates = new Map<string, ChatTemplate>();
+
+function tokenizerFor(spec: TokenizerSpec): Tokenizer {
+  let tok = tokenizers.get(spec.config);
+  if (!tok) tokenizers.set(spec.config, (tok = new Tokenizer(spec.config)));
+  return tok;
+}
+
+function templateFor(source: string, eosToken: string): ChatTemplate {
+  const key = `${eosToken}\u0000${source}`;
+  let tpl = templates.get(key);
+  if (!tpl) templates.set(key, (tpl = new ChatTemplate(source, { eosToken })));
+  return tpl;
+}
+
+function renderPrompt(template: ChatTemplate, req: TemplateInputs): string {
+  if (req.messages.length === 0) throw chatTemplateError('messages must contain at least one message');
+  const kwargs = Object.fromEntries(
+    Object.entries(req.chat_template_kwargs).filter(([k]) => template.referencedVariables().has(k)),
+  );
+  try {
+    return template.render(req.messages as ChatMessage[], {
+      tools: req.tools,
+      documents: req.documents,
+      addGenerationPrompt: req.add_generation_prompt,
+      continueFinalMessage: req.continue_final_message,
+      extra: { ...kwargs, ...(req.reasoning_effort ? { reasoning_effort: req.reasoning_effort } : {}) },
+    });
+  } catch (err) {
+    throw chatTemplateError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function wireSequences(s: SamplingRequest, prompt: number[], tokenizer: Tokenizer, eosId: number | null): WireSequence[] {
+  const badWords = s.bad_words.length ? badWordsTokenIds(s.bad_words, (t) => tokenizer.encode(t)) : undefined;
+  return Array.from({ length: s.n }, (_, choice) => ({
+    promptTokenIds: prompt,
+    maxTokens: s.max_tokens,
+    sampling: {
+      temperature: s.greedy ? 0 : s.temperature,
+      topP: s.top_p,
+      topK: s.top_k,
+      minP: s.min_p,
+      repetitionPenalty: s.repetition_penalty,
+      frequencyPenalty: s.frequency_penalty,
+      presencePenalty: s.presence_penalty,
+      logitBias: s.logit_bias ? [...s.logit_bias] : undefined,
+      allowedTokenIds: s.allowed_token_ids,
+      badWordsTokenIds: badWords,
+      minTokens: s.min_tokens,
+      stopTokenIds: s.stop_token_ids,
+    },
+    stop: s.stop,
+    eosTokenId: eosId,
+    ignoreEos: s.ignore_eos,
+    includeStopStrInOutput: s.include_stop_str_in_output,
+    skipSpecialTokens: s.skip_special_tokens,
+    topLogprobs: s.top_logprobs,
+    seed: s.seed === null ? null : s.seed.toString(),
+    choice,
+    structuredOutput: s.structured_output,
+    endTokenIds: [...(eosId === null ? [] : [eosId]), ...s.stop_token_ids],
+  }));
+}
+
+/** Counts completion tokens as events pass, then reports them once the generation is over. */
+async function* metered(
+  events: AsyncIterable<EngineEvent>,
+  onEnd: (completionTokens: number) => void,
+): AsyncGenerator<EngineEvent> {
+  let completion = 0;
+  try {
+    for await (const e of events) {
+      if (e.type === 'token') completion++;
+      yield e;
+    }
+  } finally {
+    onEnd(completion);
+  }
+}
+
+/**
+ * The built-in CPU engine, in vLLM's order of checks: template and context, sampling checks, structured
+ * output compilation, then generation in the inference worker threads. Everything checkable is a 4xx
+ * before the first byte, even when streaming.
+ */
+export class BuiltinChatBackend implements ChatBackend {
+  readonly kind = 'builtin' as const;
+
+  constructor(readonly description: BuiltinModelDescription) {}
+
+  async chat(call: ChatCall): Promise<ChatResult> {
+    const d = this.description;
+    const tokenizer = tokenizerFor(d.model.tokenizer);
+    const template = templateFor(d.chatTemplate, d.chatEosToken);
+    const eosId = tokenizer.specialTokenId(d.chatEosToken) ?? null;
+    const req = call.request;
+    const templateInputs = checkTemplateRequest(req);
+    const text = renderPrompt(template, templateInputs);
+    const bos = tokenizer.specialTokenId(tokenizer.config.bos);
+    const promptIds = [
+      ...(templateInputs.add_special_tokens && bos !== undefined ? [bos] : []),
+      ...tokenizer.encode(text),
+    ];
+    const s = resolveSamplingRequest(req, {
+      vocabSize: tokenizer.vocabSize,
+      maxModelLen: d.contextLength,
+      promptTokenCount: promptIds.length,
+      eosTokenId: eosId,
+      headerRequestId: call.headers.get('x-request-id'),
+    });
+    const prompt = truncatePrompt(promptIds, s);
+    if (s.structured_output) {
+      // Compile now (cached) so a schema or regex we cannot enforce is a 400 before anything streams.
+      try {
+        cachedStructuredGrammar(s.structured_output);
+      } catch (err) {
+        if (err instanceof StructuredOutputCompileError) throw structuredOutputError(err.message);
+        throw err;
+      }
+    }
+
+    const handle = inferencePool().generate({
+      model: d.model,
+      loadWeights: d.loadWeights,
+      sequences: wireSequences(s, prompt, tokenizer, eosId),
+      promptLogprobs: s.prompt_logprobs,
+    });
+    call.signal.addEventListener('abort', () => handle.abort(), { once: true });
+    const events = metered(handle.events, (completionTokens) =>
+      call.onUsage({ promptTokens: prompt.length, completionTokens }),
+    );
+    const created = Math.floor(Date.now() / 1000);
+
+    if (s.stream) {
+      const body = chatCompletionStream(
+        events,
+        s,
+        { created, promptTokenIds: prompt },
+        { onError: (err) => console.error('[tuneboard] generation failed mid-stream', err) },
+      );
+      return { kind: 'stream', body, requestId: s.request_id };
+    }
+    const collected: EngineEvent[] = [];
+    for await (const e of events) collected.push(e);
+    const { promptLogprobs } = await handle.finished;
+    const response = await collectChatCompletion(collected, s, { created, promptTokenIds: prompt, promptLogprobs });
+    return { kind: 'json', body: serializeChatCompletion(response), requestId: s.request_id };
+  }
+}
