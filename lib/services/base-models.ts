@@ -6,6 +6,7 @@ import { baseModelSpec } from '@/lib/engine/base-models';
 import { parameterCount } from '@/lib/engine/model';
 import { upstreamServer } from '@/lib/inference/upstream';
 import { builtinModelSource } from './builtin-models';
+import { hfDirProblem } from './hf-models';
 
 const baseModelsFileSchema = z.object({
   models: z.array(
@@ -49,7 +50,9 @@ function available(model: BaseModel): boolean {
   if (model.backend === 'builtin') return builtinModelSource(model.id) !== undefined;
   if (model.backend === 'upstream') return Boolean(config.upstreamUrl);
   // hf: usable once something can serve it. Training availability (workers/python) is the worker's side.
-  return servedBy(model) === 'vllm' && Boolean(config.upstreamUrl);
+  if (servedBy(model) === 'vllm') return Boolean(config.upstreamUrl);
+  // Served by the built-in engine: usable when the model directory is one it can load.
+  return hfDirProblem(hfModelDir(model)) === null;
 }
 
 /** Base models that can be used right now: their backend is configured on this server. */
@@ -114,7 +117,8 @@ export function servingStatus(model: BaseModel): ServingStatus {
       ? { available: false, reason: 'its weights file has not been built yet (npm run pretrain)' }
       : { available: false, reason: 'the built-in engine does not know this model' };
   }
-  return { available: false, reason: 'the built-in engine does not serve Hugging Face models in this build' };
+  const problem = hfDirProblem(hfModelDir(model));
+  return problem ? { available: false, reason: problem } : { available: true };
 }
 
 // ---- Descriptions for listings (GET /v1/models, the dashboard's picker) ----------------------------------
