@@ -3,7 +3,8 @@
 // next to llama.cpp (node-llama-cpp's prebuilt CPU binding) on the same weights as GGUF F16 and Q8_0.
 // Time to first token of a 100-token prompt, decode tokens/s for 1 and 8 streams, both engines on one thread.
 //
-// Run alone: npx tsx bench/hf-inference.ts [--quick]   (bench/inference.ts runs it after the tiny models)
+// Run alone: npx tsx bench/hf-inference.ts [--quick] [--tokens N] [--rounds N]
+// (bench/inference.ts runs it after the tiny models)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -264,14 +265,17 @@ export interface HfBenchOptions {
   llama: Llama | null;
   llamaError: string | null;
   heap?: WasmHeap;
+  /** Tokens per stream and rounds (defaults: 12 and 1 with quick, else 48 and 2). */
+  tokens?: number;
+  rounds?: number;
 }
 
 /** Runs the Hugging Face rows and returns the report as markdown. */
 export async function runHfBench(options: HfBenchOptions): Promise<string> {
   const shapes = options.quick ? [SMOLLM2_135M] : [SMOLLM2_135M, QWEN3_0_6B];
   const formats: GgufMatrixType[] = options.quick ? ['F16'] : ['F16', 'Q8_0'];
-  const tokens = options.quick ? 12 : 48;
-  const rounds = options.quick ? 1 : 2;
+  const tokens = options.tokens ?? (options.quick ? 12 : 48);
+  const rounds = options.rounds ?? (options.quick ? 1 : 2);
   const heap = options.heap ?? new WasmHeap();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'tuneboard-hf-bench-'));
   const lines: string[] = [];
@@ -337,6 +341,11 @@ export async function runHfBench(options: HfBenchOptions): Promise<string> {
 async function main(): Promise<void> {
   v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
   const quick = process.argv.includes('--quick');
+  const arg = (name: string) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? Number(process.argv[i + 1]) : undefined;
+  };
+  // Lazily: bench/inference.ts imports this file for its main.
   const { loadLlamaCpp } = await import('./inference');
   const loaded = await loadLlamaCpp();
   const llama = 'llama' in loaded ? loaded.llama : null;
@@ -347,7 +356,15 @@ async function main(): Promise<void> {
         .map((x) => x.toFixed(1))
         .join(' ')}`,
     );
-    console.log(await runHfBench({ quick, llama, llamaError: 'error' in loaded ? loaded.error : null }));
+    console.log(
+      await runHfBench({
+        quick,
+        llama,
+        llamaError: 'error' in loaded ? loaded.error : null,
+        tokens: arg('--tokens'),
+        rounds: arg('--rounds'),
+      }),
+    );
   } finally {
     await llama?.dispose();
   }
