@@ -6,7 +6,8 @@ import { baseModelSpec } from '@/lib/engine/base-models';
 import { parameterCount } from '@/lib/engine/model';
 import { upstreamServer } from '@/lib/inference/upstream';
 import { builtinModelSource } from './builtin-models';
-import { hfDirProblem } from './hf-models';
+import { parseHfConfig } from '@/lib/engine/hf/config';
+import { hfDirProblem, servedContextLength } from './hf-models';
 
 const baseModelsFileSchema = z.object({
   models: z.array(
@@ -229,6 +230,16 @@ export async function describeBaseModels(): Promise<BaseModelInfo[]> {
     const dir = m.backend === 'hf' ? hfModelDir(m) : undefined;
     if (dir) ({ parameters, contextLength } = hfDirFacts(dir));
     let status = servingStatus(m);
+    // The built-in engine serves a capped context (its KV cache lives in a 4 GiB wasm heap).
+    if (dir && status.available && servedBy(m) === 'builtin') {
+      try {
+        contextLength = servedContextLength(
+          parseHfConfig(JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'))),
+        );
+      } catch {
+        // hfDirProblem already vetted config.json; a file changed since keeps the listing's own figure.
+      }
+    }
     if (status.available && servedBy(m) === 'vllm' && vllm) {
       if ('error' in vllm) status = { available: false, reason: vllm.error };
       else {

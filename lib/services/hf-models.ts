@@ -67,6 +67,17 @@ async function bundleDirectory(dir: string): Promise<Uint8Array> {
   return packFiles(files);
 }
 
+/**
+ * The context the built-in engine serves: config.json's, capped so that one sequence's KV cache (allocated
+ * whole for prompt + max_tokens, which defaults to the rest of the context) takes at most 1 GiB of the
+ * thread's 4 GiB wasm heap, in steps of 1024. Qwen3-0.6B: 40960 → 4096; the tiny test models keep theirs.
+ */
+export function servedContextLength(c: { ctx: number; layers: number; kvHeads: number; headDim: number }): number {
+  const perToken = c.layers * c.kvHeads * c.headDim * 2 * 4;
+  const cap = Math.max(1024, Math.floor(2 ** 30 / perToken / 1024) * 1024);
+  return Math.min(c.ctx, cap);
+}
+
 /** The built-in engine's description of an `hf` base model (cached per directory until config.json changes). */
 export function hfBaseDescription(id: string, dir: string): BuiltinModelDescription {
   const mtimeMs = fs.statSync(path.join(dir, 'config.json')).mtimeMs;
@@ -88,7 +99,7 @@ export function hfBaseDescription(id: string, dir: string): BuiltinModelDescript
     loadWeights: () => bundleDirectory(dir),
     chatTemplate: tokenizer.chatTemplate ?? '',
     chatEosToken: tokenizer.eosToken ?? '',
-    contextLength: config.ctx,
+    contextLength: servedContextLength(config),
     hf: { tokenizer, stopTokenIds: stop.filter((x) => x >= 0 && x < config.vocab) },
   };
   descriptions.set(dir, { mtimeMs, description });
