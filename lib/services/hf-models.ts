@@ -25,7 +25,12 @@ const SMALL_FILES = [
 
 /** Why the built-in engine cannot serve this directory, or null when it can (checked without reading weights). */
 export function hfDirProblem(dir: string | undefined): string | null {
-  if (!dir) return 'it has no local model directory (`path`) for the built-in engine to load';
+  const problem = dirProblem(dir);
+  return problem && `the built-in engine cannot serve it: ${problem}`;
+}
+
+function dirProblem(dir: string | undefined): string | null {
+  if (!dir) return 'it has no local model directory (`path`)';
   if (!fs.existsSync(dir)) return `its model directory ${path.basename(dir)} does not exist on this server`;
   for (const f of ['config.json', 'tokenizer.json']) {
     if (!fs.existsSync(path.join(dir, f))) return `its model directory lacks ${f}`;
@@ -35,7 +40,7 @@ export function hfDirProblem(dir: string | undefined): string | null {
   try {
     parseHfConfig(JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')));
   } catch (err) {
-    return `the built-in engine cannot run it: ${err instanceof Error ? err.message : String(err)}`;
+    return err instanceof Error ? err.message : String(err);
   }
   return null;
 }
