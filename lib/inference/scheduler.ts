@@ -63,7 +63,9 @@ export class BatchScheduler {
     const ctx = this.model.config.ctx;
     for (const seq of request.sequences) {
       if (seq.promptTokenIds.length === 0 || seq.promptTokenIds.length >= ctx) {
-        request.onError(new RangeError(`prompt of ${seq.promptTokenIds.length} tokens does not fit the context of ${ctx}`));
+        request.onError(
+          new RangeError(`prompt of ${seq.promptTokenIds.length} tokens does not fit the context of ${ctx}`),
+        );
         return;
       }
     }
@@ -85,7 +87,11 @@ export class BatchScheduler {
   }
 
   private candidates(list: readonly { tokenId: number; logprob: number }[]): TokenCandidate[] {
-    return list.map((c) => ({ tokenId: c.tokenId, logprob: c.logprob, tokenText: this.tokenizer.tokenText(c.tokenId) }));
+    return list.map((c) => ({
+      tokenId: c.tokenId,
+      logprob: c.logprob,
+      tokenText: this.tokenizer.tokenText(c.tokenId),
+    }));
   }
 
   private admit(): { inputs: { tokens: readonly number[]; cache: KvCache }[]; targets: LiveSequence[][] } {
