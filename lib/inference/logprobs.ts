@@ -53,7 +53,7 @@ export function lastEntryById<T extends { tokenId: number }>(entries: readonly T
   return [...byId.values()];
 }
 
-/** vLLM floors logprobs at −9999.0 so that −inf survives JSON (§7.8). */
+/** vLLM floors logprobs at −9999.0 so that −inf survives JSON (docs/contract.md §8.8). */
 export const LOGPROB_FLOOR = -9999.0;
 
 export function clampLogprob(logprob: number): number {

@@ -62,7 +62,9 @@ export class BatchScheduler {
     const ctx = this.model.config.ctx;
     for (const seq of request.sequences) {
       if (seq.promptTokenIds.length === 0 || seq.promptTokenIds.length >= ctx) {
-        request.onError(new RangeError(`prompt of ${seq.promptTokenIds.length} tokens does not fit the context of ${ctx}`));
+        request.onError(
+          new RangeError(`prompt of ${seq.promptTokenIds.length} tokens does not fit the context of ${ctx}`),
+        );
         return;
       }
     }

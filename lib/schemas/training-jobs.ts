@@ -72,7 +72,7 @@ export function extraSettings(raw: Record<string, unknown> | null | undefined, k
 }
 
 /**
- * RL `experimental_config` (compat §2.6): every key nullable (null = default), unknown keys ignored
+ * RL `experimental_config` (docs/contract.md §3.1): every key nullable (null = default), unknown keys ignored
  * (later clients add keys), wrong types 422, out-of-range values 422 value_error.
  */
 export const rlExperimentalConfigSchema = z.looseObject({

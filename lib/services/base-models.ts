@@ -7,6 +7,8 @@ import { baseModelSpec } from '@/lib/engine/base-models';
 import { parameterCount } from '@/lib/engine/model';
 import { upstreamServer } from '@/lib/inference/upstream';
 import { builtinModelSource } from './builtin-models';
+import { parseHfConfig } from '@/lib/engine/hf/config';
+import { hfDirProblem, servedContextLength } from './hf-models';
 
 const baseModelsFileSchema = z.object({
   models: z.array(
@@ -151,7 +153,8 @@ export function servingStatus(model: BaseModel): ServingStatus {
       ? { available: false, reason: 'its weights file has not been built yet (npm run pretrain)' }
       : { available: false, reason: 'the built-in engine does not know this model' };
   }
-  return { available: false, reason: 'the built-in engine does not serve Hugging Face models in this build' };
+  const problem = hfDirProblem(hfModelDir(model));
+  return problem ? { available: false, reason: problem } : { available: true };
 }
 
 // ---- Descriptions for listings (GET /v1/models, the dashboard's picker) ----------------------------------
@@ -262,6 +265,16 @@ export async function describeBaseModels(): Promise<BaseModelInfo[]> {
     const dir = m.backend === 'hf' ? hfModelDir(m) : undefined;
     if (dir) ({ parameters, contextLength } = hfDirFacts(dir));
     let status = servingStatus(m);
+    // The built-in engine serves a capped context (its KV cache lives in a 4 GiB wasm heap).
+    if (dir && status.available && servedBy(m) === 'builtin') {
+      try {
+        contextLength = servedContextLength(
+          parseHfConfig(JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'))),
+        );
+      } catch {
+        // hfDirProblem already vetted config.json; a file changed since keeps the listing's own figure.
+      }
+    }
     if (status.available && servedBy(m) === 'vllm' && vllm) {
       if ('error' in vllm) status = { available: false, reason: vllm.error };
       else {

@@ -4,7 +4,7 @@ import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 type Sum = [sum: number, n: number];
 
 /**
- * Running sums behind the /log metrics (compat §2.5), kept per model, step and split so that several logs to
+ * Running sums behind the /log metrics (docs/contract.md §2.5), kept per model, step and split so that several logs to
  * one step pool their trajectories: each log adds its sums, and the metrics are recomputed from the total.
  * A trajectory without a reward is unscored: it counts for exception_rate and its custom metrics, never as a
  * reward of 0 (the reference client always sends one; its trajectory model requires it).
@@ -66,7 +66,7 @@ export function addToSums(into: MetricSums, groups: TrajectoryGroup[]): MetricSu
 
 export function metricsFromSums(sums: MetricSums): Record<string, number> {
   const out: Record<string, number> = {};
-  // Custom names first so that built-in names win on collision (compat §2.5 [DEC]).
+  // Custom names first so that built-in names win on collision (docs/contract.md §2.5 [DEC]).
   for (const [key, [sum, n]] of Object.entries(sums.custom)) if (n > 0) out[key] = sum / n;
   for (const [key, [sum, n]] of Object.entries(sums.groupCustom)) if (n > 0) out[key] = sum / n;
   if (sums.reward[1] > 0) {
@@ -80,17 +80,17 @@ export function metricsFromSums(sums: MetricSums): Record<string, number> {
   if (sums.trajectories + sums.exceptions > 0) out.exception_rate = sums.exceptions / (sums.trajectories + sums.exceptions);
   else delete out.exception_rate;
   // num_groups_submitted / num_groups_trainable are not rollout metrics: they belong to the job summary on
-  // the *new* checkpoint (compat §3.5), never to /log or to the checkpoint the rollouts came from.
+  // the *new* checkpoint (docs/contract.md §2.6), never to /log or to the checkpoint the rollouts came from.
   for (const key of Object.keys(out)) if (!Number.isFinite(out[key])) delete out[key];
   return out;
 }
 
-/** Metrics of one batch of trajectory groups, as ART computes them for the same operation (compat §2.5). */
+/** Metrics of one batch of trajectory groups, as ART computes them for the same operation (docs/contract.md §2.5). */
 export function computeTrajectoryMetrics(groups: TrajectoryGroup[]): Record<string, number> {
   return metricsFromSums(addToSums(emptySums(), groups));
 }
 
-/** A group teaches something only when it has ≥ 2 trajectories with > 1 distinct reward (compat §4.1). */
+/** A group teaches something only when it has ≥ 2 trajectories with > 1 distinct reward (docs/contract.md §5.1). */
 export function isTrainableGroup(group: TrajectoryGroup): boolean {
   if (group.trajectories.length < 2) return false;
   const first = group.trajectories[0].reward ?? 0;

@@ -51,7 +51,7 @@ const traj = (reward: number | undefined, metrics: Record<string, unknown> = {})
 const exception = { type: "<class 'TimeoutError'>", message: 'slow', traceback: '...' };
 
 /**
- * A batch whose metrics are worked out by hand below (compat §2.5):
+ * A batch whose metrics are worked out by hand below (docs/contract.md §2.5):
  *   T = [1, 0, 0.5 | 2, 4 | unscored (reward absent) | —]  → reward = 7.5 / 5 = 1.5 (6 trajectories)
  *   groups with ≥ 2 trajectories: A std = sqrt(1/6), B std = 1 → reward_std_dev = (sqrt(1/6) + 1) / 2
  *   E = 1 + 0 + 0 + 2 = 3                                   → exception_rate = 3 / (6 + 3) = 1/3

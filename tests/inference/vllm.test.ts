@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
+import S3rver from 's3rver';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as modelsListRoute from '@/app/v1/models/route';
 import * as baseModelsRoute from '@/app/v1/preview/base-models/route';
@@ -141,6 +142,33 @@ describe('vLLM serving', () => {
     expect(usage.body.data).toEqual(
       expect.arrayContaining([expect.objectContaining({ model: `${name}:step1`, requests: 3, completion_tokens: 6 })]),
     );
+  });
+
+  it('copies the adapter out of S3-compatible storage when artifacts live there', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-vllm-s3-'));
+    const s3rver = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: root,
+      configureBuckets: [{ name: 'artifacts', configs: [] }],
+    });
+    const { port } = await s3rver.run();
+    Object.assign(process.env, {
+      TUNEBOARD_S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      TUNEBOARD_S3_BUCKET: 'artifacts',
+      TUNEBOARD_S3_ACCESS_KEY_ID: 'S3RVER',
+      TUNEBOARD_S3_SECRET_ACCESS_KEY: 'S3RVER',
+    });
+    try {
+      const name = await trainedModel(1, 12);
+      expect(fs.readdirSync(root).length).toBeGreaterThan(0); // the artifacts went to S3, not the local store
+      expect((await ask(`${name}:step1`)).choices[0].message.content).toBe(`adapter ${name}:step1 r=12`);
+    } finally {
+      for (const k of ['TUNEBOARD_S3_ENDPOINT', 'TUNEBOARD_S3_BUCKET', 'TUNEBOARD_S3_ACCESS_KEY_ID', 'TUNEBOARD_S3_SECRET_ACCESS_KEY'])
+        delete process.env[k];
+      await s3rver.close();
+    }
   });
 
   it('step 0 is the base model itself: no adapter', async () => {

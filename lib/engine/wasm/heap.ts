@@ -83,6 +83,18 @@ interface KernelExports {
     ldy: number,
     accumulate: number,
   ): void;
+  gemv_bf16(
+    M: number,
+    N: number,
+    K: number,
+    x: number,
+    ldx: number,
+    w: number,
+    y: number,
+    ldy: number,
+    accumulate: number,
+    scratch: number,
+  ): void;
 }
 
 /** 16-bit float formats the kernels widen on the fly. */
@@ -109,6 +121,7 @@ const KERNEL_NAMES = [
   'adamw_step',
   'widen16_rows',
   'gemv16',
+  'gemv_bf16',
 ] as const satisfies ReadonlyArray<keyof KernelExports>;
 
 /** Checks that the module exports every kernel; wasm exports are untyped, so the signatures are ours. */
@@ -154,6 +167,7 @@ export class WasmHeap {
   private readonly sizes = new Map<number, number>();
   private readonly workPtr: number;
   private scratchB = { ptr: 0, size: 0 };
+  private scratchX = { ptr: 0, size: 0 };
 
   constructor(options: HeapOptions = {}) {
     const initialPages = Math.max(2, Math.ceil(((options.initialMegabytes ?? 8) * 1024 * 1024) / PAGE_BYTES));
@@ -276,6 +290,16 @@ export class WasmHeap {
     ldy: number,
     accumulate = false,
   ): void {
+    if (kind === 'bf16' && K % 8 === 0) {
+      // The even/odd bf16 kernel: needs M·K floats of scratch for the split x rows.
+      const need = M * K;
+      if (need > this.scratchX.size) {
+        if (this.scratchX.size > 0) this.release(this.scratchX.ptr);
+        this.scratchX = { ptr: this.alloc(need), size: need };
+      }
+      this.k.gemv_bf16(M, N, K, x * 4, ldx, w * 4, y * 4, ldy, accumulate ? 1 : 0, this.scratchX.ptr * 4);
+      return;
+    }
     this.k.gemv16(M, N, K, x * 4, ldx, w * 4, kind === 'bf16' ? 0 : 1, y * 4, ldy, accumulate ? 1 : 0);
   }
 
