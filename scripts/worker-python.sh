@@ -4,12 +4,14 @@
 # and peft, with workers/python on the path. Exits 3 when there is none.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The working tree's package comes first, so an edit is what runs even when the venv holds an older install.
+export PYTHONPATH="$PWD/workers/python${PYTHONPATH:+:$PYTHONPATH}"
 if [ -x .venv-worker/bin/python ]; then
   exec .venv-worker/bin/python "$@"
 fi
 for py in ${TUNEBOARD_PYTHON:-} python3; do
   if [ -n "$py" ] && "$py" -c 'import torch, transformers, peft, httpx' >/dev/null 2>&1; then
-    PYTHONPATH="$PWD/workers/python${PYTHONPATH:+:$PYTHONPATH}" exec "$py" "$@"
+    exec "$py" "$@"
   fi
 done
 echo "no Python with torch, transformers, peft and httpx: python3 -m venv .venv-worker && .venv-worker/bin/pip install ./workers/python[test]" >&2

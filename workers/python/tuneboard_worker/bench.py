@@ -138,7 +138,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.examples, args.words, args.batch_size, args.epochs = 4, 12, 2, 1
     if args.model is None:
-        repo = Path(__file__).resolve().parents[3]
+        # The repository's script builds the default model: found from the working directory (npm run) or this file.
+        candidates = [Path.cwd(), *Path.cwd().parents, Path(__file__).resolve().parents[3]]
+        repo = next((d for d in candidates if (d / "scripts" / "make-tiny-hf-model.py").is_file()), None)
+        if repo is None:
+            raise SystemExit("--model DIR is required outside the Tuneboard repository")
         out = repo / ".data" / "bench" / "tiny-qwen3"
         if not (out / "config.json").exists():
             subprocess.run([sys.executable, str(repo / "scripts" / "make-tiny-hf-model.py"), "--arch", "qwen3", "--out", str(out)], check=True, capture_output=True)

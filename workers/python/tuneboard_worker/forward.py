@@ -32,13 +32,16 @@ def sequence_logprobs(
         ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
         attn[i, : len(r)] = 1
     ids, attn = ids.to(device), attn.to(device)
-    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1, :].float()
-    lse = torch.logsumexp(logits, dim=-1)
-    lp = logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1) - lse
+    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1, :]
+    # cross_entropy's fused log-softmax + gather: what HF's own loss runs, with one logprob per position kept.
+    vocab = logits.shape[-1]
+    lp = -torch.nn.functional.cross_entropy(
+        logits.reshape(-1, vocab).float(), ids[:, 1:].reshape(-1), reduction="none"
+    ).view(len(rows), longest - 1)
     ent = None
     if with_entropy:
         with torch.no_grad():
-            probs = torch.softmax(logits, dim=-1)
-            ent_all = lse - (probs * logits).sum(-1)
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            ent_all = -(logp.exp() * logp).sum(-1)
         ent = [ent_all[i, : len(r) - 1] for i, r in enumerate(rows)]
     return [lp[i, : len(r) - 1] for i, r in enumerate(rows)], ent

@@ -138,9 +138,8 @@ def detach_adapter(peft_model: Any) -> None:
 
 
 def save_adapter(peft_model: Any, base_model_id: str, out_dir: Path) -> tuple[bytes, bytes]:
-    """PEFT's own files; base_model_name_or_path is the base model's id (not this machine's path)."""
-    for cfg in peft_model.peft_config.values():
-        cfg.base_model_name_or_path = base_model_id
+    """PEFT's own files; base_model_name_or_path is the base model's id (not this machine's path). It is
+    rewritten after saving: PEFT looks the base up while saving, and the local path keeps that off the network."""
     peft_model.save_pretrained(str(out_dir))
     config_path = out_dir / "adapter_config.json"
     config = json.loads(config_path.read_text())

@@ -262,6 +262,8 @@ class Worker:
         base = load_base(source, job["base_model"], self.device, dtype, self.opts.hf_cache)
         config = job["config"]
         ctx.extras = ignored_settings(config)
+        # A fixed seed: a new adapter's initialisation (and dropout) is the same on every run of a job.
+        torch.manual_seed(0)
         peft_model = attach_adapter(base, lora_settings(config.get("lora")), adapter, self.opts.use_gradient_checkpointing(self.device))
         try:
             train: Callable[..., dict] = train_sft if job["kind"] == "sft" else train_rl
