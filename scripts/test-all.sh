@@ -34,8 +34,8 @@ fi
 py_rc=0
 if bash scripts/worker-python.sh -c 'import tuneboard_worker, pytest' >/dev/null 2>&1; then
   echo "== pytest (workers/python)"
-  (cd workers/python && OMP_NUM_THREADS=1 bash ../../scripts/worker-python.sh -m pytest tests -p no:cacheprovider \
-    --junitxml="../../$out/pytest.xml" -q)
+  OMP_NUM_THREADS=1 bash scripts/worker-python.sh -m pytest workers/python/tests -p no:cacheprovider \
+    --junitxml="$out/pytest.xml" -q
   py_rc=$?
   [ "$py_rc" = 5 ] && py_rc=0
 else

@@ -3,11 +3,12 @@
 # (.ci/run creates it: pip install ./workers/python[test]), else any python3 that can import torch, transformers
 # and peft, with workers/python on the path. Exits 3 when there is none.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+# The caller's working directory stays (pytest and the worker resolve their paths from it).
+root="$(cd "$(dirname "$0")/.." && pwd)"
 # The working tree's package comes first, so an edit is what runs even when the venv holds an older install.
-export PYTHONPATH="$PWD/workers/python${PYTHONPATH:+:$PYTHONPATH}"
-if [ -x .venv-worker/bin/python ]; then
-  exec .venv-worker/bin/python "$@"
+export PYTHONPATH="$root/workers/python${PYTHONPATH:+:$PYTHONPATH}"
+if [ -x "$root/.venv-worker/bin/python" ]; then
+  exec "$root/.venv-worker/bin/python" "$@"
 fi
 for py in ${TUNEBOARD_PYTHON:-} python3; do
   if [ -n "$py" ] && "$py" -c 'import torch, transformers, peft, httpx' >/dev/null 2>&1; then

@@ -241,12 +241,10 @@ def test_the_uploaded_adapter_gives_the_logits_the_worker_had(api: Api, server, 
     )
     runner.Worker(opts).run()
     assert api.job(job_id)["status"] == "COMPLETED"
-    base, peft_model, _, _ = load_checkpoint(api, model["id"], 1, models_dir, tmp_path)
+    _, peft_model, _, _ = load_checkpoint(api, model["id"], 1, models_dir, tmp_path)
     peft_model.eval()
     with torch.no_grad():
         loaded = peft_model(input_ids=probe).logits
-        base_logits = base.base_model(input_ids=probe).logits if hasattr(base, "base_model") else None
     assert torch.allclose(loaded, captured["logits"], atol=1e-5, rtol=1e-5)
     with peft_model.disable_adapter(), torch.no_grad():
         assert not torch.allclose(peft_model(input_ids=probe).logits, loaded, atol=1e-4)
-    del base_logits
