@@ -1,0 +1,109 @@
+"""Without a server: assistant masks through the real Qwen3 chat template, and LoRA SFT on a tiny Llama with a
+PEFT save/load round trip that keeps the logits."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from conftest import build_tiny_model
+from tuneboard_worker.chat import tokenize_conversation
+from tuneboard_worker.model import attach_adapter, detach_adapter, load_base, lora_settings, save_adapter
+from tuneboard_worker.sft import train_sft
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(workdir):
+    return build_tiny_model("llama", workdir / "models" / "tiny-llama")
+
+
+@pytest.fixture(scope="module")
+def qwen_tokenizer(models_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(models_dir / "tiny-qwen3")
+
+
+def trained_text(tok, t) -> str:
+    return tok.decode([i for i, m in zip(t.ids, t.mask) if m])
+
+
+def test_only_assistant_turns_and_their_end_marker_are_trained(qwen_tokenizer):
+    tok = qwen_tokenizer
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello there"},
+        {"role": "user", "content": "again"},
+        {"role": "assistant", "content": "Bye now"},
+    ]
+    t = tokenize_conversation(tok, messages)
+    # The whole conversation is exactly the template's rendering, token for token.
+    assert tok.decode(t.ids) == tok.apply_chat_template(messages, tokenize=False)
+    # Qwen3 renders the final turn with an empty think block that earlier turns lack; both turns are found.
+    assert trained_text(tok, t) == "Hello there<|im_end|><think>\n\n</think>\n\nBye now<|im_end|>"
+    last = tokenize_conversation(tok, messages, assistant_turns="last")
+    assert trained_text(tok, last) == "<think>\n\n</think>\n\nBye now<|im_end|>"
+
+
+def test_sampled_turn_tokens_replace_the_rendered_turn(qwen_tokenizer):
+    tok = qwen_tokenizer
+    sampled = tok("Sure", add_special_tokens=False)["input_ids"]
+    messages = [{"role": "user", "content": "ok?"}, {"role": "assistant", "content": "Sure"}]
+    t = tokenize_conversation(tok, messages, turn_tokens={1: (sampled, [-0.5] * len(sampled))})
+    assert [i for i, m in zip(t.ids, t.mask) if m] == sampled
+    assert [lp for lp in t.logprobs if lp is not None] == [-0.5] * len(sampled)
+    # The template's end-of-turn marker closes the sampled turn as untrained context.
+    assert tok.decode(t.ids).endswith("Sure<|im_end|>\n")
+
+
+class _Ctx:
+    def __init__(self):
+        self.steps: list[dict] = []
+
+    def check(self):
+        pass
+
+    def started(self, n):
+        self.n = n
+
+    def step(self, m):
+        self.steps.append(m)
+
+
+class _Opts:
+    micro_batch_tokens = 64  # forces gradient accumulation over several micro-batches
+
+    def max_seq_len(self, model):
+        return 256
+
+
+def test_lora_sft_on_a_tiny_llama_and_the_saved_adapter_reloads_with_the_same_logits(tiny_llama, tmp_path):
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    device = torch.device("cpu")
+    base = load_base(str(tiny_llama), "test/tiny-llama", device, torch.float32, None)
+    peft_model = attach_adapter(base, lora_settings({"rank": 4, "alpha": 8}), None, False)
+    examples = [
+        {"line": i + 1, "messages": [{"role": "user", "content": q}, {"role": "assistant", "content": "blue"}]}
+        for i, q in enumerate(["Sky?", "Sea?", "Color?"])
+    ]
+    ctx = _Ctx()
+    train_sft(peft_model, base.tokenizer, {"examples": examples, "file": "train.jsonl"}, {"batch_size": 3, "learning_rate": [1e-2, 1e-2, 0.0], "epochs": 3}, ctx, device, _Opts())
+    assert ctx.n == 3 and [s["learning_rate"] for s in ctx.steps] == [1e-2, 1e-2, 0.0]
+    assert ctx.steps[1]["loss"] < ctx.steps[0]["loss"]
+    probe = torch.tensor([[1, 2, 3, 4, 5, 6]])
+    peft_model.eval()
+    with torch.no_grad():
+        trained = peft_model(input_ids=probe).logits
+    config_bytes, weights = save_adapter(peft_model, "test/tiny-llama", tmp_path)
+    detach_adapter(peft_model)
+    config = json.loads(config_bytes)
+    assert config["r"] == 4 and config["base_model_name_or_path"] == "test/tiny-llama"
+    fresh = AutoModelForCausalLM.from_pretrained(tiny_llama, dtype=torch.float32)
+    loaded = PeftModel.from_pretrained(fresh, str(tmp_path))
+    with torch.no_grad():
+        assert torch.allclose(loaded(input_ids=probe).logits, trained, atol=1e-5)
