@@ -114,6 +114,10 @@ export function servingStatus(model: BaseModel): ServingStatus {
       ? { available: false, reason: 'its weights file has not been built yet (npm run pretrain)' }
       : { available: false, reason: 'the built-in engine does not know this model' };
   }
+  const dir = hfModelDir(model);
+  if (!dir) return { available: false, reason: 'the built-in engine serves Hugging Face models from a local directory: set its path' };
+  if (!fs.existsSync(path.join(dir, 'config.json')))
+    return { available: false, reason: `its directory has no config.json (${model.path})` };
   return { available: false, reason: 'the built-in engine does not serve Hugging Face models in this build' };
 }
 
