@@ -330,3 +330,23 @@ export const artifacts = pgTable(
   },
   (t) => [uniqueIndex('artifacts_name_version_key').on(t.entityId, t.project, t.name, t.version)],
 );
+
+/**
+ * Training workers that talked to this server (claim or heartbeat): what they can train and what they run.
+ * A row is a registry, not a lease: the job's own lease (training_jobs.worker_id/heartbeat_at) decides who
+ * holds a job; this table answers "is anyone able to train this?" and feeds the dashboard's worker list.
+ */
+export const trainingWorkers = pgTable(
+  'training_workers',
+  {
+    id: text('id').primaryKey(),
+    /** { backends: ['builtin' | 'hf'], base_models?: string[], kinds: ['rl' | 'sft'] } as the worker claimed. */
+    capabilities: jsonb('capabilities').$type<Record<string, unknown>>().notNull(),
+    /** What the worker says about itself: hostname, device, versions (shown on the dashboard). */
+    info: jsonb('info').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    currentJobId: uuid('current_job_id'),
+    firstSeenAt: createdAt(),
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+  },
+  (t) => [index('training_workers_last_seen_idx').on(t.lastSeenAt)],
+);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { trainingHandlers } from './handlers';
-import { recoverStaleJobs } from './queue';
+import { pruneWorkerRegistry, recoverStaleJobs } from './queue';
 import { bootWorkerToken } from './worker-token';
 
 /**
@@ -27,6 +27,7 @@ export async function startBuiltinRunner(opts: { port: number; embeddedDatabase:
     try {
       const outcome = await recoverStaleJobs(first ? { deadWorkerPrefix } : {});
       if (outcome.requeued || outcome.failed) console.log(`[tuneboard] recovered jobs: ${JSON.stringify(outcome)}`);
+      await pruneWorkerRegistry();
     } catch (err) {
       console.error('[tuneboard] job recovery failed', err);
     }

@@ -36,6 +36,8 @@ export function httpProtocol(opts: { baseUrl: string; token: string; workerId: s
   }
   const json = async <T>(method: string, path: string, body?: object): Promise<T> => (await request(method, path, body)).json() as Promise<T>;
   const q = `worker_id=${encodeURIComponent(opts.workerId)}`;
+  // Events sent per job: the batch's seq, so a retry after a lost answer is skipped, not duplicated.
+  const sent = new Map<string, number>();
 
   return {
     workerId: opts.workerId,
@@ -45,7 +47,9 @@ export function httpProtocol(opts: { baseUrl: string; token: string; workerId: s
     },
     heartbeat: (jobId) => json('POST', `/v1/workers/jobs/${jobId}/heartbeat`, { worker_id: opts.workerId }),
     async appendEvents(jobId, events: WorkerEvent[]) {
-      await json('POST', `/v1/workers/jobs/${jobId}/events`, { worker_id: opts.workerId, events });
+      const seq = sent.get(jobId) ?? 0;
+      await json('POST', `/v1/workers/jobs/${jobId}/events`, { worker_id: opts.workerId, events, seq });
+      sent.set(jobId, seq + events.length);
     },
     input: (jobId) => json<JobInput>('GET', `/v1/workers/jobs/${jobId}/input?${q}`),
     async baseWeights(job) {
@@ -56,9 +60,16 @@ export function httpProtocol(opts: { baseUrl: string; token: string; workerId: s
       const res = await request('PUT', `/v1/workers/jobs/${jobId}/checkpoint?${q}`, weights);
       return ((await res.json()) as { artifact_key: string }).artifact_key;
     },
-    complete: (jobId, result) =>
-      json('POST', `/v1/workers/jobs/${jobId}/complete`, { worker_id: opts.workerId, artifact_key: result.artifactKey, metrics: result.metrics }),
+    async complete(jobId, result) {
+      sent.delete(jobId);
+      return json('POST', `/v1/workers/jobs/${jobId}/complete`, {
+        worker_id: opts.workerId,
+        artifact_key: result.artifactKey,
+        metrics: result.metrics,
+      });
+    },
     async fail(jobId, message) {
+      sent.delete(jobId);
       await json('POST', `/v1/workers/jobs/${jobId}/fail`, { worker_id: opts.workerId, error_message: message });
     },
   };

@@ -22,3 +22,12 @@ export interface WorkerProtocol {
 export function checkpointKey(modelId: string, jobId: string): string {
   return `models/${modelId}/checkpoints/${jobId}/model.safetensors`;
 }
+
+/**
+ * A LoRA checkpoint of a Hugging Face model: PEFT's two files side by side. The checkpoint row's artifact_key
+ * is the weights file's key; readers find the config by replacing the file name.
+ */
+export function adapterKeys(modelId: string, jobId: string): { weights: string; config: string } {
+  const prefix = `models/${modelId}/checkpoints/${jobId}`;
+  return { weights: `${prefix}/adapter_model.safetensors`, config: `${prefix}/adapter_config.json` };
+}

@@ -6,8 +6,10 @@ import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import { loadTrainingExamples } from '@/lib/services/datasets';
-import { putArtifactStream } from '@/lib/storage';
-import { checkpointKey } from './protocol';
+import * as workersRepo from '@/lib/db/repositories/training-workers';
+import { allBaseModels, trainableBaseModelIds, type WorkerCapabilities } from '@/lib/services/base-models';
+import { artifactExists, putArtifact, putArtifactStream } from '@/lib/storage';
+import { adapterKeys, checkpointKey } from './protocol';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
 
 /**
@@ -21,6 +23,10 @@ export interface WorkerJob {
   kind: 'rl' | 'sft';
   model_id: string;
   base_model: string;
+  /** Who trains it (the base-models file): the built-in engine or the Python worker for Hugging Face models. */
+  backend: 'builtin' | 'hf';
+  /** hf: the base model's directory as the base-models file writes it; null: the worker's Hugging Face cache. */
+  base_model_path: string | null;
   config: Record<string, unknown>;
   /** The checkpoint to train from: the latest when the job starts (compat §3.4). Null: base weights. */
   base_checkpoint: { step: number; artifact_key: string | null } | null;
@@ -48,15 +54,37 @@ async function requireLease(tx: DbOrTx, jobId: string, workerId: string): Promis
   return job;
 }
 
-/** `modelIds` pins a worker to some models (a team's dedicated GPU box, or a test); all models when absent. */
+/** A worker that claims without capabilities is the built-in runner (or an older worker): built-in models only. */
+export const BUILTIN_CAPABILITIES = { backends: ['builtin'] } as const;
+
+/**
+ * The next job this worker can train. `modelIds` pins a worker to some models (a team's dedicated GPU box, or
+ * a test); `capabilities` says which backends and base models it trains. Every claim also records the worker
+ * in the registry (what it can train, what it runs), which is how a queued job knows whether anyone can take it.
+ */
 export async function claimJob(
   workerId: string,
   kinds: ('rl' | 'sft')[] = ['rl', 'sft'],
   modelIds?: string[],
+  capabilities: Pick<WorkerCapabilities, 'backends' | 'base_models'> = { backends: [...BUILTIN_CAPABILITIES.backends] },
+  info?: Record<string, unknown>,
 ): Promise<WorkerJob | null> {
-  if (kinds.length === 0) return null;
   const db = await getDb();
-  const job = await db.transaction((tx) => queueRepo.claimNextJob(tx, { workerId, kinds, modelIds, now: new Date() }));
+  const baseModels = trainableBaseModelIds(capabilities);
+  const job =
+    kinds.length === 0
+      ? undefined
+      : await db.transaction((tx) =>
+          queueRepo.claimNextJob(tx, { workerId, kinds, modelIds, baseModels, now: new Date() }),
+        );
+  const registered: WorkerCapabilities = { ...capabilities, kinds, ...(modelIds?.length ? { model_ids: modelIds } : {}) };
+  await workersRepo.touchWorker(db, {
+    id: workerId,
+    now: new Date(),
+    currentJobId: job?.id ?? null,
+    capabilities: registered as unknown as Record<string, unknown>,
+    ...(info ? { info } : {}),
+  });
   if (!job) return null;
   const [latest, model] = await Promise.all([
     modelsRepo.latestCheckpoint(db, job.modelId),
@@ -66,11 +94,14 @@ export async function claimJob(
     // Deleted between claim and now: deletion already failed the job, nothing to run.
     return null;
   }
+  const entry = allBaseModels().find((m) => m.id === model.baseModel);
   return {
     id: job.id,
     kind: job.kind,
     model_id: job.modelId,
     base_model: model.baseModel,
+    backend: entry?.backend === 'hf' ? 'hf' : 'builtin',
+    base_model_path: entry?.backend === 'hf' ? (entry.path ?? null) : null,
     config: job.config,
     base_checkpoint: latest ? { step: latest.step, artifact_key: latest.artifactKey } : null,
     attempts: job.attempts,
@@ -79,14 +110,25 @@ export async function claimJob(
 }
 
 /** Extends the lease; tells the worker to stop when the job was cancelled or taken away. */
-export async function heartbeat(jobId: string, workerId: string): Promise<{ cancelled: boolean }> {
+export async function heartbeat(
+  jobId: string,
+  workerId: string,
+  info?: Record<string, unknown>,
+): Promise<{ cancelled: boolean }> {
   const db = await getDb();
-  return db.transaction(async (tx) => {
+  const outcome = await db.transaction(async (tx) => {
     const job = await queueRepo.lockJob(tx, jobId);
     if (!job || job.workerId !== workerId || job.status !== 'RUNNING') return { cancelled: true };
     await trainingRepo.updateJob(tx, jobId, { heartbeatAt: new Date() });
     return { cancelled: false };
   });
+  await workersRepo.touchWorker(db, {
+    id: workerId,
+    now: new Date(),
+    currentJobId: outcome.cancelled ? null : jobId,
+    ...(info ? { info } : {}),
+  });
+  return outcome;
 }
 
 function isFlatNumeric(data: Record<string, unknown>): boolean {
@@ -97,14 +139,29 @@ function isFlatNumeric(data: Record<string, unknown>): boolean {
  * Appends progress events, enforcing the order clients rely on (compat §3.1–3.2): training_started once and
  * first, with an integer num_sequences; then at most num_sequences all-numeric gradient_step events.
  */
-export async function appendEvents(jobId: string, workerId: string, events: WorkerEvent[]): Promise<{ appended: number }> {
+export async function appendEvents(
+  jobId: string,
+  workerId: string,
+  events: WorkerEvent[],
+  seq?: number,
+): Promise<{ appended: number }> {
   const db = await getDb();
   return db.transaction(async (tx) => {
     const job = await requireLease(tx, jobId, workerId);
     let started = await queueRepo.hasStarted(tx, jobId);
     let numSequences = job.numSequences;
     let completed = job.completedSteps;
-    for (const event of events) {
+    // With a sequence number a resent batch (its answer was lost) is safe: the events it shares with what is
+    // stored are skipped, so retries neither duplicate nor get rejected. A gap means events were lost.
+    const stored = (started ? 1 : 0) + completed;
+    let skip = 0;
+    if (seq !== undefined) {
+      if (seq > stored) {
+        throw new ApiError('conflict', `events ${stored} to ${seq - 1} of this job were never received; resend from ${stored}`);
+      }
+      skip = Math.min(events.length, stored - seq);
+    }
+    for (const event of events.slice(skip)) {
       if (event.type === 'training_started') {
         const n = event.data.num_sequences;
         if (started) throw ApiError.valueError(['body', 'events'], 'training_started was already sent');
@@ -125,7 +182,7 @@ export async function appendEvents(jobId: string, workerId: string, events: Work
     }
     const now = new Date();
     await trainingRepo.updateJob(tx, jobId, { numSequences, completedSteps: completed, heartbeatAt: now, progressAt: now });
-    return { appended: events.length };
+    return { appended: events.length - skip };
   });
 }
 
@@ -143,8 +200,19 @@ export async function completeJob(
   input: { artifactKey: string | null; metrics?: Record<string, number> },
 ): Promise<{ step: number }> {
   const db = await getDb();
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
+    const current = await queueRepo.lockJob(tx, jobId);
+    // A resent complete whose first answer was lost: the same worker, the same key, already committed.
+    if (
+      current?.status === 'COMPLETED' &&
+      current.workerId === workerId &&
+      current.resultStep !== null &&
+      (await completedWithKey(tx, current, input.artifactKey))
+    ) {
+      return { step: current.resultStep };
+    }
     const job = await requireLease(tx, jobId, workerId);
+    if (input.artifactKey !== null) await requireAssignedArtifact(job, input.artifactKey);
     if (!(await queueRepo.hasStarted(tx, jobId))) throw ApiError.valueError(['body'], 'training_started was never sent');
     if (job.completedSteps !== job.numSequences) {
       throw ApiError.valueError(['body'], `${job.completedSteps} of ${job.numSequences} gradient steps were reported`);
@@ -173,6 +241,30 @@ export async function completeJob(
     await trainingRepo.updateJob(tx, jobId, { status: 'COMPLETED', resultStep: checkpoint.step, finishedAt: now, progressAt: now });
     return { step };
   });
+  await workersRepo.clearWorkerJob(db, workerId, jobId);
+  return result;
+}
+
+async function completedWithKey(tx: DbOrTx, job: TrainingJobRow, artifactKey: string | null): Promise<boolean> {
+  const checkpoint = await modelsRepo.findCheckpointByStep(tx, job.modelId, job.resultStep!);
+  return checkpoint !== undefined && checkpoint.artifactKey === artifactKey;
+}
+
+/**
+ * A worker completes with the key the server gave its upload, nothing else (another job's or model's key would
+ * make this checkpoint point at files it does not own). A LoRA checkpoint needs both of its files in the store.
+ */
+async function requireAssignedArtifact(job: TrainingJobRow, key: string): Promise<void> {
+  const adapter = adapterKeys(job.modelId, job.id);
+  if (key !== checkpointKey(job.modelId, job.id) && key !== adapter.weights) {
+    throw ApiError.valueError(['body', 'artifact_key'], 'artifact_key must be the key the checkpoint upload returned for this job', key);
+  }
+  if (!(await artifactExists(key))) {
+    throw ApiError.valueError(['body', 'artifact_key'], 'Nothing was uploaded at this key', key);
+  }
+  if (key === adapter.weights && !(await artifactExists(adapter.config))) {
+    throw ApiError.valueError(['body', 'artifact_key'], 'The adapter_config.json of this LoRA checkpoint was not uploaded', key);
+  }
 }
 
 async function failInTx(tx: DbOrTx, job: TrainingJobRow, message: string) {
@@ -183,7 +275,13 @@ async function failInTx(tx: DbOrTx, job: TrainingJobRow, message: string) {
 
 export async function failJob(jobId: string, workerId: string, message: string): Promise<void> {
   const db = await getDb();
-  await db.transaction(async (tx) => failInTx(tx, await requireLease(tx, jobId, workerId), message));
+  await db.transaction(async (tx) => {
+    const current = await queueRepo.lockJob(tx, jobId);
+    // A resent fail whose first answer was lost changes nothing and is not an error.
+    if (current?.status === 'FAILED' && current.workerId === workerId && current.errorMessage === message) return;
+    await failInTx(tx, await requireLease(tx, jobId, workerId), message);
+  });
+  await workersRepo.clearWorkerJob(db, workerId, jobId);
 }
 
 /** Ends a queued or running job; its worker learns it at the next heartbeat. Terminal jobs are left as they are. */
@@ -267,22 +365,87 @@ export async function jobInput(jobId: string, workerId: string): Promise<JobInpu
   }
 }
 
-/** The artifact key of the checkpoint the job trains from; null when it starts from the base model. */
-export async function baseWeightsKey(jobId: string, workerId: string): Promise<string | null> {
+/**
+ * The artifact key of the checkpoint the job trains from; null when it starts from the base model. `file`
+ * asks for the adapter_config.json beside a LoRA checkpoint's weights (readers find it by file name).
+ */
+export async function baseWeightsKey(jobId: string, workerId: string, file?: 'adapter_config.json'): Promise<string | null> {
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
   const latest = await modelsRepo.latestCheckpoint(db, job.modelId);
-  return latest?.artifactKey ?? null;
+  const key = latest?.artifactKey ?? null;
+  if (!file || !key) return key;
+  return key.endsWith('/adapter_model.safetensors') ? key.replace(/adapter_model\.safetensors$/, file) : null;
 }
 
-/** Streams an uploaded checkpoint into the store at the job's own key (written whole, then renamed into place). */
-export async function storeCheckpointUpload(jobId: string, workerId: string, body: NodeJS.ReadableStream): Promise<string> {
+/**
+ * Streams an uploaded checkpoint file into the store at the job's own key (written whole, then renamed into
+ * place, so a half-sent file is never visible). Built-in models upload `model.safetensors`; Hugging Face models
+ * a PEFT adapter as two files, `adapter_config.json` and `adapter_model.safetensors`, in one folder. Uploading
+ * the same file again overwrites it, so a retried upload is safe. Nothing is listed until complete().
+ */
+export async function storeCheckpointUpload(
+  jobId: string,
+  workerId: string,
+  body: NodeJS.ReadableStream,
+  file: 'model.safetensors' | 'adapter_model.safetensors' | 'adapter_config.json' = 'model.safetensors',
+): Promise<string> {
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
-  const key = checkpointKey(job.modelId, job.id);
+  const model = await modelsRepo.findModelById(db, job.modelId);
+  const isHf = allBaseModels().find((m) => m.id === model?.baseModel)?.backend === 'hf';
+  if (isHf !== (file !== 'model.safetensors')) {
+    throw ApiError.valueError(
+      ['query', 'file'],
+      isHf
+        ? 'A Hugging Face model\'s checkpoint is a LoRA adapter: upload adapter_config.json and adapter_model.safetensors'
+        : 'A built-in model\'s checkpoint is one model.safetensors file',
+      file,
+    );
+  }
+  const adapter = adapterKeys(job.modelId, job.id);
+  const key = file === 'model.safetensors' ? checkpointKey(job.modelId, job.id) : file === 'adapter_config.json' ? adapter.config : adapter.weights;
+  if (file === 'adapter_config.json') {
+    // Small: checked before it is stored, so a bad config never sits where readers look for it.
+    const text = await readSmallBody(body, 1024 * 1024);
+    requireAdapterConfig(text);
+    await putArtifact(key, text);
+    return key;
+  }
   await putArtifactStream(key, body, {
     limit: Number(process.env.TUNEBOARD_MAX_CHECKPOINT_MB ?? 4096) * 1024 * 1024,
-    onLimit: () => new ApiError('payload_too_large', 'Checkpoint too large'),
+    onLimit: () => new ApiError('payload_too_large', `Checkpoint file ${file} too large`),
   });
   return key;
+}
+
+async function readSmallBody(body: NodeJS.ReadableStream, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array);
+    size += buf.length;
+    if (size > limit) throw new ApiError('payload_too_large', 'adapter_config.json too large');
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The adapter config must be what PEFT wrote: a JSON object with a LoRA rank, or readers fail much later. */
+function requireAdapterConfig(text: string): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const r = (parsed as { r?: unknown } | undefined)?.r;
+  if (typeof parsed !== 'object' || parsed === null || typeof r !== 'number' || !Number.isInteger(r) || r < 1) {
+    throw ApiError.valueError(['body'], 'adapter_config.json must be a PEFT LoRA config (a JSON object with an integer r ≥ 1)');
+  }
+}
+
+/** Drops registry rows of workers not seen for a day, so the table stays as small as the fleet. */
+export async function pruneWorkerRegistry(): Promise<void> {
+  await workersRepo.deleteWorkersSeenBefore(await getDb(), new Date(Date.now() - 24 * 3600_000));
 }

@@ -23,6 +23,55 @@ function rangedNumber(range: { min?: number; max?: number; gt?: number }, text: 
 }
 
 /**
+ * LoRA settings for Hugging Face models (the Python worker trains a PEFT adapter). Absent keys take the
+ * worker's documented defaults (rank 16, alpha 32, dropout 0, all linear layers of attention and MLP).
+ * Built-in models train all their weights and have no use for them.
+ */
+export const loraSettingsSchema = z.object({
+  lora_rank: z.int().min(1).max(1024).nullish(),
+  lora_alpha: rangedNumber({ gt: 0, max: 65536 }, 'lora_alpha must be greater than 0 and at most 65536').nullish(),
+  lora_dropout: rangedNumber({ min: 0, max: 0.99 }, 'lora_dropout must be between 0 and 0.99').nullish(),
+  lora_target_modules: z
+    .union([z.literal('all-linear'), z.array(z.string().min(1).max(200)).min(1).max(200)])
+    .nullish(),
+});
+export const LORA_KEYS = ['lora_rank', 'lora_alpha', 'lora_dropout', 'lora_target_modules'] as const;
+
+export interface ResolvedLora {
+  rank?: number;
+  alpha?: number;
+  dropout?: number;
+  target_modules?: string[] | 'all-linear';
+}
+
+/** The LoRA settings a job asked for (the worker fills in its defaults for the rest). */
+export function resolveLora(raw: z.infer<typeof loraSettingsSchema> | null | undefined): ResolvedLora {
+  const c = raw ?? {};
+  return {
+    ...(c.lora_rank != null ? { rank: c.lora_rank } : {}),
+    ...(c.lora_alpha != null ? { alpha: c.lora_alpha } : {}),
+    ...(c.lora_dropout != null ? { dropout: c.lora_dropout } : {}),
+    ...(c.lora_target_modules != null ? { target_modules: c.lora_target_modules } : {}),
+  };
+}
+
+/**
+ * Keys a client sent that no trainer acts on (unknown keys are accepted, compat). They are kept with the job
+ * so that a worker can say which settings it did not honour instead of dropping them silently. Only scalar
+ * values are kept (a setting's number or flag is what a report needs).
+ */
+export function extraSettings(raw: Record<string, unknown> | null | undefined, known: readonly string[]) {
+  const out: Record<string, number | boolean | string> = {};
+  for (const [k, v] of Object.entries(raw ?? {})) {
+    if (known.includes(k) || v === null || v === undefined) continue;
+    if (typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+    else if (typeof v === 'string') out[k] = v.slice(0, 200);
+    if (Object.keys(out).length >= 50) break;
+  }
+  return out;
+}
+
+/**
  * RL `experimental_config` (compat §2.6): every key nullable (null = default), unknown keys ignored
  * (later clients add keys), wrong types 422, out-of-range values 422 value_error.
  */
@@ -45,6 +94,7 @@ export const rlExperimentalConfigSchema = z.looseObject({
   loss_fn: z.string().nullish(),
   normalize_advantages: z.boolean().nullish(),
   allow_training_without_logprobs: z.boolean().nullish(),
+  ...loraSettingsSchema.shape,
 });
 export type RlExperimentalConfig = z.infer<typeof rlExperimentalConfigSchema>;
 
@@ -98,25 +148,66 @@ export function resolveRlConfig(raw: RlExperimentalConfig | null | undefined): R
   };
 }
 
+/** Keys of experimental_config that resolveRlConfig reads; any other is an extra setting. */
+export const RL_KNOWN_KEYS = [...Object.keys(rlExperimentalConfigSchema.shape)] as const;
+
 export const createRlJobBodySchema = z.object({
   model_id: idSchema,
   trajectory_groups: z.array(trajectoryGroupSchema),
   experimental_config: rlExperimentalConfigSchema.nullish(),
 });
 
+/**
+ * The largest learning rate we accept. Nobody means more than 1 for Adam on a pretrained model; a larger value
+ * (1e308 was sent by a fuzzer) would only blow the weights up to NaN and fail the job with an internal error.
+ */
+export const MAX_LEARNING_RATE = 1;
+export const MAX_SFT_EPOCHS = 1000;
+
+const learningRateRange = `at most ${MAX_LEARNING_RATE}`;
+
 export const sftConfigSchema = z.looseObject({
   batch_size: z.union([z.int().min(1), z.literal('auto')]).nullish(),
-  learning_rate: z.union([z.number().gt(0), z.array(z.number().gt(0)).min(1)]).nullish(),
+  // A per-batch list may reach 0: linear and cosine schedules (ART's train_sft_from_file) end there. NaN and
+  // ±Infinity cannot be written in JSON, so z.number() already refuses them.
+  learning_rate: z
+    .union([
+      rangedNumber({ gt: 0, max: MAX_LEARNING_RATE }, `learning_rate must be greater than 0 and ${learningRateRange}`),
+      z
+        .array(
+          rangedNumber(
+            { min: 0, max: MAX_LEARNING_RATE },
+            `each learning_rate entry must be between 0 and ${MAX_LEARNING_RATE}`,
+          ),
+        )
+        .min(1),
+    ])
+    .nullish(),
+  epochs: z.int().min(1).max(MAX_SFT_EPOCHS).nullish().describe('Passes over the dataset (default 1)'),
   assistant_turns: z.enum(['all', 'last']).nullish(),
+  ...loraSettingsSchema.shape,
 });
+const SFT_KNOWN_KEYS = [...Object.keys(sftConfigSchema.shape)];
 
 export const createSftJobBodySchema = z.object({
   model_id: idSchema,
   training_data_url: z.string().min(1),
   config: sftConfigSchema.nullish(),
-  experimental_config: z.record(z.string(), z.unknown()).nullish(),
+  experimental_config: z.looseObject(loraSettingsSchema.shape).nullish(),
   assistant_turns: z.enum(['all', 'last']).nullish(),
 });
+
+/** The resolved SFT config plus what Hugging Face workers read: LoRA settings and settings nobody acts on. */
+export function sftWorkerSettings(body: z.infer<typeof createSftJobBodySchema>) {
+  const pick = (c: Record<string, unknown> | null | undefined) =>
+    Object.fromEntries(LORA_KEYS.flatMap((k) => (c?.[k] != null ? [[k, c[k]]] : []))) as z.infer<typeof loraSettingsSchema>;
+  const lora = resolveLora({ ...pick(body.experimental_config), ...pick(body.config) });
+  const extra = {
+    ...extraSettings(body.experimental_config, [...LORA_KEYS]),
+    ...extraSettings(body.config, SFT_KNOWN_KEYS),
+  };
+  return { lora, extra_settings: extra };
+}
 
 export const SFT_DEFAULT_BATCH_SIZE = 2;
 export const SFT_DEFAULT_LEARNING_RATE = 5e-5;
@@ -124,6 +215,8 @@ export const SFT_DEFAULT_LEARNING_RATE = 5e-5;
 export const resolvedSftConfigSchema = z.object({
   batch_size: z.int(),
   learning_rate: z.union([z.number(), z.array(z.number())]),
+  // Jobs stored before epochs existed trained one pass.
+  epochs: z.int().min(1).default(1),
   assistant_turns: z.enum(['all', 'last']),
 });
 export type ResolvedSftConfig = z.infer<typeof resolvedSftConfigSchema>;
@@ -133,6 +226,7 @@ export function resolveSftConfig(body: z.infer<typeof createSftJobBodySchema>): 
   return {
     batch_size: typeof c.batch_size === 'number' ? c.batch_size : SFT_DEFAULT_BATCH_SIZE,
     learning_rate: c.learning_rate ?? SFT_DEFAULT_LEARNING_RATE,
+    epochs: c.epochs ?? 1,
     assistant_turns: c.assistant_turns ?? body.assistant_turns ?? 'all',
   };
 }
@@ -156,6 +250,10 @@ export const trainingJobSchema = z.object({
   num_sequences: z.int().nullable().describe('Optimizer steps to come, known once RUNNING'),
   completed_steps: z.int(),
   config: z.record(z.string(), z.unknown()),
+  waiting_reason: z
+    .string()
+    .nullable()
+    .describe('Extension: why a QUEUED job has not started (e.g. no connected worker can train its base model); null otherwise'),
 });
 export type TrainingJobDto = z.infer<typeof trainingJobSchema>;
 

@@ -48,8 +48,44 @@ function available(model: BaseModel): boolean {
   // pretraining script); an upstream one once an upstream server is configured.
   if (model.backend === 'builtin') return builtinModelSource(model.id) !== undefined;
   if (model.backend === 'upstream') return Boolean(config.upstreamUrl);
-  // hf: usable once something can serve it. Training availability (workers/python) is the worker's side.
-  return servedBy(model) === 'vllm' && Boolean(config.upstreamUrl);
+  // hf: trainable as soon as it is listed. Its weights live where the Python workers run (their own path or
+  // Hugging Face cache), so this server cannot check them; a job waits, saying so, until a capable worker
+  // connects, and a worker that cannot find the directory fails the job with what to do.
+  return true;
+}
+
+/** Every entry of the base-models file, available or not (the job queue matches workers against them). */
+export function allBaseModels(): BaseModel[] {
+  return loadAll();
+}
+
+export type TrainingBackend = 'builtin' | 'hf';
+
+/** What a worker says it can train when it claims (stored in the worker registry). */
+export interface WorkerCapabilities {
+  backends: TrainingBackend[];
+  /** Only these base model ids; every model of its backends when absent. */
+  base_models?: string[];
+  kinds: ('rl' | 'sft')[];
+  /** Pinned to these models (a team's own machine, a test); all models when absent. */
+  model_ids?: string[];
+}
+
+/** Whether a worker with these capabilities may train a job of `kind` on `model` (base model `baseModel`). */
+export function canTrain(caps: WorkerCapabilities, job: { kind: 'rl' | 'sft'; modelId: string; baseModel: string }): boolean {
+  const entry = loadAll().find((m) => m.id === job.baseModel);
+  if (!entry || entry.backend === 'upstream' || !caps.backends.includes(entry.backend)) return false;
+  if (caps.base_models && !caps.base_models.includes(job.baseModel)) return false;
+  if (caps.model_ids && !caps.model_ids.includes(job.modelId)) return false;
+  return caps.kinds.includes(job.kind);
+}
+
+/** The base model ids a worker with these capabilities can train (the claim's filter). */
+export function trainableBaseModelIds(caps: Pick<WorkerCapabilities, 'backends' | 'base_models'>): string[] {
+  return loadAll()
+    .filter((m) => m.backend !== 'upstream' && caps.backends.includes(m.backend))
+    .filter((m) => !caps.base_models || caps.base_models.includes(m.id))
+    .map((m) => m.id);
 }
 
 /** Base models that can be used right now: their backend is configured on this server. */

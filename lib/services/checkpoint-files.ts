@@ -7,7 +7,9 @@ import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { artifactWebStream } from '@/lib/storage';
 import type { Principal } from './accounts';
+import { allBaseModels } from './base-models';
 import { builtinModelSource } from './builtin-models';
+import { tarSize, tarStream } from './tar-archive';
 import { requireModel } from './models';
 
 export interface CheckpointFile {
@@ -25,11 +27,19 @@ export async function checkpointFile(
   principal: Principal,
   modelId: string,
   step: number,
-  format: 'safetensors' | 'gguf' = 'safetensors',
+  format?: 'safetensors' | 'gguf' | 'tar',
 ): Promise<CheckpointFile> {
   const model = await requireModel(principal, modelId);
+  const checkpoint = await modelsRepo.findCheckpointByStep(await getDb(), model.id, step);
+  if (!checkpoint) throw ApiError.notFound('Checkpoint not found');
+  if (checkpoint.artifactKey?.endsWith('/adapter_model.safetensors')) {
+    return adapterFile(`${model.name}-step${step}`, checkpoint.artifactKey, format ?? 'tar');
+  }
+  if (format === 'tar') {
+    throw ApiError.valueError(['query', 'format'], 'tar is the format of LoRA adapter checkpoints; this one is a single safetensors file', format);
+  }
   const file = await safetensorsFile(model, step);
-  if (format === 'safetensors') return file;
+  if (format !== 'gguf') return file;
   const bytes =
     file.body instanceof Uint8Array ? file.body : new Uint8Array(await new Response(file.body).arrayBuffer());
   // Conversion is a few milliseconds for the built-in model sizes; larger models are served upstream.
@@ -71,6 +81,12 @@ async function safetensorsFile(
     return { filename, contentType, body: artifact.stream, size: artifact.size };
   }
   const source = builtinModelSource(model.baseModel);
+  if (!source && allBaseModels().find((m) => m.id === model.baseModel)?.backend === 'hf') {
+    throw new ApiError(
+      'not_found',
+      `Step 0 is the base model ${model.baseModel} itself (a Hugging Face model); download it from its source, not from here`,
+    );
+  }
   if (!source) {
     throw new ApiError(
       'not_found',
@@ -88,4 +104,36 @@ async function safetensorsFile(
   } finally {
     weights.release();
   }
+}
+
+/**
+ * A LoRA checkpoint (a Hugging Face model's): by default a tar of its folder, `adapter_config.json` and
+ * `adapter_model.safetensors`, ready for `PeftModel.from_pretrained(base, folder)` or vLLM's `--lora-modules`;
+ * `safetensors` gives the weights alone.
+ */
+async function adapterFile(name: string, weightsKey: string, format: 'safetensors' | 'gguf' | 'tar'): Promise<CheckpointFile> {
+  if (format === 'gguf') {
+    throw ApiError.valueError(['query', 'format'], 'GGUF export is for built-in models; this checkpoint is a LoRA adapter (use tar)', format);
+  }
+  const missing = () => new ApiError('internal', 'Checkpoint files are missing from the artifact store');
+  const weights = await artifactWebStream(weightsKey);
+  if (!weights) throw missing();
+  if (format === 'safetensors') {
+    return { filename: `${name}-adapter_model.safetensors`, contentType: 'application/octet-stream', body: weights.stream, size: weights.size };
+  }
+  await weights.stream.cancel();
+  const configKey = weightsKey.replace(/adapter_model\.safetensors$/, 'adapter_config.json');
+  const config = await artifactWebStream(configKey);
+  if (!config) throw missing();
+  await config.stream.cancel();
+  const open = (key: string) => async () => {
+    const a = await artifactWebStream(key);
+    if (!a) throw missing();
+    return a.stream;
+  };
+  const entries = [
+    { name: `${name}/adapter_config.json`, size: config.size, open: open(configKey) },
+    { name: `${name}/adapter_model.safetensors`, size: weights.size, open: open(weightsKey) },
+  ];
+  return { filename: `${name}-adapter.tar`, contentType: 'application/x-tar', body: tarStream(entries), size: tarSize(entries) };
 }

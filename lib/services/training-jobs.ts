@@ -5,8 +5,12 @@ import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import { toList, type ListEnvelope } from '@/lib/schemas/common';
 import {
+  extraSettings,
+  resolveLora,
   resolveRlConfig,
   resolveSftConfig,
+  RL_KNOWN_KEYS,
+  sftWorkerSettings,
   type createRlJobBodySchema,
   type createSftJobBodySchema,
   type JobEventDto,
@@ -18,11 +22,12 @@ import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
 import { recordTrajectories } from './trajectories';
+import { waitingReason, waitingReasons } from './training-workers';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/queue';
 
 export { JOB_NOT_FOUND };
 
-export function toJobDto(row: trainingRepo.TrainingJobRow): TrainingJobDto {
+export function toJobDto(row: trainingRepo.TrainingJobRow, waitingReason: string | null = null): TrainingJobDto {
   return {
     id: row.id,
     model_id: row.modelId,
@@ -37,6 +42,7 @@ export function toJobDto(row: trainingRepo.TrainingJobRow): TrainingJobDto {
     num_sequences: row.numSequences,
     completed_steps: row.completedSteps,
     config: row.config,
+    waiting_reason: waitingReason,
   };
 }
 
@@ -54,7 +60,13 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
       entityId: model.entityId,
       modelId: model.id,
       kind: 'rl',
-      config: { ...config, num_groups: body.trajectory_groups.length },
+      config: {
+        ...config,
+        // For Hugging Face workers: the adapter's shape, and settings nobody acts on (reported, not dropped).
+        lora: resolveLora(body.experimental_config),
+        extra_settings: extraSettings(body.experimental_config, RL_KNOWN_KEYS),
+        num_groups: body.trajectory_groups.length,
+      },
       baseStep: latest?.step ?? null,
     });
     // The rollouts describe the policy that produced them: their train/* metrics go on the
@@ -83,6 +95,7 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
     kind: 'sft',
     config: {
       ...config,
+      ...sftWorkerSettings(body),
       training_data_url: body.training_data_url,
       dataset_key: ref.key,
       dataset_file: ref.file,
@@ -100,7 +113,8 @@ async function requireJob(principal: Principal, jobId: string) {
 }
 
 export async function getJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
-  return toJobDto(await requireJob(principal, jobId));
+  const job = await requireJob(principal, jobId);
+  return toJobDto(job, await waitingReason(job));
 }
 
 export async function listJobsOfModel(
@@ -120,7 +134,12 @@ export async function listJobsOfModel(
     after = { createdAt: cursor.createdAt, id: cursor.id };
   }
   const rows = await trainingRepo.listJobsOfModel(db, model.id, { status: q.status, after, limit: q.limit + 1 });
-  return toList(rows.slice(0, q.limit).map(toJobDto), rows.length > q.limit);
+  const page = rows.slice(0, q.limit);
+  const reasons = await waitingReasons(page);
+  return toList(
+    page.map((row, i) => toJobDto(row, reasons[i])),
+    rows.length > q.limit,
+  );
 }
 
 /**
@@ -157,5 +176,5 @@ export async function listEvents(
 
 export async function cancelTrainingJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
   const job = await requireJob(principal, jobId);
-  return toJobDto(await cancelJob(job.id));
+  return toJobDto(await cancelJob(job.id), null);
 }

@@ -446,6 +446,34 @@ describe('POST /v1/preview/sft-training-jobs', () => {
     }
   });
 
+  it('accepts a learning-rate schedule that ends at 0 (ART train_sft_from_file) and epochs; rejects negative, huge and out-of-range values', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const { training_data_url } = await dataset(user, { 'train.jsonl': jsonl(4) });
+    // What the real client sends for a linear schedule over four batches: its last entries are exactly 0.
+    const schedule = [2e-5, 1e-5, 0.0, 0.0];
+    const ok = await postSft(user, { model_id: model.id, training_data_url, config: { learning_rate: schedule, epochs: 2 } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect((await readJob(user, ok.body.id)).config).toMatchObject({ learning_rate: schedule, epochs: 2 });
+    const byDefault = await postSft(user, { model_id: model.id, training_data_url });
+    expect((await readJob(user, byDefault.body.id)).config).toMatchObject({ epochs: 1 });
+
+    const bad: [Record<string, unknown>, (string | number)[]][] = [
+      [{ learning_rate: [1e-5, -1e-6] }, ['body', 'config', 'learning_rate']],
+      [{ learning_rate: [1e-5, 1e308] }, ['body', 'config', 'learning_rate']],
+      [{ learning_rate: 1e308 }, ['body', 'config', 'learning_rate']],
+      [{ learning_rate: 0 }, ['body', 'config', 'learning_rate']],
+      [{ learning_rate: [] }, ['body', 'config', 'learning_rate']],
+      [{ epochs: 0 }, ['body', 'config', 'epochs']],
+      [{ epochs: 1.5 }, ['body', 'config', 'epochs']],
+    ];
+    for (const [config, loc] of bad) {
+      const res = await postSft(user, { model_id: model.id, training_data_url, config });
+      expect(res.status, JSON.stringify(config)).toBe(422);
+      expect(JSON.stringify(res.body.detail), JSON.stringify(config)).toContain(JSON.stringify(loc).slice(1, -1));
+    }
+  });
+
   it('accepts both wandb-artifact spellings and resolves vN, latest and no version', async () => {
     const user = await createUser();
     const model = await createModel(user);

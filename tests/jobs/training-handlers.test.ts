@@ -26,6 +26,8 @@ const fakeJob: WorkerJob = {
   kind: 'rl',
   model_id: 'model',
   base_model: 'tuneboard/tiny-random',
+  backend: 'builtin',
+  base_model_path: null,
   config: resolveRlConfig(null),
   base_checkpoint: null,
   attempts: 1,

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
-import { jobEvents, trainingJobs } from '../schema';
+import { jobEvents, models, trainingJobs } from '../schema';
 import type { TrainingJobRow } from './training';
 
 /**
@@ -10,8 +10,9 @@ import type { TrainingJobRow } from './training';
  */
 export async function claimNextJob(
   db: DbOrTx,
-  input: { workerId: string; kinds: ('rl' | 'sft')[]; modelIds?: string[]; now: Date },
+  input: { workerId: string; kinds: ('rl' | 'sft')[]; modelIds?: string[]; baseModels: string[]; now: Date },
 ): Promise<TrainingJobRow | undefined> {
+  if (input.baseModels.length === 0) return undefined;
   const kinds = sql.join(
     input.kinds.map((k) => sql`${k}`),
     sql`, `,
@@ -23,6 +24,11 @@ export async function claimNextJob(
         sql`, `,
       )})`
     : sql``;
+  // Only jobs of models this worker can train (its backends and base models, resolved by the caller).
+  const onlyBases = sql`AND j.model_id IN (SELECT m.id FROM ${models} m WHERE m.base_model IN (${sql.join(
+    input.baseModels.map((b) => sql`${b}`),
+    sql`, `,
+  )}))`;
   // Both drivers answer raw queries with { rows }; the generic driver type does not say so.
   const result = (await db.execute(sql`
     UPDATE ${trainingJobs} SET
@@ -34,7 +40,7 @@ export async function claimNextJob(
       attempts = attempts + 1
     WHERE id = (
       SELECT j.id FROM ${trainingJobs} j
-      WHERE j.status = 'QUEUED' AND j.kind IN (${kinds}) ${onlyModels}
+      WHERE j.status = 'QUEUED' AND j.kind IN (${kinds}) ${onlyModels} ${onlyBases}
         AND NOT EXISTS (SELECT 1 FROM ${trainingJobs} r WHERE r.model_id = j.model_id AND r.status = 'RUNNING')
         AND NOT EXISTS (
           SELECT 1 FROM ${trainingJobs} e

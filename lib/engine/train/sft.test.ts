@@ -114,6 +114,24 @@ describe('trainSft', () => {
     model.release();
   });
 
+  it('epochs repeat the batches in order; the learning-rate list runs across epochs and may end at 0', async () => {
+    const model = Model.create({ ...loadBaseModel('tuneboard/tiny-random', null).spec.config, n_layers: 1 }, { seed: 4 });
+    const steps: SftStepMetrics[] = [];
+    await trainSft(model, tok, examples.slice(0, 3), {
+      batchSize: 2,
+      epochs: 3,
+      learningRate: [1e-3, 5e-4, 2e-4, 1e-4, 0, 0],
+      assistantTurns: 'all',
+      onStep: (m) => void steps.push(m),
+    });
+    expect(sftBatchCount(3, 2, 3)).toBe(6);
+    expect(steps.map((s) => s.num_trajectories)).toEqual([2, 1, 2, 1, 2, 1]);
+    expect(steps.map((s) => s.learning_rate)).toEqual([1e-3, 5e-4, 2e-4, 1e-4, 0, 0]);
+    // The same examples each epoch: the first batch's loss falls from epoch to epoch.
+    expect(steps[2].loss).toBeLessThan(steps[0].loss);
+    model.release();
+  });
+
   it('data-parallel: a helper computing half of each batch gives the same training as one thread', async () => {
     const config = { ...loadBaseModel('tuneboard/tiny-random', null).spec.config, n_layers: 1 };
     const run = async (parallel: boolean) => {

@@ -30,6 +30,8 @@ export interface SftStepMetrics {
 
 export interface SftOptions {
   batchSize: number;
+  /** Passes over the examples (default 1), in the same order each time; the learning-rate list runs across all of them. */
+  epochs?: number;
   learningRate: number | readonly number[];
   assistantTurns: 'all' | 'last';
   /** Dataset file name for messages ("train.jsonl line 3: …"). */
@@ -129,8 +131,8 @@ export function learningRateFor(lr: number | readonly number[], batch: number): 
   return lr[Math.min(batch, lr.length - 1)];
 }
 
-export function sftBatchCount(numExamples: number, batchSize: number): number {
-  return Math.ceil(numExamples / batchSize);
+export function sftBatchCount(numExamples: number, batchSize: number, epochs = 1): number {
+  return Math.ceil(numExamples / batchSize) * epochs;
 }
 
 export interface SftResult {
@@ -154,10 +156,14 @@ export async function trainSft(
   });
   const steps: SftStepMetrics[] = [];
   try {
-    const batches = sftBatchCount(data.length, options.batchSize);
+    const epochs = options.epochs ?? 1;
+    if (!Number.isInteger(epochs) || epochs < 1) throw new Error('epochs must be a positive integer');
+    const perEpoch = sftBatchCount(data.length, options.batchSize);
+    const batches = perEpoch * epochs;
     for (let b = 0; b < batches; b++) {
       options.signal?.throwIfAborted();
-      const batch = data.slice(b * options.batchSize, (b + 1) * options.batchSize);
+      const first = (b % perEpoch) * options.batchSize;
+      const batch = data.slice(first, first + options.batchSize);
       // Position t predicts token t+1, so token t+1's mask decides whether position t carries loss.
       const usable = batch.filter((ex) => ex.ids.length >= 2 && ex.mask.slice(1).some((m) => m === 1));
       let tokens = 0;

@@ -13,17 +13,18 @@ export const sftHandler: TrainingHandler = async (ctx) => {
   if (ctx.input.kind !== 'sft') throw new TrainingError('SFT handler received a non-SFT job');
   const parsed = resolvedSftConfigSchema.safeParse(ctx.job.config);
   if (!parsed.success)
-    throw new TrainingError('The job configuration is invalid (batch_size, learning_rate, assistant_turns)');
+    throw new TrainingError('The job configuration is invalid (batch_size, learning_rate, epochs, assistant_turns)');
   const config = parsed.data;
   const { examples, file } = ctx.input;
   const { model, tokenizer } = await loadTrainingModel(ctx);
   // Half of each batch on a second thread when the worker process allows it (training-threads.ts).
   const helper = config.batch_size > 1 && examples.length > 1 ? SftHelperThread.create(model.config) : null;
   try {
-    await ctx.started(sftBatchCount(examples.length, config.batch_size));
+    await ctx.started(sftBatchCount(examples.length, config.batch_size, config.epochs));
     if (examples.length === 0) return { weights: ctx.baseWeights ?? encodeModel(model) };
     await trainSft(model, tokenizer, examples, {
       batchSize: config.batch_size,
+      epochs: config.epochs,
       learningRate: config.learning_rate,
       assistantTurns: config.assistant_turns,
       file,

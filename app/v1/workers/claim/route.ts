@@ -9,10 +9,13 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
     {
       auth: 'worker',
       tag: 'workers',
-      summary: 'Claim the next runnable job (per-model FIFO); job is null when the queue is empty',
+      summary:
+        'Claim the next runnable job this worker can train (its capabilities; per-model FIFO); job is null when there is none',
       body: claimBodySchema,
       response: claimResponseSchema,
     },
-    async ({ body }) => ({ job: await claimJob(body.worker_id, body.kinds, body.model_ids) }),
+    async ({ body }) => ({
+      job: await claimJob(body.worker_id, body.kinds, body.model_ids, body.capabilities, body.info),
+    }),
   ),
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
 import { uploadedFiles } from '@/lib/api/uploads';
 import { JOB_NOT_FOUND, storeCheckpointUpload } from '@/lib/jobs/queue';
-import { workerIdQuerySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+import { checkpointUploadQuerySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
 
@@ -11,15 +11,18 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
     {
       auth: 'worker',
       tag: 'workers',
-      summary: 'Upload the trained weights (safetensors body); pass the returned key to complete',
+      summary:
+        'Upload a checkpoint file (raw body): model.safetensors, or a LoRA adapter\'s adapter_config.json and adapter_model.safetensors; pass the weights\' key to complete',
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
-      query: workerIdQuerySchema,
+      query: checkpointUploadQuerySchema,
       response: z.object({ artifact_key: z.string() }),
     },
     async ({ req, params, query }) => {
-      for await (const file of uploadedFiles(req, 'model.safetensors')) {
-        return { artifact_key: await storeCheckpointUpload(params.training_job_id, query.worker_id, file.stream) };
+      for await (const file of uploadedFiles(req, query.file)) {
+        return {
+          artifact_key: await storeCheckpointUpload(params.training_job_id, query.worker_id, file.stream, query.file),
+        };
       }
       throw new Error('unreachable: uploadedFiles yields the raw body');
     },

@@ -10,12 +10,12 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
     {
       auth: 'worker',
       tag: 'workers',
-      summary: 'Append training_started / gradient_step events (order enforced)',
+      summary: 'Append training_started / gradient_step events (order enforced; with seq, resending is safe)',
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       body: appendEventsBodySchema,
       response: z.object({ appended: z.int() }),
     },
-    ({ params, body }) => appendEvents(params.training_job_id, body.worker_id, body.events),
+    ({ params, body }) => appendEvents(params.training_job_id, body.worker_id, body.events, body.seq),
   ),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
 import { heartbeat, JOB_NOT_FOUND } from '@/lib/jobs/queue';
-import { workerIdBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+import { heartbeatBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
 
@@ -13,9 +13,9 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       summary: 'Extend the lease; cancelled:true tells the worker to stop',
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
-      body: workerIdBodySchema,
+      body: heartbeatBodySchema,
       response: z.object({ cancelled: z.boolean() }),
     },
-    ({ params, body }) => heartbeat(params.training_job_id, body.worker_id),
+    ({ params, body }) => heartbeat(params.training_job_id, body.worker_id, body.info),
   ),
 });

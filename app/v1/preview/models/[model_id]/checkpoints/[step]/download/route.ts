@@ -8,7 +8,8 @@ export const dynamic = 'force-dynamic';
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
     {
-      summary: 'Download a checkpoint’s weights: safetensors (config in its metadata) or GGUF for llama.cpp / Ollama',
+      summary:
+        'Download a checkpoint: safetensors (config in its metadata) or GGUF for llama.cpp / Ollama; a LoRA adapter as a tar of its two PEFT files',
       tag: 'checkpoints',
       extension: true,
       params: z.object({
@@ -19,7 +20,12 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
           .transform(Number),
       }),
       notFound: 'Checkpoint not found',
-      query: z.object({ format: z.enum(['safetensors', 'gguf']).optional().default('safetensors') }),
+      query: z.object({
+        format: z
+          .enum(['safetensors', 'gguf', 'tar'])
+          .optional()
+          .describe('Default: safetensors for built-in models, tar (adapter_config.json + adapter_model.safetensors) for LoRA adapters'),
+      }),
     },
     async ({ principal, params, query }) => {
       const file = await checkpointFile(principal, params.model_id, params.step, query.format);
