@@ -1,4 +1,4 @@
-import type { KvCache, Model } from './model';
+import type { KvCache, LanguageModel } from './model';
 import type { Generator } from './random';
 import {
   logSoftmax,
@@ -11,7 +11,7 @@ import {
   type SamplingParams,
   type TokenLogprob,
 } from './sampler';
-import { IncrementalDetokenizer, type Tokenizer } from './tokenizer';
+import { IncrementalDetokenizer, type TokenPieces } from './tokenizer';
 import { applyTokenMask, type ConstraintState, type TokenConstraint } from './constrained/token-constraint';
 
 /**
@@ -111,7 +111,7 @@ export class SequenceDecoder {
   private constraintState: ConstraintState | null;
 
   constructor(
-    tokenizer: Tokenizer,
+    tokenizer: TokenPieces,
     readonly request: GenerationRequest,
     /** Context length: prompt + output reaching it ends the sequence with `length`. */
     private readonly contextLength: number,
@@ -223,8 +223,8 @@ function yieldToEventLoop(): Promise<void> {
  * prefix) and every step decodes all unfinished sequences in one batched forward pass.
  */
 export async function generate(
-  model: Model,
-  tokenizer: Tokenizer,
+  model: LanguageModel,
+  tokenizer: TokenPieces,
   requests: readonly GenerationRequest[],
   options: GenerateOptions = {},
 ): Promise<GenerationResult[]> {

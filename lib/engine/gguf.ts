@@ -54,7 +54,7 @@ export const GGUF_TYPE = {
 } as const;
 
 /** ggml tensor types we write or read. */
-export const GGML_TYPE = { F32: 0, F16: 1 } as const;
+export const GGML_TYPE = { F32: 0, F16: 1, Q8_0: 8 } as const;
 
 /** llama.cpp's `llama_token_type` (tokenizer.ggml.token_type). */
 export const GGUF_TOKEN_TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 } as const;
@@ -74,7 +74,7 @@ export type GgufValue =
   | { type: 'i32[]'; value: readonly number[] }
   | { type: 'f32[]'; value: readonly number[] };
 
-interface TensorOut {
+export interface TensorOut {
   name: string;
   /** ggml order: dims[0] is the innermost (contiguous) dimension, i.e. HF shape reversed. */
   dims: number[];
@@ -404,7 +404,7 @@ const pad = (n: number) => Math.ceil(n / ALIGNMENT) * ALIGNMENT;
  * Header (magic, version, tensor and KV counts), the KVs, the tensor infos (name, dims, type, offset into
  * the data section), zero padding to the alignment, then each tensor's bytes at an aligned offset.
  */
-function encodeGguf(metadata: Map<string, GgufValue>, tensors: TensorOut[]): Uint8Array {
+export function encodeGguf(metadata: Map<string, GgufValue>, tensors: TensorOut[]): Uint8Array {
   const w = new ByteWriter();
   w.u32(GGUF_MAGIC);
   w.u32(GGUF_VERSION);

@@ -193,6 +193,16 @@ export interface ForwardOptions {
   allLogits?: boolean;
 }
 
+/**
+ * What generation and serving need of a model: the engine's own `Model` and the Hugging Face loader's
+ * `HfModel` both fit.
+ */
+export interface LanguageModel {
+  readonly config: Readonly<Pick<ModelConfig, 'ctx' | 'vocab'>>;
+  forward(inputs: ForwardInput[], options?: ForwardOptions): Float32Array[];
+  newCache(capacity?: number): KvCache;
+}
+
 export interface ModelInitOptions {
   seed?: number | bigint;
   heap?: WasmHeap;

@@ -65,6 +65,20 @@ describe('safetensors', () => {
     expect(tensors.get('d')?.dtype).toBe('F64');
   });
 
+  it('decodes from a Node Buffer (readFileSync) without reading past each tensor', () => {
+    // Buffer#slice is a view, not a copy: decoding once took the whole file's bytes as one tensor
+    // (bench:inference crashed with "expected 33408 values, got 558938" on tiny-chat's weights).
+    const a = Float32Array.from({ length: 6 }, (_, i) => i + 0.5);
+    const b = Float32Array.of(-1, 2);
+    const bytes = encodeSafetensors([
+      { name: 'a', shape: [2, 3], data: a },
+      { name: 'b', shape: [2], data: b },
+    ]);
+    const { tensors } = decodeSafetensors(Buffer.from(bytes));
+    expect(tensors.get('a')!.data).toEqual(a);
+    expect(tensors.get('b')!.data).toEqual(b);
+  });
+
   it('rejects malformed files', () => {
     const d8 = new Uint8Array(8);
     expect(() => decodeSafetensors(new Uint8Array(4))).toThrow(/shorter/);

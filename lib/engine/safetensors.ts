@@ -69,7 +69,15 @@ export function encodeSafetensors(tensors: readonly NamedTensor[], metadata: Rec
   return out;
 }
 
-export function decodeSafetensors(bytes: Uint8Array): DecodedSafetensors {
+export interface RawTensor {
+  dtype: SafetensorsDType;
+  shape: number[];
+  /** The stored little-endian bytes (a view into the file, not a copy). */
+  bytes: Uint8Array;
+}
+
+/** Validates a safetensors file and indexes its tensors without converting them (16-bit weights stay 16-bit). */
+export function indexSafetensors(bytes: Uint8Array): { tensors: Map<string, RawTensor>; metadata: Record<string, string> } {
   if (bytes.length < 8) throw new Error('safetensors: file shorter than its header length');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLen = view.getBigUint64(0, true);
@@ -87,7 +95,7 @@ export function decodeSafetensors(bytes: Uint8Array): DecodedSafetensors {
   const dataLen = bytes.length - dataStart;
   const metadata: Record<string, string> = {};
   const spans: Array<[number, number, string]> = [];
-  const tensors = new Map<string, DecodedTensor>();
+  const tensors = new Map<string, RawTensor>();
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') {
       if (!isRecord(entry)) throw new Error('safetensors: __metadata__ must be an object');
@@ -117,11 +125,7 @@ export function decodeSafetensors(bytes: Uint8Array): DecodedSafetensors {
       throw new Error(`safetensors: ${name} data_offsets [${begin}, ${end}] do not match shape and dtype`);
     }
     spans.push([begin, end, name]);
-    tensors.set(name, {
-      dtype: dt,
-      shape: [...shape],
-      data: toFloat32(bytes.subarray(dataStart + begin, dataStart + end), dt),
-    });
+    tensors.set(name, { dtype: dt, shape: [...shape], bytes: bytes.subarray(dataStart + begin, dataStart + end) });
   }
   spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let covered = 0;
@@ -133,10 +137,23 @@ export function decodeSafetensors(bytes: Uint8Array): DecodedSafetensors {
   return { tensors, metadata };
 }
 
+export function decodeSafetensors(bytes: Uint8Array): DecodedSafetensors {
+  const { tensors: raw, metadata } = indexSafetensors(bytes);
+  const tensors = new Map<string, DecodedTensor>();
+  for (const [name, t] of raw) tensors.set(name, { dtype: t.dtype, shape: t.shape, data: toFloat32(t.bytes, t.dtype) });
+  return { tensors, metadata };
+}
+
+/** A raw tensor's values as float32 (a copy). */
+export function rawToFloat32(t: RawTensor): Float32Array {
+  return toFloat32(t.bytes, t.dtype);
+}
+
 function toFloat32(src: Uint8Array, dtype: SafetensorsDType): Float32Array {
   const n = src.length / DTYPE_BYTES[dtype];
   // Copy first: the source offset need not be aligned, and callers may keep the result past the file.
-  const buf = src.slice().buffer;
+  // A copy (a new Uint8Array, not slice: on a Node Buffer slice is a view of the whole pool).
+  const buf = new Uint8Array(src).buffer;
   switch (dtype) {
     case 'F32':
       return new Float32Array(buf);

@@ -118,6 +118,32 @@ describe('sampler pipeline on fixed logits', () => {
     expectArrayClose(proc({ topP: 1e-9 }), [NEG, 3, NEG, NEG, NEG, NEG]); // tie: the lower id survives
   });
 
+  it('top_p on a large vocabulary equals the ascending (value, −id) walk, ties included', () => {
+    const g = new Generator(7);
+    for (let trial = 0; trial < 12; trial++) {
+      const V = 5000 + trial * 997;
+      // Coarse values make ties common, some -inf entries stand for earlier masks.
+      const raw = Float32Array.from({ length: V }, () =>
+        g.random() < 0.02 ? -Infinity : Math.round(g.normal() * 8) / 4,
+      );
+      const topP = [0.1, 0.5, 0.9, 0.95, 0.999][trial % 5];
+      const got = processLogits(raw, resolveSamplingParams({ temperature: 1, topP }), new SequenceState([]));
+      const x = Float64Array.from(raw);
+      const order = Array.from({ length: V }, (_, i) => i).sort((a, b) => x[a] - x[b] || b - a);
+      let max = -Infinity;
+      for (const v of x) max = Math.max(max, v);
+      let sum = 0;
+      for (const v of x) sum += Math.exp(v - max);
+      let cum = 0;
+      for (let r = 0; r < V - 1; r++) {
+        cum += Math.exp(x[order[r]] - max) / sum;
+        if (cum <= 1 - topP) x[order[r]] = -Infinity;
+        else break;
+      }
+      expect(Array.from(got)).toEqual(Array.from(x));
+    }
+  });
+
   it('applies min_p, then top_k, then top_p on the tempered logits', () => {
     expectArrayClose(proc({ temperature: 2, minP: 0.2, topK: 2 }), [NEG, 1.5, NEG, NEG, 1.5, NEG]);
     // top_k leaves [1, 3, 3] (p(id 0) = .0634): top_p 0.95 keeps it (.0634 > .05), 0.9 drops it (≤ .1)

@@ -150,7 +150,8 @@ export function processLogits(
   state: SequenceState,
 ): Float64Array {
   const V = rawLogits.length;
-  const x = Float64Array.from(rawLogits);
+  // new Float64Array(typedArray) converts natively; Float64Array.from walks an iterator (~10× slower).
+  const x = ArrayBuffer.isView(rawLogits) ? new Float64Array(rawLogits as Float32Array) : Float64Array.from(rawLogits);
   const out = state.outputTokenIds;
 
   // 2. allowed_token_ids
@@ -221,23 +222,13 @@ export function processLogits(
 
   // 10. top_k: mask below the k-th largest value; ties with it survive.
   if (p.topK > 0 && p.topK < V) {
-    const sorted = Float64Array.from(x).sort();
+    const sorted = new Float64Array(x).sort();
     const kth = sorted[V - p.topK];
     for (let i = 0; i < V; i++) if (x[i] < kth) x[i] = -Infinity;
   }
 
-  // 11. top_p: ascending sort, cumulative probability; mask where cumsum ≤ 1 − p, never the largest.
-  if (p.topP < 1) {
-    const order = ascendingOrder(x);
-    const probs = softmax(x);
-    let cum = 0;
-    for (let r = 0; r < V - 1; r++) {
-      const id = order[r];
-      cum += probs[id];
-      if (cum <= 1 - p.topP) x[id] = -Infinity;
-      else break; // cumsum only grows
-    }
-  }
+  // 11. top_p: ascending order, cumulative probability; mask where cumsum ≤ 1 − p, never the largest.
+  if (p.topP < 1) maskTopP(x, p.topP);
   return x;
 }
 
@@ -306,19 +297,29 @@ export function sampleNext(
   rng: Generator,
   topLogprobs = 0,
 ): SampleResult {
-  const lp = logSoftmax(rawLogits);
   const x = processLogits(rawLogits, params, state);
   let tokenId: number;
   if (params.greedy) tokenId = argmax(x);
   else tokenId = sampleFromLogits(x, rng);
   // Everything masked (e.g. allowed tokens all banned): fall back to the raw argmax rather than fail.
   if (x[tokenId] === -Infinity) tokenId = argmax(rawLogits);
-  return {
-    tokenId,
-    logprob: lp[tokenId],
-    rank: tokenRank(lp, tokenId),
-    topLogprobs: sampledFirstTopLogprobs(lp, tokenId, topLogprobs),
-  };
+  // Only the log-normaliser is needed unless top logprobs are asked for (one exp pass, no |V| array); the
+  // rank counts raw logits ≥ the token's, the same order as logprobs.
+  if (topLogprobs > 0) {
+    const lp = logSoftmax(rawLogits);
+    return {
+      tokenId,
+      logprob: lp[tokenId],
+      rank: tokenRank(lp, tokenId),
+      topLogprobs: sampledFirstTopLogprobs(lp, tokenId, topLogprobs),
+    };
+  }
+  let max = -Infinity;
+  for (let i = 0; i < rawLogits.length; i++) if (rawLogits[i] > max) max = rawLogits[i];
+  let sum = 0;
+  for (let i = 0; i < rawLogits.length; i++) sum += Math.exp(rawLogits[i] - max);
+  const lse = max + Math.log(sum);
+  return { tokenId, logprob: rawLogits[tokenId] - lse, rank: tokenRank(rawLogits, tokenId), topLogprobs: [] };
 }
 
 export function tokenRank(logprobs: ArrayLike<number>, tokenId: number): number {
@@ -355,9 +356,77 @@ export function sampledFirstTopLogprobs(logprobs: ArrayLike<number>, sampledId: 
   return [{ tokenId: sampledId, logprob: logprobs[sampledId] }, ...ranked].slice(0, n);
 }
 
-/** Ids sorted by value ascending; ties put the higher id first, so descending order lists lower ids first. */
-function ascendingOrder(x: ArrayLike<number>): Int32Array {
-  const order = Int32Array.from({ length: x.length }, (_, i) => i);
-  order.sort((a, b) => x[a] - x[b] || b - a);
-  return order;
+const TOP_P_BUCKETS = 4096;
+
+/**
+ * top_p without sorting the vocabulary: token masses go into value buckets, whole buckets below the cut
+ * are masked, and only the bucket where the cumulative mass crosses 1 − p is sorted. Same result as
+ * walking all tokens in ascending (value, −id) order — ties at the cut are masked highest id first —
+ * except that the mass below that bucket is summed per bucket (rounding only). ~100× cheaper than an id
+ * sort with a JS comparator on a 150k-token vocabulary.
+ */
+function maskTopP(x: Float64Array, topP: number): void {
+  const V = x.length;
+  let max = -Infinity;
+  let min = Infinity;
+  let finite = 0;
+  for (let i = 0; i < V; i++) {
+    const v = x[i];
+    if (v === -Infinity) continue;
+    finite++;
+    if (v > max) max = v;
+    if (v < min) min = v;
+  }
+  if (finite <= 1) return;
+  let sum = 0;
+  for (let i = 0; i < V; i++) sum += Math.exp(x[i] - max);
+  const target = 1 - topP;
+  const range = max - min;
+  const scale = range > 0 ? TOP_P_BUCKETS / range : 0;
+  const bucketOf = (v: number) => Math.min(TOP_P_BUCKETS - 1, Math.floor((v - min) * scale));
+  const mass = new Float64Array(TOP_P_BUCKETS);
+  const count = new Int32Array(TOP_P_BUCKETS);
+  for (let i = 0; i < V; i++) {
+    const v = x[i];
+    if (v === -Infinity) continue;
+    const b = bucketOf(v);
+    mass[b] += Math.exp(v - max) / sum;
+    count[b]++;
+  }
+  let cum = 0;
+  let seen = 0; // finite tokens masked so far
+  let b = 0;
+  for (; b < TOP_P_BUCKETS; b++) {
+    // A whole bucket goes when its mass keeps the sum under the target and the top token is not in it.
+    if (cum + mass[b] <= target && seen + count[b] < finite) {
+      cum += mass[b];
+      seen += count[b];
+    } else break;
+  }
+  if (b === TOP_P_BUCKETS) return;
+  const values: number[] = [];
+  for (let i = 0; i < V; i++) if (x[i] !== -Infinity && bucketOf(x[i]) === b) values.push(x[i]);
+  values.sort((u, w) => u - w);
+  let masked = 0;
+  for (let r = 0; r < values.length && seen + masked < finite - 1; r++) {
+    cum += Math.exp(values[r] - max) / sum;
+    if (cum <= target) masked++;
+    else break;
+  }
+  // Everything below bucket b goes, then the first `masked` (value-ordered) tokens of bucket b.
+  if (masked === 0) {
+    if (b === 0) return;
+    for (let i = 0; i < V; i++) if (x[i] !== -Infinity && bucketOf(x[i]) < b) x[i] = -Infinity;
+    return;
+  }
+  const cut = values[masked - 1];
+  let ties = 0;
+  for (let r = masked - 1; r >= 0 && values[r] === cut; r--) ties++;
+  for (let i = 0; i < V; i++) if (x[i] < cut) x[i] = -Infinity;
+  for (let i = V - 1; i >= 0 && ties > 0; i--) {
+    if (x[i] === cut) {
+      x[i] = -Infinity;
+      ties--;
+    }
+  }
 }

@@ -31,6 +31,17 @@ export interface EncodeOptions {
 
 const utf8 = new TextEncoder();
 
+/**
+ * What detokenisation, logprobs and serving need of a tokenizer: the byte-level `Tokenizer` below and the
+ * Hugging Face `HfTokenizer` both fit.
+ */
+export interface TokenPieces {
+  readonly vocabSize: number;
+  tokenBytes(id: number): Uint8Array;
+  tokenText(id: number): string;
+  isSpecial(id: number): boolean;
+}
+
 export class Tokenizer {
   readonly config: TokenizerConfig;
   readonly vocabSize: number;
@@ -257,7 +268,7 @@ export class IncrementalDetokenizer {
   private readonly skipSpecial: boolean;
 
   constructor(
-    private readonly tokenizer: Tokenizer,
+    private readonly tokenizer: TokenPieces,
     options: { skipSpecialTokens?: boolean } = {},
   ) {
     this.skipSpecial = options.skipSpecialTokens ?? false;

@@ -77,7 +77,8 @@ export class InferencePool {
     if (message.type === 'need-weights') {
       const loader = this.weightLoaders.get(message.key);
       const reply = (m: ToWorker, transfer: ArrayBuffer[] = []) => entry.worker.postMessage(m, transfer);
-      if (!loader) return reply({ type: 'weights', key: message.key, bytes: null, error: 'no loader for these weights' });
+      if (!loader)
+        return reply({ type: 'weights', key: message.key, bytes: null, error: 'no loader for these weights' });
       loader()
         .then((bytes) => {
           const copy = bytes.slice().buffer as ArrayBuffer;
@@ -85,7 +86,12 @@ export class InferencePool {
           reply({ type: 'weights', key: message.key, bytes: copy }, [copy]);
         })
         .catch((err: unknown) =>
-          reply({ type: 'weights', key: message.key, bytes: null, error: err instanceof Error ? err.message : String(err) }),
+          reply({
+            type: 'weights',
+            key: message.key,
+            bytes: null,
+            error: err instanceof Error ? err.message : String(err),
+          }),
         );
       return;
     }
@@ -110,11 +116,14 @@ export class InferencePool {
   generate(input: {
     model: ModelSpec;
     loadWeights?: () => Promise<Uint8Array>;
+    /** A Hugging Face checkpoint's base model files (bundled), which threads fetch under their own key. */
+    baseWeights?: { key: string; load: () => Promise<Uint8Array> };
     sequences: WireSequence[];
     promptLogprobs: number | null;
   }): GenerationHandle {
     const id = `g${++this.nextId}`;
     if (input.loadWeights) this.weightLoaders.set(input.model.key, input.loadWeights);
+    if (input.baseWeights) this.weightLoaders.set(input.baseWeights.key, input.baseWeights.load);
     const worker = this.pick(input.model.key);
     if (input.model.source.kind === 'random') worker.models.add(input.model.key);
     worker.active += input.sequences.length;

@@ -1,7 +1,7 @@
 import { SequenceDecoder, type GenerationRequest } from '@/lib/engine/generate';
-import type { KvCache, Model } from '@/lib/engine/model';
+import type { KvCache, LanguageModel } from '@/lib/engine/model';
 import { logSoftmax, tokenRank, topTokens } from '@/lib/engine/sampler';
-import type { Tokenizer } from '@/lib/engine/tokenizer';
+import type { TokenPieces } from '@/lib/engine/tokenizer';
 import type { EngineEvent } from './engine-events';
 import type { TokenCandidate } from './logprobs';
 import type { PromptPositionLogprobs } from './logprobs';
@@ -49,8 +49,8 @@ export class BatchScheduler {
   private running = false;
 
   constructor(
-    private readonly model: Model,
-    private readonly tokenizer: Tokenizer,
+    private readonly model: LanguageModel,
+    private readonly tokenizer: TokenPieces,
   ) {}
 
   get activeSequences(): number {

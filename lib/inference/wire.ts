@@ -3,7 +3,7 @@ import type { GenerationRequest } from '@/lib/engine/generate';
 import type { ModelConfig } from '@/lib/engine/model';
 import { choiceGenerator, Generator } from '@/lib/engine/random';
 import type { SamplingParams } from '@/lib/engine/sampler';
-import type { Tokenizer, TokenizerConfig } from '@/lib/engine/tokenizer';
+import type { TokenPieces, TokenizerConfig } from '@/lib/engine/tokenizer';
 import type { EngineEvent } from './engine-events';
 import type { PromptPositionLogprobs } from './logprobs';
 
@@ -12,14 +12,20 @@ import type { PromptPositionLogprobs } from './logprobs';
 /** Where a model's weights come from. `key` identifies the weights for the workers' caches. */
 export type ModelSource =
   | { kind: 'random'; config: ModelConfig; seed: number }
-  | { kind: 'weights'; byteLength?: number };
+  | { kind: 'weights'; byteLength?: number }
+  /**
+   * A Hugging Face model served by the built-in engine. The base directory arrives (bundled) under
+   * `baseKey`; with `adapter`, this model's own key brings a PEFT adapter applied on top of that base,
+   * which every checkpoint of the base shares within a thread.
+   */
+  | { kind: 'hf'; baseKey: string; adapter: boolean };
 
 /**
  * How a thread builds the model's tokenizer (structured-output masks and stop handling need it there too).
  * It comes from the base model's description, never from a default, so a model and its tokenizer cannot
  * disagree between the request thread and the generating thread.
  */
-export type TokenizerSpec = { kind: 'byte'; config: TokenizerConfig };
+export type TokenizerSpec = { kind: 'byte'; config: TokenizerConfig } | { kind: 'hf' };
 
 export interface ModelSpec {
   key: string;
@@ -51,7 +57,7 @@ export type FromWorker =
   | { type: 'need-weights'; key: string }
   | { type: 'ready' };
 
-export function toGenerationRequest(seq: WireSequence, tokenizer: Tokenizer): GenerationRequest {
+export function toGenerationRequest(seq: WireSequence, tokenizer: TokenPieces): GenerationRequest {
   const { seed, choice, sampling, structuredOutput, endTokenIds, ...rest } = seq;
   const generator =
     seed === null

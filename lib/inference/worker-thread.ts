@@ -4,9 +4,12 @@
  */
 import v8 from 'node:v8';
 import { parentPort } from 'node:worker_threads';
-import { Model, parameterCount } from '@/lib/engine/model';
+import { adapterFromBundle, hfFilesFromBundle } from '@/lib/engine/hf/bundle';
+import { loadHfModel, type LoadedHfModel } from '@/lib/engine/hf/load';
+import { LoraAdapter } from '@/lib/engine/hf/lora';
+import { Model, parameterCount, type LanguageModel } from '@/lib/engine/model';
 import { decodeModel } from '@/lib/engine/safetensors';
-import { Tokenizer } from '@/lib/engine/tokenizer';
+import { Tokenizer, type TokenPieces } from '@/lib/engine/tokenizer';
 import { BatchScheduler } from './scheduler';
 import { toGenerationRequest, type FromWorker, type ModelSpec, type ToWorker } from './wire';
 
@@ -21,8 +24,10 @@ const post = (message: FromWorker) => port.postMessage(message);
 const budgetBytes = Number(process.env.TUNEBOARD_MODEL_CACHE_MB ?? 512) * 1024 * 1024;
 
 interface Loaded {
-  model: Model;
-  tokenizer: Tokenizer;
+  model: LanguageModel & { release(): void };
+  tokenizer: TokenPieces;
+  /** The Hugging Face base this entry runs on (its weights are shared, and counted once, in `hfBases`). */
+  hfBase?: string;
   scheduler: BatchScheduler;
   bytes: number;
   lastUsed: number;
@@ -31,6 +36,44 @@ const loaded = new Map<string, Loaded>();
 const loading = new Map<string, Promise<Loaded>>();
 const weightWaiters = new Map<string, { resolve: (b: ArrayBuffer) => void; reject: (e: Error) => void }>();
 const requestModel = new Map<string, string>();
+// Hugging Face base models, one copy per thread whatever the number of checkpoints (adapters) on it.
+const hfBases = new Map<string, { loaded: LoadedHfModel; bytes: number }>();
+const hfBaseLoading = new Map<string, Promise<{ loaded: LoadedHfModel; bytes: number }>>();
+
+function fetchWeights(key: string): Promise<ArrayBuffer> {
+  return new Promise<ArrayBuffer>((resolve, reject) => {
+    weightWaiters.set(key, { resolve, reject });
+    post({ type: 'need-weights', key });
+  });
+}
+
+async function hfBase(key: string): Promise<{ loaded: LoadedHfModel; bytes: number }> {
+  const have = hfBases.get(key);
+  if (have) return have;
+  let pending = hfBaseLoading.get(key);
+  if (!pending) {
+    pending = (async () => {
+      const files = hfFilesFromBundle(new Uint8Array(await fetchWeights(key)));
+      const loaded = loadHfModel(files);
+      const entry = { loaded, bytes: loaded.model.weightBytes };
+      hfBases.set(key, entry);
+      return entry;
+    })();
+    hfBaseLoading.set(key, pending);
+    pending.finally(() => hfBaseLoading.delete(key)).catch(() => undefined);
+  }
+  return pending;
+}
+
+/** A checkpoint as a model: the shared base, with this adapter on every sequence it starts. */
+function adapted(base: LoadedHfModel, adapter: LoraAdapter | null): LanguageModel & { release(): void } {
+  return {
+    config: base.model.config,
+    forward: (inputs, options) => base.model.forward(inputs, options),
+    newCache: (capacity) => base.model.newCache(capacity, adapter),
+    release: () => adapter?.release(),
+  };
+}
 
 function evict(except: string) {
   let total = [...loaded.values()].reduce((a, l) => a + l.bytes, 0);
@@ -43,6 +86,13 @@ function evict(except: string) {
     loaded.delete(key);
     total -= l.bytes;
   }
+  // A Hugging Face base goes once no cached entry runs on it.
+  for (const [key, b] of hfBases) {
+    if (total + [...hfBases.values()].reduce((a, x) => a + x.bytes, 0) <= budgetBytes) break;
+    if ([...loaded.values()].some((l) => l.hfBase === key)) continue;
+    b.loaded.model.release();
+    hfBases.delete(key);
+  }
 }
 
 async function load(spec: ModelSpec): Promise<Loaded> {
@@ -51,25 +101,42 @@ async function load(spec: ModelSpec): Promise<Loaded> {
   const pending = loading.get(spec.key);
   if (pending) return pending;
   const promise = (async () => {
-    let model: Model;
-    if (spec.source.kind === 'random') {
-      model = Model.create(spec.source.config, { seed: spec.source.seed });
+    let entry: Loaded;
+    if (spec.source.kind === 'hf') {
+      const source = spec.source;
+      const base = await hfBase(source.baseKey);
+      let adapter: LoraAdapter | null = null;
+      if (source.adapter) {
+        const files = adapterFromBundle(new Uint8Array(await fetchWeights(spec.key)));
+        adapter = LoraAdapter.load(base.loaded.model, files.config, files.weights);
+      }
+      const model = adapted(base.loaded, adapter);
+      entry = {
+        model,
+        tokenizer: base.loaded.tokenizer,
+        hfBase: source.baseKey,
+        scheduler: new BatchScheduler(model, base.loaded.tokenizer),
+        bytes: adapter?.bytes ?? 0,
+        lastUsed: Date.now(),
+      };
     } else {
-      const bytes = await new Promise<ArrayBuffer>((resolve, reject) => {
-        weightWaiters.set(spec.key, { resolve, reject });
-        post({ type: 'need-weights', key: spec.key });
-      });
-      model = decodeModel(new Uint8Array(bytes));
+      let model: Model;
+      if (spec.source.kind === 'random') {
+        model = Model.create(spec.source.config, { seed: spec.source.seed });
+      } else {
+        model = decodeModel(new Uint8Array(await fetchWeights(spec.key)));
+      }
+      if (spec.tokenizer.kind !== 'byte') throw new Error('a built-in model needs a byte-level tokenizer');
+      const tokenizer = new Tokenizer(spec.tokenizer.config);
+      entry = {
+        model,
+        tokenizer,
+        scheduler: new BatchScheduler(model, tokenizer),
+        // Weights plus their packed copy for the kernels.
+        bytes: parameterCount(model.config) * 4 * 2,
+        lastUsed: Date.now(),
+      };
     }
-    const tokenizer = new Tokenizer(spec.tokenizer.config);
-    const entry: Loaded = {
-      model,
-      tokenizer,
-      scheduler: new BatchScheduler(model, tokenizer),
-      // Weights plus their packed copy for the kernels.
-      bytes: parameterCount(model.config) * 4 * 2,
-      lastUsed: Date.now(),
-    };
     loaded.set(spec.key, entry);
     evict(spec.key);
     return entry;

@@ -6,6 +6,7 @@ import { baseModelSpec } from '@/lib/engine/base-models';
 import { parameterCount } from '@/lib/engine/model';
 import { upstreamServer } from '@/lib/inference/upstream';
 import { builtinModelSource } from './builtin-models';
+import { hfDirProblem } from './hf-models';
 
 const baseModelsFileSchema = z.object({
   models: z.array(
@@ -150,11 +151,8 @@ export function servingStatus(model: BaseModel): ServingStatus {
       ? { available: false, reason: 'its weights file has not been built yet (npm run pretrain)' }
       : { available: false, reason: 'the built-in engine does not know this model' };
   }
-  const dir = hfModelDir(model);
-  if (!dir) return { available: false, reason: 'the built-in engine serves Hugging Face models from a local directory: set its path' };
-  if (!fs.existsSync(path.join(dir, 'config.json')))
-    return { available: false, reason: `its directory has no config.json (${model.path})` };
-  return { available: false, reason: 'the built-in engine does not serve Hugging Face models in this build' };
+  const problem = hfDirProblem(hfModelDir(model));
+  return problem ? { available: false, reason: problem } : { available: true };
 }
 
 // ---- Descriptions for listings (GET /v1/models, the dashboard's picker) ----------------------------------

@@ -7,7 +7,8 @@ import { readArtifactBytes } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
 import { builtinModelSource } from './builtin-models';
 import { ApiError } from '@/lib/api/errors';
-import { describeBaseModels, findBaseModel, servedBy, servingStatus, vllmModelName } from './base-models';
+import { describeBaseModels, findBaseModel, hfModelDir, servedBy, servingStatus, vllmModelName } from './base-models';
+import { hfBaseDescription, hfCheckpointDescription } from './hf-models';
 import { adapterLoadingConfigured, materializeAdapter, vllmAdapters } from './vllm-adapters';
 
 /** What serves a chat request: a backend (built-in engine or vLLM) and the name usage is recorded under. */
@@ -28,7 +29,13 @@ function servedBase(baseId: string, model: string): ServedModel {
     throw new ApiError('unavailable', `The model \`${model}\` cannot be served right now: ${status.reason}.`, {
       headers: { 'retry-after': '30' },
     });
-  if (servedBy(base) === 'vllm') return { backend: new VllmChatBackend({ model: vllmModelName(base) }), usageName: baseId };
+  if (servedBy(base) === 'vllm')
+    return { backend: new VllmChatBackend({ model: vllmModelName(base) }), usageName: baseId };
+  if (base.backend === 'hf') {
+    const dir = hfModelDir(base);
+    if (!dir) throw modelNotFoundError(model);
+    return { backend: new BuiltinChatBackend(hfBaseDescription(baseId, dir)), usageName: baseId };
+  }
   const source = builtinModelSource(baseId);
   if (!source) throw modelNotFoundError(model);
   return { backend: new BuiltinChatBackend(source), usageName: baseId };
@@ -75,6 +82,10 @@ async function servedCheckpoint(
   }
   const key = checkpoint.artifactKey;
   const description = (base.backend as BuiltinChatBackend).description;
+  // A Hugging Face checkpoint is a PEFT adapter on its base (shared by every checkpoint in a thread).
+  if (description.hf) {
+    return { backend: new BuiltinChatBackend(hfCheckpointDescription(description, checkpoint.id, key)), usageName };
+  }
   return {
     backend: new BuiltinChatBackend({
       ...description,

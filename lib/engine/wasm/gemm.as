@@ -894,3 +894,169 @@ export function adamw_step(w: usize, g: usize, m: usize, v: usize, n: i32, lr: f
     store<f32>(w + o, wv - ((lr / bc1) * mv) / (Mathf.sqrt(vv / bc2) + eps));
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// 16-bit weights (Hugging Face models keep bf16 / f16 weights 16-bit in memory; compute stays f32).
+// kind 0 = bfloat16, 1 = IEEE float16. Widening is integer work on each 8-lane load.
+
+/** Lanes 0–3 (hi = false) or 4–7 (hi = true) of eight 16-bit values, as f32x4. */
+// @ts-ignore: AssemblyScript decorator
+@inline function widen16x4(v: v128, hi: bool, kind: i32): v128 {
+  const h = hi ? i32x4.extend_high_i16x8_u(v) : i32x4.extend_low_i16x8_u(v);
+  if (kind == 0) return i32x4.shl(h, 16);
+  // float16: shift exponent and mantissa into place and rescale by 2^112 (exact for normals and
+  // subnormals, which wasm never flushes); exponent 31 (inf / NaN) gets the f32 all-ones exponent.
+  const em = v128.and(h, i32x4.splat(0x7fff));
+  let f = f32x4.mul(i32x4.shl(em, 13), f32x4.splat(5.192296858534828e33));
+  f = v128.or(f, v128.and(i32x4.ge_s(em, i32x4.splat(0x7c00)), i32x4.splat(0x7f800000)));
+  return v128.or(f, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+}
+
+// @ts-ignore: AssemblyScript decorator
+@inline function widen16(h: u32, kind: i32): f32 {
+  if (kind == 0) return reinterpret<f32>(h << 16);
+  const em = h & 0x7fff;
+  let f = reinterpret<f32>(em << 13) * 5.192296858534828e33;
+  if (em >= 0x7c00) f = reinterpret<f32>(reinterpret<u32>(f) | 0x7f800000);
+  return reinterpret<f32>(reinterpret<u32>(f) | ((h & 0x8000) << 16));
+}
+
+/** dst[n] (f32) ← src[n] (16-bit of the given kind). */
+export function widen16_rows(src: usize, dst: usize, n: i32, kind: i32): void {
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v = v128.load(src + (<usize>i << 1));
+    v128.store(dst + (<usize>i << 2), widen16x4(v, false, kind));
+    v128.store(dst + (<usize>i << 2), widen16x4(v, true, kind), 16);
+  }
+  for (; i < n; i++) store<f32>(dst + (<usize>i << 2), widen16(load<u16>(src + (<usize>i << 1)), kind));
+}
+
+/**
+ * y[m][j] (+)= Σ_k x[m][k]·W[j][k] for m < M, j < N, with W = [N × K] 16-bit row-major (a linear layer's
+ * weight as stored): the decode-step product. Four weight rows at a time against every x row, so a batch
+ * of M streams reads each weight block from memory once and from L1 for the other rows.
+ */
+export function gemv16(M: i32, N: i32, K: i32, x: usize, ldx: i32, W: usize, kind: i32, y: usize, ldy: i32, accumulate: i32): void {
+  const rowB = <usize>K << 1;
+  const K8 = K & ~7;
+  let j = 0;
+  for (; j + 4 <= N; j += 4) {
+    const w0 = W + <usize>j * rowB;
+    for (let m = 0; m < M; m++) {
+      const xr = x + <usize>(m * ldx) * 4;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+      for (let k = 0; k < K8; k += 8) {
+        const xp = xr + (<usize>k << 2);
+        const xl = v128.load(xp);
+        const xh = v128.load(xp, 16);
+        const wp = w0 + (<usize>k << 1);
+        const v0 = v128.load(wp);
+        const v1 = v128.load(wp + rowB);
+        const v2 = v128.load(wp + 2 * rowB);
+        const v3 = v128.load(wp + 3 * rowB);
+        a0 = madd(xl, widen16x4(v0, false, kind), a0);
+        b0 = madd(xh, widen16x4(v0, true, kind), b0);
+        a1 = madd(xl, widen16x4(v1, false, kind), a1);
+        b1 = madd(xh, widen16x4(v1, true, kind), b1);
+        a2 = madd(xl, widen16x4(v2, false, kind), a2);
+        b2 = madd(xh, widen16x4(v2, true, kind), b2);
+        a3 = madd(xl, widen16x4(v3, false, kind), a3);
+        b3 = madd(xh, widen16x4(v3, true, kind), b3);
+      }
+      let s = sum4x4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+      if (K8 < K) {
+        let t0: f32 = 0, t1: f32 = 0, t2: f32 = 0, t3: f32 = 0;
+        for (let k = K8; k < K; k++) {
+          const xv = load<f32>(xr + (<usize>k << 2));
+          const wp = w0 + (<usize>k << 1);
+          t0 += xv * widen16(load<u16>(wp), kind);
+          t1 += xv * widen16(load<u16>(wp + rowB), kind);
+          t2 += xv * widen16(load<u16>(wp + 2 * rowB), kind);
+          t3 += xv * widen16(load<u16>(wp + 3 * rowB), kind);
+        }
+        let t = f32x4.splat(t0);
+        t = f32x4.replace_lane(t, 1, t1);
+        t = f32x4.replace_lane(t, 2, t2);
+        t = f32x4.replace_lane(t, 3, t3);
+        s = f32x4.add(s, t);
+      }
+      const yp = y + <usize>(m * ldy + j) * 4;
+      if (accumulate) s = f32x4.add(s, v128.load(yp));
+      v128.store(yp, s);
+    }
+  }
+  for (; j < N; j++) {
+    const wr = W + <usize>j * rowB;
+    for (let m = 0; m < M; m++) {
+      const xr = x + <usize>(m * ldx) * 4;
+      let acc: f32 = 0;
+      for (let k = 0; k < K; k++) acc += load<f32>(xr + (<usize>k << 2)) * widen16(load<u16>(wr + (<usize>k << 1)), kind);
+      const yp = y + <usize>(m * ldy + j) * 4;
+      store<f32>(yp, accumulate ? load<f32>(yp) + acc : acc);
+    }
+  }
+}
+
+/**
+ * gemv16 for bfloat16 weights with K a multiple of 8, cheaper per weight: a v128 of eight bf16 is four u32
+ * lanes holding elements (2i, 2i+1); `shl 16` turns it into the even elements as f32 and `and 0xffff0000`
+ * into the odd ones, so each x row is first split into even/odd halves (8-element groups, in `scratch`,
+ * M·K floats) and no lane shuffles or extends remain in the inner loop.
+ */
+export function gemv_bf16(M: i32, N: i32, K: i32, x: usize, ldx: i32, W: usize, y: usize, ldy: i32, accumulate: i32, scratch: usize): void {
+  for (let m = 0; m < M; m++) {
+    const xr = x + <usize>(m * ldx) * 4;
+    const xs = scratch + <usize>(m * K) * 4;
+    for (let k = 0; k < K; k += 8) {
+      const a = v128.load(xr + (<usize>k << 2));
+      const b = v128.load(xr + (<usize>k << 2), 16);
+      v128.store(xs + (<usize>k << 2), v128.shuffle<f32>(a, b, 0, 2, 4, 6));
+      v128.store(xs + (<usize>k << 2), v128.shuffle<f32>(a, b, 1, 3, 5, 7), 16);
+    }
+  }
+  const rowB = <usize>K << 1;
+  const hiMask = i32x4.splat(0xffff0000);
+  let j = 0;
+  for (; j + 4 <= N; j += 4) {
+    const w0 = W + <usize>j * rowB;
+    for (let m = 0; m < M; m++) {
+      const xs = scratch + <usize>(m * K) * 4;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+      for (let k = 0; k < K; k += 8) {
+        const xp = xs + (<usize>k << 2);
+        const xe = v128.load(xp);
+        const xo = v128.load(xp, 16);
+        const wp = w0 + (<usize>k << 1);
+        const v0 = v128.load(wp);
+        const v1 = v128.load(wp + rowB);
+        const v2 = v128.load(wp + 2 * rowB);
+        const v3 = v128.load(wp + 3 * rowB);
+        a0 = madd(xe, i32x4.shl(v0, 16), a0);
+        b0 = madd(xo, v128.and(v0, hiMask), b0);
+        a1 = madd(xe, i32x4.shl(v1, 16), a1);
+        b1 = madd(xo, v128.and(v1, hiMask), b1);
+        a2 = madd(xe, i32x4.shl(v2, 16), a2);
+        b2 = madd(xo, v128.and(v2, hiMask), b2);
+        a3 = madd(xe, i32x4.shl(v3, 16), a3);
+        b3 = madd(xo, v128.and(v3, hiMask), b3);
+      }
+      let s = sum4x4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+      const yp = y + <usize>(m * ldy + j) * 4;
+      if (accumulate) s = f32x4.add(s, v128.load(yp));
+      v128.store(yp, s);
+    }
+  }
+  for (; j < N; j++) {
+    const wr = W + <usize>j * rowB;
+    for (let m = 0; m < M; m++) {
+      const xr = x + <usize>(m * ldx) * 4;
+      let acc: f32 = 0;
+      for (let k = 0; k < K; k++) acc += load<f32>(xr + (<usize>k << 2)) * widen16(load<u16>(wr + (<usize>k << 1)), 0);
+      const yp = y + <usize>(m * ldy + j) * 4;
+      store<f32>(yp, accumulate ? load<f32>(yp) + acc : acc);
+    }
+  }
+}

@@ -70,7 +70,35 @@ interface KernelExports {
     bc2: number,
     gscale: number,
   ): void;
+  widen16_rows(src: number, dst: number, n: number, kind: number): void;
+  gemv16(
+    M: number,
+    N: number,
+    K: number,
+    x: number,
+    ldx: number,
+    w: number,
+    kind: number,
+    y: number,
+    ldy: number,
+    accumulate: number,
+  ): void;
+  gemv_bf16(
+    M: number,
+    N: number,
+    K: number,
+    x: number,
+    ldx: number,
+    w: number,
+    y: number,
+    ldy: number,
+    accumulate: number,
+    scratch: number,
+  ): void;
 }
+
+/** 16-bit float formats the kernels widen on the fly. */
+export type Half = 'bf16' | 'f16';
 
 export type KernelVariant = 'relaxed-simd' | 'simd';
 
@@ -91,6 +119,9 @@ const KERNEL_NAMES = [
   'softmax_stats_rows',
   'softmax_backward_rows',
   'adamw_step',
+  'widen16_rows',
+  'gemv16',
+  'gemv_bf16',
 ] as const satisfies ReadonlyArray<keyof KernelExports>;
 
 /** Checks that the module exports every kernel; wasm exports are untyped, so the signatures are ours. */
@@ -136,6 +167,7 @@ export class WasmHeap {
   private readonly sizes = new Map<number, number>();
   private readonly workPtr: number;
   private scratchB = { ptr: 0, size: 0 };
+  private scratchX = { ptr: 0, size: 0 };
 
   constructor(options: HeapOptions = {}) {
     const initialPages = Math.max(2, Math.ceil(((options.initialMegabytes ?? 8) * 1024 * 1024) / PAGE_BYTES));
@@ -225,6 +257,50 @@ export class WasmHeap {
       this.top = last.ptr;
       this.free.pop();
     }
+  }
+
+  /**
+   * Copies raw bytes (e.g. 16-bit weights as stored) into a fresh allocation; returns its float index, so
+   * the data starts at byte 4·ptr.
+   */
+  uploadBytes(src: Uint8Array): number {
+    const ptr = this.alloc(Math.ceil(src.length / 4));
+    new Uint8Array(this.memory.buffer, ptr * 4, src.length).set(src);
+    return ptr;
+  }
+
+  /** f32 dst[n] ← the n 16-bit values at `src` (a float index; kind 'bf16' or 'f16'). */
+  widen16(src: number, dst: number, n: number, kind: Half): void {
+    this.k.widen16_rows(src * 4, dst * 4, n, kind === 'bf16' ? 0 : 1);
+  }
+
+  /**
+   * y[m][j] (+)= Σ_k x[m][k]·W[j][k] for M rows of x (row stride ldx) and W = [N × K] 16-bit row-major
+   * at float index w (byte 4·w).
+   */
+  gemv16(
+    M: number,
+    N: number,
+    K: number,
+    x: number,
+    ldx: number,
+    w: number,
+    kind: Half,
+    y: number,
+    ldy: number,
+    accumulate = false,
+  ): void {
+    if (kind === 'bf16' && K % 8 === 0) {
+      // The even/odd bf16 kernel: needs M·K floats of scratch for the split x rows.
+      const need = M * K;
+      if (need > this.scratchX.size) {
+        if (this.scratchX.size > 0) this.release(this.scratchX.ptr);
+        this.scratchX = { ptr: this.alloc(need), size: need };
+      }
+      this.k.gemv_bf16(M, N, K, x * 4, ldx, w * 4, y * 4, ldy, accumulate ? 1 : 0, this.scratchX.ptr * 4);
+      return;
+    }
+    this.k.gemv16(M, N, K, x * 4, ldx, w * 4, kind === 'bf16' ? 0 : 1, y * 4, ldy, accumulate ? 1 : 0);
   }
 
   /** Copies `src` into a fresh allocation. */

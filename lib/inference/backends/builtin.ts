@@ -1,7 +1,8 @@
 import { ChatTemplate, type ChatMessage } from '@/lib/engine/chat-template';
 import { cachedStructuredGrammar, StructuredOutputCompileError } from '@/lib/engine/constrained';
 import { badWordsTokenIds } from '@/lib/engine/sampler';
-import { Tokenizer } from '@/lib/engine/tokenizer';
+import type { HfTokenizer } from '@/lib/engine/hf/tokenizer';
+import { Tokenizer, type TokenizerConfig } from '@/lib/engine/tokenizer';
 import { chatTemplateError, structuredOutputError } from '../chat-errors';
 import { collectChatCompletion, serializeChatCompletion } from '../chat-response';
 import type { EngineEvent } from '../engine-events';
@@ -29,22 +30,33 @@ export interface BuiltinModelDescription {
   chatTemplate: string;
   chatEosToken: string;
   contextLength: number;
+  /**
+   * A Hugging Face model: its tokenizer (built once on the server thread from tokenizer.json), the extra
+   * ids that end generation from generation_config.json (vLLM adds them to stop_token_ids unless
+   * ignore_eos), and, for a checkpoint, its base model's files, which threads fetch and share.
+   */
+  hf?: {
+    tokenizer: HfTokenizer;
+    stopTokenIds: number[];
+    baseWeights?: { key: string; load: () => Promise<Uint8Array> };
+  };
 }
 
 // Tokenizers and parsed templates are built once per description, not per request.
-const tokenizers = new WeakMap<TokenizerSpec['config'], Tokenizer>();
+const tokenizers = new WeakMap<TokenizerConfig, Tokenizer>();
 const templates = new Map<string, ChatTemplate>();
 
 function tokenizerFor(spec: TokenizerSpec): Tokenizer {
+  if (spec.kind !== 'byte') throw new Error('a Hugging Face model description carries its tokenizer');
   let tok = tokenizers.get(spec.config);
   if (!tok) tokenizers.set(spec.config, (tok = new Tokenizer(spec.config)));
   return tok;
 }
 
-function templateFor(source: string, eosToken: string): ChatTemplate {
-  const key = `${eosToken}\u0000${source}`;
+function templateFor(source: string, eosToken: string, bosToken?: string): ChatTemplate {
+  const key = `${eosToken}\u0000${bosToken ?? ''}\u0000${source}`;
   let tpl = templates.get(key);
-  if (!tpl) templates.set(key, (tpl = new ChatTemplate(source, { eosToken })));
+  if (!tpl) templates.set(key, (tpl = new ChatTemplate(source, { eosToken, bosToken })));
   return tpl;
 }
 
@@ -66,7 +78,13 @@ function renderPrompt(template: ChatTemplate, req: TemplateInputs): string {
   }
 }
 
-function wireSequences(s: SamplingRequest, prompt: number[], tokenizer: Tokenizer, eosId: number | null): WireSequence[] {
+function wireSequences(
+  s: SamplingRequest,
+  prompt: number[],
+  tokenizer: { encode(text: string): number[] },
+  eosId: number | null,
+  extraStopIds: readonly number[] = [],
+): WireSequence[] {
   const badWords = s.bad_words.length ? badWordsTokenIds(s.bad_words, (t) => tokenizer.encode(t)) : undefined;
   return Array.from({ length: s.n }, (_, choice) => ({
     promptTokenIds: prompt,
@@ -83,7 +101,9 @@ function wireSequences(s: SamplingRequest, prompt: number[], tokenizer: Tokenize
       allowedTokenIds: s.allowed_token_ids,
       badWordsTokenIds: badWords,
       minTokens: s.min_tokens,
-      stopTokenIds: s.stop_token_ids,
+      stopTokenIds: s.ignore_eos
+        ? s.stop_token_ids
+        : [...s.stop_token_ids, ...extraStopIds.filter((id) => id !== eosId && !s.stop_token_ids.includes(id))],
     },
     stop: s.stop,
     eosTokenId: eosId,
@@ -126,17 +146,20 @@ export class BuiltinChatBackend implements ChatBackend {
 
   async chat(call: ChatCall): Promise<ChatResult> {
     const d = this.description;
-    const tokenizer = tokenizerFor(d.model.tokenizer);
-    const template = templateFor(d.chatTemplate, d.chatEosToken);
+    const tokenizer = d.hf ? d.hf.tokenizer : tokenizerFor(d.model.tokenizer);
+    const template = templateFor(d.chatTemplate, d.chatEosToken, d.hf?.tokenizer.bosToken);
     const eosId = tokenizer.specialTokenId(d.chatEosToken) ?? null;
     const req = call.request;
     const templateInputs = checkTemplateRequest(req);
     const text = renderPrompt(template, templateInputs);
-    const bos = tokenizer.specialTokenId(tokenizer.config.bos);
-    const promptIds = [
-      ...(templateInputs.add_special_tokens && bos !== undefined ? [bos] : []),
-      ...tokenizer.encode(text),
-    ];
+    let promptIds: number[];
+    if (tokenizer instanceof Tokenizer) {
+      const bos = tokenizer.specialTokenId(tokenizer.config.bos);
+      promptIds = [...(templateInputs.add_special_tokens && bos !== undefined ? [bos] : []), ...tokenizer.encode(text)];
+    } else {
+      // The tokenizer's own post-processor decides what add_special_tokens adds (Llama 3: BOS; Qwen: nothing).
+      promptIds = tokenizer.encode(text, { addSpecialTokens: templateInputs.add_special_tokens });
+    }
     const s = resolveSamplingRequest(req, {
       vocabSize: tokenizer.vocabSize,
       maxModelLen: d.contextLength,
@@ -158,7 +181,8 @@ export class BuiltinChatBackend implements ChatBackend {
     const handle = inferencePool().generate({
       model: d.model,
       loadWeights: d.loadWeights,
-      sequences: wireSequences(s, prompt, tokenizer, eosId),
+      baseWeights: d.hf?.baseWeights,
+      sequences: wireSequences(s, prompt, tokenizer, eosId, d.hf?.stopTokenIds),
       promptLogprobs: s.prompt_logprobs,
     });
     call.signal.addEventListener('abort', () => handle.abort(), { once: true });

@@ -1,0 +1,361 @@
+// Hugging Face part of `npm run bench:inference`: the built-in engine on Llama-family models of real sizes
+// (SmolLM2-135M's and Qwen3-0.6B's shapes, random bf16 weights, built in memory: no download, no Python)
+// next to llama.cpp (node-llama-cpp's prebuilt CPU binding) on the same weights as GGUF F16 and Q8_0.
+// Time to first token of a 100-token prompt, decode tokens/s for 1 and 8 streams, both engines on one thread.
+//
+// Run alone: npx tsx bench/hf-inference.ts [--quick]   (bench/inference.ts runs it after the tiny models)
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import type { Llama, LlamaContextSequence, Token } from 'node-llama-cpp';
+import { generate, type GenerationRequest } from '../lib/engine/generate';
+import { exportHfGguf, type GgufMatrixType } from '../lib/engine/hf/gguf-export';
+import { HfModel } from '../lib/engine/hf/model';
+import { choiceGenerator } from '../lib/engine/random';
+import type { TokenPieces } from '../lib/engine/tokenizer';
+import { WasmHeap } from '../lib/engine/wasm/heap';
+
+export interface HfBenchShape {
+  label: string;
+  config: Record<string, unknown>;
+}
+
+const common = { hidden_act: 'silu', rms_norm_eps: 1e-5, max_position_embeddings: 8192, tie_word_embeddings: true };
+
+export const SMOLLM2_135M: HfBenchShape = {
+  label: 'SmolLM2-135M shape (llama)',
+  config: {
+    ...common,
+    model_type: 'llama',
+    hidden_size: 576,
+    num_hidden_layers: 30,
+    num_attention_heads: 9,
+    num_key_value_heads: 3,
+    intermediate_size: 1536,
+    vocab_size: 49152,
+    rope_theta: 100000,
+  },
+};
+
+export const QWEN3_0_6B: HfBenchShape = {
+  label: 'Qwen3-0.6B shape (qwen3)',
+  config: {
+    ...common,
+    model_type: 'qwen3',
+    hidden_size: 1024,
+    num_hidden_layers: 28,
+    num_attention_heads: 16,
+    num_key_value_heads: 8,
+    head_dim: 128,
+    intermediate_size: 3072,
+    vocab_size: 151936,
+    rope_theta: 1000000,
+    rms_norm_eps: 1e-6,
+  },
+};
+
+/** Tensor names and shapes of a Llama-family checkpoint with this config (HF names). */
+function tensorShapes(c: Record<string, number | boolean | string>): Array<[string, number[]]> {
+  const h = c.hidden_size as number;
+  const heads = c.num_attention_heads as number;
+  const hd = (c.head_dim as number | undefined) ?? h / heads;
+  const q = heads * hd;
+  const kv = (c.num_key_value_heads as number) * hd;
+  const ff = c.intermediate_size as number;
+  const out: Array<[string, number[]]> = [['model.embed_tokens.weight', [c.vocab_size as number, h]]];
+  for (let l = 0; l < (c.num_hidden_layers as number); l++) {
+    const p = `model.layers.${l}`;
+    out.push(
+      [`${p}.input_layernorm.weight`, [h]],
+      [`${p}.self_attn.q_proj.weight`, [q, h]],
+      [`${p}.self_attn.k_proj.weight`, [kv, h]],
+      [`${p}.self_attn.v_proj.weight`, [kv, h]],
+      [`${p}.self_attn.o_proj.weight`, [h, q]],
+      [`${p}.post_attention_layernorm.weight`, [h]],
+      [`${p}.mlp.gate_proj.weight`, [ff, h]],
+      [`${p}.mlp.up_proj.weight`, [ff, h]],
+      [`${p}.mlp.down_proj.weight`, [h, ff]],
+    );
+    if (c.model_type === 'qwen3')
+      out.push([`${p}.self_attn.q_norm.weight`, [hd]], [`${p}.self_attn.k_norm.weight`, [hd]]);
+  }
+  out.push(['model.norm.weight', [h]]);
+  return out;
+}
+
+/**
+ * A bf16 safetensors file with random weights: matrices uniform with std 0.02, norms 1. A xorshift stream
+ * written straight into bf16 bits keeps 600M values to a couple of seconds.
+ */
+export function randomHfSafetensors(config: Record<string, unknown>, seed = 1): { bytes: Uint8Array; params: number } {
+  const shapes = tensorShapes(config as Record<string, number | boolean | string>);
+  const header: Record<string, unknown> = { __metadata__: { format: 'pt' } };
+  let offset = 0;
+  for (const [name, shape] of shapes) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    header[name] = { dtype: 'BF16', shape, data_offsets: [offset, offset + 2 * n] };
+    offset += 2 * n;
+  }
+  let json = new TextEncoder().encode(JSON.stringify(header));
+  const padded = Math.ceil(json.length / 8) * 8;
+  const hb = new Uint8Array(padded).fill(0x20);
+  hb.set(json);
+  json = hb;
+  const bytes = new Uint8Array(8 + json.length + offset);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(json.length), true);
+  bytes.set(json, 8);
+  const data = new Uint16Array(bytes.buffer, 8 + json.length, offset / 2);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  let s = seed >>> 0 || 1;
+  let at = 0;
+  const a = 0.02 * Math.sqrt(3);
+  for (const [name, shape] of shapes) {
+    const n = shape.reduce((x, y) => x * y, 1);
+    if (shape.length === 1) {
+      data.fill(0x3f80, at, at + n); // 1.0
+    } else {
+      for (let i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >>> 17;
+        s ^= s << 5;
+        f[0] = ((s >>> 0) / 4294967296 - 0.5) * 2 * a;
+        data[at + i] = u[0] >>> 16;
+      }
+    }
+    void name;
+    at += n;
+  }
+  return { bytes, params: offset / 2 };
+}
+
+/** Placeholder vocabulary (`t<id>`): the benchmark feeds token ids and only needs bytes for detokenising. */
+class BenchVocab implements TokenPieces {
+  private readonly enc = new TextEncoder();
+  constructor(readonly vocabSize: number) {}
+  tokenBytes(id: number): Uint8Array {
+    return this.enc.encode(`t${id} `);
+  }
+  tokenText(id: number): string {
+    return `t${id} `;
+  }
+  isSpecial(): boolean {
+    return false;
+  }
+}
+
+const PROMPT = 100;
+const SAMPLING = { temperature: 0.8, topP: 0.95 } as const;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function prompt(vocab: number, variant: number): number[] {
+  let s = 12345 + variant * 7919;
+  return Array.from({ length: PROMPT }, () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return 256 + (s % (vocab - 512));
+  });
+}
+
+interface Rates {
+  ttftMs: number;
+  one: number;
+  eight: number;
+}
+
+/** Decode rate from each stream's median inter-token interval, summed over streams (robust to preemption). */
+function rate(times: number[][]): number {
+  let r = 0;
+  for (const t of times) {
+    const gaps: number[] = [];
+    for (let i = 1; i < t.length; i++) gaps.push(t[i] - t[i - 1]);
+    if (gaps.length) r += 1000 / Math.max(median(gaps), 1e-3);
+  }
+  return r;
+}
+
+async function oursRates(model: HfModel, tokens: number, rounds: number): Promise<Rates> {
+  const vocab = new BenchVocab(model.config.vocab);
+  const req = (variant: number, maxTokens: number, seed: number): GenerationRequest => ({
+    promptTokenIds: prompt(model.config.vocab, variant),
+    maxTokens,
+    sampling: { ...SAMPLING },
+    ignoreEos: true,
+    eosTokenId: null,
+    generator: choiceGenerator(seed, 0),
+  });
+  const ttfts: number[] = [];
+  for (let r = 0; r < rounds + 1; r++) {
+    const t0 = performance.now();
+    await generate(model, vocab, [req(0, 1, r)]);
+    if (r >= 1) ttfts.push(performance.now() - t0);
+  }
+  const decode = async (streams: number) => {
+    const times: number[][] = Array.from({ length: streams }, () => []);
+    await generate(
+      model,
+      vocab,
+      Array.from({ length: streams }, (_, s) => req(s, tokens, s)),
+      { onToken: (e) => times[e.index].push(performance.now()) },
+    );
+    return rate(times);
+  };
+  let one = 0;
+  let eight = 0;
+  for (let r = 0; r < rounds; r++) {
+    one = Math.max(one, await decode(1));
+    eight = Math.max(eight, await decode(8));
+  }
+  return { ttftMs: Math.min(...ttfts), one, eight };
+}
+
+async function llamaRates(llama: Llama, file: string, vocab: number, tokens: number, rounds: number): Promise<Rates> {
+  const model = await llama.loadModel({ modelPath: file, gpuLayers: 0 });
+  const context = await model.createContext({
+    sequences: 8,
+    contextSize: (PROMPT + tokens + 8) * 8,
+    batchSize: PROMPT * 8,
+    threads: 1,
+  });
+  try {
+    const seqs: LlamaContextSequence[] = Array.from({ length: 8 }, () => context.getSequence());
+    const stream = async (s: number, maxTokens: number, seed: number, onToken: () => void) => {
+      await seqs[s].clearHistory();
+      let n = 0;
+      for await (const _t of seqs[s].evaluate(prompt(vocab, s) as Token[], {
+        ...SAMPLING,
+        seed,
+        yieldEogToken: true,
+      })) {
+        void _t;
+        onToken();
+        if (++n >= maxTokens) break;
+      }
+    };
+    const ttfts: number[] = [];
+    for (let r = 0; r < rounds + 1; r++) {
+      const t0 = performance.now();
+      let t1 = 0;
+      await stream(0, 1, r, () => (t1 = performance.now()));
+      if (r >= 1) ttfts.push(t1 - t0);
+    }
+    const decode = async (streams: number) => {
+      const times: number[][] = Array.from({ length: streams }, () => []);
+      await Promise.all(
+        Array.from({ length: streams }, (_, s) => stream(s, tokens, s, () => times[s].push(performance.now()))),
+      );
+      return rate(times);
+    };
+    let one = 0;
+    let eight = 0;
+    for (let r = 0; r < rounds; r++) {
+      one = Math.max(one, await decode(1));
+      eight = Math.max(eight, await decode(8));
+    }
+    return { ttftMs: Math.min(...ttfts), one, eight };
+  } finally {
+    await context.dispose();
+    await model.dispose();
+  }
+}
+
+export interface HfBenchOptions {
+  quick: boolean;
+  llama: Llama | null;
+  llamaError: string | null;
+  heap?: WasmHeap;
+}
+
+/** Runs the Hugging Face rows and returns the report as markdown. */
+export async function runHfBench(options: HfBenchOptions): Promise<string> {
+  const shapes = options.quick ? [SMOLLM2_135M] : [SMOLLM2_135M, QWEN3_0_6B];
+  const formats: GgufMatrixType[] = options.quick ? ['F16'] : ['F16', 'Q8_0'];
+  const tokens = options.quick ? 12 : 48;
+  const rounds = options.quick ? 1 : 2;
+  const heap = options.heap ?? new WasmHeap();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'tuneboard-hf-bench-'));
+  const lines: string[] = [];
+  try {
+    for (const shape of shapes) {
+      const t0 = performance.now();
+      const { bytes, params } = randomHfSafetensors(shape.config);
+      const model = HfModel.load(shape.config, [bytes], { heap, maxContext: 1024 });
+      console.error(
+        `[${shape.label}] ${(params / 1e6).toFixed(0)}M params built in ${((performance.now() - t0) / 1000).toFixed(1)} s; ours…`,
+      );
+      let ours: Rates;
+      try {
+        ours = await oursRates(model, tokens, rounds);
+      } finally {
+        model.release();
+      }
+      const rows: Array<[string, Rates | string]> = [['Tuneboard engine (bf16 weights, f32 compute, wasm SIMD)', ours]];
+      for (const fmt of formats) {
+        if (!options.llama) {
+          rows.push([`llama.cpp ${fmt}`, `n/a (${(options.llamaError ?? '').slice(0, 80)})`]);
+          continue;
+        }
+        console.error(`[${shape.label}] llama.cpp ${fmt}…`);
+        const file = path.join(tmp, `${fmt}.gguf`);
+        writeFileSync(file, exportHfGguf(shape.config, bytes, fmt));
+        try {
+          rows.push([
+            `llama.cpp ${fmt} (node-llama-cpp, 1 thread)`,
+            await llamaRates(options.llama, file, model.config.vocab, tokens, rounds),
+          ]);
+        } finally {
+          rmSync(file, { force: true });
+        }
+      }
+      const f16 = rows.find(([name]) => name.startsWith('llama.cpp F16'))?.[1];
+      lines.push(
+        `\n### ${shape.label}: ${(params / 1e6).toFixed(0)}M parameters, random weights\n`,
+        `${PROMPT}-token prompt, ${tokens} tokens per stream, t=${SAMPLING.temperature} top_p=${SAMPLING.topP}, best of ${rounds}\n`,
+        '| Engine | First token | Decode, 1 stream | Decode, 8 streams (sum) |',
+        '| - | - | - | - |',
+      );
+      for (const [name, r] of rows) {
+        if (typeof r === 'string') lines.push(`| ${name} | ${r} | | |`);
+        else
+          lines.push(
+            `| ${name} | ${r.ttftMs.toFixed(0)} ms | ${r.one.toFixed(1)} tok/s | ${r.eight.toFixed(1)} tok/s |`,
+          );
+      }
+      if (f16 && typeof f16 !== 'string') {
+        const ratio = ours.one / f16.one;
+        lines.push(
+          `\nOurs / llama.cpp F16, single stream: ${ratio.toFixed(2)}× (goal ≥ 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'}); 8 streams: ${(ours.eight / f16.eight).toFixed(2)}×`,
+        );
+      }
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  const quick = process.argv.includes('--quick');
+  const { loadLlamaCpp } = await import('./inference');
+  const loaded = await loadLlamaCpp();
+  const llama = 'llama' in loaded ? loaded.llama : null;
+  try {
+    console.log(
+      `node ${process.version}, ${os.cpus().length} vCPU (${os.cpus()[0]?.model ?? '?'}), load ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
+    console.log(await runHfBench({ quick, llama, llamaError: 'error' in loaded ? loaded.error : null }));
+  } finally {
+    await llama?.dispose();
+  }
+}
+
+if (path.resolve(process.argv[1] ?? '') === __filename) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

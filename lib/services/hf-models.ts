@@ -1,0 +1,129 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { packFiles } from '@/lib/engine/hf/bundle';
+import { parseHfConfig } from '@/lib/engine/hf/config';
+import { HfTokenizer } from '@/lib/engine/hf/tokenizer';
+import type { BuiltinModelDescription } from '@/lib/inference/backends';
+import { readArtifactBytes } from '@/lib/storage';
+
+/**
+ * Serving `hf` base models (and their PEFT checkpoints) on the built-in engine: everything comes from the
+ * model directory — config.json (architecture, context length), tokenizer.json + tokenizer_config.json
+ * (tokenizer, chat template, end-of-turn token), generation_config.json (stop ids), *.safetensors. The
+ * server thread keeps the tokenizer; the inference threads get the whole directory as one bundle and share
+ * one copy of the base weights between all checkpoints.
+ */
+
+const SMALL_FILES = [
+  'config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'generation_config.json',
+  'chat_template.jinja',
+];
+
+/** Why the built-in engine cannot serve this directory, or null when it can (checked without reading weights). */
+export function hfDirProblem(dir: string | undefined): string | null {
+  if (!dir) return 'it has no local model directory (`path`) for the built-in engine to load';
+  if (!fs.existsSync(dir)) return `its model directory ${path.basename(dir)} does not exist on this server`;
+  for (const f of ['config.json', 'tokenizer.json']) {
+    if (!fs.existsSync(path.join(dir, f))) return `its model directory lacks ${f}`;
+  }
+  if (!fs.readdirSync(dir).some((f) => f.endsWith('.safetensors')))
+    return 'its model directory has no .safetensors weights';
+  try {
+    parseHfConfig(JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')));
+  } catch (err) {
+    return `the built-in engine cannot run it: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  return null;
+}
+
+const descriptions = new Map<string, { mtimeMs: number; description: BuiltinModelDescription }>();
+
+function readJson(dir: string, name: string): unknown {
+  const file = path.join(dir, name);
+  if (!fs.existsSync(file)) return undefined;
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+
+function eosIds(v: unknown): number[] {
+  const o = v && typeof v === 'object' ? (v as { eos_token_id?: unknown }).eos_token_id : undefined;
+  if (Number.isInteger(o)) return [o as number];
+  if (Array.isArray(o)) return o.filter((x): x is number => Number.isInteger(x));
+  return [];
+}
+
+async function bundleDirectory(dir: string): Promise<Uint8Array> {
+  const files = new Map<string, Uint8Array>();
+  for (const name of SMALL_FILES) {
+    const file = path.join(dir, name);
+    if (fs.existsSync(file)) files.set(name, await fsp.readFile(file));
+  }
+  for (const name of (await fsp.readdir(dir)).filter((f) => f.endsWith('.safetensors')).sort()) {
+    files.set(name, await fsp.readFile(path.join(dir, name)));
+  }
+  return packFiles(files);
+}
+
+/** The built-in engine's description of an `hf` base model (cached per directory until config.json changes). */
+export function hfBaseDescription(id: string, dir: string): BuiltinModelDescription {
+  const mtimeMs = fs.statSync(path.join(dir, 'config.json')).mtimeMs;
+  const cached = descriptions.get(dir);
+  if (cached && cached.mtimeMs === mtimeMs) return cached.description;
+  const config = parseHfConfig(readJson(dir, 'config.json'));
+  const tokenizerConfig = (readJson(dir, 'tokenizer_config.json') ?? {}) as Record<string, unknown>;
+  // transformers ≥ 4.43 may store the template beside tokenizer_config.json.
+  const jinja = path.join(dir, 'chat_template.jinja');
+  if (typeof tokenizerConfig.chat_template !== 'string' && fs.existsSync(jinja)) {
+    tokenizerConfig.chat_template = fs.readFileSync(jinja, 'utf8');
+  }
+  const tokenizer = new HfTokenizer(readJson(dir, 'tokenizer.json'), tokenizerConfig, config.vocab);
+  let stop = eosIds(readJson(dir, 'generation_config.json'));
+  if (stop.length === 0) stop = config.eosTokenIds;
+  const key = `hf:${id}`;
+  const description: BuiltinModelDescription = {
+    model: { key, source: { kind: 'hf', baseKey: key, adapter: false }, tokenizer: { kind: 'hf' } },
+    loadWeights: () => bundleDirectory(dir),
+    chatTemplate: tokenizer.chatTemplate ?? '',
+    chatEosToken: tokenizer.eosToken ?? '',
+    contextLength: config.ctx,
+    hf: { tokenizer, stopTokenIds: stop.filter((x) => x >= 0 && x < config.vocab) },
+  };
+  descriptions.set(dir, { mtimeMs, description });
+  return description;
+}
+
+/**
+ * A checkpoint of an `hf` base served by the built-in engine: the base's description with the checkpoint's
+ * PEFT adapter (adapter_model.safetensors at `artifactKey`, adapter_config.json beside it) on top.
+ */
+export function hfCheckpointDescription(
+  base: BuiltinModelDescription,
+  checkpointId: string,
+  artifactKey: string,
+): BuiltinModelDescription {
+  if (!base.hf || !base.loadWeights) throw new Error('not a Hugging Face base model description');
+  const configKey = artifactKey.replace(/[^/]*$/, 'adapter_config.json');
+  return {
+    ...base,
+    model: {
+      key: `ckpt:${checkpointId}`,
+      source: { kind: 'hf', baseKey: base.model.key, adapter: true },
+      tokenizer: { kind: 'hf' },
+    },
+    loadWeights: async () => {
+      const [weights, config] = await Promise.all([readArtifactBytes(artifactKey), readArtifactBytes(configKey)]);
+      if (!weights || !config)
+        throw new Error(`checkpoint adapter files missing from the artifact store: ${artifactKey}`);
+      return packFiles(
+        new Map([
+          ['adapter_config.json', config],
+          ['adapter_model.safetensors', weights],
+        ]),
+      );
+    },
+    hf: { ...base.hf, baseWeights: { key: base.model.key, load: base.loadWeights } },
+  };
+}
