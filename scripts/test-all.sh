@@ -29,6 +29,19 @@ if [ "$build_rc" = 0 ]; then
   pw_rc=$?
 fi
 
+# The Python training worker's tests (workers/python/tests), against this build, when a Python with the worker
+# is available (.ci/run creates .venv-worker). pytest's exit code 5 means "no tests collected": not a failure.
+py_rc=0
+if bash scripts/worker-python.sh -c 'import tuneboard_worker, pytest' >/dev/null 2>&1; then
+  echo "== pytest (workers/python)"
+  (cd workers/python && OMP_NUM_THREADS=1 bash ../../scripts/worker-python.sh -m pytest tests -p no:cacheprovider \
+    --junitxml="../../$out/pytest.xml" -q)
+  py_rc=$?
+  [ "$py_rc" = 5 ] && py_rc=0
+else
+  echo "== pytest skipped: no Python with the worker (python3 -m venv .venv-worker && .venv-worker/bin/pip install ./workers/python[test])"
+fi
+
 node -e '
 const fs = require("fs");
 const read = (f) => { try { return JSON.parse(fs.readFileSync(f, "utf8")); } catch { return null; } };
@@ -39,7 +52,15 @@ else failed += 1;
 if (p) { passed += p.stats.expected + p.stats.flaky; failed += p.stats.unexpected; skipped += p.stats.skipped; }
 else failed += 1;
 if (process.argv[3] !== "0") failed += 1;
+// pytest junit: <testsuite tests= failures= errors= skipped=>; absent when pytest did not run.
+try {
+  const x = fs.readFileSync(process.argv[4], "utf8");
+  const attr = (n) => Number((x.match(new RegExp(`<testsuite[^>]*\\s${n}="(\\d+)"`)) || [])[1] || 0);
+  const bad = attr("failures") + attr("errors");
+  passed += attr("tests") - bad - attr("skipped"); failed += bad; skipped += attr("skipped");
+} catch {}
+if (process.argv[5] !== "0" && !fs.existsSync(process.argv[4])) failed += 1;
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-' "$out/vitest.json" "$out/playwright.json" "$build_rc"
+' "$out/vitest.json" "$out/playwright.json" "$build_rc" "$out/pytest.xml" "$py_rc"
 
-[ "$vitest_rc" = 0 ] && [ "$build_rc" = 0 ] && [ "$pw_rc" = 0 ]
+[ "$vitest_rc" = 0 ] && [ "$build_rc" = 0 ] && [ "$pw_rc" = 0 ] && [ "$py_rc" = 0 ]

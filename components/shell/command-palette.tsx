@@ -23,6 +23,7 @@ const PAGES = [
   { label: 'Teams', href: '/settings/teams', detail: 'Settings' },
   { label: 'Usage', href: '/settings/usage', detail: 'Settings' },
   { label: 'Profile', href: '/settings/profile', detail: 'Settings' },
+  { label: 'Workers', href: '/workers', detail: 'Connected training workers' },
   { label: 'API docs', href: '/docs' },
 ];
 

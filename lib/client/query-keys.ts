@@ -12,6 +12,7 @@ import { openApiDocumentSchema } from './openapi-document';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
 import { usageListSchema } from '@/lib/schemas/usage';
+import { trainingWorkerListSchema } from '@/lib/schemas/workers';
 
 export interface ModelListFilters {
   entity: string;
@@ -64,6 +65,9 @@ export const queryKeys = {
     trajectories: (modelId: string, filters: TrajectoryFilters) =>
       [...queryKeys.model.all(modelId), 'trajectories', filters] as const,
     trajectorySteps: (modelId: string) => [...queryKeys.model.all(modelId), 'trajectory-steps'] as const,
+  },
+  trainingWorkers: {
+    all: () => ['training-workers'] as const,
   },
   jobs: {
     all: () => ['jobs'] as const,
@@ -324,6 +328,14 @@ export const jobQuery = (jobId: string) =>
   queryOptions({
     queryKey: queryKeys.jobs.summary(jobId),
     queryFn: ({ signal }) => apiFetch(jobPath(jobId), trainingJobSchema, { signal }),
+  });
+
+/** Connected training workers; refreshed every few seconds while the page is open (workers come and go). */
+export const trainingWorkersQuery = () =>
+  queryOptions({
+    queryKey: queryKeys.trainingWorkers.all(),
+    queryFn: ({ signal }) => apiFetch('/v1/preview/training-workers', trainingWorkerListSchema, { signal }),
+    refetchInterval: 5000,
   });
 
 export const EVENT_PAGE_SIZE = 25;

@@ -138,8 +138,29 @@ describe('POST /v1/preview/training-jobs (RL)', () => {
       scale_rewards: true,
       importance_sampling_level: 'token',
       allow_training_without_logprobs: false,
+      lora: {},
+      extra_settings: {},
       num_groups: 1,
     });
+  });
+
+  it('keeps LoRA settings and the settings no trainer acts on with the job; refuses out-of-range LoRA values', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const res = await postRl(user, {
+      model_id: model.id,
+      trajectory_groups: [{ trajectories: [traj(1), traj(0)] }],
+      experimental_config: { lora_rank: 8, lora_target_modules: ['q_proj', 'v_proj'], kl_penalty_coef: 0.05, plot_tensors: true },
+    });
+    expect(res.status).toBe(200);
+    const job = await readJob(user, res.body.id);
+    expect(job.config).toMatchObject({
+      lora: { rank: 8, target_modules: ['q_proj', 'v_proj'] },
+      extra_settings: { kl_penalty_coef: 0.05, plot_tensors: true },
+    });
+    const bad = await postRl(user, { model_id: model.id, trajectory_groups: [], experimental_config: { lora_rank: 0 } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc).toEqual(['body', 'experimental_config', 'lora_rank']);
   });
 
   it('accepts the Dec-2025 all-null experimental_config and resolves it to PPO', async () => {

@@ -155,6 +155,16 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
       </div>
 
       <div className="flex flex-col gap-6">
+        {job.status === 'QUEUED' && job.waiting_reason ? (
+          <Alert tone="info" title="Queued" role="status">
+            <p data-testid="job-waiting-reason">{job.waiting_reason}</p>
+            <p className="mt-1">
+              <Link href="/workers" className="text-accent-text hover:underline">
+                See the connected workers
+              </Link>
+            </p>
+          </Alert>
+        ) : null}
         {job.status === 'FAILED' && job.error_message ? (
           <Alert tone="danger" title="The job failed" role="status">
             <pre className="max-h-80 overflow-auto font-mono text-xs break-words whitespace-pre-wrap" data-testid="job-error">

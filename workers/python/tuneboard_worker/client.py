@@ -1,0 +1,133 @@
+"""The HTTP worker protocol (the server's /v1/workers/* routes), with retries that are safe to repeat.
+
+Every call is retried on connection errors and 5xx answers with backoff. Repeating a call is harmless by
+design: events carry a per-job sequence number (the server skips what it already stored), a checkpoint upload
+overwrites the same key, and a resent complete/fail whose first answer was lost answers as the first did.
+A 409 means this worker no longer holds the job (cancelled, recovered, finished): `LeaseLost`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import httpx
+
+
+class ProtocolError(Exception):
+    def __init__(self, method: str, path: str, status: int, text: str):
+        super().__init__(f"{method} {path} answered {status}: {text[:500]}")
+        self.status = status
+        self.text = text
+
+
+class LeaseLost(ProtocolError):
+    """The server says this worker no longer holds the job."""
+
+
+class WorkerClient:
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        worker_id: str,
+        *,
+        retries: int = 6,
+        timeout: float = 600.0,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.worker_id = worker_id
+        self.retries = retries
+        self._sleep = sleep
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers={"authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(timeout, connect=10.0),
+            transport=transport,
+        )
+        self._sent: dict[str, int] = {}
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        for attempt in range(self.retries + 1):
+            try:
+                res = self._http.request(method, path, **kwargs)
+            except httpx.TransportError:
+                if attempt >= self.retries:
+                    raise
+                self._sleep(min(8.0, 0.25 * 2**attempt))
+                continue
+            if res.status_code < 500:
+                if res.status_code == 409:
+                    raise LeaseLost(method, path, res.status_code, res.text)
+                if res.status_code >= 400:
+                    raise ProtocolError(method, path, res.status_code, res.text)
+                return res
+            if attempt >= self.retries:
+                raise ProtocolError(method, path, res.status_code, res.text)
+            self._sleep(min(8.0, 0.25 * 2**attempt))
+        raise AssertionError("unreachable")
+
+    # --- the protocol ---------------------------------------------------------------------------------------
+
+    def claim(
+        self,
+        kinds: list[str],
+        capabilities: dict[str, Any],
+        info: dict[str, Any] | None = None,
+        model_ids: list[str] | None = None,
+    ) -> dict[str, Any] | None:
+        body: dict[str, Any] = {"worker_id": self.worker_id, "kinds": kinds, "capabilities": capabilities}
+        if info:
+            body["info"] = info
+        if model_ids:
+            body["model_ids"] = model_ids
+        return self._request("POST", "/v1/workers/claim", json=body).json()["job"]
+
+    def heartbeat(self, job_id: str, info: dict[str, Any] | None = None) -> bool:
+        """True when the job was cancelled (or taken away): stop at the next step."""
+        body: dict[str, Any] = {"worker_id": self.worker_id}
+        if info:
+            body["info"] = info
+        return bool(self._request("POST", f"/v1/workers/jobs/{job_id}/heartbeat", json=body).json()["cancelled"])
+
+    def append_events(self, job_id: str, events: list[dict[str, Any]]) -> None:
+        seq = self._sent.get(job_id, 0)
+        body = {"worker_id": self.worker_id, "events": events, "seq": seq}
+        self._request("POST", f"/v1/workers/jobs/{job_id}/events", json=body)
+        self._sent[job_id] = seq + len(events)
+
+    def job_input(self, job_id: str) -> dict[str, Any]:
+        return self._request("GET", f"/v1/workers/jobs/{job_id}/input", params={"worker_id": self.worker_id}).json()
+
+    def base_weights(self, job_id: str, file: str | None = None) -> bytes | None:
+        """The checkpoint to train from (adapter weights, or with file=adapter_config.json its config); None: the base."""
+        params = {"worker_id": self.worker_id, **({"file": file} if file else {})}
+        res = self._request("GET", f"/v1/workers/jobs/{job_id}/weights", params=params)
+        return None if res.status_code == 204 else res.content
+
+    def upload(self, job_id: str, file: str, data: bytes) -> str:
+        res = self._request(
+            "PUT",
+            f"/v1/workers/jobs/{job_id}/checkpoint",
+            params={"worker_id": self.worker_id, "file": file},
+            content=data,
+            headers={"content-type": "application/octet-stream"},
+        )
+        return res.json()["artifact_key"]
+
+    def complete(self, job_id: str, artifact_key: str, metrics: dict[str, float] | None = None) -> int:
+        body: dict[str, Any] = {"worker_id": self.worker_id, "artifact_key": artifact_key}
+        if metrics:
+            body["metrics"] = metrics
+        step = self._request("POST", f"/v1/workers/jobs/{job_id}/complete", json=body).json()["step"]
+        self._sent.pop(job_id, None)
+        return int(step)
+
+    def fail(self, job_id: str, message: str) -> None:
+        body = {"worker_id": self.worker_id, "error_message": message[:20000]}
+        self._request("POST", f"/v1/workers/jobs/{job_id}/fail", json=body)
+        self._sent.pop(job_id, None)

@@ -1,0 +1,149 @@
+"""Loading a Hugging Face base model, putting a LoRA adapter on it (new or from the previous checkpoint), and
+writing the adapter as PEFT's two files.
+
+The base model stays in memory between jobs (one at a time): a job wraps it with PEFT and unloads the adapter
+when done, so a worker that trains the same base model job after job (the RL loop) loads it once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+# Defaults of the LoRA adapter when a job does not set them (documented in the README).
+DEFAULT_LORA = {"rank": 16, "alpha": 32, "dropout": 0.0, "target_modules": "all-linear"}
+
+
+class TrainingError(Exception):
+    """A failure whose message is safe and useful to show the user as the job's error_message."""
+
+
+@dataclass
+class LoadedBase:
+    key: tuple[str, str, str]
+    model: Any
+    tokenizer: Any
+
+
+_cache: LoadedBase | None = None
+
+
+def resolve_model_source(base_model: str, base_model_path: str | None, models_dir: Path) -> str:
+    """The directory (or, with no path in the base-models file, the hub id in the HF cache) to load."""
+    if base_model_path is None:
+        return base_model
+    p = Path(base_model_path)
+    if not p.is_absolute():
+        p = models_dir / p
+    if not p.is_dir():
+        raise TrainingError(
+            f"The directory of base model {base_model} ({p}) does not exist on this worker "
+            f"({os.uname().nodename}). Put the model there, start the worker with --models-dir pointing at the "
+            f"folder that holds it, or fix 'path' in the base-models file."
+        )
+    if not (p / "config.json").is_file():
+        raise TrainingError(f"{p} is not a Hugging Face model directory (no config.json) for base model {base_model}")
+    return str(p)
+
+
+def pick_dtype(device: torch.device, requested: str) -> torch.dtype:
+    if requested == "auto":
+        if device.type == "cuda" and torch.cuda.is_bf16_supported():
+            return torch.bfloat16
+        return torch.float32
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[requested]
+
+
+def load_base(source: str, base_model: str, device: torch.device, dtype: torch.dtype, cache_dir: str | None) -> LoadedBase:
+    global _cache
+    key = (source, str(device), str(dtype))
+    if _cache is not None and _cache.key == key:
+        return _cache
+    _cache = None
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, cache_dir=cache_dir)
+    except OSError as err:
+        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+        raise TrainingError(
+            f"Cannot load base model {base_model} from {source}: {err}. "
+            + (
+                "HF_HUB_OFFLINE=1 is set: download it into the Hugging Face cache first (huggingface-cli download), "
+                "or give it a local 'path' in the base-models file."
+                if offline
+                else "Check the directory or the Hugging Face cache (--hf-cache) on this worker."
+            )
+        ) from err
+    if tokenizer.chat_template is None:
+        raise TrainingError(f"The tokenizer of {base_model} has no chat template; the worker needs one to format conversations")
+    model.to(device)
+    model.config.use_cache = False
+    _cache = LoadedBase(key=key, model=model, tokenizer=tokenizer)
+    return _cache
+
+
+def drop_cache() -> None:
+    global _cache
+    _cache = None
+
+
+def lora_settings(job_lora: dict[str, Any] | None) -> dict[str, Any]:
+    s = dict(DEFAULT_LORA)
+    for k, v in (job_lora or {}).items():
+        if v is not None and k in s:
+            s[k] = v
+    return s
+
+
+def attach_adapter(base: LoadedBase, lora: dict[str, Any], adapter: tuple[bytes, bytes] | None, gradient_checkpointing: bool):
+    """A PEFT model: a new LoRA adapter, or the previous checkpoint's (its own rank and targets win)."""
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    model = base.model
+    if gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.enable_input_require_grads()
+    if adapter is None:
+        config = LoraConfig(
+            r=int(lora["rank"]),
+            lora_alpha=float(lora["alpha"]),
+            lora_dropout=float(lora["dropout"]),
+            target_modules=lora["target_modules"],
+            task_type="CAUSAL_LM",
+        )
+        return get_peft_model(model, config)
+    config_bytes, weights = adapter
+    with tempfile.TemporaryDirectory(prefix="tuneboard-adapter-") as d:
+        Path(d, "adapter_config.json").write_bytes(config_bytes)
+        Path(d, "adapter_model.safetensors").write_bytes(weights)
+        return PeftModel.from_pretrained(model, d, is_trainable=True)
+
+
+def detach_adapter(peft_model: Any) -> None:
+    """Removes the LoRA layers so the cached base model is clean for the next job."""
+    try:
+        base = peft_model.unload()
+        if getattr(base, "is_gradient_checkpointing", False):
+            base.gradient_checkpointing_disable()
+    except Exception:
+        drop_cache()
+
+
+def save_adapter(peft_model: Any, base_model_id: str, out_dir: Path) -> tuple[bytes, bytes]:
+    """PEFT's own files; base_model_name_or_path is the base model's id (not this machine's path)."""
+    for cfg in peft_model.peft_config.values():
+        cfg.base_model_name_or_path = base_model_id
+    peft_model.save_pretrained(str(out_dir))
+    config_path = out_dir / "adapter_config.json"
+    config = json.loads(config_path.read_text())
+    config["base_model_name_or_path"] = base_model_id
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True))
+    return config_path.read_bytes(), (out_dir / "adapter_model.safetensors").read_bytes()

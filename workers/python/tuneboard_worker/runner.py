@@ -1,0 +1,283 @@
+"""The worker loop: claim a job this worker can train, heart-beat while training, report events, upload the
+adapter, complete, and turn every failure into a job error that says what to do."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import platform
+import signal
+import socket
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from . import __version__
+from .client import LeaseLost, ProtocolError, WorkerClient
+from .model import (
+    TrainingError,
+    attach_adapter,
+    detach_adapter,
+    load_base,
+    lora_settings,
+    pick_dtype,
+    resolve_model_source,
+    save_adapter,
+)
+
+log = logging.getLogger("tuneboard_worker")
+
+
+class Cancelled(Exception):
+    """The job was cancelled on the server (or the lease lost): stop without reporting anything."""
+
+
+class Stopped(Exception):
+    """The worker was told to stop now (a second SIGTERM/SIGINT) in the middle of a job."""
+
+
+@dataclass
+class Options:
+    server_url: str
+    token: str
+    worker_id: str
+    device: str = "auto"
+    dtype: str = "auto"
+    models_dir: Path = Path(".")
+    hf_cache: str | None = None
+    base_models: list[str] | None = None
+    kinds: tuple[str, ...] = ("rl", "sft")
+    model_ids: list[str] | None = None
+    micro_batch_tokens: int = 4096
+    max_seq_len_override: int | None = None
+    gradient_checkpointing: str = "auto"
+    work_dir: str | None = None
+    once: bool = False
+    exit_when_idle: float | None = None
+    poll_max_seconds: float = 5.0
+    heartbeat_seconds: float | None = None
+
+    def torch_device(self) -> torch.device:
+        if self.device == "auto":
+            return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device)
+
+    def max_seq_len(self, model: Any) -> int:
+        if self.max_seq_len_override:
+            return self.max_seq_len_override
+        return int(getattr(model.config, "max_position_embeddings", 0) or 4096)
+
+    def use_gradient_checkpointing(self, device: torch.device) -> bool:
+        if self.gradient_checkpointing == "auto":
+            return device.type == "cuda"
+        return self.gradient_checkpointing == "on"
+
+
+class JobContext:
+    def __init__(self, client: WorkerClient, job: dict, stop_now: threading.Event):
+        self.client = client
+        self.job = job
+        self.cancelled = threading.Event()
+        self.stop_now = stop_now
+        self.started_sent = False
+        self.extras: dict[str, float] = {}
+        self.steps = 0
+
+    def check(self) -> None:
+        if self.cancelled.is_set():
+            raise Cancelled()
+        if self.stop_now.is_set():
+            raise Stopped()
+
+    def started(self, num_sequences: int) -> None:
+        self.started_sent = True
+        data = {"num_sequences": int(num_sequences), **self.extras}
+        self.client.append_events(self.job["id"], [{"type": "training_started", "data": data}])
+
+    def step(self, metrics: dict[str, float]) -> None:
+        self.check()
+        self.client.append_events(self.job["id"], [{"type": "gradient_step", "data": {k: float(v) for k, v in metrics.items()}}])
+        self.steps += 1
+
+
+def ignored_settings(config: dict) -> dict[str, float]:
+    """Settings the client sent that this worker does not act on, as numeric extras of training_started
+    (`ignored/<key>`: the value, 1 for a flag or a string), so they are visible instead of silently dropped."""
+    out: dict[str, float] = {}
+    for k, v in (config.get("extra_settings") or {}).items():
+        if isinstance(v, bool):
+            out[f"ignored/{k}"] = 1.0 if v else 0.0
+        elif isinstance(v, (int, float)):
+            out[f"ignored/{k}"] = float(v)
+        else:
+            out[f"ignored/{k}"] = 1.0
+    return out
+
+
+def worker_info(opts: Options) -> dict[str, Any]:
+    device = opts.torch_device()
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu"
+    return {
+        "hostname": socket.gethostname(),
+        "pid": os.getpid(),
+        "device": f"{device} ({name})" if name else str(device),
+        "worker": f"tuneboard-worker {__version__}",
+        "torch": torch.__version__,
+    }
+
+
+def failure_message(err: BaseException, job: dict, opts: Options) -> str:
+    if isinstance(err, TrainingError):
+        return str(err)
+    if isinstance(err, torch.cuda.OutOfMemoryError) or "out of memory" in str(err).lower():
+        return (
+            f"The GPU ran out of memory training {job['base_model']} on worker {opts.worker_id}. Lower batch_size, "
+            f"start the worker with a smaller --micro-batch-tokens (now {opts.micro_batch_tokens}) or --max-seq-len, "
+            "or use a GPU with more memory (or several: see 'Models larger than one GPU' in the worker README)."
+        )
+    if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = opts.work_dir or tempfile.gettempdir()
+        return f"The disk of worker {opts.worker_id} is full (writing the checkpoint under {where}): free space there or start the worker with --work-dir on a larger disk."
+    if isinstance(err, ProtocolError) and err.status == 413:
+        return "The server refused the checkpoint as too large (TUNEBOARD_MAX_CHECKPOINT_MB on the server); use a smaller lora_rank."
+    if isinstance(err, Stopped):
+        return f"The worker {opts.worker_id} was stopped during training (signal); submit the job again."
+    return f"Training failed with an internal error ({type(err).__name__}: {str(err)[:300]}); see the log of worker {opts.worker_id}"
+
+
+class Worker:
+    def __init__(self, opts: Options, client: WorkerClient | None = None):
+        self.opts = opts
+        self.client = client or WorkerClient(opts.server_url, opts.token, opts.worker_id)
+        self.stop = threading.Event()  # finish the current job, claim no more
+        self.stop_now = threading.Event()  # abandon the current job at the next step
+        self.device = opts.torch_device()
+        self.info = worker_info(opts)
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {"backends": ["hf"]}
+        if self.opts.base_models:
+            caps["base_models"] = self.opts.base_models
+        return caps
+
+    def install_signal_handlers(self) -> None:
+        def on_signal(signum, _frame):
+            if self.stop.is_set():
+                log.warning("second %s: abandoning the current job", signal.Signals(signum).name)
+                self.stop_now.set()
+            else:
+                log.warning("%s: finishing the current job, then exiting (send it again to stop now)", signal.Signals(signum).name)
+                self.stop.set()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+
+    def run(self) -> None:
+        log.info("%s polling %s for %s jobs (%s)", self.opts.worker_id, self.opts.server_url, ",".join(self.opts.kinds), self.info["device"])
+        idle = 0.25
+        idle_since = time.monotonic()
+        while not self.stop.is_set():
+            try:
+                job = self.client.claim(list(self.opts.kinds), self.capabilities(), self.info, self.opts.model_ids)
+            except Exception as err:  # the server is down or restarting: keep polling
+                log.warning("claim failed: %s", err)
+                job = None
+            if job is None:
+                if self.opts.exit_when_idle is not None and time.monotonic() - idle_since > self.opts.exit_when_idle:
+                    break
+                self.stop.wait(idle)
+                idle = min(idle * 2, self.opts.poll_max_seconds)
+                continue
+            idle = 0.25
+            self.run_job(job)
+            idle_since = time.monotonic()
+            if self.opts.once:
+                break
+        self.client.close()
+
+    def _heartbeat(self, ctx: JobContext, done: threading.Event, every: float) -> None:
+        while not done.wait(every):
+            try:
+                if self.client.heartbeat(ctx.job["id"], self.info):
+                    ctx.cancelled.set()
+                    return
+            except LeaseLost:
+                ctx.cancelled.set()
+                return
+            except Exception as err:
+                log.warning("heartbeat failed: %s", err)
+
+    def run_job(self, job: dict) -> None:
+        ctx = JobContext(self.client, job, self.stop_now)
+        done = threading.Event()
+        every = self.opts.heartbeat_seconds or max(1.0, float(job.get("lease_seconds", 60)) / 4)
+        beat = threading.Thread(target=self._heartbeat, args=(ctx, done, every), daemon=True)
+        beat.start()
+        log.info("job %s: %s on %s", job["id"], job["kind"], job["base_model"])
+        try:
+            self._train(job, ctx)
+            log.info("job %s completed", job["id"])
+        except (Cancelled, LeaseLost):
+            log.info("job %s cancelled or taken away; stopped", job["id"])
+        except BaseException as err:  # noqa: BLE001 - every failure must reach the server
+            if not isinstance(err, (TrainingError, Stopped)):
+                log.error("job %s failed:\n%s", job["id"], traceback.format_exc())
+            message = failure_message(err, job, self.opts)
+            try:
+                self.client.fail(job["id"], message)
+            except LeaseLost:
+                pass
+            except Exception as report_err:
+                log.error("could not report the failure of job %s: %s", job["id"], report_err)
+            if isinstance(err, KeyboardInterrupt):
+                raise
+        finally:
+            done.set()
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+
+    def _train(self, job: dict, ctx: JobContext) -> None:
+        from .rl import train_rl
+        from .sft import train_sft
+
+        if job.get("backend") != "hf":
+            raise TrainingError(f"This worker trains Hugging Face (hf) models; {job['base_model']} is not one")
+        source = resolve_model_source(job["base_model"], job.get("base_model_path"), self.opts.models_dir)
+        job_input = self.client.job_input(job["id"])
+        adapter = None
+        if job.get("base_checkpoint") and job["base_checkpoint"].get("artifact_key"):
+            weights = self.client.base_weights(job["id"])
+            config_bytes = self.client.base_weights(job["id"], "adapter_config.json")
+            if weights is None or config_bytes is None:
+                raise TrainingError(f"The previous checkpoint (step {job['base_checkpoint']['step']}) is not a LoRA adapter this worker can train on")
+            adapter = (config_bytes, weights)
+        dtype = pick_dtype(self.device, self.opts.dtype)
+        base = load_base(source, job["base_model"], self.device, dtype, self.opts.hf_cache)
+        config = job["config"]
+        ctx.extras = ignored_settings(config)
+        peft_model = attach_adapter(base, lora_settings(config.get("lora")), adapter, self.opts.use_gradient_checkpointing(self.device))
+        try:
+            train: Callable[..., dict] = train_sft if job["kind"] == "sft" else train_rl
+            metrics = train(peft_model, base.tokenizer, job_input, config, ctx, self.device, self.opts)
+            ctx.check()
+            if not ctx.started_sent:
+                ctx.started(0)
+            if ctx.steps == 0 and adapter is not None:
+                # Nothing was trained: the previous adapter, byte for byte.
+                config_bytes, weights = adapter
+            else:
+                with tempfile.TemporaryDirectory(prefix="tuneboard-ckpt-", dir=self.opts.work_dir) as d:
+                    config_bytes, weights = save_adapter(peft_model, job["base_model"], Path(d))
+            # The config first: complete() requires both files, and neither is listed until it succeeds.
+            self.client.upload(job["id"], "adapter_config.json", config_bytes)
+            key = self.client.upload(job["id"], "adapter_model.safetensors", weights)
+            self.client.complete(job["id"], key, {k: float(v) for k, v in metrics.items()})
+        finally:
+            detach_adapter(peft_model)
