@@ -25,6 +25,8 @@ const MODEL_DIR = path.resolve('.data/e2e/models/tiny-qwen3');
 
 test.describe.configure({ mode: 'serial', timeout: 600_000 });
 test.skip(!hasTorch, 'no Python with torch, transformers and peft (see scripts/worker-python.sh)');
+// Not yet run against a build of the merged branches: opt in with TUNEBOARD_E2E_HF=1 until it has been.
+test.skip(process.env.TUNEBOARD_E2E_HF !== '1', 'the Hugging Face playground spec runs with TUNEBOARD_E2E_HF=1');
 
 let worker: ChildProcess | undefined;
 let workerLog = '';
