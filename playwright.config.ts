@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { defineConfig, devices } from '@playwright/test';
 
 // E2E_PORT lets a second checkout (or CI beside a developer's run) use another port.
@@ -9,6 +11,14 @@ const baseURL = `http://localhost:${PORT}`;
  * its own PGlite directory, so they never touch a developer's data. Debian's Chromium is used instead
  * of a downloaded browser: machines that run these specs have no internet access.
  */
+// The server reads its base models from a copy of config/base-models.json that specs may extend (the
+// real-model spec adds a tiny Hugging Face model it generates); the server re-reads the file when it changes.
+const E2E_BASE_MODELS = path.resolve('.data/e2e/base-models.json');
+fs.mkdirSync(path.dirname(E2E_BASE_MODELS), { recursive: true });
+fs.copyFileSync('config/base-models.json', E2E_BASE_MODELS);
+/** Token of the external training workers specs start (the Python worker). */
+export const E2E_WORKER_TOKEN = 'e2e-worker-token';
+
 export default defineConfig({
   testDir: 'e2e',
   fullyParallel: true,
@@ -49,6 +59,8 @@ export default defineConfig({
       PORT: String(PORT),
       TUNEBOARD_DATA_DIR: '.data/e2e/pglite',
       TUNEBOARD_ARTIFACT_DIR: '.data/e2e/artifacts',
+      TUNEBOARD_BASE_MODELS_FILE: E2E_BASE_MODELS,
+      TUNEBOARD_WORKER_TOKEN: E2E_WORKER_TOKEN,
       NEXT_TELEMETRY_DISABLED: '1',
     },
   },

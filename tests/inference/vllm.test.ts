@@ -238,7 +238,7 @@ describe('vLLM serving', () => {
   });
 
   it('answers 503 with the reason when the serving engine is down or missing, and lists why', async () => {
-    // Served by the built-in engine, which cannot serve Hugging Face models in this build.
+    // Served by the built-in engine from a directory it cannot load (no tokenizer).
     await expect(ask(DOWN_ID)).rejects.toMatchObject({ status: 503, message: expect.stringContaining('cannot be served right now') });
     // A port where nothing listens: a vLLM server that is down.
     const closed = await startFakeVllm('gone');
@@ -273,7 +273,7 @@ describe('vLLM serving', () => {
       context_length: 40960,
       served_by: 'builtin',
       available: false,
-      unavailable_reason: expect.stringContaining('built-in engine'),
+      unavailable_reason: 'its model directory lacks tokenizer.json',
     });
   });
 });
