@@ -21,13 +21,25 @@ export default defineConfig([
       // One configuration (lib/config): every variable parsed and checked once.
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: 'Read configuration through lib/config (config.*), not process.env.' },
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read configuration through lib/config (config.*), not process.env.',
+        },
       ],
     },
   },
   {
     // Command-line programs and tests print to the terminal and read their own environment.
-    files: ['scripts/**', 'bench/**', 'examples/**', 'tests/**', 'e2e/**', '**/*.test.ts', 'lib/engine/wasm/build-kernels.ts'],
+    files: [
+      'scripts/**',
+      'bench/**',
+      'examples/**',
+      'tests/**',
+      'e2e/**',
+      '**/*.test.ts',
+      'lib/engine/wasm/build-kernels.ts',
+    ],
     rules: { 'no-console': 'off', 'no-restricted-properties': 'off' },
   },
   {
@@ -46,5 +58,16 @@ export default defineConfig([
     files: ['tests/**', 'e2e/**', '**/*.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
-  globalIgnores(['.next/**', '.next-*/**', '.tuneboard/**', 'out/**', 'build/**', 'next-env.d.ts', '.data/**', 'lib/db/migrations/**', 'test-results/**', 'playwright-report/**']),
+  globalIgnores([
+    '.next/**',
+    '.next-*/**',
+    '.tuneboard/**',
+    'out/**',
+    'build/**',
+    'next-env.d.ts',
+    '.data/**',
+    'lib/db/migrations/**',
+    'test-results/**',
+    'playwright-report/**',
+  ]),
 ]);

@@ -27,7 +27,8 @@ export async function register() {
   const { sweepOrphanArtifacts } = await import('./lib/services/artifact-sweep');
   sweepOrphanArtifacts()
     .then((swept) => {
-      if (swept.models + swept.datasets + swept.tempFiles > 0) console.log('[tuneboard] orphan artifacts removed', swept);
+      if (swept.models + swept.datasets + swept.tempFiles > 0)
+        console.log('[tuneboard] orphan artifacts removed', swept);
     })
     .catch((err) => console.error('[tuneboard] orphan sweep failed:', (err as Error).message));
 }

@@ -7,7 +7,12 @@ import './globals.css';
 export const metadata: Metadata = {
   title: { default: 'Tuneboard', template: '%s · Tuneboard' },
   description: 'Fine-tune, evaluate and serve language models on your own hardware.',
-  icons: { icon: [{ url: '/favicon.ico', sizes: '16x16 32x32 48x48' }, { url: '/icon.svg', type: 'image/svg+xml' }] },
+  icons: {
+    icon: [
+      { url: '/favicon.ico', sizes: '16x16 32x32 48x48' },
+      { url: '/icon.svg', type: 'image/svg+xml' },
+    ],
+  },
 };
 
 export const viewport: Viewport = {

@@ -68,11 +68,21 @@ async function run(
 
 type Case = [name: string, url: string, opts: Parameters<typeof run>[1]];
 
-async function benchBackend(label: string, env: Record<string, string>): Promise<{ rows: Row[]; samples: Record<string, string> }> {
+async function benchBackend(
+  label: string,
+  env: Record<string, string>,
+): Promise<{ rows: Row[]; samples: Record<string, string> }> {
   const started = Date.now();
   const seedOut = execFileSync(
     'npx',
-    ['tsx', '--conditions=react-server', 'bench/seed.ts', String(CHECKPOINTS), String(SMALL_EVENTS), String(LARGE_EVENTS)],
+    [
+      'tsx',
+      '--conditions=react-server',
+      'bench/seed.ts',
+      String(CHECKPOINTS),
+      String(SMALL_EVENTS),
+      String(LARGE_EVENTS),
+    ],
     { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const seed = JSON.parse(seedOut.trim().split('\n').at(-1)!);
@@ -89,11 +99,19 @@ async function benchBackend(label: string, env: Record<string, string>): Promise
     const cases: Case[] = [
       ['/v1/health (ceiling)', `${base}/v1/health`, {}],
       ['list models (limit 20)', `${base}/v1/preview/models?limit=20`, { headers: auth }],
-      ['list checkpoints (limit 20)', `${base}/v1/preview/models/${seed.modelId}/checkpoints?limit=20`, { headers: auth }],
+      [
+        'list checkpoints (limit 20)',
+        `${base}/v1/preview/models/${seed.modelId}/checkpoints?limit=20`,
+        { headers: auth },
+      ],
       ["list a model's jobs", `${base}/v1/preview/models/${seed.modelId}/training-jobs`, { headers: auth }],
       [`list events, ${SMALL_EVENTS} in job, first page (limit 100)`, events(seed.smallJobId), { headers: auth }],
       [`list events, ${LARGE_EVENTS} in job, first page (limit 100)`, events(seed.largeJobId), { headers: auth }],
-      [`list events, ${LARGE_EVENTS} in job, deep cursor (limit 100)`, events(seed.largeJobId, seed.deepEventId), { headers: auth }],
+      [
+        `list events, ${LARGE_EVENTS} in job, deep cursor (limit 100)`,
+        events(seed.largeJobId, seed.deepEventId),
+        { headers: auth },
+      ],
       [
         'create model',
         `${base}/v1/preview/models`,
@@ -101,7 +119,11 @@ async function benchBackend(label: string, env: Record<string, string>): Promise
           method: 'POST',
           headers: { ...auth, 'content-type': 'application/json' },
           body: () =>
-            JSON.stringify({ project: 'bench', name: `m-${process.hrtime.bigint()}-${Math.random()}`, base_model: 'tuneboard/tiny-random' }),
+            JSON.stringify({
+              project: 'bench',
+              name: `m-${process.hrtime.bigint()}-${Math.random()}`,
+              base_model: 'tuneboard/tiny-random',
+            }),
         },
       ],
     ];
@@ -149,7 +171,9 @@ function report(results: Row[]): { misses: number; errors: number } {
   let misses = 0;
   const errors = results.reduce((n, r) => n + r.errors, 0);
   console.log(`\n${CONNECTIONS} connections, ${DURATION_S} s per case\n`);
-  console.log('| backend | case | req/s | p50 ms | p99 ms | errors | vs /v1/health (goal ≥ 50 %) | p99 (goal < 25 ms) | vs bare node |');
+  console.log(
+    '| backend | case | req/s | p50 ms | p99 ms | errors | vs /v1/health (goal ≥ 50 %) | p99 (goal < 25 ms) | vs bare node |',
+  );
   console.log('|---|---|---:|---:|---:|---:|---|---|---:|');
   for (const r of results) {
     const health = results.find((h) => h.backend === r.backend && h.case.startsWith('/v1/health'));
@@ -161,10 +185,14 @@ function report(results: Row[]): { misses: number; errors: number } {
     if (isList && !(ratio !== undefined && ratio >= GOAL_RATIO)) misses++;
     if (isList && !(r.p99 < GOAL_P99_MS)) misses++;
     const bareCell = r.backend !== 'bare node http' && bare ? `${((r.rps / bare.rps) * 100).toFixed(1)} %` : '';
-    console.log(`| ${r.backend} | ${r.case} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${ratioCell} | ${p99Cell} | ${bareCell} |`);
+    console.log(
+      `| ${r.backend} | ${r.case} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${ratioCell} | ${p99Cell} | ${bareCell} |`,
+    );
   }
 
-  console.log(`\nPaging cost from ${SMALL_EVENTS} to ${LARGE_EVENTS} events (latency of a 100-event page, large job ÷ small job; goal ≤ ${GOAL_PAGING}×)\n`);
+  console.log(
+    `\nPaging cost from ${SMALL_EVENTS} to ${LARGE_EVENTS} events (latency of a 100-event page, large job ÷ small job; goal ≤ ${GOAL_PAGING}×)\n`,
+  );
   console.log('| backend | page | p50 ms (small → large) | ratio | req/s ratio |');
   console.log('|---|---|---|---|---:|');
   for (const backend of [...new Set(results.map((r) => r.backend))].filter((b) => b !== 'bare node http')) {
@@ -176,7 +204,9 @@ function report(results: Row[]): { misses: number; errors: number } {
       const rpsRatio = small.rps / Math.max(large.rps, 1);
       const ok = rpsRatio <= GOAL_PAGING;
       if (!ok) misses++;
-      console.log(`| ${backend} | ${page} | ${small.p50} → ${large.p50} | ${ratio.toFixed(2)}× | ${rpsRatio.toFixed(2)}× ${mark(ok)} |`);
+      console.log(
+        `| ${backend} | ${page} | ${small.p50} → ${large.p50} | ${ratio.toFixed(2)}× | ${rpsRatio.toFixed(2)}× ${mark(ok)} |`,
+      );
     }
   }
   return { misses, errors };
@@ -185,13 +215,21 @@ function report(results: Row[]): { misses: number; errors: number } {
 async function main() {
   if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) {
     console.log('no production build found: running npm run build');
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+    execFileSync('npm', ['run', 'build'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+    });
   }
   const benchDir = path.join(ROOT, '.data', 'bench');
   fs.rmSync(benchDir, { recursive: true, force: true });
   const common = { TUNEBOARD_ARTIFACT_DIR: path.join(benchDir, 'artifacts') };
   const results: Row[] = [];
-  const pglite = await benchBackend('pglite', { ...common, TUNEBOARD_DATA_DIR: path.join(benchDir, 'pglite'), DATABASE_URL: '' });
+  const pglite = await benchBackend('pglite', {
+    ...common,
+    TUNEBOARD_DATA_DIR: path.join(benchDir, 'pglite'),
+    DATABASE_URL: '',
+  });
   results.push(...pglite.rows);
   if (process.env.DATABASE_URL) {
     results.push(...(await benchBackend('postgres', { ...common, DATABASE_URL: process.env.DATABASE_URL })).rows);

@@ -45,7 +45,11 @@ const f1 = (v: number) => v.toFixed(1);
 async function json<T>(p: string, init: RequestInit & { key?: string } = {}): Promise<T> {
   const res = await fetch(`${BASE}${p}`, {
     ...init,
-    headers: { 'content-type': 'application/json', ...(init.key ? { authorization: `Bearer ${init.key}` } : {}), ...init.headers },
+    headers: {
+      'content-type': 'application/json',
+      ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+      ...init.headers,
+    },
   });
   const body = await res.json();
   if (!res.ok) throw new Error(`${p}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
@@ -70,7 +74,14 @@ function startStandIn(): Promise<http.Server> {
             object: 'chat.completion',
             created,
             model,
-            choices: [{ index: 0, message: { role: 'assistant', content: 'x'.repeat(RELAY_TOKENS) }, logprobs: null, finish_reason: 'length' }],
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: 'x'.repeat(RELAY_TOKENS) },
+                logprobs: null,
+                finish_reason: 'length',
+              },
+            ],
             usage: { prompt_tokens: 8, completion_tokens: RELAY_TOKENS, total_tokens: 8 + RELAY_TOKENS },
           }),
         );
@@ -79,7 +90,8 @@ function startStandIn(): Promise<http.Server> {
       const chunk = (delta: object, finish: string | null) =>
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
       let out = chunk({ role: 'assistant', content: '' }, null);
-      for (let i = 0; i < RELAY_TOKENS; i++) out += chunk({ content: ` w${i}` }, i === RELAY_TOKENS - 1 ? 'length' : null);
+      for (let i = 0; i < RELAY_TOKENS; i++)
+        out += chunk({ content: ` w${i}` }, i === RELAY_TOKENS - 1 ? 'length' : null);
       if (body.stream_options?.include_usage) {
         out += `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { prompt_tokens: 8, completion_tokens: RELAY_TOKENS, total_tokens: 8 + RELAY_TOKENS } })}\n\n`;
       }
@@ -92,12 +104,22 @@ function startStandIn(): Promise<http.Server> {
 }
 
 /** One streamed completion read to the end: total ms and the content chunks seen. */
-async function streamOnce(url: string, key: string | undefined, model: string, maxTokens: number): Promise<{ ms: number; tokens: number }> {
+async function streamOnce(
+  url: string,
+  key: string | undefined,
+  model: string,
+  maxTokens: number,
+): Promise<{ ms: number; tokens: number }> {
   const started = performance.now();
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Say something.' }], max_tokens: maxTokens, stream: true }),
+    body: JSON.stringify({
+      model,
+      messages: [{ role: 'user', content: 'Say something.' }],
+      max_tokens: maxTokens,
+      stream: true,
+    }),
   });
   if (!res.ok || !res.body) {
     failures++;
@@ -136,7 +158,12 @@ async function relay(key: string) {
         }),
       );
       const seconds = (performance.now() - t0) / 1000;
-      results[label] = { p50: percentile(times, 50), p99: percentile(times, 99), rate: tokens / seconds, n: times.length };
+      results[label] = {
+        p50: percentile(times, 50),
+        p99: percentile(times, 99),
+        rate: tokens / seconds,
+        n: times.length,
+      };
     }
     const d = results.direct;
     const t = results['through Tuneboard'];
@@ -191,24 +218,36 @@ async function healthUnderLoad(key: string, modelId: string) {
           ? fetch(`${BASE}/v1/preview/models`, {
               method: 'POST',
               headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-              body: JSON.stringify({ project: 'load', name: `m-${i}-${j}-${Date.now()}`, base_model: 'tuneboard/tiny-random' }),
+              body: JSON.stringify({
+                project: 'load',
+                name: `m-${i}-${j}-${Date.now()}`,
+                base_model: 'tuneboard/tiny-random',
+              }),
             })
-          : fetch(`${BASE}/v1/preview/models/${modelId}/checkpoints?limit=20`, { headers: { authorization: `Bearer ${key}` } });
+          : fetch(`${BASE}/v1/preview/models/${modelId}/checkpoints?limit=20`, {
+              headers: { authorization: `Bearer ${key}` },
+            });
       const res = await p;
       await res.arrayBuffer();
       if (!res.ok) failures++;
       apiDone++;
     }
   });
-  const chats = Array.from({ length: streams }, () => streamOnce(`${BASE}/v1/chat/completions`, key, 'tuneboard/tiny-random', maxTokens));
+  const chats = Array.from({ length: streams }, () =>
+    streamOnce(`${BASE}/v1/chat/completions`, key, 'tuneboard/tiny-random', maxTokens),
+  );
   await Promise.all([...api, ...chats]);
   const seconds = (performance.now() - t0) / 1000;
   busy = false;
   const loaded = await samples;
-  console.log(`\nHealth under load: ${apiRequests} API request loops (${perLoop} each) and ${streams} chat streams (${maxTokens} tokens) in flight, ${f1(seconds)} s\n`);
+  console.log(
+    `\nHealth under load: ${apiRequests} API request loops (${perLoop} each) and ${streams} chat streams (${maxTokens} tokens) in flight, ${f1(seconds)} s\n`,
+  );
   console.log('| /v1/health | n | p50 ms | p99 ms | max ms | goal |');
   console.log('|---|---:|---:|---:|---:|---|');
-  console.log(`| idle | ${idle.length} | ${f1(percentile(idle, 50))} | ${f1(percentile(idle, 99))} | ${f1(Math.max(...idle))} | |`);
+  console.log(
+    `| idle | ${idle.length} | ${f1(percentile(idle, 50))} | ${f1(percentile(idle, 99))} | ${f1(Math.max(...idle))} | |`,
+  );
   const p99 = percentile(loaded, 99);
   console.log(
     `| under load | ${loaded.length} | ${f1(percentile(loaded, 50))} | ${f1(p99)} | ${f1(Math.max(...loaded))} | p99 < 50 ms ${mark(p99 < 50)} |`,
@@ -220,7 +259,9 @@ async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
   const bodies = QUICK ? 4 : 6;
   const mib = QUICK ? 8 : 64;
   // A /log body of `mib` MiB: trajectories whose assistant turns carry long text, as logprob-heavy clients send.
-  const content = 'lorem ipsum '.repeat(Math.ceil((mib * 2 ** 20) / 12 / 16)).slice(0, Math.floor((mib * 2 ** 20) / 16));
+  const content = 'lorem ipsum '
+    .repeat(Math.ceil((mib * 2 ** 20) / 12 / 16))
+    .slice(0, Math.floor((mib * 2 ** 20) / 16));
   const body = JSON.stringify({
     split: 'val',
     trajectory_groups: Array.from({ length: 4 }, () => ({
@@ -264,7 +305,9 @@ async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
   // is when an idle recycle happens.
   const settle = QUICK ? 5 : 15;
   for (let i = 0; i < settle; i++) {
-    await fetch(`${BASE}/v1/preview/models/${modelId}/checkpoints?limit=1`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.arrayBuffer());
+    await fetch(`${BASE}/v1/preview/models/${modelId}/checkpoints?limit=1`, {
+      headers: { authorization: `Bearer ${key}` },
+    }).then((r) => r.arrayBuffer());
     await new Promise((r) => setTimeout(r, 1000));
   }
   const after = rssMiB();
@@ -272,17 +315,24 @@ async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
   const failed = results.filter((s) => s >= 500).length;
   failures += failed;
   const limit = baseline * 1.25 + 100;
-  console.log(`\nMemory: ${bodies} concurrent /log bodies of ${mib} MiB (${f1(seconds)} s; ${results.filter((s) => s === 200).length} stored, ${refused} refused with 413/429, ${failed} failed)\n`);
+  console.log(
+    `\nMemory: ${bodies} concurrent /log bodies of ${mib} MiB (${f1(seconds)} s; ${results.filter((s) => s === 200).length} stored, ${refused} refused with 413/429, ${failed} failed)\n`,
+  );
   console.log('| server RSS | MiB | goal |');
   console.log('|---|---:|---|');
   console.log(`| baseline | ${Math.round(baseline)} | |`);
   console.log(`| peak during the burst | ${Math.round(peak)} | |`);
-  console.log(`| ${settle} s after | ${Math.round(after)} | ≤ ${Math.round(limit)} (baseline × 1.25 + 100) ${mark(after <= limit)} |`);
-  console.log(`| /v1/health during the burst, p99 / max ms | ${f1(percentile(healthMs, 99))} / ${f1(Math.max(...healthMs))} | |`);
+  console.log(
+    `| ${settle} s after | ${Math.round(after)} | ≤ ${Math.round(limit)} (baseline × 1.25 + 100) ${mark(after <= limit)} |`,
+  );
+  console.log(
+    `| /v1/health during the burst, p99 / max ms | ${f1(percentile(healthMs, 99))} / ${f1(Math.max(...healthMs))} | |`,
+  );
 }
 
 async function main() {
-  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID')))
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dir = path.join(ROOT, '.data', 'bench-gateway');
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
@@ -299,7 +349,10 @@ async function main() {
     TUNEBOARD_RUNNER_CONCURRENCY: '0',
   });
   try {
-    await json('/v1/auth/sign-up', { method: 'POST', body: JSON.stringify({ email: 'gw@bench.test', password: 'bench-password', username: 'gw' }) });
+    await json('/v1/auth/sign-up', {
+      method: 'POST',
+      body: JSON.stringify({ email: 'gw@bench.test', password: 'bench-password', username: 'gw' }),
+    });
     const { key } = await json<{ key: string }>('/v1/auth/token', {
       method: 'POST',
       body: JSON.stringify({ email: 'gw@bench.test', password: 'bench-password' }),
@@ -316,11 +369,16 @@ async function main() {
     await server.stop();
     standIn.close();
   }
-  console.log('\nSSE encoding of the built-in engine, per token (in-process: engine event → chunk → UTF-8; fastest of 15 rounds)\n');
+  console.log(
+    '\nSSE encoding of the built-in engine, per token (in-process: engine event → chunk → UTF-8; fastest of 15 rounds)\n',
+  );
   console.log('| stream | µs/token | bytes/token |');
   console.log('|---|---:|---:|');
-  for (const r of measureSseEncoding(QUICK)) console.log(`| ${r.case} | ${r.usPerToken.toFixed(2)} | ${Math.round(r.bytesPerToken)} |`);
-  console.log(`\n${failures} failed requests (${resets} reset kept-alive health probes retried); ${misses} goals missed`);
+  for (const r of measureSseEncoding(QUICK))
+    console.log(`| ${r.case} | ${r.usPerToken.toFixed(2)} | ${Math.round(r.bytesPerToken)} |`);
+  console.log(
+    `\n${failures} failed requests (${resets} reset kept-alive health probes retried); ${misses} goals missed`,
+  );
   if (failures > 0 || (STRICT && misses > 0)) process.exit(1);
 }
 

@@ -23,7 +23,11 @@ async function main() {
   const { token } = await signUp({ email: `${handle}@bench.test`, password: 'benchmark-password', username: handle });
   const principal = (await principalFromSession(token))!;
   const { key } = await createApiKey(principal.userId, { name: 'bench' });
-  const model = await createModel(principal, { project: 'bench', name: 'bench-model', base_model: 'tuneboard/tiny-random' });
+  const model = await createModel(principal, {
+    project: 'bench',
+    name: 'bench-model',
+    base_model: 'tuneboard/tiny-random',
+  });
 
   // Generated inside the database: a million rows in one statement instead of a million parameters.
   await db.execute(sql`
@@ -56,7 +60,10 @@ async function main() {
   // A cursor deep in the large job: paging from there must cost what paging from the start costs.
   const large = jobs[1];
   const [first] = await trainingRepo.listEvents(db, large.id, { afterSeq: undefined, limit: 1 });
-  const [deepEvent] = await trainingRepo.listEvents(db, large.id, { afterSeq: first.seq + large.events - 200, limit: 1 });
+  const [deepEvent] = await trainingRepo.listEvents(db, large.id, {
+    afterSeq: first.seq + large.events - 200,
+    limit: 1,
+  });
   await closeDb();
   console.log(
     JSON.stringify({ key, modelId: model.id, smallJobId: jobs[0].id, largeJobId: large.id, deepEventId: deepEvent.id }),

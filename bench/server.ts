@@ -13,14 +13,26 @@ export interface BenchServer {
 
 function groupRssMiB(pgid: number): number {
   const out = execFileSync('ps', ['-o', 'rss=', '-g', String(pgid)], { encoding: 'utf8' });
-  return Math.max(0, ...out.split('\n').filter(Boolean).map((l) => Number(l.trim()))) / 1024;
+  return (
+    Math.max(
+      0,
+      ...out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => Number(l.trim())),
+    ) / 1024
+  );
 }
 
 /**
  * `next start` on `port` with `env` over this process's environment, resolved once `readyPath` answers 200.
  * The server runs in its own process group so that stop() ends npx and the Next server under it together.
  */
-export async function startServer(port: number, env: Record<string, string>, readyPath = '/v1/health'): Promise<BenchServer> {
+export async function startServer(
+  port: number,
+  env: Record<string, string>,
+  readyPath = '/v1/health',
+): Promise<BenchServer> {
   const child = spawn('npx', ['next', 'start', '-p', String(port)], {
     cwd: ROOT,
     env: { ...process.env, ...env, NODE_ENV: 'production', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1' },

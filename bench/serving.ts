@@ -29,7 +29,11 @@ function percentile(values: number[], p: number): number {
 async function json<T>(p: string, init: RequestInit & { key?: string } = {}): Promise<T> {
   const res = await fetch(`${BASE}${p}`, {
     ...init,
-    headers: { 'content-type': 'application/json', ...(init.key ? { authorization: `Bearer ${init.key}` } : {}), ...init.headers },
+    headers: {
+      'content-type': 'application/json',
+      ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+      ...init.headers,
+    },
   });
   const body = await res.json();
   if (!res.ok) throw new Error(`${p}: ${res.status} ${JSON.stringify(body)}`);
@@ -37,7 +41,11 @@ async function json<T>(p: string, init: RequestInit & { key?: string } = {}): Pr
 }
 
 /** One streamed completion: ms to the first content chunk, total ms, completion tokens. */
-async function stream(key: string, prompt: string, maxTokens: number): Promise<{ ttft: number; total: number; tokens: number }> {
+async function stream(
+  key: string,
+  prompt: string,
+  maxTokens: number,
+): Promise<{ ttft: number; total: number; tokens: number }> {
   const started = performance.now();
   const res = await fetch(`${BASE}/v1/chat/completions`, {
     method: 'POST',
@@ -86,7 +94,8 @@ async function sampleLatency(url: string, key: string | undefined, until: () => 
 }
 
 async function main() {
-  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID')))
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dir = path.join(ROOT, '.data', 'bench-serving');
   fs.rmSync(dir, { recursive: true, force: true });
   const server = await startServer(PORT, {
@@ -95,7 +104,10 @@ async function main() {
     TUNEBOARD_ARTIFACT_DIR: path.join(dir, 'artifacts'),
   });
   try {
-    await json('/v1/auth/sign-up', { method: 'POST', body: JSON.stringify({ email: 'bench@bench.test', password: 'bench-password', username: 'bench' }) });
+    await json('/v1/auth/sign-up', {
+      method: 'POST',
+      body: JSON.stringify({ email: 'bench@bench.test', password: 'bench-password', username: 'bench' }),
+    });
     const { key } = await json<{ key: string }>('/v1/auth/token', {
       method: 'POST',
       body: JSON.stringify({ email: 'bench@bench.test', password: 'bench-password' }),
@@ -125,7 +137,12 @@ async function main() {
       body: JSON.stringify({ project: 'bench', name: 'sft', base_model: MODEL }),
     });
     const lines = Array.from({ length: SFT_LINES }, (_, i) =>
-      JSON.stringify({ messages: [{ role: 'user', content: `What is ${i} + ${i}?` }, { role: 'assistant', content: String(2 * i) }] }),
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: `What is ${i} + ${i}?` },
+          { role: 'assistant', content: String(2 * i) },
+        ],
+      }),
     ).join('\n');
     const dataset = await fetch(`${BASE}/v1/preview/datasets?project=bench&name=sft`, {
       method: 'POST',
@@ -135,7 +152,11 @@ async function main() {
     const job = await json<{ id: string }>('/v1/preview/sft-training-jobs', {
       method: 'POST',
       key,
-      body: JSON.stringify({ model_id: model.id, training_data_url: dataset.training_data_url, config: { batch_size: 8 } }),
+      body: JSON.stringify({
+        model_id: model.id,
+        training_data_url: dataset.training_data_url,
+        config: { batch_size: 8 },
+      }),
     });
     let status = 'QUEUED';
     while (status === 'QUEUED') {
@@ -150,18 +171,30 @@ async function main() {
         await new Promise((r) => setTimeout(r, 250));
       }
     })();
-    const apiMs = await sampleLatency(`${BASE}/v1/preview/models/${model.id}/checkpoints?limit=20`, key, () => !training);
+    const apiMs = await sampleLatency(
+      `${BASE}/v1/preview/models/${model.id}/checkpoints?limit=20`,
+      key,
+      () => !training,
+    );
     await poll;
 
     const fmt = (v: number) => v.toFixed(1);
     console.log(`\nserving benchmark (${MODEL}, production build, embedded database)\n`);
     console.log('| measure | value |');
     console.log('|---|---|');
-    console.log(`| time to first token, ~100-token prompt (p50 / max of ${TTFT_RUNS}) | ${fmt(percentile(ttfts, 50))} ms / ${fmt(Math.max(...ttfts))} ms |`);
+    console.log(
+      `| time to first token, ~100-token prompt (p50 / max of ${TTFT_RUNS}) | ${fmt(percentile(ttfts, 50))} ms / ${fmt(Math.max(...ttfts))} ms |`,
+    );
     console.log(`| 1 stream, decode | ${fmt(oneRate)} tokens/s |`);
-    console.log(`| 8 concurrent streams, aggregate | ${fmt(eightRate)} tokens/s (${fmt(eightRate / oneRate)}× one stream) |`);
-    console.log(`| /v1/health during the 8 streams (p50 / p99 / max, n=${healthMs.length}) | ${fmt(percentile(healthMs, 50))} / ${fmt(percentile(healthMs, 99))} / ${fmt(Math.max(...healthMs))} ms |`);
-    console.log(`| GET checkpoints while SFT trains (p50 / p99 / max, n=${apiMs.length}) | ${fmt(percentile(apiMs, 50))} / ${fmt(percentile(apiMs, 99))} / ${fmt(Math.max(...apiMs))} ms |`);
+    console.log(
+      `| 8 concurrent streams, aggregate | ${fmt(eightRate)} tokens/s (${fmt(eightRate / oneRate)}× one stream) |`,
+    );
+    console.log(
+      `| /v1/health during the 8 streams (p50 / p99 / max, n=${healthMs.length}) | ${fmt(percentile(healthMs, 50))} / ${fmt(percentile(healthMs, 99))} / ${fmt(Math.max(...healthMs))} ms |`,
+    );
+    console.log(
+      `| GET checkpoints while SFT trains (p50 / p99 / max, n=${apiMs.length}) | ${fmt(percentile(apiMs, 50))} / ${fmt(percentile(apiMs, 99))} / ${fmt(Math.max(...apiMs))} ms |`,
+    );
     console.log(`| SFT job final status | ${status} |`);
   } finally {
     await server.stop();

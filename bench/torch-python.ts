@@ -19,7 +19,10 @@ export function findTorchPython(
   candidates.push('/usr/bin/python3');
   for (const python of [...new Set(candidates)]) {
     if (!fs.existsSync(python)) continue;
-    const res = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8', timeout: 60_000 });
+    const res = spawnSync(python, ['-c', 'import torch; print(torch.__version__)'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     if (res.status === 0) return { python, version: res.stdout.trim() };
   }
   return null;

@@ -169,7 +169,11 @@ async function child(kind: 'sft' | 'sft2' | 'rl', shape: Shape, steps: number): 
 let torchPython: ReturnType<typeof findTorchPython> | undefined;
 
 function torch(shape: Shape, steps: number, threads: number): { tokensPerSecond: number; line: string } | null {
-  torchPython ??= findTorchPython({ explicit: config.benchPython, virtualEnv: config.virtualEnv, pathVar: config.searchPath });
+  torchPython ??= findTorchPython({
+    explicit: config.benchPython,
+    virtualEnv: config.virtualEnv,
+    pathVar: config.searchPath,
+  });
   if (!torchPython) {
     console.error(
       '[bench] PyTorch not found in TUNEBOARD_BENCH_PYTHON, $VIRTUAL_ENV, PATH or /usr/bin/python3: pip install torch, or apt-get install -y python3-torch',

@@ -15,13 +15,22 @@ async function main() {
   const { token } = await signUp({ email: 'ui-bench@bench.test', password: 'ui-bench-password', username: 'ui-bench' });
   const principal = (await principalFromSession(token))!;
   const { key } = await createApiKey(principal.userId, { name: 'ui-bench' });
-  const model = await createModel(principal, { project: 'bench', name: 'many-points', base_model: 'tuneboard/tiny-random' });
+  const model = await createModel(principal, {
+    project: 'bench',
+    name: 'many-points',
+    base_model: 'tuneboard/tiny-random',
+  });
   for (let s = 0; s < series; s++) {
     const name = `${s % 2 ? 'val' : 'train'}/metric_${Math.floor(s / 2)}`;
     for (let start = 0; start < points; start += 10_000) {
       const rows = [];
       for (let step = start; step < Math.min(points, start + 10_000); step++) {
-        rows.push({ runId: model.run_id!, name, step, value: Math.exp(-step / points) + 0.05 * Math.sin(step / 37 + s) });
+        rows.push({
+          runId: model.run_id!,
+          name,
+          step,
+          value: Math.exp(-step / points) + 0.05 * Math.sin(step / 37 + s),
+        });
       }
       await db.insert(runMetrics).values(rows);
     }

@@ -19,7 +19,8 @@ const POINTS = Number(process.env.BENCH_POINTS ?? (QUICK ? 2_000 : 100_000));
 const LOADS = QUICK ? 1 : 3;
 
 async function main() {
-  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID')))
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dir = path.join(ROOT, '.data', 'bench-ui');
   const seedFile = path.join(dir, `seed-${SERIES}x${POINTS}.json`);
   const env = {
@@ -38,7 +39,11 @@ async function main() {
     fs.rmSync(dir, { recursive: true, force: true });
     const t0 = Date.now();
     seed = JSON.parse(
-      execFileSync('npx', ['tsx', '--conditions=react-server', 'bench/ui-seed.ts', String(SERIES), String(POINTS)], { cwd: ROOT, env, encoding: 'utf8' })
+      execFileSync('npx', ['tsx', '--conditions=react-server', 'bench/ui-seed.ts', String(SERIES), String(POINTS)], {
+        cwd: ROOT,
+        env,
+        encoding: 'utf8',
+      })
         .trim()
         .split('\n')
         .at(-1)!,
@@ -48,7 +53,15 @@ async function main() {
   }
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
   const server = await startServer(PORT, env).catch(async (err) => {
     await browser.close();
@@ -56,10 +69,21 @@ async function main() {
   });
   try {
     const context = await browser.newContext({ baseURL: BASE });
-    const signIn = await context.request.post('/v1/auth/sign-in', { data: { email: 'ui-bench@bench.test', password: 'ui-bench-password' } });
+    const signIn = await context.request.post('/v1/auth/sign-in', {
+      data: { email: 'ui-bench@bench.test', password: 'ui-bench-password' },
+    });
     if (!signIn.ok()) throw new Error(`sign-in failed: ${signIn.status()}`);
 
-    const routes = ['/sign-in', '/models', `/models/${seed.modelId}`, '/playground', '/sft', '/settings/api-keys', '/settings/usage', '/docs'];
+    const routes = [
+      '/sign-in',
+      '/models',
+      `/models/${seed.modelId}`,
+      '/playground',
+      '/sft',
+      '/settings/api-keys',
+      '/settings/usage',
+      '/docs',
+    ];
     const rows: [string, number, number][] = [];
     for (const route of routes) {
       const page = await context.newPage();
@@ -79,7 +103,8 @@ async function main() {
         if (types.get(e.requestId) === 'Script') scripts.set(e.requestId, e.encodedDataLength);
       });
       await page.goto(route, { waitUntil: 'networkidle' });
-      const sum = (pick: (id: string) => boolean) => [...scripts].filter(([id]) => pick(id)).reduce((a, [, b]) => a + b, 0);
+      const sum = (pick: (id: string) => boolean) =>
+        [...scripts].filter(([id]) => pick(id)).reduce((a, [, b]) => a + b, 0);
       rows.push([route.replace(seed.modelId, '[modelId]'), sum((id) => !lazy.has(id)), sum((id) => lazy.has(id))]);
       await page.close();
     }
@@ -94,7 +119,9 @@ async function main() {
       // The seed pairs train/ and val/ series under one metric name: SERIES / 2 charts, each with both lines.
       await page.waitForFunction(
         (charts) => {
-          const drawn = [...document.querySelectorAll('[data-testid="metric-chart"]')].filter((c) => c.querySelector('.recharts-line-curve'));
+          const drawn = [...document.querySelectorAll('[data-testid="metric-chart"]')].filter((c) =>
+            c.querySelector('.recharts-line-curve'),
+          );
           return drawn.length >= charts;
         },
         Math.ceil(SERIES / 2),
@@ -104,8 +131,14 @@ async function main() {
       // Where the time went: the HTML, the history request (made after hydration), and the drawing after it.
       const marks = await page.evaluate(() => {
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-        const history = performance.getEntriesByType('resource').find((e) => e.name.includes('/history?')) as PerformanceResourceTiming | undefined;
-        return { html: nav.responseEnd, hydrated: nav.domContentLoadedEventEnd, historyStart: history?.requestStart ?? NaN, historyEnd: history?.responseEnd ?? NaN };
+        const history = performance.getEntriesByType('resource').find((e) => e.name.includes('/history?')) as
+          PerformanceResourceTiming | undefined;
+        return {
+          html: nav.responseEnd,
+          hydrated: nav.domContentLoadedEventEnd,
+          historyStart: history?.requestStart ?? NaN,
+          historyEnd: history?.responseEnd ?? NaN,
+        };
       });
       breakdowns.push(
         `HTML ${marks.html.toFixed(0)} ms, DOMContentLoaded ${marks.hydrated.toFixed(0)} ms, history request ${marks.historyStart.toFixed(0)}→${marks.historyEnd.toFixed(0)} ms`,
@@ -115,8 +148,11 @@ async function main() {
 
     console.log('\n| route | first-load JS (transferred, compressed) | loaded lazily after hydration |');
     console.log('|---|---:|---:|');
-    for (const [route, first, later] of rows) console.log(`| ${route} | ${(first / 1024).toFixed(1)} kB | ${(later / 1024).toFixed(1)} kB |`);
-    console.log(`\nmodel page with ${SERIES} series × ${POINTS} points: interactive in ${timings.map((t) => `${t} ms`).join(', ')} (best ${Math.min(...timings)} ms)`);
+    for (const [route, first, later] of rows)
+      console.log(`| ${route} | ${(first / 1024).toFixed(1)} kB | ${(later / 1024).toFixed(1)} kB |`);
+    console.log(
+      `\nmodel page with ${SERIES} series × ${POINTS} points: interactive in ${timings.map((t) => `${t} ms`).join(', ')} (best ${Math.min(...timings)} ms)`,
+    );
     for (const b of breakdowns) console.log(`  ${b}`);
   } finally {
     await browser.close();

@@ -94,7 +94,10 @@ for (const theme of ['light', 'dark'] as const) {
       await expect(keys.row('old laptop')).toContainText('Revoked');
       await keys.createKey('ci-runner', '90');
       await shoot(page, theme, 'api-keys');
-      await keys.row('ci-runner').getByRole('button', { name: /^Revoke/ }).click();
+      await keys
+        .row('ci-runner')
+        .getByRole('button', { name: /^Revoke/ })
+        .click();
       await expect(keys.confirmDialog).toBeVisible();
       await shoot(page, theme, 'api-keys-revoke-dialog', false);
       await keys.confirmDialog.getByRole('button', { name: 'Cancel' }).click();
@@ -134,7 +137,15 @@ for (const theme of ['light', 'dark'] as const) {
       await sft.chooseFile('support-faq.jsonl', sftLines(12));
       await expect(sft.preview).toBeVisible();
       await shoot(page, theme, 'sft-preview');
-      await sft.chooseFile('broken.jsonl', [sftLines(2), '{"messages": []}', '{oops', JSON.stringify({ messages: [{ role: 'robot', content: 'x' }] })].join('\n'));
+      await sft.chooseFile(
+        'broken.jsonl',
+        [
+          sftLines(2),
+          '{"messages": []}',
+          '{oops',
+          JSON.stringify({ messages: [{ role: 'robot', content: 'x' }] }),
+        ].join('\n'),
+      );
       await expect(sft.errors).toBeVisible();
       await shoot(page, theme, 'sft-errors');
 
@@ -179,7 +190,11 @@ for (const theme of ['light', 'dark'] as const) {
       const key = await apiKeyFor(request, user);
       const bearer = { Authorization: `Bearer ${key}` };
       const model = await createModelViaApi(request, key, { project: 'support-bot', name: 'faq-assistant' });
-      await createModelViaApi(request, key, { project: 'evals', name: 'tiny-baseline', base_model: 'tuneboard/tiny-chat' });
+      await createModelViaApi(request, key, {
+        project: 'evals',
+        name: 'tiny-baseline',
+        base_model: 'tuneboard/tiny-chat',
+      });
       await seedRun(request, key, model.id, 5);
 
       const trainRes = await request.post('/v1/preview/training-jobs', {

@@ -11,7 +11,13 @@ const SQL_PACKAGES = ['drizzle-orm', 'pg', '@electric-sql/pglite', 'pg-pool', 'p
 
 /** Folders whose modules run on the server only, and must say so with `import 'server-only'`. */
 // lib/db/schema.ts is left out: drizzle-kit loads it outside Next, and table definitions hold no secret.
-export const SERVER_ONLY_FOLDERS = ['lib/api/', 'lib/services/', 'lib/db/client.ts', 'lib/db/repositories/', 'lib/jobs/server/'];
+export const SERVER_ONLY_FOLDERS = [
+  'lib/api/',
+  'lib/services/',
+  'lib/db/client.ts',
+  'lib/db/repositories/',
+  'lib/jobs/server/',
+];
 
 /**
  * Each rule: the files it applies to (`from`), the targets they may not import (`forbid`, repository paths
@@ -72,12 +78,20 @@ const RULES = [
 /** The repository path (`lib/db/client`) or package name an import names. */
 function target(source, file) {
   if (source.startsWith('@/')) return source.slice(2);
-  if (source.startsWith('.')) return path.relative(ROOT, path.resolve(ROOT, path.dirname(file), source)).split(path.sep).join('/');
+  if (source.startsWith('.'))
+    return path
+      .relative(ROOT, path.resolve(ROOT, path.dirname(file), source))
+      .split(path.sep)
+      .join('/');
   return source;
 }
 
 function matches(t, entry) {
-  return t === entry || t.startsWith(entry.endsWith('/') ? entry : `${entry}/`) || (entry.endsWith('/') && t === entry.slice(0, -1));
+  return (
+    t === entry ||
+    t.startsWith(entry.endsWith('/') ? entry : `${entry}/`) ||
+    (entry.endsWith('/') && t === entry.slice(0, -1))
+  );
 }
 
 const isTest = (f) => /\.test\.tsx?$/.test(f) || f.startsWith('tests/') || f.startsWith('e2e/');
@@ -114,7 +128,11 @@ const layers = {
       ExportAllDeclaration: (node) => check(node, node.source.value),
       ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
       'Program:exit'(node) {
-        if (SERVER_ONLY_FOLDERS.some((p) => file.startsWith(p)) && !importsServerOnly && !file.startsWith('lib/db/migrations/')) {
+        if (
+          SERVER_ONLY_FOLDERS.some((p) => file.startsWith(p)) &&
+          !importsServerOnly &&
+          !file.startsWith('lib/db/migrations/')
+        ) {
           context.report({
             node,
             message: `${file} is server code: add import 'server-only' so a browser bundle that reaches it fails the build.`,

@@ -90,7 +90,12 @@ export async function runRlLoop(opts: RlLoopOptions): Promise<RlLoopResult> {
   });
   opts.onModel?.(model.id);
   const inferenceName = `wandb-artifact:///${model.entity}/${model.project}/${model.name}`;
-  const client = new OpenAI({ apiKey: opts.apiKey, baseURL: `${opts.baseURL.replace(/\/$/, '')}/v1`, fetch: opts.fetch, maxRetries: 2 });
+  const client = new OpenAI({
+    apiKey: opts.apiKey,
+    baseURL: `${opts.baseURL.replace(/\/$/, '')}/v1`,
+    fetch: opts.fetch,
+    maxRetries: 2,
+  });
   const rewards: number[] = [];
 
   for (let step = 0; step <= opts.steps; step++) {
@@ -146,7 +151,11 @@ if (process.argv[1]?.endsWith('rl-loop.ts')) {
     console.error('usage: npx tsx examples/rl-loop.ts --base-url URL --key API_KEY [--steps N] [--lr 2e-3] [--seed N]');
     process.exit(2);
   }
-  runRlLoop({ baseURL, apiKey, steps: Number(arg('steps') ?? 6), learningRate: arg('lr') ? Number(arg('lr')) : undefined,
+  runRlLoop({
+    baseURL,
+    apiKey,
+    steps: Number(arg('steps') ?? 6),
+    learningRate: arg('lr') ? Number(arg('lr')) : undefined,
     seed: arg('seed') ? Number(arg('seed')) : undefined,
   })
     .then((r) => console.log(`rewards by step: ${r.rewards.map((x) => x.toFixed(3)).join(' → ')}`))

@@ -21,7 +21,8 @@ for (const [path, entry] of Object.entries(installed)) {
   if (!path.startsWith('node_modules/') || entry.link) continue;
   const pinned = committed[path];
   if (!pinned) problems.push(`${path}@${entry.version} is installed but not in the committed lockfile`);
-  else if (pinned.version !== entry.version) problems.push(`${path}: installed ${entry.version}, lockfile pins ${pinned.version}`);
+  else if (pinned.version !== entry.version)
+    problems.push(`${path}: installed ${entry.version}, lockfile pins ${pinned.version}`);
 }
 // The root entry records package.json's ranges: a dependency added to package.json without a lockfile update
 // shows up here even before anything is installed for it.
@@ -29,7 +30,8 @@ const root = committed[''] ?? {};
 for (const field of ['dependencies', 'devDependencies', 'optionalDependencies', 'overrides']) {
   const want = JSON.stringify(manifest[field] ?? {});
   const have = JSON.stringify(root[field] ?? {});
-  if (field !== 'overrides' && want !== have) problems.push(`package.json ${field} differ from the lockfile's root entry`);
+  if (field !== 'overrides' && want !== have)
+    problems.push(`package.json ${field} differ from the lockfile's root entry`);
 }
 
 if (problems.length > 0) {

@@ -3,7 +3,9 @@ import { closeDb, getDbHandle } from '@/lib/db/client';
 
 async function main() {
   const handle = await getDbHandle();
-  console.log(`migrations applied (${handle.kind}${handle.kind === 'pglite' ? `: ${process.env.TUNEBOARD_DATA_DIR ?? '.data/pglite'}` : ''})`);
+  console.log(
+    `migrations applied (${handle.kind}${handle.kind === 'pglite' ? `: ${process.env.TUNEBOARD_DATA_DIR ?? '.data/pglite'}` : ''})`,
+  );
   await closeDb();
 }
 

@@ -9,6 +9,8 @@ out=".data/test-results"
 rm -rf "$out" && mkdir -p "$out"
 
 db_label=${DATABASE_URL:+postgres}
+# The built-in engine's Hugging Face tests compare against Transformers: give them the worker's Python.
+if [ -z "${TUNEBOARD_PYTHON:-}" ] && [ -x .venv-worker/bin/python ]; then export TUNEBOARD_PYTHON="$PWD/.venv-worker/bin/python"; fi
 echo "== vitest (${db_label:-pglite})"
 npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest.json"
 vitest_rc=$?

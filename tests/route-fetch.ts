@@ -19,5 +19,8 @@ export const routeFetch: typeof fetch = async (input, init) => {
     const params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(match[i + 1])]));
     return handler(req, { params: Promise.resolve(params) });
   }
-  return new Response(JSON.stringify({ detail: 'Not Found' }), { status: 404, headers: { 'content-type': 'application/json' } });
+  return new Response(JSON.stringify({ detail: 'Not Found' }), {
+    status: 404,
+    headers: { 'content-type': 'application/json' },
+  });
 };

@@ -63,10 +63,14 @@ describe.each(backends)('artifact store: %s', (_name, get) => {
 
   it('streams uploads under a byte limit and keeps nothing past it', async () => {
     const store = get();
-    const size = await store.putStream('datasets/d/train.jsonl', Readable.from([Buffer.from('a\nb\r\n'), Buffer.from('c')]), {
-      limit: 100,
-      onLimit: () => new Error('too large'),
-    });
+    const size = await store.putStream(
+      'datasets/d/train.jsonl',
+      Readable.from([Buffer.from('a\nb\r\n'), Buffer.from('c')]),
+      {
+        limit: 100,
+        onLimit: () => new Error('too large'),
+      },
+    );
     expect(size).toBe(6);
     const lines: string[] = [];
     for await (const line of store.lines('datasets/d/train.jsonl')) lines.push(line);
@@ -96,10 +100,19 @@ describe('the API on S3-compatible storage', () => {
     });
     try {
       const user = await createUser();
-      const line = JSON.stringify({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] });
+      const line = JSON.stringify({
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: 'a' },
+        ],
+      });
       const url = new URL('http://localhost:3000/v1/preview/datasets?project=p&name=d');
       const res = await datasetsRoute.POST(
-        new Request(url, { method: 'POST', body: `${line}\n${line}\n`, headers: { authorization: `Bearer ${user.key}` } }),
+        new Request(url, {
+          method: 'POST',
+          body: `${line}\n${line}\n`,
+          headers: { authorization: `Bearer ${user.key}` },
+        }),
         { params: Promise.resolve({}) },
       );
       expect(res.status).toBe(201);

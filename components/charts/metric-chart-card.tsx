@@ -103,7 +103,15 @@ function MetricTable({ chart }: { chart: ChartSpec }) {
 }
 
 /** One metric: legend, chart or table, CSV download, and the zoom range with a reset. */
-export function MetricChartCard({ chart: overview, smoothing, logScale, filePrefix, onStepClick, stepClickHint, modelId }: MetricChartCardProps) {
+export function MetricChartCard({
+  chart: overview,
+  smoothing,
+  logScale,
+  filePrefix,
+  onStepClick,
+  stepClickHint,
+  modelId,
+}: MetricChartCardProps) {
   const [view, setView] = useState<'chart' | 'table'>('chart');
   const [zoom, setZoom] = useState<{ from: number; to: number } | null>(null);
   // A step range fetched again from the server: the overview of a long series holds ~1,000 of its points, so
@@ -132,7 +140,9 @@ export function MetricChartCard({ chart: overview, smoothing, logScale, filePref
   const titleId = `chart-${chart.metric.replace(/[^a-zA-Z0-9_-]/g, '-')}`;
 
   function downloadCsv() {
-    const csv = seriesToCsv(chart.series.map((s) => ({ name: s.name, points: s.points.map((p) => [p.step, p.value] as const) })));
+    const csv = seriesToCsv(
+      chart.series.map((s) => ({ name: s.name, points: s.points.map((p) => [p.step, p.value] as const) })),
+    );
     downloadText(csv, csvFileName(`${filePrefix}-${chart.metric}`));
   }
 
@@ -146,7 +156,11 @@ export function MetricChartCard({ chart: overview, smoothing, logScale, filePref
           <ul className="mt-1 flex flex-wrap gap-x-3 gap-y-1 text-xs text-fg-muted" aria-label="Series">
             {chart.series.map((s, i) => (
               <li key={s.name} className="inline-flex items-center gap-1.5">
-                <span aria-hidden="true" className="h-0.5 w-3 rounded-full" style={{ backgroundColor: seriesColor(i) }} />
+                <span
+                  aria-hidden="true"
+                  className="h-0.5 w-3 rounded-full"
+                  style={{ backgroundColor: seriesColor(i) }}
+                />
                 {s.split || s.name}
               </li>
             ))}
@@ -169,7 +183,13 @@ export function MetricChartCard({ chart: overview, smoothing, logScale, filePref
               </button>
             ))}
           </div>
-          <Button variant="ghost" size="sm" onClick={downloadCsv} aria-label={`Download ${chart.metric} as CSV`} data-testid="chart-csv">
+          <Button
+            variant="ghost"
+            size="sm"
+            onClick={downloadCsv}
+            aria-label={`Download ${chart.metric} as CSV`}
+            data-testid="chart-csv"
+          >
             CSV
           </Button>
         </div>
@@ -227,7 +247,11 @@ export function MetricChartCard({ chart: overview, smoothing, logScale, filePref
               </button>
             </span>
           ) : null}
-          {hidden > 0 ? <span>{hidden} value{hidden === 1 ? '' : 's'} ≤ 0 not shown on the log scale</span> : null}
+          {hidden > 0 ? (
+            <span>
+              {hidden} value{hidden === 1 ? '' : 's'} ≤ 0 not shown on the log scale
+            </span>
+          ) : null}
           {downsampled ? <span>Downsampled; extremes and the last value kept</span> : null}
           {onStepClick && stepClickHint ? <span className="ml-auto">{stepClickHint}</span> : null}
         </div>

@@ -47,8 +47,12 @@ function TooltipBody({ step, row, chart, lines, smoothing }: TooltipBodyProps) {
             <li key={s.name} className="flex items-center gap-2 tabular-nums">
               <span aria-hidden="true" className="size-2 rounded-full" style={{ backgroundColor: seriesColor(i) }} />
               <span className="text-fg-muted">{s.name}</span>
-              <span className="ml-auto pl-3 font-medium text-fg">{value === undefined ? '—' : formatNumber(value)}</span>
-              {smoothing > 0 && raw.has(i) ? <span className="text-fg-subtle">({formatNumber(raw.get(i)!)})</span> : null}
+              <span className="ml-auto pl-3 font-medium text-fg">
+                {value === undefined ? '—' : formatNumber(value)}
+              </span>
+              {smoothing > 0 && raw.has(i) ? (
+                <span className="text-fg-subtle">({formatNumber(raw.get(i)!)})</span>
+              ) : null}
             </li>
           );
         })}
@@ -149,7 +153,9 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
               if (!onZoomChange) return;
               const start = range.startIndex ?? 0;
               const end = range.endIndex ?? rows.length - 1;
-              onZoomChange(start === 0 && end === rows.length - 1 ? null : { from: rows[start].step, to: rows[end].step });
+              onZoomChange(
+                start === 0 && end === rows.length - 1 ? null : { from: rows[start].step, to: rows[end].step },
+              );
             }}
           />
         ) : null}

@@ -13,7 +13,13 @@ interface ChartControlsProps {
 }
 
 /** Smoothing and log-scale apply to every chart at once, as in TensorBoard: one setting to compare by. */
-export function ChartControls({ smoothing, onSmoothingChange, logScale, onLogScaleChange, children }: ChartControlsProps) {
+export function ChartControls({
+  smoothing,
+  onSmoothingChange,
+  logScale,
+  onLogScaleChange,
+  children,
+}: ChartControlsProps) {
   const id = useId();
   return (
     <div className="flex flex-wrap items-center gap-x-6 gap-y-3 text-sm">

@@ -7,7 +7,12 @@ const TOKEN = /(\*\*[^*]+\*\*|`[^`]+`|\[[^\]]+\]\((?:https?:\/\/|\/)[^)\s]+\))/g
 export function InlineMarkdown({ text }: { text: string }) {
   const parts: ReactNode[] = text.split(TOKEN).map((part, i) => {
     if (i % 2 === 0) return part;
-    if (part.startsWith('**')) return <strong key={i} className="font-semibold text-fg">{part.slice(2, -2)}</strong>;
+    if (part.startsWith('**'))
+      return (
+        <strong key={i} className="font-semibold text-fg">
+          {part.slice(2, -2)}
+        </strong>
+      );
     if (part.startsWith('`'))
       return (
         <code key={i} className="rounded bg-surface-muted px-1 py-px font-mono text-[0.9em] text-fg">

@@ -31,5 +31,7 @@ export function StatusBadge({ status }: { status: string }) {
       : status.startsWith('5')
         ? 'bg-danger-soft text-danger-text'
         : 'bg-surface-muted text-fg-muted';
-  return <span className={cx('inline-flex rounded-md px-1.5 py-0.5 font-mono text-xs font-semibold', tone)}>{status}</span>;
+  return (
+    <span className={cx('inline-flex rounded-md px-1.5 py-0.5 font-mono text-xs font-semibold', tone)}>{status}</span>
+  );
 }

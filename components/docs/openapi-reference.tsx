@@ -67,16 +67,28 @@ export function OpenApiReference({ doc }: { doc: OpenApiDocument }) {
             />
           </div>
           <p className="text-sm text-fg-subtle" aria-live="polite">
-            {needle ? `${visible.reduce((n, g) => n + g.operations.length, 0)} of ${total} operations` : `${total} operations`}
+            {needle
+              ? `${visible.reduce((n, g) => n + g.operations.length, 0)} of ${total} operations`
+              : `${total} operations`}
           </p>
         </div>
 
         {visible.length === 0 ? (
-          <EmptyState icon={<SearchIcon className="size-5" />} title="No operations match" description="Try a path segment such as “models” or a method such as “post”." />
+          <EmptyState
+            icon={<SearchIcon className="size-5" />}
+            title="No operations match"
+            description="Try a path segment such as “models” or a method such as “post”."
+          />
         ) : (
           <div className="flex flex-col gap-10">
             {visible.map((g) => (
-              <section key={g.tag} id={tagAnchor(g.tag)} aria-labelledby={`${tagAnchor(g.tag)}-title`} className="scroll-mt-6" data-testid="api-tag">
+              <section
+                key={g.tag}
+                id={tagAnchor(g.tag)}
+                aria-labelledby={`${tagAnchor(g.tag)}-title`}
+                className="scroll-mt-6"
+                data-testid="api-tag"
+              >
                 <div className="mb-3 flex items-baseline gap-2">
                   <h2 id={`${tagAnchor(g.tag)}-title`} className="text-lg font-semibold tracking-tight text-fg">
                     {g.tag}

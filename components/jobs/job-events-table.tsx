@@ -27,11 +27,15 @@ export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; 
       <tbody>
         {events.map((event, i) => (
           <Tr key={event.id} data-testid="job-event-row">
-            {firstIndex !== undefined ? <Td className="text-right text-fg-subtle tabular-nums">{firstIndex + i}</Td> : null}
+            {firstIndex !== undefined ? (
+              <Td className="text-right text-fg-subtle tabular-nums">{firstIndex + i}</Td>
+            ) : null}
             <Td>
               <Badge tone={TONES[event.type]}>{event.type}</Badge>
             </Td>
-            <Td className="max-w-xl font-mono text-xs break-words whitespace-pre-wrap text-fg-muted">{eventSummary(event)}</Td>
+            <Td className="max-w-xl font-mono text-xs break-words whitespace-pre-wrap text-fg-muted">
+              {eventSummary(event)}
+            </Td>
             <Td className="text-right text-xs whitespace-nowrap text-fg-muted">
               <time dateTime={event.created_at}>{formatDateTime(event.created_at, 'UTC')}</time>
             </Td>

@@ -21,7 +21,10 @@ export function JobProgress({ job, compact = false }: { job: TrainingJobDto; com
         aria-valuemax={job.num_sequences ?? undefined}
         aria-valuenow={job.num_sequences === null ? undefined : job.completed_steps}
         aria-valuetext={label}
-        className={cx('relative flex-1 overflow-hidden rounded-full bg-surface-muted ring-1 ring-line ring-inset', compact ? 'h-1.5' : 'h-2')}
+        className={cx(
+          'relative flex-1 overflow-hidden rounded-full bg-surface-muted ring-1 ring-line ring-inset',
+          compact ? 'h-1.5' : 'h-2',
+        )}
       >
         <div
           className={cx(

@@ -5,7 +5,13 @@ import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
 import { jobKindLabel, JobStatusBadge } from './job-status-badge';
 
-export function ModelJobsTable({ jobs, hrefFor }: { jobs: TrainingJobDto[]; hrefFor: (job: TrainingJobDto) => string }) {
+export function ModelJobsTable({
+  jobs,
+  hrefFor,
+}: {
+  jobs: TrainingJobDto[];
+  hrefFor: (job: TrainingJobDto) => string;
+}) {
   return (
     <Table data-testid="model-jobs-table">
       <caption className="sr-only">Training jobs</caption>

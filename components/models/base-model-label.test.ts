@@ -14,10 +14,23 @@ describe('baseModelFacts', () => {
   it('says size, context, trainer and server, and leaves out what is unknown', () => {
     const base = { id: 'x', backend: 'hf' as const, description: null, available: true, unavailable_reason: null };
     expect(
-      baseModelFacts({ ...base, trained_by: 'python-worker', served_by: 'vllm', parameters: 596_049_920, context_length: 40960 }),
+      baseModelFacts({
+        ...base,
+        trained_by: 'python-worker',
+        served_by: 'vllm',
+        parameters: 596_049_920,
+        context_length: 40960,
+      }),
     ).toBe('596M params · 40,960 ctx · trains: Python worker · serves: vLLM');
     expect(
-      baseModelFacts({ ...base, backend: 'upstream', trained_by: null, served_by: 'vllm', parameters: null, context_length: null }),
+      baseModelFacts({
+        ...base,
+        backend: 'upstream',
+        trained_by: null,
+        served_by: 'vllm',
+        parameters: null,
+        context_length: null,
+      }),
     ).toBe('trains: not trainable here · serves: vLLM');
   });
 });

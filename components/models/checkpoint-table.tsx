@@ -48,7 +48,10 @@ function CopyNameMenu({ step, names }: { step: number; names: InferenceName[] })
   const label = `Copy model name of step ${step}`;
   return (
     <>
-      <Tooltip content={state.kind === 'copied' ? `Copied ${state.label?.toLowerCase()} name` : label} disabled={menuOpen}>
+      <Tooltip
+        content={state.kind === 'copied' ? `Copied ${state.label?.toLowerCase()} name` : label}
+        disabled={menuOpen}
+      >
         <MenuButton
           label={label}
           className="gap-0.5 px-1.5"
@@ -81,7 +84,15 @@ function CopyNameMenu({ step, names }: { step: number; names: InferenceName[] })
   );
 }
 
-export function CheckpointTable({ checkpoints, metricColumns, bestId, bestMetric, namesFor, playgroundHrefFor, onDelete }: CheckpointTableProps) {
+export function CheckpointTable({
+  checkpoints,
+  metricColumns,
+  bestId,
+  bestMetric,
+  namesFor,
+  playgroundHrefFor,
+  onDelete,
+}: CheckpointTableProps) {
   return (
     <Table data-testid="checkpoints-table">
       <caption className="sr-only">Checkpoints</caption>
@@ -121,7 +132,9 @@ export function CheckpointTable({ checkpoints, metricColumns, bestId, bestMetric
                 </Td>
               );
             })}
-            <Td className="text-right whitespace-nowrap text-fg-muted">{c.created_at ? <RelativeTime iso={c.created_at} /> : '—'}</Td>
+            <Td className="text-right whitespace-nowrap text-fg-muted">
+              {c.created_at ? <RelativeTime iso={c.created_at} /> : '—'}
+            </Td>
             <Td className="text-right">
               <div className="inline-flex items-center gap-1">
                 <CopyNameMenu step={c.step} names={namesFor(c.step)} />
@@ -135,7 +148,13 @@ export function CheckpointTable({ checkpoints, metricColumns, bestId, bestMetric
                   </Link>
                 </Tooltip>
                 <Tooltip content={`Delete step ${c.step}`}>
-                  <Button variant="danger-ghost" size="sm" className="w-8 px-0" aria-label={`Delete step ${c.step}`} onClick={() => onDelete(c)}>
+                  <Button
+                    variant="danger-ghost"
+                    size="sm"
+                    className="w-8 px-0"
+                    aria-label={`Delete step ${c.step}`}
+                    onClick={() => onDelete(c)}
+                  >
                     <TrashIcon className="size-3.5" />
                   </Button>
                 </Tooltip>

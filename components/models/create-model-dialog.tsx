@@ -31,7 +31,16 @@ interface CreateModelDialogProps {
  * A form in a native <dialog> (focus trap, Escape, inert background for free). The entity is the one
  * selected in the sidebar, not a field: models are created where the user is looking.
  */
-export function CreateModelDialog({ open, entity, projects, baseModels, pending, error, onSubmit, onClose }: CreateModelDialogProps) {
+export function CreateModelDialog({
+  open,
+  entity,
+  projects,
+  baseModels,
+  pending,
+  error,
+  onSubmit,
+  onClose,
+}: CreateModelDialogProps) {
   const ref = useModalDialog(open);
   const formRef = useRef<HTMLFormElement>(null);
   const [localErrors, setLocalErrors] = useState<FieldErrors | null>(null);

@@ -16,7 +16,15 @@ interface DeleteModelDialogProps {
 }
 
 /** Deleting a model removes its checkpoints, run history and trajectories for good: typing the name proves intent. */
-export function DeleteModelDialog({ open, name, checkpointCount, pending, error, onConfirm, onCancel }: DeleteModelDialogProps) {
+export function DeleteModelDialog({
+  open,
+  name,
+  checkpointCount,
+  pending,
+  error,
+  onConfirm,
+  onCancel,
+}: DeleteModelDialogProps) {
   const [typed, setTyped] = useState('');
   const matches = typed.trim() === name;
   return (
@@ -25,8 +33,9 @@ export function DeleteModelDialog({ open, name, checkpointCount, pending, error,
       title={`Delete ${name}?`}
       description={
         <>
-          This deletes the model, its {checkpointCount.toLocaleString('en')} checkpoint{checkpointCount === 1 ? '' : 's'}, its run
-          history and its trajectories. Running jobs fail. This cannot be undone.
+          This deletes the model, its {checkpointCount.toLocaleString('en')} checkpoint
+          {checkpointCount === 1 ? '' : 's'}, its run history and its trajectories. Running jobs fail. This cannot be
+          undone.
         </>
       }
       confirmLabel="Delete model"

@@ -12,7 +12,12 @@ export function InferenceNamesList({ names }: { names: InferenceName[] }) {
             {n.value}
           </dd>
           <dd className="shrink-0">
-            <CopyButton value={n.value} iconOnly ariaLabel={`Copy ${n.label.toLowerCase()} name ${n.value}`} variant="ghost" />
+            <CopyButton
+              value={n.value}
+              iconOnly
+              ariaLabel={`Copy ${n.label.toLowerCase()} name ${n.value}`}
+              variant="ghost"
+            />
           </dd>
         </div>
       ))}

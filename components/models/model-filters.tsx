@@ -11,7 +11,14 @@ interface ModelFiltersProps {
 }
 
 /** Native selects: keyboard and screen readers work without extra code, and the lists are short. */
-export function ModelFilters({ projects, baseModels, project, baseModel, onProjectChange, onBaseModelChange }: ModelFiltersProps) {
+export function ModelFilters({
+  projects,
+  baseModels,
+  project,
+  baseModel,
+  onProjectChange,
+  onBaseModelChange,
+}: ModelFiltersProps) {
   return (
     <div className="flex flex-wrap items-center gap-2">
       <label htmlFor="model-filter-project" className="sr-only">
@@ -44,7 +51,9 @@ export function ModelFilters({ projects, baseModels, project, baseModel, onProje
         data-testid="model-filter-base-model"
       >
         <option value="">All base models</option>
-        {baseModel && !baseModels.some((m) => m.id === baseModel) ? <option value={baseModel}>{baseModel}</option> : null}
+        {baseModel && !baseModels.some((m) => m.id === baseModel) ? (
+          <option value={baseModel}>{baseModel}</option>
+        ) : null}
         {baseModels.map((m) => (
           <option key={m.id} value={m.id}>
             {m.id}

@@ -43,7 +43,10 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
                 <div className="font-medium text-fg">{model.name}</div>
               )}
               {/* Truncated: the full name is in the link's page and the copy buttons there; a long one must not widen the table. */}
-              <div className="mt-0.5 max-w-56 truncate font-mono text-xs text-fg-subtle" title={`${model.entity}/${model.project}/${model.name}`}>
+              <div
+                className="mt-0.5 max-w-56 truncate font-mono text-xs text-fg-subtle"
+                title={`${model.entity}/${model.project}/${model.name}`}
+              >
                 {model.entity}/{model.project}/{model.name}
               </div>
             </Td>

@@ -62,7 +62,15 @@ export function ModelsEmptyState({ onCreate, ...props }: ModelsEmptyStateProps &
   );
 }
 
-export function NoSearchResults({ search, onClear, filtered = false }: { search: string; onClear: () => void; filtered?: boolean }) {
+export function NoSearchResults({
+  search,
+  onClear,
+  filtered = false,
+}: {
+  search: string;
+  onClear: () => void;
+  filtered?: boolean;
+}) {
   return (
     <EmptyState
       icon={<SearchIcon className="size-5" />}

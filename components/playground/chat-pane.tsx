@@ -46,7 +46,17 @@ const FINISH_LABEL: Record<string, { text: string; tone: 'neutral' | 'warning' }
   tool_calls: { text: 'Tool call', tone: 'neutral' },
 };
 
-function ChoiceBody({ choice, streaming, view, label }: { choice: ChoiceReply; streaming: boolean; view: TextView; label: string }) {
+function ChoiceBody({
+  choice,
+  streaming,
+  view,
+  label,
+}: {
+  choice: ChoiceReply;
+  streaming: boolean;
+  view: TextView;
+  label: string;
+}) {
   const finish = choice.finishReason ? FINISH_LABEL[choice.finishReason] : undefined;
   return (
     <div className="flex flex-col gap-2">
@@ -56,7 +66,10 @@ function ChoiceBody({ choice, streaming, view, label }: { choice: ChoiceReply; s
         <p className="text-sm leading-relaxed break-words whitespace-pre-wrap text-fg" data-testid="assistant-text">
           {choice.content}
           {streaming && !choice.finishReason ? (
-            <span aria-hidden="true" className="ml-0.5 inline-block h-4 w-1.5 translate-y-0.5 animate-pulse rounded-sm bg-accent" />
+            <span
+              aria-hidden="true"
+              className="ml-0.5 inline-block h-4 w-1.5 translate-y-0.5 animate-pulse rounded-sm bg-accent"
+            />
           ) : null}
           {!streaming && choice.content === '' ? <span className="text-fg-subtle italic">(empty answer)</span> : null}
         </p>
@@ -71,13 +84,27 @@ function ChoiceBody({ choice, streaming, view, label }: { choice: ChoiceReply; s
 }
 
 /** One model's side of the conversation: its picker, its answers, its own errors. */
-export function ChatPane({ pane, index, paneCount, view, baseModels, trainedModels, onModelChange, onRemove, onExport }: ChatPaneProps) {
+export function ChatPane({
+  pane,
+  index,
+  paneCount,
+  view,
+  baseModels,
+  trainedModels,
+  onModelChange,
+  onRemove,
+  onExport,
+}: ChatPaneProps) {
   const label = paneCount > 1 ? `Model ${index + 1}` : 'Model';
   const last = pane.turns.at(-1);
   const waiting = pane.streaming && (last?.role !== 'assistant' || last.reply.choices.length === 0);
 
   return (
-    <Card className="flex min-w-0 flex-col overflow-visible" aria-label={`${label}: ${pane.model}`} data-testid="chat-pane">
+    <Card
+      className="flex min-w-0 flex-col overflow-visible"
+      aria-label={`${label}: ${pane.model}`}
+      data-testid="chat-pane"
+    >
       <div className="flex flex-col gap-2.5 rounded-t-xl border-b border-line bg-surface-muted/50 px-3 pt-2 pb-3">
         <div className="flex items-start justify-between gap-2">
           <div className="flex min-w-0 flex-col gap-0.5 pt-0.5 pl-0.5">
@@ -139,7 +166,10 @@ export function ChatPane({ pane, index, paneCount, view, baseModels, trainedMode
           ) : (
             <div key={t} className="flex flex-col gap-3" data-testid="assistant-message">
               {turn.reply.choices.map((choice, c) => (
-                <div key={c} className={cx(turn.reply.choices.length > 1 && 'rounded-lg border border-line px-3 py-2.5')}>
+                <div
+                  key={c}
+                  className={cx(turn.reply.choices.length > 1 && 'rounded-lg border border-line px-3 py-2.5')}
+                >
                   {turn.reply.choices.length > 1 ? (
                     <p className="mb-1.5 text-xs font-medium text-fg-subtle">Choice {c + 1}</p>
                   ) : (

@@ -59,7 +59,14 @@ export function ExportCodeDialog({ open, request, model, origin, sent, onClose }
               <code className="font-mono text-fg">TUNEBOARD_API_KEY</code> to an API key first.
             </p>
           </div>
-          <SegmentedControl label="Language" size="sm" value={language} options={LANGUAGES} onChange={setLanguage} data-testid="export-language" />
+          <SegmentedControl
+            label="Language"
+            size="sm"
+            value={language}
+            options={LANGUAGES}
+            onChange={setLanguage}
+            data-testid="export-language"
+          />
         </div>
         <CodeBlock
           label={LANGUAGES.find((l) => l.value === language)?.label}

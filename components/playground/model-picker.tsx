@@ -31,11 +31,24 @@ function optionText(name: string): string {
  * with entity/project below it; the full name is the title. Sits above the two selects, whose closed state
  * cannot wrap.
  */
-export function PaneModelHeading({ value, trainedModels }: { value: string; trainedModels: Map<string, ModelSummaryDto> }) {
+export function PaneModelHeading({
+  value,
+  trainedModels,
+}: {
+  value: string;
+  trainedModels: Map<string, ModelSummaryDto>;
+}) {
   const { model, step } = splitModelName(value);
   const trained = trainedModels.get(model);
   const { name, scope } = modelLabel(model);
-  const stepText = step !== null ? `Step ${step}` : trained ? (trained.latest_step !== null ? `Latest · step ${trained.latest_step}` : 'Latest') : 'Base model';
+  const stepText =
+    step !== null
+      ? `Step ${step}`
+      : trained
+        ? trained.latest_step !== null
+          ? `Latest · step ${trained.latest_step}`
+          : 'Latest'
+        : 'Base model';
   return (
     <div className="min-w-0" title={value} data-testid="pane-model">
       <p className="flex flex-wrap items-center gap-x-2 gap-y-1">
@@ -60,7 +73,15 @@ export function PaneModelHeading({ value, trainedModels }: { value: string; trai
  * (latest or a step). A name not in either list, e.g. from a hand-edited link, stays selectable so that
  * the server can say what is wrong with it.
  */
-export function ModelPicker({ value, onChange, baseModels, trainedModels, label, idPrefix, disabled }: ModelPickerProps) {
+export function ModelPicker({
+  value,
+  onChange,
+  baseModels,
+  trainedModels,
+  label,
+  idPrefix,
+  disabled,
+}: ModelPickerProps) {
   const { model, step } = splitModelName(value);
   const trained = trainedModels.get(model);
   const checkpoints = useQuery({ ...checkpointPickerQuery(trained?.id ?? ''), enabled: Boolean(trained) });
@@ -111,7 +132,9 @@ export function ModelPicker({ value, onChange, baseModels, trainedModels, label,
             value={step === null ? 'latest' : String(step)}
             disabled={disabled}
             onChange={(event) =>
-              onChange(joinModelName({ model, step: event.target.value === 'latest' ? null : Number(event.target.value) }))
+              onChange(
+                joinModelName({ model, step: event.target.value === 'latest' ? null : Number(event.target.value) }),
+              )
             }
             className="min-w-0 flex-[1_1_6.5rem]"
             data-testid="checkpoint-select"

@@ -6,7 +6,13 @@ import { cx } from '@/components/ui/cx';
 import { describedBy, SelectField, TextField } from '@/components/ui/field';
 import { AlertCircleIcon, RefreshIcon } from '@/components/ui/icons';
 import { Textarea } from '@/components/ui/textarea';
-import { DEFAULT_PARAMS, randomSeed, type ChatParams, type ParamErrors, type ResponseFormatKind } from '@/lib/client/chat-request';
+import {
+  DEFAULT_PARAMS,
+  randomSeed,
+  type ChatParams,
+  type ParamErrors,
+  type ResponseFormatKind,
+} from '@/lib/client/chat-request';
 
 interface ParametersPanelProps {
   params: ChatParams;
@@ -34,7 +40,9 @@ const PENALTY_FIELDS: { key: NumberKey; label: string; hint: string; step: strin
 function Section({ title, children }: { title: string; children: ReactNode }) {
   return (
     <fieldset className="flex flex-col gap-4 border-t border-line px-4 py-4 first:border-t-0">
-      <legend className="float-left mb-1 w-full text-xs font-semibold tracking-wide text-fg-subtle uppercase">{title}</legend>
+      <legend className="float-left mb-1 w-full text-xs font-semibold tracking-wide text-fg-subtle uppercase">
+        {title}
+      </legend>
       {children}
     </fieldset>
   );

@@ -3,7 +3,13 @@
 import { useId, useState } from 'react';
 import { cx } from '@/components/ui/cx';
 import type { TokenEntry } from '@/lib/client/chat-reply';
-import { confidenceLabel, formatProbability, logprobBackground, logprobToProbability, visibleToken } from '@/lib/client/logprob-color';
+import {
+  confidenceLabel,
+  formatProbability,
+  logprobBackground,
+  logprobToProbability,
+  visibleToken,
+} from '@/lib/client/logprob-color';
 
 /**
  * The answer as sampled tokens, each tinted by its probability. Hovering or focusing a token (Tab moves
@@ -20,13 +26,22 @@ export function TokenView({ tokens, label }: { tokens: TokenEntry[]; label: stri
   // The tooltip floats under the token, inside the view's box (offsets are relative to the wrapper).
   function show(index: number, target: HTMLElement) {
     const box = target.offsetParent instanceof HTMLElement ? target.offsetParent.clientWidth : 320;
-    setActive({ index, top: target.offsetTop + target.offsetHeight + 4, left: Math.max(0, Math.min(target.offsetLeft, box - 264)) });
+    setActive({
+      index,
+      top: target.offsetTop + target.offsetHeight + 4,
+      left: Math.max(0, Math.min(target.offsetLeft, box - 264)),
+    });
   }
 
   return (
     <div className="relative" onMouseLeave={() => setActive(null)}>
-      <p className="sr-only">{label}: tokens coloured by probability, green likely, red unlikely. Focus a token for its alternatives.</p>
-      <div className="font-mono text-[12.5px] leading-7 break-words whitespace-pre-wrap text-fg" data-testid="token-view">
+      <p className="sr-only">
+        {label}: tokens coloured by probability, green likely, red unlikely. Focus a token for its alternatives.
+      </p>
+      <div
+        className="font-mono text-[12.5px] leading-7 break-words whitespace-pre-wrap text-fg"
+        data-testid="token-view"
+      >
         {tokens.map((token, i) => {
           const probability = logprobToProbability(token.logprob);
           return (
@@ -65,7 +80,8 @@ export function TokenView({ tokens, label }: { tokens: TokenEntry[]; label: stri
             <span className="font-mono font-semibold break-all">{visibleToken(current.token, current.bytes)}</span>
             <span className="text-fg-muted">
               {' '}
-              {formatProbability(logprobToProbability(current.logprob))} ({confidenceLabel(logprobToProbability(current.logprob))}) · logprob{' '}
+              {formatProbability(logprobToProbability(current.logprob))} (
+              {confidenceLabel(logprobToProbability(current.logprob))}) · logprob{' '}
               {Number.isFinite(current.logprob) ? current.logprob.toFixed(3) : '−∞'}
             </span>
           </p>
@@ -88,7 +104,10 @@ export function TokenView({ tokens, label }: { tokens: TokenEntry[]; label: stri
                   return (
                     <tr key={j} className={cx(sameToken(alt, current) && 'font-semibold')}>
                       <td className="py-0.5 pr-3">
-                        <span className="rounded-sm px-1 font-mono" style={{ background: logprobBackground(alt.logprob) }}>
+                        <span
+                          className="rounded-sm px-1 font-mono"
+                          style={{ background: logprobBackground(alt.logprob) }}
+                        >
                           {visibleToken(alt.token, alt.bytes)}
                         </span>
                       </td>

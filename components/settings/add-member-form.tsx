@@ -33,7 +33,11 @@ export function AddMemberForm({ team, pending, error, onSubmit }: AddMemberFormP
     const email = String(data.get('email') ?? '').trim();
     const parsed = addMemberBodySchema.safeParse({ email, role: String(data.get('role') ?? 'member') });
     if (!parsed.success || !email) {
-      const errors = email ? (parsed.success ? {} : zodFieldErrors(parsed.error)) : { email: 'Enter the email of an existing user' };
+      const errors = email
+        ? parsed.success
+          ? {}
+          : zodFieldErrors(parsed.error)
+        : { email: 'Enter the email of an existing user' };
       flushSync(() => setLocalErrors(errors));
       focusFirstInvalid(formRef.current, errors, FIELDS);
       return;
@@ -43,7 +47,13 @@ export function AddMemberForm({ team, pending, error, onSubmit }: AddMemberFormP
   }
 
   return (
-    <form ref={formRef} onSubmit={submit} noValidate aria-label={`Add a member to ${team}`} data-testid="add-member-form">
+    <form
+      ref={formRef}
+      onSubmit={submit}
+      noValidate
+      aria-label={`Add a member to ${team}`}
+      data-testid="add-member-form"
+    >
       {server.formError && !localErrors ? (
         <Alert tone="danger" role="alert" className="mb-3">
           {server.formError}
@@ -62,7 +72,14 @@ export function AddMemberForm({ team, pending, error, onSubmit }: AddMemberFormP
           error={fieldErrors.email}
           data-testid="member-email"
         />
-        <SelectField id={`${id}-role`} name="role" label="Role" defaultValue="member" error={fieldErrors.role} data-testid="member-role">
+        <SelectField
+          id={`${id}-role`}
+          name="role"
+          label="Role"
+          defaultValue="member"
+          error={fieldErrors.role}
+          data-testid="member-role"
+        >
           <option value="member">Member</option>
           <option value="admin">Admin</option>
         </SelectField>

@@ -51,15 +51,23 @@ export function ApiKeyTable({ keys, onRevoke }: ApiKeyTableProps) {
           const badge = STATUS_BADGE[status];
           return (
             <Tr key={key.id} data-testid="api-key-row" data-key-status={status}>
-              <Td className={cx('font-medium whitespace-nowrap', status === 'active' ? 'text-fg' : 'text-fg-muted')}>{key.name}</Td>
+              <Td className={cx('font-medium whitespace-nowrap', status === 'active' ? 'text-fg' : 'text-fg-muted')}>
+                {key.name}
+              </Td>
               <Td>
-                <code className="rounded bg-surface-muted px-1.5 py-0.5 font-mono text-xs text-fg-muted">{key.prefix}…</code>
+                <code className="rounded bg-surface-muted px-1.5 py-0.5 font-mono text-xs text-fg-muted">
+                  {key.prefix}…
+                </code>
               </Td>
               <Td className="whitespace-nowrap text-fg-muted">
                 <RelativeTime iso={key.created_at} />
               </Td>
               <Td className="whitespace-nowrap text-fg-muted">
-                {key.last_used_at ? <RelativeTime iso={key.last_used_at} /> : <span className="text-fg-subtle">Never</span>}
+                {key.last_used_at ? (
+                  <RelativeTime iso={key.last_used_at} />
+                ) : (
+                  <span className="text-fg-subtle">Never</span>
+                )}
               </Td>
               <Td className="whitespace-nowrap text-fg-muted">
                 {key.expires_at ? <RelativeTime iso={key.expires_at} /> : <span className="text-fg-subtle">Never</span>}

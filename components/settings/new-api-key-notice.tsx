@@ -36,7 +36,9 @@ export function NewApiKeyNotice({ name, secret, onDismiss }: NewApiKeyNoticeProp
       </div>
       <p className="mt-2 flex items-start gap-2 text-sm text-warning-text">
         <AlertTriangleIcon className="mt-0.5 size-4 shrink-0" />
-        <span>Copy this key now and keep it somewhere safe. You won’t be able to see it again: Tuneboard stores only a hash.</span>
+        <span>
+          Copy this key now and keep it somewhere safe. You won’t be able to see it again: Tuneboard stores only a hash.
+        </span>
       </p>
       <div className="mt-3 flex flex-col gap-2 sm:flex-row">
         <label htmlFor="new-api-key-value" className="sr-only">

@@ -28,7 +28,9 @@ export function SettingsTabs() {
                 aria-current={active ? 'page' : undefined}
                 className={cx(
                   'flex items-center gap-2 border-b-2 px-3 py-2.5 text-sm font-medium whitespace-nowrap transition-colors',
-                  active ? 'border-accent text-fg' : 'border-transparent text-fg-muted hover:border-line-strong hover:text-fg',
+                  active
+                    ? 'border-accent text-fg'
+                    : 'border-transparent text-fg-muted hover:border-line-strong hover:text-fg',
                 )}
               >
                 <Icon className={cx('size-4', active ? 'text-accent-text' : 'text-fg-subtle')} />

@@ -23,7 +23,15 @@ interface TeamCardProps {
   onRemoveMember: (member: Member) => void;
 }
 
-export function TeamCard({ team, currentUserId, modelsHref, addPending, addError, onAddMember, onRemoveMember }: TeamCardProps) {
+export function TeamCard({
+  team,
+  currentUserId,
+  modelsHref,
+  addPending,
+  addError,
+  onAddMember,
+  onRemoveMember,
+}: TeamCardProps) {
   const canManage = team.role === 'owner' || team.role === 'admin';
   return (
     <Card data-testid="team-card" data-team={team.name} aria-labelledby={`team-${team.id}`}>
@@ -36,7 +44,8 @@ export function TeamCard({ team, currentUserId, modelsHref, addPending, addError
               <Badge tone={ROLE_TONE[team.role]}>{team.role}</Badge>
             </h3>
             <p className="text-xs text-fg-subtle">
-              {team.members.length} member{team.members.length === 1 ? '' : 's'} · created <RelativeTime iso={team.created_at} />
+              {team.members.length} member{team.members.length === 1 ? '' : 's'} · created{' '}
+              <RelativeTime iso={team.created_at} />
             </p>
           </div>
         </div>
@@ -78,7 +87,12 @@ export function TeamCard({ team, currentUserId, modelsHref, addPending, addError
                 </Td>
                 <Td className="text-right">
                   {removable ? (
-                    <Button variant="danger-ghost" size="sm" onClick={() => onRemoveMember(member)} data-testid="remove-member">
+                    <Button
+                      variant="danger-ghost"
+                      size="sm"
+                      onClick={() => onRemoveMember(member)}
+                      data-testid="remove-member"
+                    >
                       {self ? 'Leave team' : 'Remove'}
                       {self ? null : <span className="sr-only"> {member.email}</span>}
                     </Button>

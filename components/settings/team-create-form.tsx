@@ -29,7 +29,11 @@ export function TeamCreateForm({ pending, error, onSubmit }: TeamCreateFormProps
     const name = String(new FormData(form).get('name') ?? '').trim();
     const parsed = createTeamBodySchema.safeParse({ name });
     if (!parsed.success || !name) {
-      const errors = name ? (parsed.success ? {} : zodFieldErrors(parsed.error)) : { name: 'Enter a name for the team' };
+      const errors = name
+        ? parsed.success
+          ? {}
+          : zodFieldErrors(parsed.error)
+        : { name: 'Enter a name for the team' };
       flushSync(() => setLocalErrors(errors));
       focusFirstInvalid(formRef.current, errors, FIELDS);
       return;

@@ -18,7 +18,13 @@ interface DatasetDropZoneProps {
  * focusable): keyboard and screen-reader users get the browser's own file picker, and the label around
  * it is the big drop target that mouse users see.
  */
-export function DatasetDropZone({ fileName, onFile, disabled = false, describedBy, invalid = false }: DatasetDropZoneProps) {
+export function DatasetDropZone({
+  fileName,
+  onFile,
+  disabled = false,
+  describedBy,
+  invalid = false,
+}: DatasetDropZoneProps) {
   const id = useId();
   const [dragging, setDragging] = useState(false);
 
@@ -44,7 +50,11 @@ export function DatasetDropZone({ fileName, onFile, disabled = false, describedB
       className={cx(
         'flex cursor-pointer flex-col items-center justify-center gap-2 rounded-xl border-2 border-dashed px-6 py-8 text-center transition-colors',
         'has-[input:focus-visible]:outline-2 has-[input:focus-visible]:outline-offset-2 has-[input:focus-visible]:outline-ring',
-        dragging ? 'border-accent bg-accent-soft' : invalid ? 'border-danger/60 bg-danger-soft/40' : 'border-line-strong bg-surface-muted/40 hover:bg-surface-muted',
+        dragging
+          ? 'border-accent bg-accent-soft'
+          : invalid
+            ? 'border-danger/60 bg-danger-soft/40'
+            : 'border-line-strong bg-surface-muted/40 hover:bg-surface-muted',
         disabled && 'pointer-events-none opacity-60',
       )}
     >
@@ -76,7 +86,9 @@ export function DatasetDropZone({ fileName, onFile, disabled = false, describedB
         <span className="text-sm">
           <span className="font-medium text-accent-text">Choose a JSONL file</span>
           <span className="text-fg-muted"> or drag it here</span>
-          <span className="block text-xs text-fg-subtle">One JSON object per line with a &quot;messages&quot; array</span>
+          <span className="block text-xs text-fg-subtle">
+            One JSON object per line with a &quot;messages&quot; array
+          </span>
         </span>
       )}
     </label>

@@ -16,7 +16,11 @@ export function DatasetPreview({ inspection }: { inspection: SftInspection }) {
       </h3>
       <ol className="flex flex-col gap-3">
         {inspection.preview.map((example) => (
-          <li key={example.line} className="rounded-lg border border-line bg-surface-muted/40" data-testid="dataset-example">
+          <li
+            key={example.line}
+            className="rounded-lg border border-line bg-surface-muted/40"
+            data-testid="dataset-example"
+          >
             <p className="border-b border-line px-3 py-1.5 font-mono text-xs text-fg-subtle">
               Line {example.line}
               {example.tools ? ` · ${example.tools.length} tool${example.tools.length === 1 ? '' : 's'}` : ''}
@@ -52,8 +56,10 @@ export function DatasetErrors({ inspection, id }: { inspection: SftInspection; i
       className="rounded-lg border border-danger-text/25 bg-danger-soft px-3.5 py-3 text-sm text-danger-text"
     >
       <p className="font-medium">
-        {inspection.errorCount === 1 ? '1 line needs fixing' : `${inspection.errorCount.toLocaleString('en')} lines need fixing`} before
-        this file can be used
+        {inspection.errorCount === 1
+          ? '1 line needs fixing'
+          : `${inspection.errorCount.toLocaleString('en')} lines need fixing`}{' '}
+        before this file can be used
       </p>
       <ul className="mt-2 flex flex-col gap-1">
         {inspection.errors.map((error) => (

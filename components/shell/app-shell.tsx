@@ -62,7 +62,9 @@ function SidebarContent({ session, entity, idPrefix, onNavigate, onOpenPalette, 
                     active ? 'bg-surface-muted text-fg' : 'text-fg-muted hover:bg-surface-muted/70 hover:text-fg',
                   )}
                 >
-                  <Icon className={cx('size-4', active ? 'text-accent-text' : 'text-fg-subtle group-hover:text-fg-muted')} />
+                  <Icon
+                    className={cx('size-4', active ? 'text-accent-text' : 'text-fg-subtle group-hover:text-fg-muted')}
+                  />
                   {label}
                 </Link>
               </li>
@@ -173,13 +175,23 @@ export function AppShell({ session, children }: { session: SessionDto; children:
         </div>
         {menuOpen ? (
           <div id="mobile-menu" className="border-t border-line pt-4">
-            <SidebarContent session={session} entity={entity} idPrefix="mobile" onNavigate={() => setMenuOpen(false)} {...overlays} />
+            <SidebarContent
+              session={session}
+              entity={entity}
+              idPrefix="mobile"
+              onNavigate={() => setMenuOpen(false)}
+              {...overlays}
+            />
           </div>
         ) : null}
       </div>
 
       <div className="min-w-0 flex-1">
-        <main id="main" tabIndex={-1} className="mx-auto w-full max-w-6xl px-4 py-6 focus:outline-none sm:px-6 sm:py-8 lg:px-10 lg:py-10">
+        <main
+          id="main"
+          tabIndex={-1}
+          className="mx-auto w-full max-w-6xl px-4 py-6 focus:outline-none sm:px-6 sm:py-8 lg:px-10 lg:py-10"
+        >
           {children}
         </main>
       </div>

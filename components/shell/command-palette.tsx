@@ -69,9 +69,22 @@ function PaletteBody({ onClose, session, entity }: Omit<CommandPaletteProps, 'op
 
   const commands = useMemo(() => {
     const all: Command[] = [];
-    for (const p of PAGES) all.push({ id: `page:${p.href}`, group: 'Pages', label: p.label, detail: p.detail, href: hrefWithEntity(p.href, entity, defaultEntity) });
+    for (const p of PAGES)
+      all.push({
+        id: `page:${p.href}`,
+        group: 'Pages',
+        label: p.label,
+        detail: p.detail,
+        href: hrefWithEntity(p.href, entity, defaultEntity),
+      });
     for (const m of models.data?.data ?? []) {
-      all.push({ id: `model:${m.id}`, group: 'Models', label: m.name, detail: `${m.entity}/${m.project}`, href: hrefWithEntity(`/models/${m.id}`, m.entity, defaultEntity) });
+      all.push({
+        id: `model:${m.id}`,
+        group: 'Models',
+        label: m.name,
+        detail: `${m.entity}/${m.project}`,
+        href: hrefWithEntity(`/models/${m.id}`, m.entity, defaultEntity),
+      });
     }
     for (const p of (projects.data?.data ?? []).filter((p) => p.entity === entity)) {
       all.push({
@@ -149,10 +162,20 @@ function PaletteBody({ onClose, session, entity }: Omit<CommandPaletteProps, 'op
         />
         {models.isFetching ? <Spinner className="size-4 text-fg-subtle" /> : null}
       </div>
-      <div ref={listRef} id="command-palette-list" role="listbox" aria-label="Results" className="max-h-[50vh] overflow-y-auto p-2">
+      <div
+        ref={listRef}
+        id="command-palette-list"
+        role="listbox"
+        aria-label="Results"
+        className="max-h-[50vh] overflow-y-auto p-2"
+      >
         {groups.map((group) => (
           <div key={group.name} role="group" aria-labelledby={`command-group-${group.name}`} className="mb-1 last:mb-0">
-            <div id={`command-group-${group.name}`} role="presentation" className="px-2.5 pt-2 pb-1 text-[11px] font-medium tracking-wider text-fg-subtle uppercase">
+            <div
+              id={`command-group-${group.name}`}
+              role="presentation"
+              className="px-2.5 pt-2 pb-1 text-[11px] font-medium tracking-wider text-fg-subtle uppercase"
+            >
               {group.name}
             </div>
             {group.items.map(({ command, index }) => (
@@ -170,7 +193,9 @@ function PaletteBody({ onClose, session, entity }: Omit<CommandPaletteProps, 'op
                 )}
               >
                 <span className="truncate font-medium text-fg">{command.label}</span>
-                {command.detail ? <span className="shrink-0 truncate font-mono text-xs text-fg-subtle">{command.detail}</span> : null}
+                {command.detail ? (
+                  <span className="shrink-0 truncate font-mono text-xs text-fg-subtle">{command.detail}</span>
+                ) : null}
               </div>
             ))}
           </div>

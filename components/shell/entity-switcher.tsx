@@ -34,7 +34,11 @@ export function EntitySwitcher({ session, selected, id }: EntitySwitcherProps) {
         Entity
       </label>
       <div className="relative">
-        <Avatar name={selected} square className="pointer-events-none absolute top-1/2 left-1.5 size-7 -translate-y-1/2" />
+        <Avatar
+          name={selected}
+          square
+          className="pointer-events-none absolute top-1/2 left-1.5 size-7 -translate-y-1/2"
+        />
         <select
           id={id}
           value={selected}

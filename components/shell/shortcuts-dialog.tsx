@@ -20,14 +20,21 @@ export function ShortcutsDialog({ open, onClose, modLabel }: { open: boolean; on
           <h2 id="shortcuts-title" className="text-base font-semibold">
             Keyboard shortcuts
           </h2>
-          <button type="button" onClick={onClose} className="rounded-md px-2 py-1 text-sm text-fg-muted hover:bg-surface-muted hover:text-fg">
+          <button
+            type="button"
+            onClick={onClose}
+            className="rounded-md px-2 py-1 text-sm text-fg-muted hover:bg-surface-muted hover:text-fg"
+          >
             Close
           </button>
         </div>
         <div className="grid gap-5 px-5 py-4 sm:grid-cols-2">
           {SHORTCUT_GROUPS.map((group) => (
             <section key={group.title} aria-labelledby={`shortcuts-${group.title}`}>
-              <h3 id={`shortcuts-${group.title}`} className="mb-2 text-xs font-medium tracking-wide text-fg-subtle uppercase">
+              <h3
+                id={`shortcuts-${group.title}`}
+                className="mb-2 text-xs font-medium tracking-wide text-fg-subtle uppercase"
+              >
                 {group.title}
               </h3>
               <dl className="space-y-1.5 text-sm">

@@ -18,8 +18,14 @@ interface StepListProps {
  */
 export function StepList({ steps, selected, onSelect, hasMore, loadingMore, onLoadMore }: StepListProps) {
   return (
-    <nav aria-label="Steps with trajectories" className="rounded-xl border border-line bg-surface" data-testid="trajectory-steps">
-      <h2 className="border-b border-line px-4 py-2.5 text-xs font-medium tracking-wide text-fg-subtle uppercase">Steps</h2>
+    <nav
+      aria-label="Steps with trajectories"
+      className="rounded-xl border border-line bg-surface"
+      data-testid="trajectory-steps"
+    >
+      <h2 className="border-b border-line px-4 py-2.5 text-xs font-medium tracking-wide text-fg-subtle uppercase">
+        Steps
+      </h2>
       <ul className="max-h-[32rem] overflow-y-auto p-1.5">
         {steps.map((s) => {
           const current = s.step === selected;
@@ -33,7 +39,9 @@ export function StepList({ steps, selected, onSelect, hasMore, loadingMore, onLo
                 data-step={s.step}
                 className={cx(
                   'flex w-full flex-col gap-0.5 rounded-lg px-2.5 py-2 text-left text-sm transition-colors',
-                  current ? 'bg-accent-soft text-fg ring-1 ring-accent/25 ring-inset' : 'text-fg-muted hover:bg-surface-muted hover:text-fg',
+                  current
+                    ? 'bg-accent-soft text-fg ring-1 ring-accent/25 ring-inset'
+                    : 'text-fg-muted hover:bg-surface-muted hover:text-fg',
                 )}
               >
                 <span className="flex items-baseline justify-between gap-2">
@@ -52,7 +60,14 @@ export function StepList({ steps, selected, onSelect, hasMore, loadingMore, onLo
       </ul>
       {hasMore ? (
         <div className="border-t border-line p-2">
-          <Button variant="ghost" size="sm" className="w-full" onClick={onLoadMore} pending={loadingMore} data-testid="trajectory-steps-more">
+          <Button
+            variant="ghost"
+            size="sm"
+            className="w-full"
+            onClick={onLoadMore}
+            pending={loadingMore}
+            data-testid="trajectory-steps-more"
+          >
             Older steps
           </Button>
         </div>

@@ -53,11 +53,16 @@ export function TrajectoryCard({ trajectory, label, tone, collapsible = false }:
       </span>
     </span>
   );
-  const box = cx('overflow-hidden rounded-lg border bg-surface-muted/40', tone === 'best' ? 'border-success-text/30' : tone === 'worst' ? 'border-danger-text/30' : 'border-line');
+  const box = cx(
+    'overflow-hidden rounded-lg border bg-surface-muted/40',
+    tone === 'best' ? 'border-success-text/30' : tone === 'worst' ? 'border-danger-text/30' : 'border-line',
+  );
   if (collapsible) {
     return (
       <details className={box} data-testid="trajectory">
-        <summary className="cursor-pointer list-none hover:bg-surface-muted [&::-webkit-details-marker]:hidden">{header}</summary>
+        <summary className="cursor-pointer list-none hover:bg-surface-muted [&::-webkit-details-marker]:hidden">
+          {header}
+        </summary>
         <Body trajectory={trajectory} />
       </details>
     );

@@ -12,7 +12,15 @@ const TONES: Record<BadgeTone, string> = {
   info: 'bg-info-soft text-info-text ring-info-text/20',
 };
 
-export function Badge({ tone = 'neutral', className, children }: { tone?: BadgeTone; className?: string; children: ReactNode }) {
+export function Badge({
+  tone = 'neutral',
+  className,
+  children,
+}: {
+  tone?: BadgeTone;
+  className?: string;
+  children: ReactNode;
+}) {
   return (
     <span
       className={cx(

@@ -19,7 +19,10 @@ const SIZES: Record<ButtonSize, string> = {
 };
 
 /** The button look, for links that act as buttons (`<Link className={buttonClassName()}>`). */
-export function buttonClassName({ variant = 'primary', size = 'md' }: { variant?: ButtonVariant; size?: ButtonSize } = {}) {
+export function buttonClassName({
+  variant = 'primary',
+  size = 'md',
+}: { variant?: ButtonVariant; size?: ButtonSize } = {}) {
   return cx(
     'inline-flex shrink-0 items-center justify-center font-medium whitespace-nowrap transition-colors select-none',
     'disabled:pointer-events-none disabled:opacity-55',
@@ -35,7 +38,16 @@ export interface ButtonProps extends ButtonHTMLAttributes<HTMLButtonElement> {
   pending?: boolean;
 }
 
-export function Button({ variant, size, pending = false, disabled, className, children, type = 'button', ...props }: ButtonProps) {
+export function Button({
+  variant,
+  size,
+  pending = false,
+  disabled,
+  className,
+  children,
+  type = 'button',
+  ...props
+}: ButtonProps) {
   return (
     <button
       type={type}

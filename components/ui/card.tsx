@@ -4,7 +4,10 @@ import { cx } from './cx';
 export function Card({ className, ...props }: HTMLAttributes<HTMLElement>) {
   return (
     <section
-      className={cx('relative overflow-hidden rounded-xl border border-line bg-surface shadow-xs dark:shadow-none', className)}
+      className={cx(
+        'relative overflow-hidden rounded-xl border border-line bg-surface shadow-xs dark:shadow-none',
+        className,
+      )}
       {...props}
     />
   );
@@ -40,7 +43,10 @@ export function CardBody({ className, ...props }: HTMLAttributes<HTMLDivElement>
 export function CardFooter({ className, ...props }: HTMLAttributes<HTMLDivElement>) {
   return (
     <div
-      className={cx('flex flex-wrap items-center justify-end gap-2 border-t border-line bg-surface-muted/60 px-5 py-3', className)}
+      className={cx(
+        'flex flex-wrap items-center justify-end gap-2 border-t border-line bg-surface-muted/60 px-5 py-3',
+        className,
+      )}
       {...props}
     />
   );

@@ -24,7 +24,10 @@ export function CodeBlock({ code, label, copyLabel = 'Copy', className, ...rest 
           className="h-7 text-white/70 hover:bg-white/10 hover:text-white"
         />
       </div>
-      <pre className="overflow-x-auto px-4 py-3.5 font-mono text-[12.5px] leading-relaxed text-code-fg" data-testid={rest['data-testid']}>
+      <pre
+        className="overflow-x-auto px-4 py-3.5 font-mono text-[12.5px] leading-relaxed text-code-fg"
+        data-testid={rest['data-testid']}
+      >
         <code>{code}</code>
       </pre>
     </div>

@@ -74,7 +74,12 @@ export function ConfirmDialog({
         <Button variant="secondary" onClick={onCancel} disabled={pending}>
           Cancel
         </Button>
-        <Button variant={tone === 'danger' ? 'danger' : 'primary'} onClick={onConfirm} pending={pending} disabled={confirmDisabled}>
+        <Button
+          variant={tone === 'danger' ? 'danger' : 'primary'}
+          onClick={onConfirm}
+          pending={pending}
+          disabled={confirmDisabled}
+        >
           {confirmLabel}
         </Button>
       </div>

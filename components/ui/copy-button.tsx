@@ -85,7 +85,11 @@ export function CopyButton({
       {/* An icon alone says little to a sighted reader: the tooltip shows the words the aria-label speaks. */}
       {iconOnly ? <Tooltip content={ariaLabel ?? label}>{button}</Tooltip> : button}
       <span role="status" className="sr-only">
-        {state === 'copied' ? 'Copied to clipboard' : state === 'failed' ? 'Could not copy: select the text and copy it by hand' : ''}
+        {state === 'copied'
+          ? 'Copied to clipboard'
+          : state === 'failed'
+            ? 'Could not copy: select the text and copy it by hand'
+            : ''}
       </span>
     </>
   );

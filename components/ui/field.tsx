@@ -56,7 +56,12 @@ type TextFieldProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id'> & {
 export function TextField({ id, label, hint, error, optional, fieldClassName, ...props }: TextFieldProps) {
   return (
     <FieldShell id={id} label={label} hint={hint} error={error} optional={optional} className={fieldClassName}>
-      <Input id={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy(id, hint, error)} {...props} />
+      <Input
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, hint, error)}
+        {...props}
+      />
     </FieldShell>
   );
 }
@@ -70,10 +75,24 @@ type SelectFieldProps = Omit<SelectHTMLAttributes<HTMLSelectElement>, 'id'> & {
   fieldClassName?: string;
 };
 
-export function SelectField({ id, label, hint, error, optional, fieldClassName, children, ...props }: SelectFieldProps) {
+export function SelectField({
+  id,
+  label,
+  hint,
+  error,
+  optional,
+  fieldClassName,
+  children,
+  ...props
+}: SelectFieldProps) {
   return (
     <FieldShell id={id} label={label} hint={hint} error={error} optional={optional} className={fieldClassName}>
-      <Select id={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy(id, hint, error)} {...props}>
+      <Select
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, hint, error)}
+        {...props}
+      >
         {children}
       </Select>
     </FieldShell>

@@ -34,7 +34,8 @@ export function useFloatingStyle(
       } else {
         left = a.right - b.width;
         top = a.bottom + GAP / 2;
-        if (top + b.height > window.innerHeight - MARGIN && a.top - b.height - GAP / 2 > MARGIN) top = a.top - b.height - GAP / 2;
+        if (top + b.height > window.innerHeight - MARGIN && a.top - b.height - GAP / 2 > MARGIN)
+          top = a.top - b.height - GAP / 2;
       }
       setStyle({ position: 'fixed', top, left: Math.max(MARGIN, Math.min(left, maxLeft)), visibility: 'visible' });
     }

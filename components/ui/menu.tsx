@@ -32,7 +32,17 @@ interface MenuButtonProps {
  * the last; ↑/↓/Home/End move; Enter or Space picks; Escape or Tab closes and focus goes back to the button.
  * The menu floats in a portal so that a scrolling table does not clip it.
  */
-export function MenuButton({ label, children, items, variant = 'ghost', size = 'sm', className, menuClassName, onOpenChange, ...rest }: MenuButtonProps) {
+export function MenuButton({
+  label,
+  children,
+  items,
+  variant = 'ghost',
+  size = 'sm',
+  className,
+  menuClassName,
+  onOpenChange,
+  ...rest
+}: MenuButtonProps) {
   const id = useId();
   const [open, setOpenState] = useState(false);
   const [focusIndex, setFocusIndex] = useState(0);

@@ -5,7 +5,13 @@ import type { TrainingWorkerDto } from '@/lib/schemas/workers';
 const BACKEND_LABEL: Record<string, string> = { builtin: 'built-in models', hf: 'Hugging Face models' };
 
 /** Connected training workers: what each can train and what it runs (a job is named only when it is yours). */
-export function TrainingWorkersTable({ workers, jobHref }: { workers: TrainingWorkerDto[]; jobHref: (jobId: string) => string }) {
+export function TrainingWorkersTable({
+  workers,
+  jobHref,
+}: {
+  workers: TrainingWorkerDto[];
+  jobHref: (jobId: string) => string;
+}) {
   return (
     <Table data-testid="training-workers-table">
       <caption className="sr-only">Connected training workers</caption>
@@ -23,11 +29,15 @@ export function TrainingWorkersTable({ workers, jobHref }: { workers: TrainingWo
           <Tr key={w.id} data-testid="training-worker-row">
             <Td>
               <div className="font-mono text-xs text-fg">{w.id}</div>
-              {typeof w.info.worker === 'string' ? <div className="mt-0.5 text-xs text-fg-subtle">{w.info.worker}</div> : null}
+              {typeof w.info.worker === 'string' ? (
+                <div className="mt-0.5 text-xs text-fg-subtle">{w.info.worker}</div>
+              ) : null}
             </Td>
             <Td className="text-sm text-fg-muted">
               {w.backends.map((b) => BACKEND_LABEL[b] ?? b).join(', ')} ({w.kinds.join(', ').toUpperCase()})
-              {w.base_models ? <div className="mt-0.5 text-xs text-fg-subtle">only {w.base_models.join(', ')}</div> : null}
+              {w.base_models ? (
+                <div className="mt-0.5 text-xs text-fg-subtle">only {w.base_models.join(', ')}</div>
+              ) : null}
             </Td>
             <Td className="text-sm text-fg-muted">{typeof w.info.device === 'string' ? w.info.device : '—'}</Td>
             <Td className="text-sm">

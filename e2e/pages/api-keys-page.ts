@@ -39,7 +39,9 @@ export class ApiKeysPage {
   }
 
   async revoke(name: string) {
-    await this.row(name).getByRole('button', { name: /^Revoke/ }).click();
+    await this.row(name)
+      .getByRole('button', { name: /^Revoke/ })
+      .click();
     await this.confirmDialog.getByRole('button', { name: 'Revoke key' }).click();
   }
 }

@@ -41,7 +41,10 @@ export class TeamsPage {
   }
 
   async removeMember(team: string, email: string) {
-    await this.members(team).filter({ hasText: email }).getByRole('button', { name: /^Remove/ }).click();
+    await this.members(team)
+      .filter({ hasText: email })
+      .getByRole('button', { name: /^Remove/ })
+      .click();
     await this.confirmDialog.getByRole('button', { name: 'Remove member' }).click();
   }
 }

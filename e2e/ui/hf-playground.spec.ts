@@ -33,18 +33,39 @@ let workerLog = '';
 
 test.beforeAll(async ({ baseURL }) => {
   if (!fs.existsSync(path.join(MODEL_DIR, 'config.json'))) {
-    const made = spawnSync(PYTHON, [...PY, 'scripts/make-tiny-hf-model.py', '--arch', 'qwen3', '--out', MODEL_DIR], { encoding: 'utf8' });
+    const made = spawnSync(PYTHON, [...PY, 'scripts/make-tiny-hf-model.py', '--arch', 'qwen3', '--out', MODEL_DIR], {
+      encoding: 'utf8',
+    });
     if (made.status !== 0) throw new Error(`make-tiny-hf-model failed: ${made.stderr}`);
   }
   const file = JSON.parse(fs.readFileSync(MODELS_FILE, 'utf8')) as { models: { id: string }[] };
   if (!file.models.some((m) => m.id === BASE)) {
-    file.models.push({ id: BASE, backend: 'hf', path: MODEL_DIR, description: 'Tiny random Qwen3 (e2e)' } as { id: string });
+    file.models.push({ id: BASE, backend: 'hf', path: MODEL_DIR, description: 'Tiny random Qwen3 (e2e)' } as {
+      id: string;
+    });
     fs.writeFileSync(MODELS_FILE, JSON.stringify(file));
   }
   worker = spawn(
     PYTHON,
-    [...PY, '-m', 'tuneboard_worker', '--server-url', baseURL!, '--token', 'e2e-worker-token', '--device', 'cpu', '--gpus', 'none',
-      '--base-models', BASE, '--poll-max-seconds', '0.5', '--threads', '2'],
+    [
+      ...PY,
+      '-m',
+      'tuneboard_worker',
+      '--server-url',
+      baseURL!,
+      '--token',
+      'e2e-worker-token',
+      '--device',
+      'cpu',
+      '--gpus',
+      'none',
+      '--base-models',
+      BASE,
+      '--poll-max-seconds',
+      '0.5',
+      '--threads',
+      '2',
+    ],
     { env: process.env },
   );
   worker.stdout?.on('data', (c: Buffer) => (workerLog += c.toString()));
@@ -55,12 +76,23 @@ test.afterAll(() => {
   worker?.kill('SIGTERM');
 });
 
-test('the playground chats with a checkpoint the Python worker trained and compares it with step 0', async ({ page }) => {
+test('the playground chats with a checkpoint the Python worker trained and compares it with step 0', async ({
+  page,
+}) => {
   const user = await signUpViaApi(page.request, newUser());
   const key = await apiKeyFor(page.request, user);
-  const model = await createModelViaApi(page.request, key, { project: 'hf', name: `secret-${uniqueId()}`, base_model: BASE });
+  const model = await createModelViaApi(page.request, key, {
+    project: 'hf',
+    name: `secret-${uniqueId()}`,
+    base_model: BASE,
+  });
   const lines = Array.from({ length: 64 }, () =>
-    JSON.stringify({ messages: [{ role: 'user', content: QUESTION }, { role: 'assistant', content: ANSWER }] }),
+    JSON.stringify({
+      messages: [
+        { role: 'user', content: QUESTION },
+        { role: 'assistant', content: ANSWER },
+      ],
+    }),
   );
   const dataset = await page.request.post('/v1/preview/datasets?project=hf&name=secret', {
     headers: { Authorization: `Bearer ${key}`, 'content-type': 'application/jsonl' },
@@ -69,7 +101,11 @@ test('the playground chats with a checkpoint the Python worker trained and compa
   expect(dataset.status(), await dataset.text()).toBe(200);
   const job = await page.request.post('/v1/preview/sft-training-jobs', {
     headers: { Authorization: `Bearer ${key}` },
-    data: { model_id: model.id, training_data_url: (await dataset.json()).training_data_url, config: { batch_size: 4, learning_rate: 1e-2 } },
+    data: {
+      model_id: model.id,
+      training_data_url: (await dataset.json()).training_data_url,
+      config: { batch_size: 4, learning_rate: 1e-2 },
+    },
   });
   expect(job.status(), await job.text()).toBe(200);
   const done = await waitForJob(page.request, key, (await job.json()).id, 480_000);

@@ -7,7 +7,12 @@ import { ModelPage } from '../pages/model-page';
 
 const TERMINAL = /Completed|Failed/;
 
-async function rlJob(request: import('@playwright/test').APIRequestContext, key: string, modelId: string, data: object) {
+async function rlJob(
+  request: import('@playwright/test').APIRequestContext,
+  key: string,
+  modelId: string,
+  data: object,
+) {
   const res = await request.post('/v1/preview/training-jobs', {
     headers: { Authorization: `Bearer ${key}` },
     data: { model_id: modelId, ...data },
@@ -46,7 +51,9 @@ test('the job page follows a job live and shows its events, loss chart and confi
   if (final.status === 'COMPLETED') {
     await expect(page.getByTestId('job-new-step')).toHaveText(String(final.step));
     if (final.completed_steps > 0) {
-      await expect(page.locator('[data-testid="metric-chart-card"][data-metric="loss"] path.recharts-line-curve').first()).toBeAttached();
+      await expect(
+        page.locator('[data-testid="metric-chart-card"][data-metric="loss"] path.recharts-line-curve').first(),
+      ).toBeAttached();
     }
     // training_started, one gradient_step per completed step, training_ended.
     if (final.completed_steps + 2 > 25) {

@@ -26,7 +26,10 @@ const EXAMPLES = 6;
 const BATCH_SIZE = 2;
 const STEPS = EXAMPLES / BATCH_SIZE;
 
-test('a new person signs up, fine-tunes a model from the form, watches it train and chats with the result', async ({ page, request }) => {
+test('a new person signs up, fine-tunes a model from the form, watches it train and chats with the result', async ({
+  page,
+  request,
+}) => {
   // Several axe runs, a training job and two streamed answers on a shared 2-core machine.
   test.setTimeout(180_000);
   const user = newUser();

@@ -32,7 +32,10 @@ test('metric charts render, switch to a table, export CSV and survive log scale'
   await expect(table.locator('tbody tr')).toHaveCount(new Set(steps).size);
 
   const download = page.waitForEvent('download');
-  await m.chart('reward').getByRole('button', { name: /Download reward as CSV/ }).click();
+  await m
+    .chart('reward')
+    .getByRole('button', { name: /Download reward as CSV/ })
+    .click();
   const file = await download;
   expect(file.suggestedFilename()).toMatch(/reward\.csv$/);
   const csv = await (await import('node:fs/promises')).readFile((await file.path())!, 'utf8');
@@ -41,7 +44,10 @@ test('metric charts render, switch to a table, export CSV and survive log scale'
   await expectNoSeriousA11yViolations(page);
 });
 
-test('checkpoints show names, best badge and actions; the model is deleted after typing its name', async ({ page, request }) => {
+test('checkpoints show names, best badge and actions; the model is deleted after typing its name', async ({
+  page,
+  request,
+}) => {
   const user = await signUpViaApi(page.request, newUser());
   const key = await apiKeyFor(request, user);
   const model = await createModelViaApi(request, key, { project: 'ckpt', name: `ck-${uniqueId()}` });
@@ -55,7 +61,9 @@ test('checkpoints show names, best badge and actions; the model is deleted after
     await expect(m.checkpointRows.first()).toBeVisible();
     const step = job.step!;
     await expect(m.inferenceNames).toContainText(`${model.entity}/${model.project}/${model.name}:step${step}`);
-    await expect(m.inferenceNames).toContainText(`wandb-artifact:///${model.entity}/${model.project}/${model.name}:step${step}`);
+    await expect(m.inferenceNames).toContainText(
+      `wandb-artifact:///${model.entity}/${model.project}/${model.name}:step${step}`,
+    );
     const row = page.locator(`[data-testid="checkpoint-row"][data-step="${step}"]`);
     await expect(row.getByRole('link', { name: `Open step ${step} in the playground` })).toHaveAttribute(
       'href',
@@ -78,7 +86,9 @@ test('checkpoints show names, best badge and actions; the model is deleted after
   await m.deleteNameInput.fill(model.name);
   await confirm.click();
   await expect(page).toHaveURL(/\/models$/);
-  expect((await request.get(`/v1/preview/models/${model.id}`, { headers: { Authorization: `Bearer ${key}` } })).status()).toBe(404);
+  expect(
+    (await request.get(`/v1/preview/models/${model.id}`, { headers: { Authorization: `Bearer ${key}` } })).status(),
+  ).toBe(404);
 });
 
 test('checkpoints page forward and back by cursor', async ({ page, request }) => {
@@ -103,7 +113,10 @@ test('checkpoints page forward and back by cursor', async ({ page, request }) =>
   await expect(m.checkpointRows.first()).toHaveAttribute('data-step', firstStep!);
 });
 
-test('trajectories: text-only messages, best and worst, reward filter, paging, and a chart click opens a step', async ({ page, request }) => {
+test('trajectories: text-only messages, best and worst, reward filter, paging, and a chart click opens a step', async ({
+  page,
+  request,
+}) => {
   const user = await signUpViaApi(page.request, newUser());
   const key = await apiKeyFor(request, user);
   const model = await createModelViaApi(request, key, { project: 'traj', name: `tr-${uniqueId()}` });
@@ -132,7 +145,9 @@ test('trajectories: text-only messages, best and worst, reward filter, paging, a
   await expect(m.bestWorst.getByTestId('trajectory-worst')).toContainText('reward 0');
 
   // Untrusted content is text: the markup is visible as characters, no element is created, whitespace is kept.
-  const system = m.bestWorst.getByTestId('trajectory-best').locator('[data-role="system"] [data-testid="message-content"]');
+  const system = m.bestWorst
+    .getByTestId('trajectory-best')
+    .locator('[data-role="system"] [data-testid="message-content"]');
   await expect(system).toContainText('You answer in <b>bold</b>?');
   await expect(system.locator('b')).toHaveCount(0);
   expect(await system.textContent()).toContain('\n    indented line');
@@ -160,14 +175,18 @@ test('zooming into a downsampled chart fetches that step range in full detail', 
   await page.route('**/history?**', async (route) => {
     const params = new URL(route.request().url()).searchParams;
     if (!params.has('from_step')) {
-      await route.fulfill({ json: { run_id: model.run_id, series: [{ name: 'train/loss', total_points: 100_000, points: overview }] } });
+      await route.fulfill({
+        json: { run_id: model.run_id, series: [{ name: 'train/loss', total_points: 100_000, points: overview }] },
+      });
       return;
     }
     ranges.push(params);
     const from = Number(params.get('from_step'));
     const to = Number(params.get('to_step'));
     const points = Array.from({ length: to - from + 1 }, (_, i) => [from + i, value(from + i)]).slice(0, 600);
-    await route.fulfill({ json: { run_id: model.run_id, series: [{ name: 'train/loss', total_points: points.length, points }] } });
+    await route.fulfill({
+      json: { run_id: model.run_id, series: [{ name: 'train/loss', total_points: points.length, points }] },
+    });
   });
 
   const m = new ModelPage(page);
@@ -205,7 +224,10 @@ test('zooming into a downsampled chart fetches that step range in full detail', 
   await expectNoSeriousA11yViolations(page, 'a zoomed chart');
 });
 
-test('trajectories: the steps that hold trajectories are listed newest first, and a click opens one', async ({ page, request }) => {
+test('trajectories: the steps that hold trajectories are listed newest first, and a click opens one', async ({
+  page,
+  request,
+}) => {
   const user = await signUpViaApi(page.request, newUser());
   const key = await apiKeyFor(request, user);
   const model = await createModelViaApi(request, key, { project: 'traj', name: `steps-${uniqueId()}` });
@@ -277,7 +299,13 @@ test("a checkpoint row's actions show their labels on hover and focus, and its c
 
   // The copy menu by keyboard: Enter opens on the first item, arrows move and wrap, Escape closes and focus returns.
   const full = `${model.entity}/${model.project}/${model.name}`;
-  const names = [`${full}:step${latest}`, `wandb-artifact:///${full}:step${latest}`, full, `wandb-artifact:///${full}`, model.id];
+  const names = [
+    `${full}:step${latest}`,
+    `wandb-artifact:///${full}:step${latest}`,
+    full,
+    `wandb-artifact:///${full}`,
+    model.id,
+  ];
   const trigger = m.copyNames(latest);
   await trigger.focus();
   await expect(trigger).toHaveAttribute('aria-haspopup', 'menu');

@@ -25,7 +25,9 @@ test('a model created in the dialog opens its page and is listed', async ({ page
   await expect(model.name).toHaveText(name);
 });
 
-test('the base-model picker shows size, context, who trains and serves each model, and why one is unavailable', async ({ page }) => {
+test('the base-model picker shows size, context, who trains and serves each model, and why one is unavailable', async ({
+  page,
+}) => {
   await signUpViaApi(page.request, newUser());
   const models = new ModelsPage(page);
   await models.goto();
@@ -51,7 +53,10 @@ test('the dialog explains invalid names next to the field and keeps the form', a
   await expect(models.createDialog).toBeVisible();
 });
 
-test('models filter by project and base model, and the page has no serious a11y violations', async ({ page, request }) => {
+test('models filter by project and base model, and the page has no serious a11y violations', async ({
+  page,
+  request,
+}) => {
   const user = await signUpViaApi(page.request, newUser());
   const key = await apiKeyFor(request, user);
   await createModelViaApi(request, key, { project: 'alpha', name: 'a-one' });

@@ -50,17 +50,30 @@ test('stop ends a streaming answer and keeps what arrived', async ({ page }) => 
   // The built-in model is fast; a slow network makes the stream last long enough to stop it.
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Network.enable');
-  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: 1500, uploadThroughput: -1 });
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 0,
+    downloadThroughput: 1500,
+    uploadThroughput: -1,
+  });
   await playground.sendMessage('Tell me a long story');
   await expect(playground.stop).toBeVisible();
   await playground.waitForAnswerText(0, 20_000);
   await playground.stop.click();
   await expect(playground.pane(0).getByText('Stopped')).toBeVisible();
   await expect(playground.send).toBeVisible();
-  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: -1,
+  });
 });
 
-test('two models answer the same message side by side, and the exported code carries the seed', async ({ page, baseURL }) => {
+test('two models answer the same message side by side, and the exported code carries the seed', async ({
+  page,
+  baseURL,
+}) => {
   const name = `cmp-${uniqueId()}`;
   const model = await createModelViaApi(page.request, baseURL!, { project: 'playground', name });
   const entity = model.entity;
@@ -109,7 +122,11 @@ test('a bad parameter is caught before sending and a server error is shown in it
   await expect(playground.pane(1).getByTestId('pane-error')).toContainText('nobody/nothing/here');
 });
 
-test('Compare beside a checkpoint adds the same model at step 0, and every pane names its model in full', async ({ page, request, baseURL }) => {
+test('Compare beside a checkpoint adds the same model at step 0, and every pane names its model in full', async ({
+  page,
+  request,
+  baseURL,
+}) => {
   const user = await signUpViaApi(page.request, newUser());
   const key = await apiKeyFor(request, user);
   // Long enough that a 4-pane grid at 1280 px cut it off in a select.

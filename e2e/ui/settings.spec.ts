@@ -16,7 +16,10 @@ test('a revoked key is refused by the API and shown as revoked', async ({ page, 
   const key = await keys.createKey('to revoke');
   expect((await request.get('/v1/auth/session', { headers: { Authorization: `Bearer ${key}` } })).status()).toBe(200);
 
-  await keys.row('to revoke').getByRole('button', { name: /^Revoke/ }).click();
+  await keys
+    .row('to revoke')
+    .getByRole('button', { name: /^Revoke/ })
+    .click();
   await expect(keys.confirmDialog).toContainText('cannot be undone');
   await keys.confirmDialog.getByRole('button', { name: 'Cancel' }).click();
   await expect(keys.confirmDialog).toBeHidden();

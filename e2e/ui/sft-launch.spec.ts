@@ -9,7 +9,10 @@ test.beforeEach(async ({ page }) => {
   await signUpViaApi(page.request);
 });
 
-test('a valid dataset is previewed, an invalid one is explained line by line and blocks the submit', async ({ page, baseURL }) => {
+test('a valid dataset is previewed, an invalid one is explained line by line and blocks the submit', async ({
+  page,
+  baseURL,
+}) => {
   const model = await createModelViaApi(page.request, baseURL!, { project: 'sft-e2e', name: `m-${uniqueId()}` });
   const sft = new SftLaunchPage(page);
   await sft.goto(model.id);
@@ -27,8 +30,19 @@ test('a valid dataset is previewed, an invalid one is explained line by line and
   await expectNoSeriousA11yViolations(page, 'the SFT form with a preview');
 
   // Markup in a dataset is text, never HTML.
-  const html = JSON.stringify({ messages: [{ role: 'user', content: '<img src=x onerror=alert(1)><b>bold</b>' }, { role: 'assistant', content: 'ok' }] });
-  const bad = [sftLines(1), JSON.stringify({ messages: [{ role: 'user', content: 'no answer' }] }), html, '{not json', ''].join('\n');
+  const html = JSON.stringify({
+    messages: [
+      { role: 'user', content: '<img src=x onerror=alert(1)><b>bold</b>' },
+      { role: 'assistant', content: 'ok' },
+    ],
+  });
+  const bad = [
+    sftLines(1),
+    JSON.stringify({ messages: [{ role: 'user', content: 'no answer' }] }),
+    html,
+    '{not json',
+    '',
+  ].join('\n');
   await sft.dropFile('broken.jsonl', bad);
   await expect(sft.errors).toBeVisible();
   await expect(sft.errorLines).toHaveCount(2);
@@ -69,7 +83,11 @@ test('a server error is shown and the form stays usable', async ({ page, baseURL
   await page.route('**/v1/preview/sft-training-jobs', (route) =>
     route.fulfill({
       status: 422,
-      json: { detail: [{ loc: ['body', 'training_data_url'], msg: 'Value error, the dataset is not ready', type: 'value_error' }] },
+      json: {
+        detail: [
+          { loc: ['body', 'training_data_url'], msg: 'Value error, the dataset is not ready', type: 'value_error' },
+        ],
+      },
     }),
   );
   const sft = new SftLaunchPage(page);

@@ -5,7 +5,10 @@ import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
 import { AppShell } from '../pages/app-shell';
 import { ModelPage } from '../pages/model-page';
 
-test('Ctrl+K opens the quick switcher: find a model by name and open it with the keyboard', async ({ page, request }) => {
+test('Ctrl+K opens the quick switcher: find a model by name and open it with the keyboard', async ({
+  page,
+  request,
+}) => {
   const user = await signUpViaApi(page.request, newUser());
   const key = await apiKeyFor(request, user);
   const name = `switch-${uniqueId()}`;

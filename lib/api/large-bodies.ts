@@ -15,7 +15,9 @@ export interface LargeBodySlot {
 
 export function admitLargeBody(): LargeBodySlot {
   if (active >= config.maxLargeRequests) {
-    throw new ApiError('rate_limited', 'Too many large requests at once: retry shortly', { headers: { 'retry-after': '2' } });
+    throw new ApiError('rate_limited', 'Too many large requests at once: retry shortly', {
+      headers: { 'retry-after': '2' },
+    });
   }
   active++;
   let released = false;

@@ -51,7 +51,10 @@ export interface RouteDefinition<P, Q, B, R> {
    * OpenAPI only: the request body of a route that streams it itself (uploads) instead of parsing it with
    * `body`, as an OpenAPI Request Body Object's `content` map (media type → schema and example).
    */
-  streamedBody?: { description: string; content: Record<string, { schema: Record<string, unknown>; example?: unknown }> };
+  streamedBody?: {
+    description: string;
+    content: Record<string, { schema: Record<string, unknown>; example?: unknown }>;
+  };
   /** HTTP status of a successful non-Response result. */
   status?: number;
   /** OpenAPI: one-line summary, longer description, tag, and whether the route extends the interface. */
@@ -183,7 +186,10 @@ export function route(
         const checked = def.response.safeParse(result);
         if (!checked.success) {
           // A contract break is our bug: fail loudly in development and tests rather than ship it.
-          log.error({ method: req.method, url: req.url, issues: checked.error.issues }, 'response does not match its schema');
+          log.error(
+            { method: req.method, url: req.url, issues: checked.error.issues },
+            'response does not match its schema',
+          );
           throw new Error('Response schema mismatch');
         }
       }

@@ -24,7 +24,7 @@ export function clearedSessionCookie(): string {
 export function assertSessionWriteAllowed(req: Request): void {
   const site = req.headers.get('sec-fetch-site');
   const crossSite = () =>
-    new ApiError('forbidden', 'Cross-site request rejected: sign in from this server\'s own pages');
+    new ApiError('forbidden', "Cross-site request rejected: sign in from this server's own pages");
   if (site !== null && site !== 'same-origin' && site !== 'none') throw crossSite();
   const origin = req.headers.get('origin');
   if (origin !== null) {

@@ -44,7 +44,9 @@ export async function* uploadedFiles(req: Request, fallbackName: string): AsyncG
   parser.on('error', () => push(new ApiError('bad_request', 'Malformed multipart body')));
   parser.on('close', () => push(null));
   // A client that goes away mid-upload is not a server fault: answer (to nobody) without logging it.
-  source.on('error', () => push(new ApiError('bad_request', 'The request body could not be read: the client closed the connection')));
+  source.on('error', () =>
+    push(new ApiError('bad_request', 'The request body could not be read: the client closed the connection')),
+  );
   source.pipe(parser);
   try {
     for (;;) {

@@ -45,12 +45,18 @@ describe('apiFetch', () => {
     expect(error.message).toBe(
       'email: Must be an email address; password: String should have at least 8 characters; password: Second problem',
     );
-    expect(error.fieldErrors).toEqual({ email: 'Must be an email address', password: 'String should have at least 8 characters' });
+    expect(error.fieldErrors).toEqual({
+      email: 'Must be an email address',
+      password: 'String should have at least 8 characters',
+    });
   });
 
   it('explains a body that is not JSON by its status', async () => {
     vi.stubGlobal('fetch', respond(502, '<html>Bad gateway</html>', 'text/html'));
-    await expect(apiFetch('/v1/x', z.object({}))).rejects.toMatchObject({ status: 502, message: expect.stringMatching(/server/) });
+    await expect(apiFetch('/v1/x', z.object({}))).rejects.toMatchObject({
+      status: 502,
+      message: expect.stringMatching(/server/),
+    });
   });
 
   it('reports an answer that does not match the schema', async () => {
@@ -62,14 +68,19 @@ describe('apiFetch', () => {
   });
 
   it('reports a network failure with status 0', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => Promise.reject(new TypeError('Failed to fetch'))));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => Promise.reject(new TypeError('Failed to fetch'))),
+    );
     await expect(apiFetch('/v1/x', z.object({}))).rejects.toMatchObject({ status: 0 });
   });
 });
 
 describe('errorFromResponseBody', () => {
   it('keeps nested locations as dotted paths', () => {
-    const error = errorFromResponseBody(422, { detail: [{ loc: ['query', 'limit'], msg: 'Input should be less than or equal to 100', type: 'x' }] });
+    const error = errorFromResponseBody(422, {
+      detail: [{ loc: ['query', 'limit'], msg: 'Input should be less than or equal to 100', type: 'x' }],
+    });
     expect(error.fieldErrors).toEqual({ limit: 'Input should be less than or equal to 100' });
   });
 });

@@ -70,7 +70,11 @@ export function errorFromResponseBody(status: number, body: unknown): ApiClientE
   if (asString.success) return new ApiClientError(status, asString.data.detail || fallbackMessage(status));
   const asList = validationErrorSchema.safeParse(body);
   if (asList.success) {
-    return new ApiClientError(status, messageFromValidation(asList.data.detail), fieldErrorsFromValidation(asList.data.detail));
+    return new ApiClientError(
+      status,
+      messageFromValidation(asList.data.detail),
+      fieldErrorsFromValidation(asList.data.detail),
+    );
   }
   return new ApiClientError(status, fallbackMessage(status));
 }
@@ -84,7 +88,11 @@ export interface ApiFetchInit extends Omit<RequestInit, 'body'> {
  * Calls the /v1 API from the browser with the session cookie and parses the answer with the
  * contract's zod schema, so that a response the UI cannot handle fails here, loudly, not in a render.
  */
-export async function apiFetch<S extends z.ZodType>(path: string, schema: S, init: ApiFetchInit = {}): Promise<z.output<S>> {
+export async function apiFetch<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  init: ApiFetchInit = {},
+): Promise<z.output<S>> {
   const { json, headers, ...rest } = init;
   const requestHeaders = new Headers(headers);
   requestHeaders.set('accept', 'application/json');
@@ -116,9 +124,14 @@ export async function apiFetch<S extends z.ZodType>(path: string, schema: S, ini
 
   const parsed = schema.safeParse(payload);
   if (!parsed.success) {
-    throw new ApiClientError(response.status, 'The server sent a response this page does not understand.', {}, {
-      cause: parsed.error,
-    });
+    throw new ApiClientError(
+      response.status,
+      'The server sent a response this page does not understand.',
+      {},
+      {
+        cause: parsed.error,
+      },
+    );
   }
   return parsed.data;
 }

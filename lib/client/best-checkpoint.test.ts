@@ -14,7 +14,12 @@ describe('metricDirection', () => {
 });
 
 describe('selectBestCheckpoint', () => {
-  const list = [ck(1, { 'val/reward': 0.2, 'train/loss': 3 }), ck(2, { 'train/loss': 1 }), ck(3, { 'val/reward': 0.7 }), ck(4, { 'val/reward': 0.7 })];
+  const list = [
+    ck(1, { 'val/reward': 0.2, 'train/loss': 3 }),
+    ck(2, { 'train/loss': 1 }),
+    ck(3, { 'val/reward': 0.7 }),
+    ck(4, { 'val/reward': 0.7 }),
+  ];
 
   it('picks the highest value, the later step on a tie, ignoring checkpoints without the metric', () => {
     expect(selectBestCheckpoint(list, 'val/reward')?.step).toBe(4);

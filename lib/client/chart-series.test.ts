@@ -33,15 +33,41 @@ describe('log scale', () => {
   });
 
   it('counts the values a log axis hides', () => {
-    const [chart] = groupSeriesIntoCharts([{ name: 'train/loss', total_points: 3, points: [[0, 1], [1, 0], [2, -2]] }]);
+    const [chart] = groupSeriesIntoCharts([
+      {
+        name: 'train/loss',
+        total_points: 3,
+        points: [
+          [0, 1],
+          [1, 0],
+          [2, -2],
+        ],
+      },
+    ]);
     expect(countNonPositive(chart)).toBe(2);
   });
 });
 
 describe('buildChartData', () => {
   const [chart] = groupSeriesIntoCharts([
-    { name: 'train/loss', total_points: 4, points: [[0, 2], [1, 1], [2, -1], [3, 0.5]] },
-    { name: 'val/loss', total_points: 2, points: [[0, 3], [3, 1]] },
+    {
+      name: 'train/loss',
+      total_points: 4,
+      points: [
+        [0, 2],
+        [1, 1],
+        [2, -1],
+        [3, 0.5],
+      ],
+    },
+    {
+      name: 'val/loss',
+      total_points: 2,
+      points: [
+        [0, 3],
+        [3, 1],
+      ],
+    },
   ]);
 
   it('makes one row per step of any series; unsampled steps are absent, not zero', () => {

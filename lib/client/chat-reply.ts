@@ -51,7 +51,9 @@ export function applyChunk(reply: AssistantReply, chunk: ChatCompletionChunk): A
       finishReason: choice.finish_reason ?? prev.finishReason,
     };
   }
-  const usage = chunk.usage ? { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens } : reply.usage;
+  const usage = chunk.usage
+    ? { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens }
+    : reply.usage;
   return choices === reply.choices && usage === reply.usage ? reply : { choices, usage };
 }
 

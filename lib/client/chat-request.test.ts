@@ -25,10 +25,17 @@ describe('buildChatRequest', () => {
   });
 
   it('leaves out logprobs when off and adds the response format', () => {
-    const body = buildChatRequest('m', messages, { ...DEFAULT_PARAMS, logprobs: false, response_format: 'json_schema' });
+    const body = buildChatRequest('m', messages, {
+      ...DEFAULT_PARAMS,
+      logprobs: false,
+      response_format: 'json_schema',
+    });
     expect(body.logprobs).toBeUndefined();
     expect(body.top_logprobs).toBeUndefined();
-    expect(body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'response', schema: { type: 'object' } } });
+    expect(body.response_format).toMatchObject({
+      type: 'json_schema',
+      json_schema: { name: 'response', schema: { type: 'object' } },
+    });
   });
 });
 
@@ -46,6 +53,8 @@ describe('validateParams', () => {
   it('checks the JSON schema text', () => {
     expect(parseJsonSchemaText('[]')).toEqual({ error: 'The schema must be a JSON object' });
     expect(parseJsonSchemaText('{')).toHaveProperty('error');
-    expect(validateParams({ ...DEFAULT_PARAMS, response_format: 'json_schema', json_schema: '{' })).toHaveProperty('json_schema');
+    expect(validateParams({ ...DEFAULT_PARAMS, response_format: 'json_schema', json_schema: '{' })).toHaveProperty(
+      'json_schema',
+    );
   });
 });

@@ -48,7 +48,8 @@ export const DEFAULT_PARAMS: ChatParams = {
   logprobs: true,
   top_logprobs: '5',
   response_format: 'text',
-  json_schema: '{\n  "type": "object",\n  "properties": {\n    "answer": { "type": "string" }\n  },\n  "required": ["answer"]\n}',
+  json_schema:
+    '{\n  "type": "object",\n  "properties": {\n    "answer": { "type": "string" }\n  },\n  "required": ["answer"]\n}',
 };
 
 /** The request body the playground sends; keys appear only when set, in a stable order. */
@@ -70,7 +71,8 @@ export interface PlaygroundRequest {
   n?: number;
   logprobs?: boolean;
   top_logprobs?: number;
-  response_format?: { type: 'json_object' } | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown> } };
+  response_format?:
+    { type: 'json_object' } | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown> } };
   /** vLLM answers `token_id:N` by default on this server; readable text is what a person wants to see. */
   return_tokens_as_token_ids: false;
 }
@@ -85,7 +87,17 @@ interface NumberRule {
 
 // Ranges are vLLM's own (docs/contract.md §8): catching them here saves a round trip and names the field.
 const NUMBER_RULES: Record<
-  'temperature' | 'top_p' | 'top_k' | 'min_p' | 'max_tokens' | 'presence_penalty' | 'frequency_penalty' | 'repetition_penalty' | 'seed' | 'n' | 'top_logprobs',
+  | 'temperature'
+  | 'top_p'
+  | 'top_k'
+  | 'min_p'
+  | 'max_tokens'
+  | 'presence_penalty'
+  | 'frequency_penalty'
+  | 'repetition_penalty'
+  | 'seed'
+  | 'n'
+  | 'top_logprobs',
   NumberRule
 > = {
   temperature: { min: 0, max: 2 },
@@ -168,7 +180,8 @@ export function buildChatRequest(model: string, messages: PlaygroundMessage[], p
   if (params.response_format === 'json_object') body.response_format = { type: 'json_object' };
   if (params.response_format === 'json_schema') {
     const parsed = parseJsonSchemaText(params.json_schema);
-    if ('schema' in parsed) body.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: parsed.schema } };
+    if ('schema' in parsed)
+      body.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: parsed.schema } };
   }
   // Re-create the object in a fixed key order: the exported code then reads the same way every time.
   const ordered = {} as Record<string, unknown>;

@@ -25,17 +25,32 @@ afterEach(() => vi.unstubAllGlobals());
 
 describe('streamChatCompletion', () => {
   it('hands over each chunk until [DONE] and sends the body as JSON', async () => {
-    const fetchMock = vi.fn(async () => sseResponse([`data: ${chunk('Hel')}\n\ndata: ${chunk('lo')}\n`, '\ndata: [DONE]\n\n', `data: ${chunk('late')}\n\n`]));
+    const fetchMock = vi.fn(async () =>
+      sseResponse([
+        `data: ${chunk('Hel')}\n\ndata: ${chunk('lo')}\n`,
+        '\ndata: [DONE]\n\n',
+        `data: ${chunk('late')}\n\n`,
+      ]),
+    );
     vi.stubGlobal('fetch', fetchMock);
     const seen: string[] = [];
-    await streamChatCompletion({ model: 'm', stream: true }, { onChunk: (c) => seen.push(c.choices[0].delta.content ?? '') });
+    await streamChatCompletion(
+      { model: 'm', stream: true },
+      { onChunk: (c) => seen.push(c.choices[0].delta.content ?? '') },
+    );
     expect(seen).toEqual(['Hel', 'lo']);
-    expect(fetchMock).toHaveBeenCalledWith('/v1/chat/completions', expect.objectContaining({ method: 'POST', body: '{"model":"m","stream":true}' }));
+    expect(fetchMock).toHaveBeenCalledWith(
+      '/v1/chat/completions',
+      expect.objectContaining({ method: 'POST', body: '{"model":"m","stream":true}' }),
+    );
   });
 
   it('turns an in-band error event into an ApiClientError', async () => {
     vi.stubGlobal('fetch', async () =>
-      sseResponse([`data: ${chunk('a')}\n\n`, 'data: {"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}}\n\ndata: [DONE]\n\n']),
+      sseResponse([
+        `data: ${chunk('a')}\n\n`,
+        'data: {"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}}\n\ndata: [DONE]\n\n',
+      ]),
     );
     const seen: string[] = [];
     const error = await streamChatCompletion({}, { onChunk: (c) => seen.push(c.id) }).catch((e: unknown) => e);
@@ -48,9 +63,14 @@ describe('streamChatCompletion', () => {
     vi.stubGlobal(
       'fetch',
       async () =>
-        new Response(JSON.stringify({ error: { message: 'The model `x` does not exist.', type: 'NotFoundError', param: null, code: 404 } }), {
-          status: 404,
-        }),
+        new Response(
+          JSON.stringify({
+            error: { message: 'The model `x` does not exist.', type: 'NotFoundError', param: null, code: 404 },
+          }),
+          {
+            status: 404,
+          },
+        ),
     );
     const error = (await streamChatCompletion({}, { onChunk: () => {} }).catch((e: unknown) => e)) as ApiClientError;
     expect(error.status).toBe(404);

@@ -51,10 +51,14 @@ describe('pythonLiteral', () => {
 
   it.runIf(hasCommand('python3'))('evaluates to the same value in Python', () => {
     const literal = pythonLiteral(body);
-    const json = execFileSync('python3', ['-c', 'import json,sys; print(json.dumps(eval(sys.stdin.read()), ensure_ascii=False))'], {
-      input: literal,
-      encoding: 'utf8',
-    });
+    const json = execFileSync(
+      'python3',
+      ['-c', 'import json,sys; print(json.dumps(eval(sys.stdin.read()), ensure_ascii=False))'],
+      {
+        input: literal,
+        encoding: 'utf8',
+      },
+    );
     expect(JSON.parse(json)).toEqual(body);
   });
 });

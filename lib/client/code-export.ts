@@ -132,7 +132,8 @@ export function typescriptLiteral(value: unknown, indent = 0): string {
   const end = '  '.repeat(indent);
   const v = value as Json;
   if (v === null || v === undefined) return 'null';
-  if (typeof v === 'boolean' || typeof v === 'number') return Number.isFinite(v) || typeof v === 'boolean' ? String(v) : 'null';
+  if (typeof v === 'boolean' || typeof v === 'number')
+    return Number.isFinite(v) || typeof v === 'boolean' ? String(v) : 'null';
   if (typeof v === 'string') return JSON.stringify(v);
   if (Array.isArray(v)) {
     if (v.length === 0) return '[]';
@@ -141,7 +142,10 @@ export function typescriptLiteral(value: unknown, indent = 0): string {
   const entries = Object.entries(v);
   if (entries.length === 0) return '{}';
   return `{\n${entries
-    .map(([k, item]) => `${pad}${isIdentifier(k, /^[A-Za-z_$][A-Za-z0-9_$]*$/) ? k : JSON.stringify(k)}: ${typescriptLiteral(item, indent + 1)},`)
+    .map(
+      ([k, item]) =>
+        `${pad}${isIdentifier(k, /^[A-Za-z_$][A-Za-z0-9_$]*$/) ? k : JSON.stringify(k)}: ${typescriptLiteral(item, indent + 1)},`,
+    )
     .join('\n')}\n${end}}`;
 }
 
@@ -168,7 +172,12 @@ export function toTypeScript(body: object, { origin, apiKeyEnv = 'TUNEBOARD_API_
     '',
     `const ${streaming ? 'stream' : 'completion'} = await client.chat.completions.create(${params.join('\n')});`,
     ...(streaming
-      ? ['for await (const chunk of stream) {', "  process.stdout.write(chunk.choices[0]?.delta?.content ?? '');", '}', "process.stdout.write('\\n');"]
+      ? [
+          'for await (const chunk of stream) {',
+          "  process.stdout.write(chunk.choices[0]?.delta?.content ?? '');",
+          '}',
+          "process.stdout.write('\\n');",
+        ]
       : ['console.log(completion.choices[0].message.content);']),
   ].join('\n');
 }

@@ -17,8 +17,20 @@ describe('csvField', () => {
 describe('seriesToCsv', () => {
   it('aligns series by step and leaves missing cells empty', () => {
     const csv = seriesToCsv([
-      { name: 'train/reward', points: [[0, 0.1], [1, 0.2]] },
-      { name: 'val/reward', points: [[1, 0.3], [2, 1e-7]] },
+      {
+        name: 'train/reward',
+        points: [
+          [0, 0.1],
+          [1, 0.2],
+        ],
+      },
+      {
+        name: 'val/reward',
+        points: [
+          [1, 0.3],
+          [2, 1e-7],
+        ],
+      },
     ]);
     expect(csv).toBe('step,train/reward,val/reward\r\n0,0.1,\r\n1,0.2,0.3\r\n2,,1e-7\r\n');
   });

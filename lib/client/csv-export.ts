@@ -11,12 +11,17 @@ export function csvField(value: string | number | null | undefined): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
-export function toCsv(header: readonly string[], rows: readonly (readonly (string | number | null | undefined)[])[]): string {
+export function toCsv(
+  header: readonly string[],
+  rows: readonly (readonly (string | number | null | undefined)[])[],
+): string {
   return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
 }
 
 /** One column per series, one row per step of any series; a step a series did not log is an empty cell. */
-export function seriesToCsv(series: readonly { name: string; points: readonly (readonly [number, number | null])[] }[]): string {
+export function seriesToCsv(
+  series: readonly { name: string; points: readonly (readonly [number, number | null])[] }[],
+): string {
   const steps = new Set<number>();
   const byName = series.map((s) => {
     const m = new Map<number, number | null>();
@@ -35,6 +40,9 @@ export function seriesToCsv(series: readonly { name: string; points: readonly (r
 
 /** A file name from a metric name: anything outside [a-z0-9._-] becomes `-`. */
 export function csvFileName(base: string): string {
-  const slug = base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  const slug = base
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return `${slug || 'series'}.csv`;
 }

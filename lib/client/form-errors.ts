@@ -26,7 +26,10 @@ function issueMessage(issue: z.core.$ZodIssue): string {
  * Splits a failed request into errors shown next to the form's own fields and one message for the
  * form as a whole (errors about fields the form does not have, or not about a field at all).
  */
-export function splitSubmitError(error: unknown, fields: readonly string[]): { fieldErrors: FieldErrors; formError: string | null } {
+export function splitSubmitError(
+  error: unknown,
+  fields: readonly string[],
+): { fieldErrors: FieldErrors; formError: string | null } {
   if (!isApiClientError(error)) return { fieldErrors: {}, formError: 'Something went wrong. Try again.' };
   const fieldErrors: FieldErrors = {};
   const other: string[] = [];

@@ -33,5 +33,7 @@ export function formatDateTime(iso: string, timeZone?: string): string {
 }
 
 export function formatDate(iso: string, timeZone?: string): string {
-  return new Intl.DateTimeFormat('en', { year: 'numeric', month: 'short', day: 'numeric', timeZone }).format(new Date(iso));
+  return new Intl.DateTimeFormat('en', { year: 'numeric', month: 'short', day: 'numeric', timeZone }).format(
+    new Date(iso),
+  );
 }

@@ -37,7 +37,10 @@ export function inferenceNames(m: NamedModel & { id: string }, step: number | nu
  * The names that reach one checkpoint: its pinned forms, and while it is the latest step also the forms
  * that mean "latest" (they move on to the next step when one is trained, so an older row leaves them out).
  */
-export function checkpointNames(m: NamedModel & { id: string; latest_step: number | null }, step: number): InferenceName[] {
+export function checkpointNames(
+  m: NamedModel & { id: string; latest_step: number | null },
+  step: number,
+): InferenceName[] {
   const pinned: InferenceName[] = [
     { label: `Step ${step}`, value: stepName(m, step) },
     { label: `Step ${step} artifact`, value: artifact(stepName(m, step)) },

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { confidenceLabel, formatProbability, logprobBackground, logprobToProbability, probabilityHue, visibleToken } from './logprob-color';
+import {
+  confidenceLabel,
+  formatProbability,
+  logprobBackground,
+  logprobToProbability,
+  probabilityHue,
+  visibleToken,
+} from './logprob-color';
 
 describe('logprob colour scale', () => {
   it('maps logprobs to probabilities, clamping the edge cases', () => {

@@ -39,7 +39,8 @@ export function formatProbability(probability: number): string {
 /** Bytes that only spell U+FFFD itself (EF BF BD…) say nothing more than the character does. */
 function isReplacementEncoding(bytes: readonly number[]): boolean {
   if (bytes.length % 3 !== 0) return false;
-  for (let i = 0; i < bytes.length; i += 3) if (bytes[i] !== 0xef || bytes[i + 1] !== 0xbf || bytes[i + 2] !== 0xbd) return false;
+  for (let i = 0; i < bytes.length; i += 3)
+    if (bytes[i] !== 0xef || bytes[i + 1] !== 0xbf || bytes[i + 2] !== 0xbd) return false;
   return true;
 }
 

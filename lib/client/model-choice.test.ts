@@ -15,7 +15,6 @@ describe('model names', () => {
   });
 });
 
-
 const M = 'ada/p/m';
 
 describe('otherStepOfModel', () => {
@@ -46,7 +45,10 @@ describe('otherStepOfModel', () => {
 
 describe('modelLabel', () => {
   it('puts the model name first and its entity/project second', () => {
-    expect(modelLabel('e2e-abc/first-project/first-model')).toEqual({ name: 'first-model', scope: 'e2e-abc/first-project' });
+    expect(modelLabel('e2e-abc/first-project/first-model')).toEqual({
+      name: 'first-model',
+      scope: 'e2e-abc/first-project',
+    });
     expect(modelLabel('tuneboard/tiny-random')).toEqual({ name: 'tiny-random', scope: 'tuneboard' });
     expect(modelLabel('plain')).toEqual({ name: 'plain', scope: '' });
   });

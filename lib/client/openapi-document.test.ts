@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { groupOperationsByTag, inlineRefs, listOperations, openApiDocumentSchema, schemaTypeLabel } from './openapi-document';
+import {
+  groupOperationsByTag,
+  inlineRefs,
+  listOperations,
+  openApiDocumentSchema,
+  schemaTypeLabel,
+} from './openapi-document';
 
 const doc = openApiDocumentSchema.parse({
   openapi: '3.1.0',
@@ -12,7 +18,12 @@ const doc = openApiDocumentSchema.parse({
         tags: ['models'],
         summary: 'Get one',
         parameters: [{ $ref: '#/components/parameters/Verbose' }],
-        responses: { '200': { description: 'OK', content: { 'application/json': { schema: { $ref: '#/components/schemas/Model' } } } } },
+        responses: {
+          '200': {
+            description: 'OK',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Model' } } },
+          },
+        },
       },
       delete: { tags: ['zeta'], responses: { '404': { $ref: '#/components/responses/NotFound' } } },
     },

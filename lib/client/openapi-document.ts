@@ -183,7 +183,10 @@ function toParameters(doc: OpenApiDocument, raw: RawOperation['parameters']): Op
 }
 
 function operationId(method: string, path: string): string {
-  return `${method}-${path}`.replace(/[^a-zA-Z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase();
+  return `${method}-${path}`
+    .replace(/[^a-zA-Z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase();
 }
 
 /** Every operation of the document, in path order, with path-level parameters merged in. */
@@ -208,7 +211,9 @@ export function listOperations(doc: OpenApiDocument): (Operation & { tags: strin
         description: op.description,
         deprecated: op.deprecated ?? false,
         parameters,
-        requestBody: bodyContent ? { ...bodyContent, required: body?.required ?? false, description: body?.description } : undefined,
+        requestBody: bodyContent
+          ? { ...bodyContent, required: body?.required ?? false, description: body?.description }
+          : undefined,
         responses: Object.entries(op.responses ?? {}).map(([status, value]) => {
           const response = follow(doc, value, responseSchema);
           return { status, description: response?.description, body: pickBody(response?.content) };

@@ -6,7 +6,12 @@ import { apiFetch } from './api-fetch';
 import { apiKeyListSchema, teamListSchema } from '@/lib/schemas/accounts';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 import { modelSummarySchema, projectListSchema } from '@/lib/schemas/models';
-import { jobEventListSchema, trainingJobListSchema, trainingJobSchema, type JobEventDto } from '@/lib/schemas/training-jobs';
+import {
+  jobEventListSchema,
+  trainingJobListSchema,
+  trainingJobSchema,
+  type JobEventDto,
+} from '@/lib/schemas/training-jobs';
 import { historySchema, trajectoryGroupListSchema, trajectoryStepListSchema } from '@/lib/schemas/trajectories';
 import { openApiDocumentSchema } from './openapi-document';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
@@ -176,9 +181,13 @@ export const checkpointPickerQuery = (modelId: string) =>
   queryOptions({
     queryKey: queryKeys.modelPicker.checkpoints(modelId),
     queryFn: ({ signal }) =>
-      apiFetch(`/v1/preview/models/${encodeURIComponent(modelId)}/checkpoints?order=desc&limit=100`, checkpointListSchema, {
-        signal,
-      }),
+      apiFetch(
+        `/v1/preview/models/${encodeURIComponent(modelId)}/checkpoints?order=desc&limit=100`,
+        checkpointListSchema,
+        {
+          signal,
+        },
+      ),
   });
 
 export const USAGE_DAY_OPTIONS = [7, 30, 90] as const;
@@ -193,7 +202,8 @@ export const usageQuery = (entity: string, days: number) =>
 export const projectsQuery = (entity: string) =>
   queryOptions({
     queryKey: queryKeys.projects.list(entity),
-    queryFn: ({ signal }) => apiFetch(`/v1/preview/projects?${new URLSearchParams({ entity })}`, projectListSchema, { signal }),
+    queryFn: ({ signal }) =>
+      apiFetch(`/v1/preview/projects?${new URLSearchParams({ entity })}`, projectListSchema, { signal }),
   });
 
 const modelPath = (modelId: string) => `/v1/preview/models/${encodeURIComponent(modelId)}`;
@@ -224,7 +234,10 @@ export const checkpointPageQuery = (modelId: string, cursor: string | undefined)
  */
 export const MAX_CHECKPOINT_PAGES_FOR_BEST = 10;
 
-export async function fetchAllCheckpoints(modelId: string, signal?: AbortSignal): Promise<{ data: CheckpointDto[]; complete: boolean }> {
+export async function fetchAllCheckpoints(
+  modelId: string,
+  signal?: AbortSignal,
+): Promise<{ data: CheckpointDto[]; complete: boolean }> {
   const data: CheckpointDto[] = [];
   let after: string | undefined;
   for (let page = 0; page < MAX_CHECKPOINT_PAGES_FOR_BEST; page++) {
@@ -267,7 +280,12 @@ export const historyRangeQuery = (modelId: string, keys: readonly string[], from
   queryOptions({
     queryKey: [...queryKeys.model.history(modelId), 'range', keys.join(','), from, to] as const,
     queryFn: ({ signal }) => {
-      const query = new URLSearchParams({ keys: keys.join(','), from_step: String(from), to_step: String(to), max_points: String(HISTORY_DETAIL_MAX_POINTS) });
+      const query = new URLSearchParams({
+        keys: keys.join(','),
+        from_step: String(from),
+        to_step: String(to),
+        max_points: String(HISTORY_DETAIL_MAX_POINTS),
+      });
       return apiFetch(`${modelPath(modelId)}/history?${query}`, historySchema, { signal });
     },
   });

@@ -2,12 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { parseSftJsonl, SftDataError } from '@/lib/schemas/sft-data';
 import { datasetNameFromFile, inspectSftText, parseBatchSize, parseLearningRate } from './sft-dataset';
 
-const ok = (q: string) => JSON.stringify({ messages: [{ role: 'user', content: q }, { role: 'assistant', content: 'a' }] });
+const ok = (q: string) =>
+  JSON.stringify({
+    messages: [
+      { role: 'user', content: q },
+      { role: 'assistant', content: 'a' },
+    ],
+  });
 const badLast = JSON.stringify({ messages: [{ role: 'user', content: 'q' }] });
 
 describe('inspectSftText', () => {
   it('counts examples, previews the first ones and skips blank lines', () => {
-    const result = inspectSftText('train.jsonl', [ok('1'), '', ok('2'), ok('3'), ok('4')].join('\r\n'), { previewCount: 2 });
+    const result = inspectSftText('train.jsonl', [ok('1'), '', ok('2'), ok('3'), ok('4')].join('\r\n'), {
+      previewCount: 2,
+    });
     expect(result.exampleCount).toBe(4);
     expect(result.errors).toEqual([]);
     expect(result.preview.map((e) => [e.line, e.messages[0].content])).toEqual([

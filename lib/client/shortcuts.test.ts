@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { filterCommands, GO_TO, isApplePlatform, isModKey, isTypingTarget, SHORTCUT_GROUPS, type Command } from './shortcuts';
+import {
+  filterCommands,
+  GO_TO,
+  isApplePlatform,
+  isModKey,
+  isTypingTarget,
+  SHORTCUT_GROUPS,
+  type Command,
+} from './shortcuts';
 
 const commands: Command[] = [
   { id: '1', group: 'Pages', label: 'Models', href: '/models' },
@@ -27,7 +35,8 @@ describe('filterCommands', () => {
 
 describe('keyboard helpers', () => {
   it('knows when the user is typing', () => {
-    const el = (tagName: string, extra: Record<string, unknown> = {}) => ({ tagName, isContentEditable: false, ...extra }) as unknown as EventTarget;
+    const el = (tagName: string, extra: Record<string, unknown> = {}) =>
+      ({ tagName, isContentEditable: false, ...extra }) as unknown as EventTarget;
     expect(isTypingTarget(el('TEXTAREA'))).toBe(true);
     expect(isTypingTarget(el('INPUT', { type: 'text' }))).toBe(true);
     expect(isTypingTarget(el('INPUT', { type: 'checkbox' }))).toBe(false);

@@ -30,7 +30,11 @@ export const SHORTCUT_GROUPS: { title: string; shortcuts: Shortcut[] }[] = [
   },
   {
     title: 'Go to',
-    shortcuts: Object.entries(GO_TO).map(([key, { label }]) => ({ keys: ['G', key.toUpperCase()], sequence: true, description: label })),
+    shortcuts: Object.entries(GO_TO).map(([key, { label }]) => ({
+      keys: ['G', key.toUpperCase()],
+      sequence: true,
+      description: label,
+    })),
   },
   {
     title: 'Playground',

@@ -59,7 +59,9 @@ describe('interpretChatEvent', () => {
     expect(interpretChatEvent('[DONE]')).toEqual({ kind: 'done' });
     expect(interpretChatEvent('{"id":"x","choices":[]}')).toEqual({ kind: 'chunk', value: { id: 'x', choices: [] } });
     expect(
-      interpretChatEvent('{"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}}'),
+      interpretChatEvent(
+        '{"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}}',
+      ),
     ).toEqual({ kind: 'error', message: 'Internal server error', code: 500 });
     expect(interpretChatEvent('{"error":"boom"}')).toEqual({ kind: 'error', message: 'boom', code: null });
     expect(interpretChatEvent('not json')).toEqual({ kind: 'invalid', data: 'not json' });

@@ -21,12 +21,19 @@ describe('toDisplayMessage', () => {
   });
 
   it('reads a Choice through its message key and notes logprobs', () => {
-    const m = toDisplayMessage({ finish_reason: 'stop', index: 0, logprobs: { content: [] }, message: { role: 'assistant', content: '  a\n b' } });
+    const m = toDisplayMessage({
+      finish_reason: 'stop',
+      index: 0,
+      logprobs: { content: [] },
+      message: { role: 'assistant', content: '  a\n b' },
+    });
     expect(m).toMatchObject({ role: 'assistant', content: '  a\n b', isChoice: true, hasLogprobs: true });
   });
 
   it('keeps markup as text and survives odd shapes', () => {
-    expect(toDisplayMessage({ role: 'user', content: '<img src=x onerror=alert(1)>' }).content).toBe('<img src=x onerror=alert(1)>');
+    expect(toDisplayMessage({ role: 'user', content: '<img src=x onerror=alert(1)>' }).content).toBe(
+      '<img src=x onerror=alert(1)>',
+    );
     expect(toDisplayMessage('nonsense')).toMatchObject({ role: 'unknown', content: '' });
     expect(toDisplayMessage({ role: 'tool', content: 'r', tool_call_id: 'c1' }).toolCallId).toBe('c1');
   });
@@ -34,8 +41,18 @@ describe('toDisplayMessage', () => {
 
 describe('contentText', () => {
   it('joins text parts and shows other parts as JSON', () => {
-    expect(contentText([{ type: 'text', text: 'a' }, { type: 'image_url', image_url: { url: 'u' } }])).toContain('"image_url"');
-    expect(contentText([{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }])).toBe('a\nb');
+    expect(
+      contentText([
+        { type: 'text', text: 'a' },
+        { type: 'image_url', image_url: { url: 'u' } },
+      ]),
+    ).toContain('"image_url"');
+    expect(
+      contentText([
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ]),
+    ).toBe('a\nb');
   });
 });
 

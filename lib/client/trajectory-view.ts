@@ -35,7 +35,9 @@ function asText(value: unknown): string {
 export function contentText(content: unknown): string {
   if (Array.isArray(content)) {
     return content
-      .map((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? part.text : asText(part)))
+      .map((part) =>
+        isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? part.text : asText(part),
+      )
       .join('\n');
   }
   return asText(content);
@@ -90,7 +92,8 @@ function toolNames(value: unknown): string[] {
 export function toDisplayTrajectory(raw: unknown, index: number): DisplayTrajectory {
   const t = isRecord(raw) ? raw : {};
   const metrics: Record<string, string> = {};
-  if (isRecord(t.metrics)) for (const [k, v] of Object.entries(t.metrics)) metrics[k] = typeof v === 'number' ? formatNumber(v) : asText(v);
+  if (isRecord(t.metrics))
+    for (const [k, v] of Object.entries(t.metrics)) metrics[k] = typeof v === 'number' ? formatNumber(v) : asText(v);
   return {
     index,
     // Absent means 0.0, as the API defines it.
@@ -133,7 +136,11 @@ export function sortByReward<T extends { reward: number; index: number }>(items:
 }
 
 /** Keeps items whose reward lies within [min, max]; a null bound is open. */
-export function filterByReward<T extends { reward: number }>(items: readonly T[], min: number | null, max: number | null): T[] {
+export function filterByReward<T extends { reward: number }>(
+  items: readonly T[],
+  min: number | null,
+  max: number | null,
+): T[] {
   return items.filter((t) => (min === null || t.reward >= min) && (max === null || t.reward <= max));
 }
 

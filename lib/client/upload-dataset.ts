@@ -31,7 +31,12 @@ export async function uploadDataset(target: DatasetTarget, file: Blob, signal?: 
   if (!response.ok) throw errorFromResponseBody(response.status, payload);
   const parsed = datasetSchema.safeParse(payload);
   if (!parsed.success) {
-    throw new ApiClientError(response.status, 'The server sent a response this page does not understand.', {}, { cause: parsed.error });
+    throw new ApiClientError(
+      response.status,
+      'The server sent a response this page does not understand.',
+      {},
+      { cause: parsed.error },
+    );
   }
   return parsed.data;
 }

@@ -1,7 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { formatCompact, OTHER_SERIES, usageChartData, usageDays, usageTable, usageTotals, type UsageRow } from './usage';
+import {
+  formatCompact,
+  OTHER_SERIES,
+  usageChartData,
+  usageDays,
+  usageTable,
+  usageTotals,
+  type UsageRow,
+} from './usage';
 
-const row = (project: string, model: string, day: string, requests: number, prompt: number, completion: number): UsageRow => ({
+const row = (
+  project: string,
+  model: string,
+  day: string,
+  requests: number,
+  prompt: number,
+  completion: number,
+): UsageRow => ({
   entity: 'ada',
   project,
   model,
@@ -26,9 +41,33 @@ describe('usage aggregation', () => {
 
   it('groups the table by project and model, most tokens first', () => {
     expect(usageTable(rows)).toEqual([
-      { project: 'inference', model: 'ada/p/m:step2', last_day: '2026-03-03', requests: 4, prompt_tokens: 100, completion_tokens: 100, total_tokens: 200 },
-      { project: 'inference', model: 'tuneboard/tiny-random', last_day: '2026-03-03', requests: 3, prompt_tokens: 15, completion_tokens: 25, total_tokens: 40 },
-      { project: 'evals', model: 'tuneboard/tiny-random', last_day: '2026-03-02', requests: 1, prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      {
+        project: 'inference',
+        model: 'ada/p/m:step2',
+        last_day: '2026-03-03',
+        requests: 4,
+        prompt_tokens: 100,
+        completion_tokens: 100,
+        total_tokens: 200,
+      },
+      {
+        project: 'inference',
+        model: 'tuneboard/tiny-random',
+        last_day: '2026-03-03',
+        requests: 3,
+        prompt_tokens: 15,
+        completion_tokens: 25,
+        total_tokens: 40,
+      },
+      {
+        project: 'evals',
+        model: 'tuneboard/tiny-random',
+        last_day: '2026-03-02',
+        requests: 1,
+        prompt_tokens: 1,
+        completion_tokens: 1,
+        total_tokens: 2,
+      },
     ]);
   });
 

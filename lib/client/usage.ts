@@ -78,7 +78,8 @@ export function usageChartData(
   { today, days, groupBy, maxSeries = 6 }: { today: string; days: number; groupBy: UsageGroupBy; maxSeries?: number },
 ): UsageChartData {
   const byGroup = new Map<string, number>();
-  for (const row of rows) byGroup.set(row[groupBy], (byGroup.get(row[groupBy]) ?? 0) + row.prompt_tokens + row.completion_tokens);
+  for (const row of rows)
+    byGroup.set(row[groupBy], (byGroup.get(row[groupBy]) ?? 0) + row.prompt_tokens + row.completion_tokens);
   const ranked = [...byGroup.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([name]) => name);
   const capped = ranked.length > maxSeries;
   const named = capped ? ranked.slice(0, maxSeries - 1) : ranked;

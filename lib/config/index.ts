@@ -20,7 +20,8 @@ export class ConfigError extends Error {
 
 type Raw = Record<string, unknown>;
 const MiB = 1024 * 1024;
-const mib = (value: unknown, fallback: number) => Math.max(1, Math.floor(((value as number | undefined) ?? fallback) * MiB));
+const mib = (value: unknown, fallback: number) =>
+  Math.max(1, Math.floor(((value as number | undefined) ?? fallback) * MiB));
 const text = (value: unknown) => value as string | undefined;
 const num = (value: unknown, fallback: number) => (value as number | undefined) ?? fallback;
 
@@ -34,7 +35,9 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     dataDir: ((dir: string) => (dir.startsWith('memory://') ? dir : path.resolve(/*turbopackIgnore: true*/ dir)))(
       text(raw.TUNEBOARD_DATA_DIR) ?? path.join('.data', 'pglite'),
     ),
-    artifactDir: path.resolve(/*turbopackIgnore: true*/ text(raw.TUNEBOARD_ARTIFACT_DIR) ?? path.join('.data', 'artifacts')),
+    artifactDir: path.resolve(
+      /*turbopackIgnore: true*/ text(raw.TUNEBOARD_ARTIFACT_DIR) ?? path.join('.data', 'artifacts'),
+    ),
     /** Body limit of training-job and /log routes, which carry per-token logprobs (at least 256 MiB by default). */
     largeBodyLimitBytes: mib(raw.TUNEBOARD_MAX_BODY_MB, 256),
     /** Body limit of every other JSON route. */
@@ -61,7 +64,9 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     /** The same folder as the vLLM server sees it, when it is mounted at another path there (default: the same). */
     vllmAdapterDirOnServer:
       text(raw.TUNEBOARD_VLLM_ADAPTER_DIR_ON_SERVER) ??
-      (text(raw.TUNEBOARD_VLLM_ADAPTER_DIR) ? path.resolve(/*turbopackIgnore: true*/ text(raw.TUNEBOARD_VLLM_ADAPTER_DIR)!) : undefined),
+      (text(raw.TUNEBOARD_VLLM_ADAPTER_DIR)
+        ? path.resolve(/*turbopackIgnore: true*/ text(raw.TUNEBOARD_VLLM_ADAPTER_DIR)!)
+        : undefined),
     /** vLLM's `--max-loras`: how many adapters Tuneboard keeps loaded before unloading the least recently used. */
     vllmMaxLoras: num(raw.TUNEBOARD_VLLM_MAX_LORAS, 4),
     /** Wrong passwords within 15 minutes after which an account's attempts must wait (1 s, doubling per failure). */
@@ -137,6 +142,9 @@ export function assertValidConfig(): Config {
 export const config: Readonly<Config> = Object.defineProperties(
   {} as Config,
   Object.fromEntries(
-    Object.keys(resolve({}, { NODE_ENV: 'test' })).map((k) => [k, { enumerable: true, get: () => loadConfig()[k as keyof Config] }]),
+    Object.keys(resolve({}, { NODE_ENV: 'test' })).map((k) => [
+      k,
+      { enumerable: true, get: () => loadConfig()[k as keyof Config] },
+    ]),
   ),
 );

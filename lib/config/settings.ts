@@ -116,7 +116,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'TUNEBOARD_BASE_MODELS_DIR',
     schema: optionalText,
     defaultText: 'the working directory',
-    meaning: "Where relative weight files and model paths of the base models resolve (e.g. `models/tiny-chat.safetensors`)",
+    meaning:
+      'Where relative weight files and model paths of the base models resolve (e.g. `models/tiny-chat.safetensors`)',
   },
   {
     env: 'TUNEBOARD_UPSTREAM_URL',
@@ -215,7 +216,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS',
     schema: positiveCount,
     defaultText: '`5`',
-    meaning: 'Wrong passwords for one account within 15 minutes before each further attempt waits (1 s, doubling per failure)',
+    meaning:
+      'Wrong passwords for one account within 15 minutes before each further attempt waits (1 s, doubling per failure)',
   },
   {
     env: 'TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS',
@@ -227,13 +229,15 @@ export const SETTINGS: readonly Setting[] = [
     env: 'TUNEBOARD_MAX_LARGE_REQUESTS',
     schema: positiveCount,
     defaultText: '`2`',
-    meaning: 'Requests with bodies past `TUNEBOARD_MAX_SMALL_BODY_MB` that one server process reads at once; more get 429 with Retry-After',
+    meaning:
+      'Requests with bodies past `TUNEBOARD_MAX_SMALL_BODY_MB` that one server process reads at once; more get 429 with Retry-After',
   },
   {
     env: 'TUNEBOARD_BENCH_PYTHON',
     schema: optionalText,
     defaultText: 'unset',
-    meaning: '`bench:train` only: a Python with PyTorch for the reference run (else the active venv, `PATH`, `/usr/bin/python3`)',
+    meaning:
+      '`bench:train` only: a Python with PyTorch for the reference run (else the active venv, `PATH`, `/usr/bin/python3`)',
   },
   {
     env: 'TUNEBOARD_PGLITE_RECYCLE_MB',
@@ -245,12 +249,23 @@ export const SETTINGS: readonly Setting[] = [
     env: 'TUNEBOARD_S3_ENDPOINT',
     schema: httpUrl,
     defaultText: 'unset',
-    meaning: 'S3-compatible object storage for artifacts instead of `TUNEBOARD_ARTIFACT_DIR` (with `TUNEBOARD_S3_BUCKET`)',
+    meaning:
+      'S3-compatible object storage for artifacts instead of `TUNEBOARD_ARTIFACT_DIR` (with `TUNEBOARD_S3_BUCKET`)',
   },
   { env: 'TUNEBOARD_S3_BUCKET', schema: optionalText, defaultText: 'unset', meaning: 'Bucket of the artifact store' },
-  { env: 'TUNEBOARD_S3_REGION', schema: optionalText, defaultText: '`us-east-1`', meaning: 'Region used to sign requests' },
+  {
+    env: 'TUNEBOARD_S3_REGION',
+    schema: optionalText,
+    defaultText: '`us-east-1`',
+    meaning: 'Region used to sign requests',
+  },
   { env: 'TUNEBOARD_S3_ACCESS_KEY_ID', schema: optionalText, defaultText: 'unset', meaning: 'S3 access key id' },
-  { env: 'TUNEBOARD_S3_SECRET_ACCESS_KEY', schema: optionalText, defaultText: 'unset', meaning: 'S3 secret access key' },
+  {
+    env: 'TUNEBOARD_S3_SECRET_ACCESS_KEY',
+    schema: optionalText,
+    defaultText: 'unset',
+    meaning: 'S3 secret access key',
+  },
   { env: 'TUNEBOARD_S3_PREFIX', schema: optionalText, defaultText: 'unset', meaning: 'Key prefix inside the bucket' },
   {
     env: 'TUNEBOARD_LOG_LEVEL',

@@ -120,7 +120,11 @@ export class PgliteThread {
       this.recycles++;
       onRecycled();
       log.info(
-        { heapMiB: Math.round(grown / 2 ** 20), limitMiB: Math.round(this.recycleHeapBytes / 2 ** 20), afterMiB: Math.round(this.heapBytes / 2 ** 20) },
+        {
+          heapMiB: Math.round(grown / 2 ** 20),
+          limitMiB: Math.round(this.recycleHeapBytes / 2 ** 20),
+          afterMiB: Math.round(this.heapBytes / 2 ** 20),
+        },
         'embedded database heap over its limit: thread recycled',
       );
     })().finally(() => {

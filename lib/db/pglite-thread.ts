@@ -33,7 +33,10 @@ async function main() {
   try {
     db = await PGlite.create(dataDir);
   } catch (err) {
-    port.postMessage({ type: 'fatal', message: err instanceof Error ? err.message : String(err) } satisfies FromPgliteThread);
+    port.postMessage({
+      type: 'fatal',
+      message: err instanceof Error ? err.message : String(err),
+    } satisfies FromPgliteThread);
     return;
   }
   port.postMessage({ type: 'ready', heapBytes: heapBytes(db) } satisfies FromPgliteThread);

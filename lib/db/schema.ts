@@ -327,7 +327,10 @@ export const artifacts = pgTable(
     kind: text('kind', { enum: ['dataset'] }).notNull(),
     prefix: text('prefix').notNull(),
     files: jsonb('files').$type<{ name: string; size: number }[]>().notNull(),
-    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    metadata: jsonb('metadata')
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('artifacts_name_version_key').on(t.entityId, t.project, t.name, t.version)],
@@ -374,7 +377,10 @@ export const trainingWorkers = pgTable(
     /** { backends: ['builtin' | 'hf'], base_models?: string[], kinds: ['rl' | 'sft'] } as the worker claimed. */
     capabilities: jsonb('capabilities').$type<Record<string, unknown>>().notNull(),
     /** What the worker says about itself: hostname, device, versions (shown on the dashboard). */
-    info: jsonb('info').$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+    info: jsonb('info')
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'::jsonb`),
     currentJobId: uuid('current_job_id'),
     firstSeenAt: createdAt(),
     lastSeenAt: ts('last_seen_at').notNull().defaultNow(),

@@ -340,7 +340,13 @@ export function sampleNext(
   let sum = 0;
   for (let i = 0; i < rawLogits.length; i++) sum += Math.exp(rawLogits[i] - max);
   const lse = max + Math.log(sum);
-  return { tokenId, logprob: rawLogits[tokenId] - lse, rank: tokenRank(rawLogits, tokenId), topLogprobs: [], ranked: [] };
+  return {
+    tokenId,
+    logprob: rawLogits[tokenId] - lse,
+    rank: tokenRank(rawLogits, tokenId),
+    topLogprobs: [],
+    ranked: [],
+  };
 }
 
 function fallbackToken(rawLogits: ArrayLike<number>, allowed: readonly number[] | null): number {

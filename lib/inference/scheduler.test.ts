@@ -21,7 +21,12 @@ function request(prompt: string, seed: number, i: number, extra: Partial<Generat
   };
 }
 
-function run(scheduler: BatchScheduler, id: string, sequences: GenerationRequest[], promptLogprobs: number | null = null) {
+function run(
+  scheduler: BatchScheduler,
+  id: string,
+  sequences: GenerationRequest[],
+  promptLogprobs: number | null = null,
+) {
   return new Promise<{ events: EngineEvent[]; promptLogprobs: unknown }>((resolve, reject) => {
     const events: EngineEvent[] = [];
     scheduler.submit({

@@ -106,7 +106,11 @@ export class BatchScheduler {
     list.forEach((c, i) => textById.set(c.tokenId, texts[i]));
     return {
       tokenText: textById.get(sampled.tokenId) ?? '',
-      candidates: ranked.map((c) => ({ tokenId: c.tokenId, logprob: c.logprob, tokenText: textById.get(c.tokenId) ?? '' })),
+      candidates: ranked.map((c) => ({
+        tokenId: c.tokenId,
+        logprob: c.logprob,
+        tokenText: textById.get(c.tokenId) ?? '',
+      })),
     };
   }
 

@@ -58,16 +58,21 @@ describe('forwardChatCompletion', () => {
 
   it('relays the bytes unchanged when nothing needs rewriting, still reading usage', async () => {
     const raw = `data: ${chunk('')}\r\n\r\ndata: ${usageChunk}\r\n\r\ndata: [DONE]\r\n\r\n`;
-    const result = await call(sseServer([raw.slice(0, 50), raw.slice(50)]), {
-      stream: true,
-      stream_options: { include_usage: true },
-    }, 'base');
+    const result = await call(
+      sseServer([raw.slice(0, 50), raw.slice(50)]),
+      {
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      'base',
+    );
     expect(await readAll(result.body)).toBe(raw);
     expect(await result.usage).toEqual({ prompt_tokens: 3, completion_tokens: 1 });
   });
 
   it('splices model into a JSON answer without re-serializing it', async () => {
-    const json = '{"id":"c","object":"chat.completion","created":1,"model":"base","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":5,"total_tokens":7},"x":1.0}';
+    const json =
+      '{"id":"c","object":"chat.completion","created":1,"model":"base","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":5,"total_tokens":7},"x":1.0}';
     const result = await call(sseServer([json], 'application/json'), {});
     expect(await readAll(result.body)).toBe(json.replace('"model":"base"', '"model":"me/p/m"'));
     expect(await result.usage).toEqual({ prompt_tokens: 2, completion_tokens: 5 });

@@ -154,7 +154,9 @@ export async function forwardChatCompletion(input: {
     }
     if (passThrough || drop) return;
     const payload = data === '[DONE]' ? data : rename(data);
-    out.push(`${event.event ? `event: ${event.event}\n` : ''}${payload.replace(/\n/g, '\ndata: ').replace(/^/, 'data: ')}\n\n`);
+    out.push(
+      `${event.event ? `event: ${event.event}\n` : ''}${payload.replace(/\n/g, '\ndata: ').replace(/^/, 'data: ')}\n\n`,
+    );
   };
   const parser = createParser({ onEvent });
 

@@ -68,7 +68,11 @@ const created = 1767225600;
 function validate(body: Record<string, unknown>): SamplingRequest | null {
   try {
     return resolveSamplingRequest(
-      parseChatRequest({ model: 'wandb-artifact:///acme/agents/agent-001', messages: [{ role: 'user', content: 'hi' }], ...body }),
+      parseChatRequest({
+        model: 'wandb-artifact:///acme/agents/agent-001',
+        messages: [{ role: 'user', content: 'hi' }],
+        ...body,
+      }),
       {
         vocabSize: tok.vocabSize,
         maxModelLen: CTX_LEN,

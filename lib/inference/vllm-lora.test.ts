@@ -26,14 +26,20 @@ const source = (name: string) => ({ name, materialize: async () => `/adapters/${
 describe('VllmAdapterManager', () => {
   it('loads an adapter once however many requests wait for it', async () => {
     const { server, calls } = fakeServer();
-    const m = new VllmAdapterManager(() => server, () => 4);
+    const m = new VllmAdapterManager(
+      () => server,
+      () => 4,
+    );
     await Promise.all([m.ensure(source('a')), m.ensure(source('a')), m.ensure(source('a'))]);
     expect(calls).toEqual(['load a']);
   });
 
   it('keeps at most max adapters, unloading the least recently used, also under concurrent loads', async () => {
     const { server, calls, loaded } = fakeServer();
-    const m = new VllmAdapterManager(() => server, () => 2);
+    const m = new VllmAdapterManager(
+      () => server,
+      () => 2,
+    );
     await m.ensure(source('a'));
     await m.ensure(source('b'));
     await m.ensure(source('a'));
@@ -46,7 +52,13 @@ describe('VllmAdapterManager', () => {
   });
 
   it('says what to configure when there is no vLLM server', async () => {
-    const m = new VllmAdapterManager(() => undefined, () => 2);
-    await expect(m.ensure(source('a'))).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('TUNEBOARD_UPSTREAM_URL') });
+    const m = new VllmAdapterManager(
+      () => undefined,
+      () => 2,
+    );
+    await expect(m.ensure(source('a'))).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining('TUNEBOARD_UPSTREAM_URL'),
+    });
   });
 });

@@ -88,7 +88,9 @@ export class VllmAdapterManager {
       } else if (res.status === 400) {
         throw unavailable(`the vLLM server refused the adapter of ${adapter.name}: ${message}`);
       } else {
-        throw unavailable(`the vLLM server failed to load the adapter of ${adapter.name} (HTTP ${res.status}${message ? `: ${message}` : ''})`);
+        throw unavailable(
+          `the vLLM server failed to load the adapter of ${adapter.name} (HTTP ${res.status}${message ? `: ${message}` : ''})`,
+        );
       }
     }
     this.loaded.set(adapter.name, { lastUsed: ++this.clock });

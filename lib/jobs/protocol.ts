@@ -23,8 +23,7 @@ export interface WorkerEvent {
 }
 
 export type JobInput =
-  | { kind: 'rl'; trajectory_groups: Record<string, unknown>[] }
-  | { kind: 'sft'; file: string; examples: SftExample[] };
+  { kind: 'rl'; trajectory_groups: Record<string, unknown>[] } | { kind: 'sft'; file: string; examples: SftExample[] };
 
 /**
  * What a training worker can do with a job. The built-in runner and external GPU workers use the same

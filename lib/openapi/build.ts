@@ -98,7 +98,11 @@ export function buildOpenApiDocument(routes: RouteEntry[], info: { version: stri
         parameters,
         responses,
         security:
-          def.auth === 'public' ? [] : def.auth === 'worker' ? [{ workerToken: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }],
+          def.auth === 'public'
+            ? []
+            : def.auth === 'worker'
+              ? [{ workerToken: [] }]
+              : [{ bearerAuth: [] }, { sessionCookie: [] }],
       };
       if (def.streamedBody) {
         operation.requestBody = { required: true, ...def.streamedBody };

@@ -59,7 +59,15 @@ describe('chat completion schemas', () => {
 
   it('documents the non-stream response with every key required (printed even when null), in order', () => {
     const json = z.toJSONSchema(chatCompletionResponseSchema, { io: 'output', unrepresentable: 'any' }) as {
-      properties: Record<string, { type?: unknown; const?: unknown; items?: { required?: string[] }; properties?: Record<string, { type?: unknown }> }>;
+      properties: Record<
+        string,
+        {
+          type?: unknown;
+          const?: unknown;
+          items?: { required?: string[] };
+          properties?: Record<string, { type?: unknown }>;
+        }
+      >;
       required: string[];
     };
     expect(Object.keys(json.properties)).toEqual([
@@ -78,7 +86,14 @@ describe('chat completion schemas', () => {
     expect(json.required).toEqual(Object.keys(json.properties));
     expect(json.properties.object).toMatchObject({ type: 'string', const: 'chat.completion' });
     expect(json.properties.choices.type).toBe('array');
-    expect(json.properties.choices.items?.required).toEqual(['index', 'message', 'logprobs', 'finish_reason', 'stop_reason', 'token_ids']);
+    expect(json.properties.choices.items?.required).toEqual([
+      'index',
+      'message',
+      'logprobs',
+      'finish_reason',
+      'stop_reason',
+      'token_ids',
+    ]);
     expect(json.properties.usage.properties?.prompt_tokens.type).toBe('integer');
     expect(json.properties.usage.properties?.completion_tokens.type).toBe('integer');
   });

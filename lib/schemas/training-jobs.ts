@@ -172,7 +172,8 @@ export function ignoredRlSettings(raw: Record<string, unknown> | null | undefine
   for (const [key, off] of Object.entries(UNIMPLEMENTED_RL_SETTINGS)) {
     const value = raw?.[key];
     if (value === undefined || value === null || value === off) continue;
-    out[`ignored/${key}`] = typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'boolean' ? Number(value) : 1;
+    out[`ignored/${key}`] =
+      typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'boolean' ? Number(value) : 1;
   }
   const level = raw?.importance_sampling_level;
   if (typeof level === 'string' && !(IMPORTANCE_SAMPLING_LEVELS as readonly string[]).includes(level)) {
@@ -230,7 +231,9 @@ export const createSftJobBodySchema = z.object({
 /** The resolved SFT config plus what Hugging Face workers read: LoRA settings and settings nobody acts on. */
 export function sftWorkerSettings(body: z.infer<typeof createSftJobBodySchema>) {
   const pick = (c: Record<string, unknown> | null | undefined) =>
-    Object.fromEntries(LORA_KEYS.flatMap((k) => (c?.[k] != null ? [[k, c[k]]] : []))) as z.infer<typeof loraSettingsSchema>;
+    Object.fromEntries(LORA_KEYS.flatMap((k) => (c?.[k] != null ? [[k, c[k]]] : []))) as z.infer<
+      typeof loraSettingsSchema
+    >;
   const lora = resolveLora({ ...pick(body.experimental_config), ...pick(body.config) });
   const extra = {
     ...extraSettings(body.experimental_config, [...LORA_KEYS]),
@@ -283,7 +286,9 @@ export const trainingJobSchema = z.object({
   waiting_reason: z
     .string()
     .nullable()
-    .describe('Extension: why a QUEUED job has not started (e.g. no connected worker can train its base model); null otherwise'),
+    .describe(
+      'Extension: why a QUEUED job has not started (e.g. no connected worker can train its base model); null otherwise',
+    ),
 });
 export type TrainingJobDto = z.infer<typeof trainingJobSchema>;
 

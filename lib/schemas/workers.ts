@@ -26,7 +26,11 @@ export const workerInfoSchema = z
 
 export const claimBodySchema = z.object({
   worker_id: workerId,
-  kinds: z.array(z.enum(['rl', 'sft'])).min(1).optional().describe('Job kinds this worker can train; both when absent'),
+  kinds: z
+    .array(z.enum(['rl', 'sft']))
+    .min(1)
+    .optional()
+    .describe('Job kinds this worker can train; both when absent'),
   model_ids: z.array(idSchema).max(1000).optional().describe('Only jobs of these models; all models when absent'),
   capabilities: workerCapabilitiesSchema.optional(),
   info: workerInfoSchema.optional(),
@@ -41,7 +45,9 @@ export const workerJobSchema = z.object({
   base_model_path: z
     .string()
     .nullable()
-    .describe('hf: the directory from the base-models file as written there (relative: to the worker\'s models directory); null: resolve the id in the Hugging Face cache'),
+    .describe(
+      "hf: the directory from the base-models file as written there (relative: to the worker's models directory); null: resolve the id in the Hugging Face cache",
+    ),
   config: z.record(z.string(), z.unknown()),
   base_checkpoint: z.object({ step: z.int(), artifact_key: z.string().nullable() }).nullable(),
   attempts: z.int(),
@@ -81,7 +87,13 @@ export const jobInputSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('sft'),
     file: z.string(),
-    examples: z.array(z.object({ line: z.int(), messages: z.array(z.looseObject({ role: z.string(), content: z.string() })), tools: z.array(z.unknown()).optional() })),
+    examples: z.array(
+      z.object({
+        line: z.int(),
+        messages: z.array(z.looseObject({ role: z.string(), content: z.string() })),
+        tools: z.array(z.unknown()).optional(),
+      }),
+    ),
   }),
 ]);
 
@@ -98,7 +110,7 @@ export const weightsQuerySchema = z.object({
   file: z
     .enum(['adapter_config.json'])
     .optional()
-    .describe('A LoRA checkpoint\'s adapter_config.json instead of its weights'),
+    .describe("A LoRA checkpoint's adapter_config.json instead of its weights"),
 });
 
 export const trainingWorkerSchema = z.object({

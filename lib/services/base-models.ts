@@ -75,7 +75,10 @@ export interface WorkerCapabilities {
 }
 
 /** Whether a worker with these capabilities may train a job of `kind` on `model` (base model `baseModel`). */
-export function canTrain(caps: WorkerCapabilities, job: { kind: 'rl' | 'sft'; modelId: string; baseModel: string }): boolean {
+export function canTrain(
+  caps: WorkerCapabilities,
+  job: { kind: 'rl' | 'sft'; modelId: string; baseModel: string },
+): boolean {
   const entry = loadAll().find((m) => m.id === job.baseModel);
   if (!entry || entry.backend === 'upstream' || !caps.backends.includes(entry.backend)) return false;
   if (caps.base_models && !caps.base_models.includes(job.baseModel)) return false;

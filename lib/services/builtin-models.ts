@@ -25,12 +25,17 @@ export function builtinModelSource(id: string): BuiltinModelDescription | undefi
   });
   const tokenizer = { kind: 'byte' as const, config: spec.tokenizer };
   if (spec.seed !== undefined) {
-    return description({ key: `base:${id}`, source: { kind: 'random', config: spec.config, seed: spec.seed }, tokenizer });
+    return description({
+      key: `base:${id}`,
+      source: { kind: 'random', config: spec.config, seed: spec.seed },
+      tokenizer,
+    });
   }
   const file = builtinWeightsPath(spec);
   if (!file || !fs.existsSync(file)) return undefined;
-  return description({ key: `base:${id}`, source: { kind: 'weights' }, tokenizer }, async () =>
-    new Uint8Array(await fsp.readFile(file)),
+  return description(
+    { key: `base:${id}`, source: { kind: 'weights' }, tokenizer },
+    async () => new Uint8Array(await fsp.readFile(file)),
   );
 }
 

@@ -5,7 +5,6 @@ import type { Principal } from './accounts';
 import { resolveChatModel } from './chat-models';
 import { recordUsage, usageTarget } from './usage';
 
-
 export type { ChatResult } from '@/lib/inference/backends';
 
 /**

@@ -37,7 +37,11 @@ export async function checkpointFile(
     return adapterFile(`${model.name}-step${step}`, checkpoint.artifactKey, format ?? 'tar');
   }
   if (format === 'tar') {
-    throw ApiError.valueError(['query', 'format'], 'tar is the format of LoRA adapter checkpoints; this one is a single safetensors file', format);
+    throw ApiError.valueError(
+      ['query', 'format'],
+      'tar is the format of LoRA adapter checkpoints; this one is a single safetensors file',
+      format,
+    );
   }
   const file = await safetensorsFile(model, step);
   if (format !== 'gguf') return file;
@@ -68,10 +72,7 @@ export async function checkpointFile(
   }
 }
 
-async function safetensorsFile(
-  model: Awaited<ReturnType<typeof requireModel>>,
-  step: number,
-): Promise<CheckpointFile> {
+async function safetensorsFile(model: Awaited<ReturnType<typeof requireModel>>, step: number): Promise<CheckpointFile> {
   const checkpoint = await modelsRepo.findCheckpointByStep(await getDb(), model.id, step);
   if (!checkpoint) throw ApiError.notFound('Checkpoint not found');
   const filename = `${model.name}-step${step}.safetensors`;
@@ -112,15 +113,28 @@ async function safetensorsFile(
  * `adapter_model.safetensors`, ready for `PeftModel.from_pretrained(base, folder)` or vLLM's `--lora-modules`;
  * `safetensors` gives the weights alone.
  */
-async function adapterFile(name: string, weightsKey: string, format: 'safetensors' | 'gguf' | 'tar'): Promise<CheckpointFile> {
+async function adapterFile(
+  name: string,
+  weightsKey: string,
+  format: 'safetensors' | 'gguf' | 'tar',
+): Promise<CheckpointFile> {
   if (format === 'gguf') {
-    throw ApiError.valueError(['query', 'format'], 'GGUF export is for built-in models; this checkpoint is a LoRA adapter (use tar)', format);
+    throw ApiError.valueError(
+      ['query', 'format'],
+      'GGUF export is for built-in models; this checkpoint is a LoRA adapter (use tar)',
+      format,
+    );
   }
   const missing = () => new ApiError('internal', 'Checkpoint files are missing from the artifact store');
   const weights = await artifactWebStream(weightsKey);
   if (!weights) throw missing();
   if (format === 'safetensors') {
-    return { filename: `${name}-adapter_model.safetensors`, contentType: 'application/octet-stream', body: weights.stream, size: weights.size };
+    return {
+      filename: `${name}-adapter_model.safetensors`,
+      contentType: 'application/octet-stream',
+      body: weights.stream,
+      size: weights.size,
+    };
   }
   await weights.stream.cancel();
   const configKey = weightsKey.replace(/adapter_model\.safetensors$/, 'adapter_config.json');
@@ -136,5 +150,10 @@ async function adapterFile(name: string, weightsKey: string, format: 'safetensor
     { name: `${name}/adapter_config.json`, size: config.size, open: open(configKey) },
     { name: `${name}/adapter_model.safetensors`, size: weights.size, open: open(weightsKey) },
   ];
-  return { filename: `${name}-adapter.tar`, contentType: 'application/x-tar', body: tarStream(entries), size: tarSize(entries) };
+  return {
+    filename: `${name}-adapter.tar`,
+    contentType: 'application/x-tar',
+    body: tarStream(entries),
+    size: tarSize(entries),
+  };
 }

@@ -25,7 +25,9 @@ const hashQueue: (() => void)[] = [];
 export async function withHashingSlot<T>(fn: () => Promise<T>): Promise<T> {
   if (hashing) {
     if (hashQueue.length >= MAX_QUEUED_HASHES) {
-      throw new ApiError('rate_limited', 'Too many sign-in attempts at once: retry shortly', { headers: { 'retry-after': '1' } });
+      throw new ApiError('rate_limited', 'Too many sign-in attempts at once: retry shortly', {
+        headers: { 'retry-after': '1' },
+      });
     }
     await new Promise<void>((resolve) => hashQueue.push(resolve));
   }

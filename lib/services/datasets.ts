@@ -32,12 +32,15 @@ const urlError = (text: string, url: string) => ApiError.valueError(['body', 'tr
 /** The file a job reads: train.jsonl, else trajectories.jsonl, else the first *.jsonl by name (docs/contract.md §3.2). */
 export function pickTrainingFile(files: string[]): string | undefined {
   const sorted = [...files].sort();
-  return ['train.jsonl', 'trajectories.jsonl'].find((f) => sorted.includes(f)) ?? sorted.find((f) => f.endsWith('.jsonl'));
+  return (
+    ['train.jsonl', 'trajectories.jsonl'].find((f) => sorted.includes(f)) ?? sorted.find((f) => f.endsWith('.jsonl'))
+  );
 }
 
 export async function resolveTrainingData(principal: Principal, url: string): Promise<DatasetRef> {
   const match = URL_PATTERN.exec(url.trim());
-  if (!match) throw urlError('training_data_url must look like wandb-artifact:///<entity>/<project>/<name>:<version>', url);
+  if (!match)
+    throw urlError('training_data_url must look like wandb-artifact:///<entity>/<project>/<name>:<version>', url);
   const [, entityName, project, name, versionText] = match;
   const entity = entityByName(principal, entityName);
   let version: number | undefined;
@@ -50,12 +53,18 @@ export async function resolveTrainingData(principal: Principal, url: string): Pr
     }
   }
   // An entity outside the caller's scope is reported exactly like a missing artifact.
-  const row = entity ? await artifactsRepo.findArtifact(await getDb(), { entityId: entity.id, project, name, version }) : undefined;
+  const row = entity
+    ? await artifactsRepo.findArtifact(await getDb(), { entityId: entity.id, project, name, version })
+    : undefined;
   if (!row) {
-    throw urlError(`Training data artifact not found: ${entityName}/${project}/${name}${versionText ? `:${versionText}` : ''}`, url);
+    throw urlError(
+      `Training data artifact not found: ${entityName}/${project}/${name}${versionText ? `:${versionText}` : ''}`,
+      url,
+    );
   }
   const file = pickTrainingFile(row.files.map((f) => f.name));
-  if (!file) throw urlError(`Training data artifact ${entityName}/${project}/${name}:v${row.version} has no .jsonl file`, url);
+  if (!file)
+    throw urlError(`Training data artifact ${entityName}/${project}/${name}:v${row.version} has no .jsonl file`, url);
   return { entity: entityName, project, name, version: row.version, file, key: `${row.prefix}/${file}` };
 }
 
@@ -66,7 +75,8 @@ export async function validateTrainingData(ref: DatasetRef, url: string): Promis
     count = await validateSftLines(ref.file, readArtifactLines(ref.key));
   } catch (err) {
     if (err instanceof SftDataError) throw urlError(err.message, url);
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw urlError(`Training data file ${ref.file} is missing`, url);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw urlError(`Training data file ${ref.file} is missing`, url);
     throw err;
   }
   if (count === 0) throw urlError(`${ref.file} has no training examples`, url);
@@ -115,7 +125,8 @@ export async function uploadDataset(
       stored.push({ name: file.name, size });
     }
     const trainingFile = pickTrainingFile(stored.map((f) => f.name));
-    if (!trainingFile) throw ApiError.valueError(['body', 'files'], 'Upload a .jsonl file (train.jsonl or trajectories.jsonl)');
+    if (!trainingFile)
+      throw ApiError.valueError(['body', 'files'], 'Upload a .jsonl file (train.jsonl or trajectories.jsonl)');
     let metadata: Record<string, unknown> = {};
     if (stored.some((f) => f.name === 'metadata.json')) {
       try {
@@ -136,7 +147,8 @@ export async function uploadDataset(
         if (err instanceof SftDataError) throw ApiError.valueError(['body', 'files', trainingFile], err.message);
         throw err;
       }
-      if (numExamples === 0) throw ApiError.valueError(['body', 'files', trainingFile], `${trainingFile} has no training examples`);
+      if (numExamples === 0)
+        throw ApiError.valueError(['body', 'files', trainingFile], `${trainingFile} has no training examples`);
     }
     const row = await artifactsRepo.insertNextVersion(await getDb(), {
       entityId: entity.id,
@@ -179,7 +191,8 @@ export async function storeDataset(
 }
 
 export async function listDatasets(principal: Principal, q: { entity?: string; project?: string }) {
-  const scope = q.entity === undefined ? principal.memberships : principal.memberships.filter((m) => m.name === q.entity);
+  const scope =
+    q.entity === undefined ? principal.memberships : principal.memberships.filter((m) => m.name === q.entity);
   const names = new Map(scope.map((m) => [m.id, m.name]));
   const rows = await artifactsRepo.listArtifactsOf(await getDb(), [...names.keys()], q.project);
   return {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { downsampleSummaries, pointSummary, type BucketSummary, type Point } from './downsample';
 
-const series = (n: number, f: (step: number) => number, start = 0): Point[] => Array.from({ length: n }, (_, i) => [start + i, f(start + i)]);
+const series = (n: number, f: (step: number) => number, start = 0): Point[] =>
+  Array.from({ length: n }, (_, i) => [start + i, f(start + i)]);
 
 describe('downsampleSummaries', () => {
   it('keeps the first and last point and every spike, within the point budget', () => {

@@ -41,7 +41,14 @@ export async function getHistory(principal: Principal, modelId: string, q: Histo
     : summaries.map((s) => s.name);
   const zoomed = q.from_step !== undefined || q.to_step !== undefined;
   // Whole series (the page's first view of every chart) are reduced in the database, all in one query.
-  const whole = zoomed ? new Map<string, Point[]>() : await wholeSeries(db, model.runId, names.flatMap((n) => byName.get(n) ?? []), q.max_points);
+  const whole = zoomed
+    ? new Map<string, Point[]>()
+    : await wholeSeries(
+        db,
+        model.runId,
+        names.flatMap((n) => byName.get(n) ?? []),
+        q.max_points,
+      );
   const series = [];
   for (const name of names) {
     const summary = byName.get(name);
@@ -57,9 +64,17 @@ async function wholeSeries(db: DbOrTx, runId: string, summaries: SeriesSummary[]
   const plans = summaries.map((s) => {
     const span = s.lastStep - s.firstStep + 1;
     // A short series comes back whole: one bucket per step.
-    if (s.n <= maxPoints) return { name: s.name, width: 1, firstStep: s.firstStep, lastStep: s.lastStep, buckets: span };
-    const width = s.n <= cap ? 1 : (ROLLUP_WIDTHS.find((w) => span / w <= cap) ?? ROLLUP_WIDTHS[ROLLUP_WIDTHS.length - 1]);
-    return { name: s.name, width, firstStep: s.firstStep, lastStep: s.lastStep, buckets: downsampleBucketCount(maxPoints) };
+    if (s.n <= maxPoints)
+      return { name: s.name, width: 1, firstStep: s.firstStep, lastStep: s.lastStep, buckets: span };
+    const width =
+      s.n <= cap ? 1 : (ROLLUP_WIDTHS.find((w) => span / w <= cap) ?? ROLLUP_WIDTHS[ROLLUP_WIDTHS.length - 1]);
+    return {
+      name: s.name,
+      width,
+      firstStep: s.firstStep,
+      lastStep: s.lastStep,
+      buckets: downsampleBucketCount(maxPoints),
+    };
   });
   const extremes = await runMetricsRepo.bucketExtremes(db, runId, plans);
   const out = new Map<string, Point[]>();
@@ -72,7 +87,12 @@ async function wholeSeries(db: DbOrTx, runId: string, summaries: SeriesSummary[]
   return out;
 }
 
-async function readSeries(db: DbOrTx, runId: string, s: SeriesSummary, q: HistoryQuery): Promise<{ total_points: number; points: Point[] }> {
+async function readSeries(
+  db: DbOrTx,
+  runId: string,
+  s: SeriesSummary,
+  q: HistoryQuery,
+): Promise<{ total_points: number; points: Point[] }> {
   const lo = Math.max(s.firstStep, q.from_step ?? 0);
   const hi = Math.min(s.lastStep, q.to_step ?? Number.MAX_SAFE_INTEGER);
   if (lo > hi) return { total_points: 0, points: [] };
@@ -82,7 +102,10 @@ async function readSeries(db: DbOrTx, runId: string, s: SeriesSummary, q: Histor
   if ((whole ? s.n : hi - lo + 1) <= cap) {
     const rows = await runMetricsRepo.seriesPoints(db, runId, s.name, lo, hi);
     const points = rows.map((r): Point => [r.step, r.value]);
-    return { total_points: points.length, points: points.length <= q.max_points ? points : downsampleSummaries(points.map(pointSummary), q.max_points) };
+    return {
+      total_points: points.length,
+      points: points.length <= q.max_points ? points : downsampleSummaries(points.map(pointSummary), q.max_points),
+    };
   }
 
   const width = ROLLUP_WIDTHS.find((w) => (hi - lo + 1) / w <= cap) ?? ROLLUP_WIDTHS[ROLLUP_WIDTHS.length - 1];
@@ -92,8 +115,11 @@ async function readSeries(db: DbOrTx, runId: string, s: SeriesSummary, q: Histor
   const rightCut = hi < s.lastStep && (hi + 1) % width !== 0;
   const fromBucket = leftCut ? Math.ceil(lo / width) : Math.floor(lo / width);
   const toBucket = rightCut ? Math.floor((hi + 1) / width) - 1 : Math.floor(hi / width);
-  const left = leftCut ? await runMetricsRepo.seriesPoints(db, runId, s.name, lo, Math.min(hi, fromBucket * width - 1)) : [];
-  const middle = fromBucket <= toBucket ? await runMetricsRepo.seriesRollups(db, runId, s.name, width, fromBucket, toBucket) : [];
+  const left = leftCut
+    ? await runMetricsRepo.seriesPoints(db, runId, s.name, lo, Math.min(hi, fromBucket * width - 1))
+    : [];
+  const middle =
+    fromBucket <= toBucket ? await runMetricsRepo.seriesRollups(db, runId, s.name, width, fromBucket, toBucket) : [];
   const right =
     rightCut && (toBucket + 1) * width > Math.max(lo, fromBucket * width - 1)
       ? await runMetricsRepo.seriesPoints(db, runId, s.name, Math.max(lo, (toBucket + 1) * width), hi)

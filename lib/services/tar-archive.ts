@@ -66,11 +66,13 @@ export function tarStream(entries: readonly TarEntry[], mtime = Date.now()): Rea
       const { value, done } = await current.reader.read();
       if (!done) {
         current.written += value.byteLength;
-        if (current.written > current.entry.size) throw new Error(`${current.entry.name} is larger than its listed size`);
+        if (current.written > current.entry.size)
+          throw new Error(`${current.entry.name} is larger than its listed size`);
         controller.enqueue(value);
         return;
       }
-      if (current.written !== current.entry.size) throw new Error(`${current.entry.name} is shorter than its listed size`);
+      if (current.written !== current.entry.size)
+        throw new Error(`${current.entry.name} is shorter than its listed size`);
       const pad = (BLOCK - (current.written % BLOCK)) % BLOCK;
       if (pad) controller.enqueue(new Uint8Array(pad));
       current = null;

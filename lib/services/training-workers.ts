@@ -86,12 +86,13 @@ export async function waitingReason(
     const how =
       entry.backend === 'hf'
         ? 'start a Python worker (tuneboard-worker) that can reach this model'
-        : 'the server\'s built-in runner is off or not running (TUNEBOARD_RUNNER_CONCURRENCY)';
+        : "the server's built-in runner is off or not running (TUNEBOARD_RUNNER_CONCURRENCY)";
     return `Waiting for a worker that can train ${model.baseModel} (${job.kind.toUpperCase()}); none is connected: ${how}`;
   }
   const open = await trainingRepo.openJobsOfModel(db, job.modelId);
   const before = (j: TrainingJobRow) =>
-    j.createdAt.getTime() < job.createdAt.getTime() || (j.createdAt.getTime() === job.createdAt.getTime() && j.id < job.id);
+    j.createdAt.getTime() < job.createdAt.getTime() ||
+    (j.createdAt.getTime() === job.createdAt.getTime() && j.id < job.id);
   const earlier = open.some((j) => j.id !== job.id && (j.status === 'RUNNING' || before(j)));
   if (earlier) return 'Waiting for an earlier job of this model to finish (jobs of one model run one at a time)';
   if (capable.every((w) => w.currentJobId !== null)) {

@@ -30,7 +30,8 @@ export function sumsFromJson(value: unknown): MetricSums {
   return { ...emptySums(), ...v } as MetricSums;
 }
 
-const rewardOf = (t: { reward?: number }) => (typeof t.reward === 'number' && Number.isFinite(t.reward) ? t.reward : undefined);
+const rewardOf = (t: { reward?: number }) =>
+  typeof t.reward === 'number' && Number.isFinite(t.reward) ? t.reward : undefined;
 
 export function addToSums(into: MetricSums, groups: TrajectoryGroup[]): MetricSums {
   const add = (map: Record<string, Sum>, key: string, raw: unknown) => {
@@ -77,7 +78,8 @@ export function metricsFromSums(sums: MetricSums): Record<string, number> {
     delete out.reward_std_dev;
   }
   // The exceptions-inclusive definition; ART's Dec-2025 local code always produced 0 here.
-  if (sums.trajectories + sums.exceptions > 0) out.exception_rate = sums.exceptions / (sums.trajectories + sums.exceptions);
+  if (sums.trajectories + sums.exceptions > 0)
+    out.exception_rate = sums.exceptions / (sums.trajectories + sums.exceptions);
   else delete out.exception_rate;
   // num_groups_submitted / num_groups_trainable are not rollout metrics: they belong to the job summary on
   // the *new* checkpoint (docs/contract.md §2.6), never to /log or to the checkpoint the rollouts came from.

@@ -86,7 +86,8 @@ export function recordUsage(input: {
 export async function listUsage(principal: Principal, q: { entity?: string; days: number }) {
   // This process's own recent requests are part of the answer.
   await flushUsage();
-  const scope = q.entity === undefined ? principal.memberships : principal.memberships.filter((m) => m.name === q.entity);
+  const scope =
+    q.entity === undefined ? principal.memberships : principal.memberships.filter((m) => m.name === q.entity);
   const names = new Map(scope.map((m) => [m.id, m.name]));
   const since = new Date(Date.now() - (q.days - 1) * 86_400_000).toISOString().slice(0, 10);
   const rows = await usageRepo.listUsage(await getDb(), [...names.keys()], since);

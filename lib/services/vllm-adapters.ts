@@ -25,7 +25,10 @@ const globalForAdapters = globalThis as unknown as { __tuneboardVllmAdapters?: V
 
 /** The process-wide adapter manager (one vLLM server, one LRU within its --max-loras). */
 export function vllmAdapters(): VllmAdapterManager {
-  return (globalForAdapters.__tuneboardVllmAdapters ??= new VllmAdapterManager(upstreamServer, () => config.vllmMaxLoras));
+  return (globalForAdapters.__tuneboardVllmAdapters ??= new VllmAdapterManager(
+    upstreamServer,
+    () => config.vllmMaxLoras,
+  ));
 }
 
 /** Whether this Tuneboard can hand adapters to vLLM at all (a shared adapter folder is configured). */

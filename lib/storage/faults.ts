@@ -4,7 +4,11 @@
  */
 export function storageFaultMessage(err: unknown): string | null {
   const seen = new Set<unknown>();
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e && typeof e === 'object' && !seen.has(e); e = e.cause as typeof e) {
+  for (
+    let e = err as { code?: unknown; cause?: unknown } | undefined;
+    e && typeof e === 'object' && !seen.has(e);
+    e = e.cause as typeof e
+  ) {
     seen.add(e);
     switch (e.code) {
       case 'ENOSPC':

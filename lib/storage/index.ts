@@ -15,8 +15,11 @@ function store(): ArtifactStore {
 }
 
 export const putArtifact = (key: string, data: Uint8Array | string) => store().put(key, data);
-export const putArtifactStream = (key: string, source: NodeJS.ReadableStream, opts: { limit: number; onLimit: () => Error }) =>
-  store().putStream(key, source, opts);
+export const putArtifactStream = (
+  key: string,
+  source: NodeJS.ReadableStream,
+  opts: { limit: number; onLimit: () => Error },
+) => store().putStream(key, source, opts);
 export const readArtifactBytes = (key: string) => store().readBytes(key);
 export async function readArtifactText(key: string): Promise<string | undefined> {
   const bytes = await store().readBytes(key);

@@ -18,7 +18,8 @@ export class LocalArtifactStore implements ArtifactStore {
   private resolve(key: string): string {
     const full = path.resolve(this.root, key);
     // Keys are built by our code, but a `..` must never escape the store whatever builds them.
-    if (full !== this.root && !full.startsWith(this.root + path.sep)) throw new Error(`artifact key escapes the store: ${key}`);
+    if (full !== this.root && !full.startsWith(this.root + path.sep))
+      throw new Error(`artifact key escapes the store: ${key}`);
     return full;
   }
 
@@ -40,7 +41,11 @@ export class LocalArtifactStore implements ArtifactStore {
     return typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
   }
 
-  async putStream(key: string, source: NodeJS.ReadableStream, opts: { limit: number; onLimit: () => Error }): Promise<number> {
+  async putStream(
+    key: string,
+    source: NodeJS.ReadableStream,
+    opts: { limit: number; onLimit: () => Error },
+  ): Promise<number> {
     const { target, tmp } = await this.temp(key);
     let size = 0;
     let overLimit = false;

@@ -77,12 +77,20 @@ export class S3ArtifactStore implements ArtifactStore {
 
   async put(key: string, data: Uint8Array | string): Promise<number> {
     const body = typeof data === 'string' ? new TextEncoder().encode(data) : new Uint8Array(data);
-    const res = await this.send(this.url(key), { method: 'PUT', body, headers: { 'content-length': String(body.byteLength) } });
+    const res = await this.send(this.url(key), {
+      method: 'PUT',
+      body,
+      headers: { 'content-length': String(body.byteLength) },
+    });
     await this.check(res, `PUT ${key}`);
     return body.byteLength;
   }
 
-  async putStream(key: string, source: NodeJS.ReadableStream, opts: { limit: number; onLimit: () => Error }): Promise<number> {
+  async putStream(
+    key: string,
+    source: NodeJS.ReadableStream,
+    opts: { limit: number; onLimit: () => Error },
+  ): Promise<number> {
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'tb-s3-'));
     try {
       const spool = new LocalArtifactStore(dir);
@@ -136,8 +144,10 @@ export class S3ArtifactStore implements ArtifactStore {
       if (token) params.set('continuation-token', token);
       const res = await this.check(await this.send(`${this.base}?${params}`), `LIST ${prefix}`);
       const xml = await res.text();
-      keys.push(...xml.match(/<Contents>[\s\S]*?<\/Contents>/g)?.flatMap((c) => xmlValues(c, 'Key')) ?? []);
-      prefixes.push(...(xml.match(/<CommonPrefixes>[\s\S]*?<\/CommonPrefixes>/g)?.flatMap((c) => xmlValues(c, 'Prefix')) ?? []));
+      keys.push(...(xml.match(/<Contents>[\s\S]*?<\/Contents>/g)?.flatMap((c) => xmlValues(c, 'Key')) ?? []));
+      prefixes.push(
+        ...(xml.match(/<CommonPrefixes>[\s\S]*?<\/CommonPrefixes>/g)?.flatMap((c) => xmlValues(c, 'Prefix')) ?? []),
+      );
       token = xmlValues(xml, 'IsTruncated')[0] === 'true' ? xmlValues(xml, 'NextContinuationToken')[0] : undefined;
     } while (token);
     return { keys, prefixes };
@@ -154,7 +164,9 @@ export class S3ArtifactStore implements ArtifactStore {
     const exact = this.objectKey(prefix);
     const { keys } = await this.listRaw(`${exact.replace(/\/+$/, '')}/`, false);
     for (const key of [exact, ...keys]) {
-      const res = await this.send(`${this.base}/${key.split('/').map(encodeURIComponent).join('/')}`, { method: 'DELETE' });
+      const res = await this.send(`${this.base}/${key.split('/').map(encodeURIComponent).join('/')}`, {
+        method: 'DELETE',
+      });
       if (!res.ok && res.status !== 404) await this.check(res, `DELETE ${key}`);
     }
   }
@@ -163,4 +175,3 @@ export class S3ArtifactStore implements ArtifactStore {
 export function s3OptionsFromEnv(): S3Options | undefined {
   return config.s3;
 }
-

@@ -6,14 +6,30 @@ import { datasetListSchema, datasetSchema } from '@/lib/schemas/datasets';
 import { trainingJobSchema } from '@/lib/schemas/training-jobs';
 import { call, createModel, createUser, type TestUser } from '../helpers';
 
-const line = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q }, { role: 'assistant', content: a }] });
+const line = (q: string, a: string) =>
+  JSON.stringify({
+    messages: [
+      { role: 'user', content: q },
+      { role: 'assistant', content: a },
+    ],
+  });
 const goodJsonl = [line('2+2?', '4'), '', line('3+3?', '6')].join('\n') + '\n';
 
-async function upload(user: TestUser, query: Record<string, string>, body: BodyInit, headers: Record<string, string> = {}) {
+async function upload(
+  user: TestUser,
+  query: Record<string, string>,
+  body: BodyInit,
+  headers: Record<string, string> = {},
+) {
   const url = new URL('/v1/preview/datasets', 'http://localhost:3000');
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   const res = await datasetsRoute.POST(
-    new Request(url, { method: 'POST', body, headers: { authorization: `Bearer ${user.key}`, ...headers }, duplex: 'half' } as RequestInit),
+    new Request(url, {
+      method: 'POST',
+      body,
+      headers: { authorization: `Bearer ${user.key}`, ...headers },
+      duplex: 'half',
+    } as RequestInit),
     { params: Promise.resolve({}) },
   );
   return { status: res.status, body: await res.json() };
@@ -37,7 +53,11 @@ describe('POST /v1/preview/datasets', () => {
     });
     expect(job.status).toBe(200);
     const got = await call(jobRoute, 'GET', '/x', { key: user.key, params: { training_job_id: job.body.id } });
-    expect(trainingJobSchema.parse(got.body)).toMatchObject({ type: 'sft', status: 'QUEUED', config: { num_examples: 2, batch_size: 2 } });
+    expect(trainingJobSchema.parse(got.body)).toMatchObject({
+      type: 'sft',
+      status: 'QUEUED',
+      config: { num_examples: 2, batch_size: 2 },
+    });
 
     const list = await call(datasetsRoute, 'GET', '/v1/preview/datasets', { key: user.key, query: { project: 'sft' } });
     expect(datasetListSchema.parse(list.body).data.map((d) => d.version)).toEqual([1, 0]);

@@ -9,7 +9,11 @@ import { historySchema } from '@/lib/schemas/trajectories';
 import { call, createModel, createUser, type TestUser } from '../helpers';
 
 function history(user: TestUser, modelId: string, query: Record<string, string | number | undefined> = {}) {
-  return call(historyRoute, 'GET', `/v1/preview/models/${modelId}/history`, { key: user.key, params: { model_id: modelId }, query });
+  return call(historyRoute, 'GET', `/v1/preview/models/${modelId}/history`, {
+    key: user.key,
+    params: { model_id: modelId },
+    query,
+  });
 }
 
 /** The rollups a run should have, worked out in JS from its points (ties keep the earlier step). */
@@ -26,7 +30,17 @@ async function expectedRollups(runId: string) {
       const key = `${width}|${p.name}|${Math.floor(p.step / width)}`;
       const r = out.get(key);
       if (!r) {
-        out.set(key, { n: 1, firstStep: p.step, firstValue: p.value, minStep: p.step, minValue: p.value, maxStep: p.step, maxValue: p.value, lastStep: p.step, lastValue: p.value });
+        out.set(key, {
+          n: 1,
+          firstStep: p.step,
+          firstValue: p.value,
+          minStep: p.step,
+          minValue: p.value,
+          maxStep: p.step,
+          maxValue: p.value,
+          lastStep: p.step,
+          lastValue: p.value,
+        });
         continue;
       }
       r.n += 1;
@@ -41,7 +55,12 @@ async function expectedRollups(runId: string) {
 async function storedRollups(runId: string) {
   const db = await getDb();
   const rows = await db.select().from(runMetricRollups).where(eq(runMetricRollups.runId, runId));
-  return new Map(rows.map(({ runId: _r, width, name, bucket, ...rest }) => [`${width}|${name}|${bucket}`, rest as Record<string, number>]));
+  return new Map(
+    rows.map(({ runId: _r, width, name, bucket, ...rest }) => [
+      `${width}|${name}|${bucket}`,
+      rest as Record<string, number>,
+    ]),
+  );
 }
 
 /** Bulk-loads a dense series (as an import would) and builds its rollups once. */
@@ -49,7 +68,8 @@ async function loadSeries(runId: string, name: string, steps: number, f: (step: 
   const db = await getDb();
   for (let start = 0; start < steps; start += 5000) {
     const rows = [];
-    for (let step = start; step < Math.min(steps, start + 5000); step++) rows.push({ runId, name, step, value: f(step) });
+    for (let step = start; step < Math.min(steps, start + 5000); step++)
+      rows.push({ runId, name, step, value: f(step) });
     await db.insert(runMetrics).values(rows);
   }
   await rebuildRollups(db, runId);
@@ -61,10 +81,13 @@ describe('run history rollups', () => {
     const model = await createModel(user);
     const db = await getDb();
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const steps = Array.from({ length: 300 }, (_, i) => i * 3);
     for (const step of steps) {
-      await upsertRunMetrics(db, model.run_id, step, { 'train/loss': Math.round(rand() * 20) / 4, 'val/reward': rand() });
+      await upsertRunMetrics(db, model.run_id, step, {
+        'train/loss': Math.round(rand() * 20) / 4,
+        'val/reward': rand(),
+      });
     }
     // Out of order, into existing buckets; overwrites that raise a bucket's minimum, lower its maximum, or repeat a value.
     for (let i = 0; i < 60; i++) {
@@ -89,7 +112,14 @@ describe('run history rollups', () => {
     const [zero] = await db
       .select()
       .from(runMetricRollups)
-      .where(and(eq(runMetricRollups.runId, model.run_id), eq(runMetricRollups.width, 8), eq(runMetricRollups.name, 'train/loss'), eq(runMetricRollups.bucket, 0)));
+      .where(
+        and(
+          eq(runMetricRollups.runId, model.run_id),
+          eq(runMetricRollups.width, 8),
+          eq(runMetricRollups.name, 'train/loss'),
+          eq(runMetricRollups.bucket, 0),
+        ),
+      );
     expect(zero.minValue).toBe(expected.get('8|train/loss|0')!.minValue);
   });
 });
@@ -123,7 +153,12 @@ describe('GET history', () => {
     // The database reduces exactly as the JS reference does over the same rollup rows (width 64 at this budget).
     const rollups = await seriesRollups(await getDb(), model.run_id, 'train/loss', 64, 0, 1e9);
     const reference = downsampleSummaries(
-      rollups.map((r) => ({ first: [r.firstStep, r.firstValue], min: [r.minStep, r.minValue], max: [r.maxStep, r.maxValue], last: [r.lastStep, r.lastValue] })),
+      rollups.map((r) => ({
+        first: [r.firstStep, r.firstValue],
+        min: [r.minStep, r.minValue],
+        max: [r.maxStep, r.maxValue],
+        last: [r.lastStep, r.lastValue],
+      })),
       500,
     );
     expect(train.points).toEqual(reference);
@@ -145,7 +180,9 @@ describe('GET history', () => {
     ]);
     await loadSeries(model.run_id, 'train/reward', 50_000, (s) => spikes.get(s) ?? f(s));
 
-    const zoomed = historySchema.parse((await history(user, model.id, { from_step: 10_001, to_step: 19_997, max_points: 100 })).body);
+    const zoomed = historySchema.parse(
+      (await history(user, model.id, { from_step: 10_001, to_step: 19_997, max_points: 100 })).body,
+    );
     const [s] = zoomed.series;
     expect(s.total_points).toBe(19_997 - 10_001 + 1);
     expect(s.points.length).toBeLessThanOrEqual(100);

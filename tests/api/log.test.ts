@@ -278,7 +278,13 @@ describe('POST /v1/preview/models/{id}/log: storage', () => {
       reward_max: 1,
     });
     expect(b.group).toEqual(HAND_BATCH[1]);
-    expect(c).toMatchObject({ group_index: 2, num_trajectories: 1, reward_mean: null, reward_min: null, reward_max: null });
+    expect(c).toMatchObject({
+      group_index: 2,
+      num_trajectories: 1,
+      reward_mean: null,
+      reward_min: null,
+      reward_max: null,
+    });
     expect(d).toMatchObject({
       group_index: 3,
       num_trajectories: 0,

@@ -158,15 +158,35 @@ describe('model list, get and delete', () => {
       bare: null,
     });
     // A loss improves downward unless told otherwise.
-    expect((await best({ metric: 'train/loss' })).ranked).toEqual({ name: 'train/loss', value: 1, step: 2, direction: 'min' });
+    expect((await best({ metric: 'train/loss' })).ranked).toEqual({
+      name: 'train/loss',
+      value: 1,
+      step: 2,
+      direction: 'min',
+    });
     expect((await best({ metric: 'train/loss', metric_direction: 'max' })).ranked).toMatchObject({ value: 3, step: 3 });
     expect((await best({ metric: 'train/loss' }))['train-only']).toBeNull();
 
-    const one = await call(modelRoute, 'GET', `/v1/preview/models/${ranked.id}`, { key: user.key, params: { model_id: ranked.id } });
+    const one = await call(modelRoute, 'GET', `/v1/preview/models/${ranked.id}`, {
+      key: user.key,
+      params: { model_id: ranked.id },
+    });
     expect(modelSummarySchema.parse(one.body).best_metric).toMatchObject({ name: 'val/reward', step: 3 });
-    expect(modelSummarySchema.parse((await call(modelRoute, 'GET', `/v1/preview/models/${bare.id}`, { key: user.key, params: { model_id: bare.id } })).body).best_metric).toBeNull();
+    expect(
+      modelSummarySchema.parse(
+        (
+          await call(modelRoute, 'GET', `/v1/preview/models/${bare.id}`, {
+            key: user.key,
+            params: { model_id: bare.id },
+          })
+        ).body,
+      ).best_metric,
+    ).toBeNull();
 
-    const bad = await call(modelsRoute, 'GET', '/v1/preview/models', { key: user.key, query: { metric_direction: 'up' } });
+    const bad = await call(modelsRoute, 'GET', '/v1/preview/models', {
+      key: user.key,
+      query: { metric_direction: 'up' },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['query', 'metric_direction']);
   });

@@ -11,7 +11,11 @@ describe('NUL characters', () => {
     const model = await createModel(user);
     const content = 'before\u0000after';
     const groups = [{ trajectories: [{ messages_and_choices: [{ role: 'assistant', content }], reward: 1 }] }];
-    const res = await call(logRoute, 'POST', '/x', { key: user.key, params: { model_id: model.id }, body: { split: 'val', trajectory_groups: groups } });
+    const res = await call(logRoute, 'POST', '/x', {
+      key: user.key,
+      params: { model_id: model.id },
+      body: { split: 'val', trajectory_groups: groups },
+    });
     expect(res.status).toBe(200);
     const stored = await call(trajectoriesRoute, 'GET', '/x', { key: user.key, params: { model_id: model.id } });
     expect(stored.body.data[0].group.trajectories[0].messages_and_choices[0].content).toBe(content);
@@ -19,7 +23,10 @@ describe('NUL characters', () => {
 
   it('refuses NUL elsewhere with a 422 instead of a database error', async () => {
     const user = await createUser();
-    const query = await call(modelsRoute, 'GET', '/v1/preview/models', { key: user.key, query: { search: 'a\u0000b' } });
+    const query = await call(modelsRoute, 'GET', '/v1/preview/models', {
+      key: user.key,
+      query: { search: 'a\u0000b' },
+    });
     expect(query.status).toBe(422);
     expect(query.body.detail[0]).toMatchObject({ loc: ['query', 'search'], type: 'string_type' });
     const body = await call(modelsRoute, 'POST', '/v1/preview/models', {

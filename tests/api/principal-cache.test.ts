@@ -46,7 +46,10 @@ describe('cached authentication', () => {
     // Revoked behind the services' back (as another process's write looks from here): the cached caller
     // still answers, which shows the cache is in use...
     const db = await getDb();
-    await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.keyHash, sha256(user.key)));
+    await db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(eq(apiKeys.keyHash, sha256(user.key)));
     expect((await session(user.key)).status).toBe(200);
 
     // ...and the notice drops it at once, without waiting for the entry's time limit.
@@ -61,7 +64,10 @@ describe('cached authentication', () => {
     expect(await until(async () => isDelivering(), 5000)).toBe(true);
     expect((await session(b.key)).status).toBe(200);
     const db = await getDb();
-    await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.keyHash, sha256(b.key)));
+    await db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(eq(apiKeys.keyHash, sha256(b.key)));
     await noticeFromElsewhere(idA);
     await new Promise((r) => setTimeout(r, 200));
     // b was not named: still served from the cache (its revocation here bypassed the services on purpose).

@@ -150,7 +150,12 @@ describe('POST /v1/preview/training-jobs (RL)', () => {
     const res = await postRl(user, {
       model_id: model.id,
       trajectory_groups: [{ trajectories: [traj(1), traj(0)] }],
-      experimental_config: { lora_rank: 8, lora_target_modules: ['q_proj', 'v_proj'], kl_penalty_coef: 0.05, plot_tensors: true },
+      experimental_config: {
+        lora_rank: 8,
+        lora_target_modules: ['q_proj', 'v_proj'],
+        kl_penalty_coef: 0.05,
+        plot_tensors: true,
+      },
     });
     expect(res.status).toBe(200);
     const job = await readJob(user, res.body.id);
@@ -158,7 +163,11 @@ describe('POST /v1/preview/training-jobs (RL)', () => {
       lora: { rank: 8, target_modules: ['q_proj', 'v_proj'] },
       extra_settings: { kl_penalty_coef: 0.05, plot_tensors: true },
     });
-    const bad = await postRl(user, { model_id: model.id, trajectory_groups: [], experimental_config: { lora_rank: 0 } });
+    const bad = await postRl(user, {
+      model_id: model.id,
+      trajectory_groups: [],
+      experimental_config: { lora_rank: 0 },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['body', 'experimental_config', 'lora_rank']);
   });
@@ -473,7 +482,11 @@ describe('POST /v1/preview/sft-training-jobs', () => {
     const { training_data_url } = await dataset(user, { 'train.jsonl': jsonl(4) });
     // What the real client sends for a linear schedule over four batches: its last entries are exactly 0.
     const schedule = [2e-5, 1e-5, 0.0, 0.0];
-    const ok = await postSft(user, { model_id: model.id, training_data_url, config: { learning_rate: schedule, epochs: 2 } });
+    const ok = await postSft(user, {
+      model_id: model.id,
+      training_data_url,
+      config: { learning_rate: schedule, epochs: 2 },
+    });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect((await readJob(user, ok.body.id)).config).toMatchObject({ learning_rate: schedule, epochs: 2 });
     const byDefault = await postSft(user, { model_id: model.id, training_data_url });

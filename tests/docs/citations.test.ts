@@ -10,7 +10,17 @@ import { describe, expect, it } from 'vitest';
  */
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const DOCS = ['contract.md', 'architecture.md'];
-const SKIP = new Set(['node_modules', '.next', '.data', '.git', 'docs', 'migrations', 'test-results', 'playwright-report', '.tuneboard']);
+const SKIP = new Set([
+  'node_modules',
+  '.next',
+  '.data',
+  '.git',
+  'docs',
+  'migrations',
+  'test-results',
+  'playwright-report',
+  '.tuneboard',
+]);
 const EXT = /\.(ts|tsx|mts|mjs|js|md|py|sh|css)$/;
 
 interface Doc {

@@ -10,7 +10,10 @@ let address = 0;
 const newAddress = () => `203.0.113.${(address = (address % 250) + 1)}, 10.0.0.${Math.floor(Math.random() * 250)}`;
 
 function signIn(email: string, password: string, xff: string) {
-  return call(signInRoute, 'POST', '/v1/auth/sign-in', { body: { email, password }, headers: { 'x-forwarded-for': xff } });
+  return call(signInRoute, 'POST', '/v1/auth/sign-in', {
+    body: { email, password },
+    headers: { 'x-forwarded-for': xff },
+  });
 }
 
 afterEach(() => {
@@ -25,10 +28,14 @@ describe('brute-force protection (sign-in and the password grant)', () => {
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(blocked.headers.get('set-cookie')).toBeNull();
-    const token = await call(tokenRoute, 'POST', '/v1/auth/token', { body: { email: user.email, password: user.password, key_name: 'k' } });
+    const token = await call(tokenRoute, 'POST', '/v1/auth/token', {
+      body: { email: user.email, password: user.password, key_name: 'k' },
+    });
     expect(token.status).toBe(429);
     // The count lives in the database, where every server instance sharing it sees the same back-off.
-    const rows = await (await getDb()).execute(sql`select failures, blocked_until from auth_throttle where key = ${`account:${user.email}`}`);
+    const rows = await (
+      await getDb()
+    ).execute(sql`select failures, blocked_until from auth_throttle where key = ${`account:${user.email}`}`);
     const row = (rows as unknown as { rows: { failures: number; blocked_until: unknown }[] }).rows[0];
     expect(row.failures).toBe(5);
     expect(row.blocked_until).not.toBeNull();

@@ -22,12 +22,25 @@ describe('deeply nested JSON bodies', () => {
           [modelsRoute, `{"project":"p","name":"m","base_model":"x","extra":${deep}}`, {}],
           [modelsRoute, `{"project":"p","name":"m","base_model":${deep}}`, {}],
           [trainingJobsRoute, `{"model_id":"${model.id}","trajectory_groups":[],"experimental_config":${deep}}`, {}],
-          [trainingJobsRoute, `{"model_id":"${model.id}","trajectory_groups":[{"trajectories":[{"messages_and_choices":[],"reward":1,"metadata":${deep}}]}]}`, {}],
+          [
+            trainingJobsRoute,
+            `{"model_id":"${model.id}","trajectory_groups":[{"trajectories":[{"messages_and_choices":[],"reward":1,"metadata":${deep}}]}]}`,
+            {},
+          ],
           [sftRoute, `{"model_id":"${model.id}","training_data_url":"x","config":${deep}}`, {}],
-          [logRoute, `{"split":"val","trajectory_groups":[{"trajectories":[{"messages_and_choices":${deep},"reward":1}]}]}`, { model_id: model.id }],
+          [
+            logRoute,
+            `{"split":"val","trajectory_groups":[{"trajectories":[{"messages_and_choices":${deep},"reward":1}]}]}`,
+            { model_id: model.id },
+          ],
         ];
         for (const [mod, rawBody, params] of bodies) {
-          const res = await call(mod, 'POST', '/x', { key: user.key, rawBody, params, headers: { 'content-type': 'application/json' } });
+          const res = await call(mod, 'POST', '/x', {
+            key: user.key,
+            rawBody,
+            params,
+            headers: { 'content-type': 'application/json' },
+          });
           expect(res.status, rawBody.slice(0, 80)).toBe(422);
           expect(JSON.stringify(res.body)).toMatch(/nest/i);
         }
@@ -47,7 +60,20 @@ describe('deeply nested JSON bodies', () => {
     const res = await call(logRoute, 'POST', '/x', {
       key: user.key,
       params: { model_id: model.id },
-      body: { split: 'val', trajectory_groups: [{ trajectories: [{ messages_and_choices: [{ role: 'user', content: 'hi' }], reward: 1, metadata: { a: { b: { c: [1, [2, [3]]] } } } }] }] },
+      body: {
+        split: 'val',
+        trajectory_groups: [
+          {
+            trajectories: [
+              {
+                messages_and_choices: [{ role: 'user', content: 'hi' }],
+                reward: 1,
+                metadata: { a: { b: { c: [1, [2, [3]]] } } },
+              },
+            ],
+          },
+        ],
+      },
     });
     expect(res.status).toBe(200);
   });

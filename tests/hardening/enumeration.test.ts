@@ -17,7 +17,10 @@ describe('sign-in timing does not reveal whether an email has an account', () =>
   it('takes as long for an unknown email as for a wrong password', async () => {
     const user = await createUser();
     const attempt = (email: string) => () =>
-      call(signInRoute, 'POST', '/v1/auth/sign-in', { body: { email, password: 'wrong password!' }, headers: { 'x-forwarded-for': `198.51.100.${Math.floor(Math.random() * 250)}` } });
+      call(signInRoute, 'POST', '/v1/auth/sign-in', {
+        body: { email, password: 'wrong password!' },
+        headers: { 'x-forwarded-for': `198.51.100.${Math.floor(Math.random() * 250)}` },
+      });
     const known: number[] = [];
     const unknown: number[] = [];
     for (let i = 0; i < 4; i++) {

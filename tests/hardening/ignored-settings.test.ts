@@ -18,8 +18,20 @@ describe('settings accepted and then ignored', () => {
     const groups = [
       {
         trajectories: [
-          { messages_and_choices: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], reward: 1 },
-          { messages_and_choices: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'c' }], reward: 0 },
+          {
+            messages_and_choices: [
+              { role: 'user', content: 'a' },
+              { role: 'assistant', content: 'b' },
+            ],
+            reward: 1,
+          },
+          {
+            messages_and_choices: [
+              { role: 'user', content: 'a' },
+              { role: 'assistant', content: 'c' },
+            ],
+            reward: 0,
+          },
         ],
       },
     ];
@@ -43,8 +55,13 @@ describe('settings accepted and then ignored', () => {
     });
     expect(res.status).toBe(200);
     await runOneJob(claimOnly(inProcessProtocol(`test:${model.id}`), model.id), trainingHandlers());
-    const events = (await call(eventsRoute, 'GET', '/x', { key: user.key, params: { training_job_id: res.body.id }, query: { limit: 100 } })).body
-      .data as { type: string; data: Record<string, number> }[];
+    const events = (
+      await call(eventsRoute, 'GET', '/x', {
+        key: user.key,
+        params: { training_job_id: res.body.id },
+        query: { limit: 100 },
+      })
+    ).body.data as { type: string; data: Record<string, number> }[];
     const started = events.find((e) => e.type === 'training_started')!;
     expect(started.data).toEqual({
       num_sequences: expect.any(Number),
@@ -60,10 +77,15 @@ describe('settings accepted and then ignored', () => {
     const model = await createModel(user);
     const res = await call(rlJobsRoute, 'POST', '/v1/preview/training-jobs', {
       key: user.key,
-      body: { model_id: model.id, trajectory_groups: [], experimental_config: { learning_rate: 1e-4, kl_penalty_coef: 0 } },
+      body: {
+        model_id: model.id,
+        trajectory_groups: [],
+        experimental_config: { learning_rate: 1e-4, kl_penalty_coef: 0 },
+      },
     });
     await runOneJob(claimOnly(inProcessProtocol(`test:${model.id}`), model.id), trainingHandlers());
-    const events = (await call(eventsRoute, 'GET', '/x', { key: user.key, params: { training_job_id: res.body.id } })).body.data;
+    const events = (await call(eventsRoute, 'GET', '/x', { key: user.key, params: { training_job_id: res.body.id } }))
+      .body.data;
     expect(events[0]).toMatchObject({ type: 'training_started', data: { num_sequences: 0 } });
     expect(Object.keys(events[0].data)).toEqual(['num_sequences']);
   }, 120_000);

@@ -19,7 +19,11 @@ function slowLog(key: string, modelId: string) {
     new Request(`http://localhost:3000/v1/preview/models/${modelId}/log`, {
       method: 'POST',
       body,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(100 * 1024 * 1024) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': String(100 * 1024 * 1024),
+      },
       duplex: 'half',
     } as RequestInit),
     { params: Promise.resolve({ model_id: modelId }) },
@@ -38,7 +42,11 @@ describe('large request bodies are admitted a bounded number at a time', () => {
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // Small requests and health never wait for large ones.
-    const small = await call(logRoute, 'POST', '/x', { key: user.key, params: { model_id: model.id }, body: { split: 'val', trajectory_groups: [] } });
+    const small = await call(logRoute, 'POST', '/x', {
+      key: user.key,
+      params: { model_id: model.id },
+      body: { split: 'val', trajectory_groups: [] },
+    });
     expect(small.status).toBe(200);
     expect((await call(healthRoute, 'GET', '/v1/health')).status).toBe(200);
 

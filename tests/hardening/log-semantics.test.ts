@@ -5,13 +5,20 @@ import { logResponseSchema } from '@/lib/schemas/trajectories';
 import { call, createModel, createUser, type TestUser } from '../helpers';
 
 const traj = (reward?: number, metrics: Record<string, number> = {}) => ({
-  messages_and_choices: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }],
+  messages_and_choices: [
+    { role: 'user', content: 'q' },
+    { role: 'assistant', content: 'a' },
+  ],
   ...(reward === undefined ? {} : { reward }),
   metrics,
 });
 
 async function log(user: TestUser, modelId: string, trajectory_groups: unknown[], split = 'val') {
-  const res = await call(logRoute, 'POST', '/x', { key: user.key, params: { model_id: modelId }, body: { split, trajectory_groups } });
+  const res = await call(logRoute, 'POST', '/x', {
+    key: user.key,
+    params: { model_id: modelId },
+    body: { split, trajectory_groups },
+  });
   expect(res.status).toBe(200);
   return logResponseSchema.parse(res.body);
 }
@@ -26,7 +33,7 @@ async function step0Metrics(user: TestUser, modelId: string) {
  * a reward is therefore unscored, never scored 0; and several logs to one step describe all their trajectories.
  */
 describe('/log semantics', () => {
-  it('a log without rewards writes no reward and leaves the step\'s val/reward as it was', async () => {
+  it("a log without rewards writes no reward and leaves the step's val/reward as it was", async () => {
     const user = await createUser();
     const model = await createModel(user);
     await log(user, model.id, [{ trajectories: [traj(1), traj(0.5)] }]);

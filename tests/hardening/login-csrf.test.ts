@@ -22,9 +22,15 @@ describe('cookie-setting routes refuse cross-site requests', () => {
     const body = { email: user.email, password: user.password };
     const byOrigin = await call(signInRoute, 'POST', '/v1/auth/sign-in', { body, headers: EVIL });
     expect(byOrigin.status).toBe(403);
-    const bySite = await call(signInRoute, 'POST', '/v1/auth/sign-in', { body, headers: { 'sec-fetch-site': 'cross-site' } });
+    const bySite = await call(signInRoute, 'POST', '/v1/auth/sign-in', {
+      body,
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
     expect(bySite.status).toBe(403);
-    const sameSite = await call(signInRoute, 'POST', '/v1/auth/sign-in', { body, headers: { 'sec-fetch-site': 'same-site' } });
+    const sameSite = await call(signInRoute, 'POST', '/v1/auth/sign-in', {
+      body,
+      headers: { 'sec-fetch-site': 'same-site' },
+    });
     expect(sameSite.status).toBe(403);
   });
 

@@ -14,7 +14,10 @@ describe('OpenAPI: streamed upload bodies', () => {
     const line = String(content['application/jsonl'].example).split('\n')[0];
     expect(JSON.parse(line).messages.at(-1).role).toBe('assistant');
     const multipart = content['multipart/form-data'];
-    expect(multipart.schema.properties.file).toMatchObject({ type: 'array', items: { type: 'string', contentMediaType: 'application/octet-stream' } });
+    expect(multipart.schema.properties.file).toMatchObject({
+      type: 'array',
+      items: { type: 'string', contentMediaType: 'application/octet-stream' },
+    });
     expect(multipart.example).toBeDefined();
     expect(upload.responses['413']).toBeDefined();
     expect(upload.responses['422']).toBeDefined();

@@ -31,11 +31,19 @@ describe('small hardening findings', () => {
     const victimModel = await createModel(victim);
     const model = await createModel(user);
     const jobId = await createRlJob(user, model.id);
-    const protocol = httpProtocol({ baseUrl: 'http://localhost', token: bootWorkerToken(), workerId: `w:${jobId}`, fetchImpl: routeFetch });
+    const protocol = httpProtocol({
+      baseUrl: 'http://localhost',
+      token: bootWorkerToken(),
+      workerId: `w:${jobId}`,
+      fetchImpl: routeFetch,
+    });
     const forged = `models/${victimModel.id}/checkpoints/00000000-0000-4000-8000-000000000000/model.safetensors`;
     const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     await runOneJob(
-      { ...claimOnly(protocol, model.id), complete: (id, result) => protocol.complete(id, { ...result, artifactKey: forged }) },
+      {
+        ...claimOnly(protocol, model.id),
+        complete: (id, result) => protocol.complete(id, { ...result, artifactKey: forged }),
+      },
       { rl: async () => ({ weights: new Uint8Array([1, 2, 3]) }) },
     );
     errors.mockRestore();
@@ -56,7 +64,9 @@ describe('small hardening findings', () => {
     });
     expect(token.status).toBe(422);
     expect(JSON.stringify(token.body)).not.toContain('my real password 123');
-    const wrongShape = await call(tokenRoute, 'POST', '/v1/auth/token', { body: { email: 'a@b.c', password: 12345678901, key_name: 'k' } });
+    const wrongShape = await call(tokenRoute, 'POST', '/v1/auth/token', {
+      body: { email: 'a@b.c', password: 12345678901, key_name: 'k' },
+    });
     expect(wrongShape.status).toBe(422);
     expect(JSON.stringify(wrongShape.body)).not.toContain('12345678901');
   });
@@ -93,7 +103,9 @@ describe('small hardening findings', () => {
 
   it('every response carries the security headers (no framing, nosniff, referrer policy)', async () => {
     // @ts-expect-error next.config.mjs is plain JavaScript without a declaration file
-    const nextConfig = (await import('@/next.config.mjs')).default as { headers?: () => Promise<{ source: string; headers: { key: string; value: string }[] }[]> };
+    const nextConfig = (await import('@/next.config.mjs')).default as {
+      headers?: () => Promise<{ source: string; headers: { key: string; value: string }[] }[]>;
+    };
     const rules = (await nextConfig.headers?.()) ?? [];
     const all = rules.find((r) => r.source === '/:path*');
     const headers = Object.fromEntries((all?.headers ?? []).map((h) => [h.key.toLowerCase(), h.value]));

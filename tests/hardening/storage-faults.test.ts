@@ -25,12 +25,15 @@ describe('storage faults', () => {
     const jobId = await createRlJob(user, model.id);
     vi.spyOn(fsp, 'writeFile').mockRejectedValue(fault('EROFS'));
     const trained = vi.fn();
-    await runOneJob(claimOnly(inProcessProtocol(`t:${model.id}`), model.id), { rl: async () => (trained(), { weights: new Uint8Array([1]) }) });
+    await runOneJob(claimOnly(inProcessProtocol(`t:${model.id}`), model.id), {
+      rl: async () => (trained(), { weights: new Uint8Array([1]) }),
+    });
     expect(trained).not.toHaveBeenCalled();
     const job = (await call(jobRoute, 'GET', '/x', { key: user.key, params: { training_job_id: jobId } })).body;
     expect(job.status).toBe('FAILED');
     expect(job.error_message).toMatch(/artifact store is read-only/);
-    const events = (await call(eventsRoute, 'GET', '/x', { key: user.key, params: { training_job_id: jobId } })).body.data;
+    const events = (await call(eventsRoute, 'GET', '/x', { key: user.key, params: { training_job_id: jobId } })).body
+      .data;
     expect(events.map((e: { type: string }) => e.type)).toEqual(['training_failed']);
   });
 

@@ -8,7 +8,10 @@ import { findTorchPython } from '@/bench/torch-python';
 function fakePython(dir: string, name: string, hasTorch: boolean): string {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, name);
-  fs.writeFileSync(file, hasTorch ? '#!/bin/sh\necho 9.9.9\n' : '#!/bin/sh\necho "No module named torch" >&2; exit 1\n');
+  fs.writeFileSync(
+    file,
+    hasTorch ? '#!/bin/sh\necho 9.9.9\n' : '#!/bin/sh\necho "No module named torch" >&2; exit 1\n',
+  );
   fs.chmodSync(file, 0o755);
   return file;
 }
@@ -21,7 +24,10 @@ describe('bench:train finds PyTorch in any Python on the machine', () => {
     const withTorch = path.join(root, 'b');
     fakePython(without, 'python3', false);
     const good = fakePython(withTorch, 'python3', true);
-    expect(findTorchPython({ pathVar: [without, withTorch].join(path.delimiter) })).toEqual({ python: good, version: '9.9.9' });
+    expect(findTorchPython({ pathVar: [without, withTorch].join(path.delimiter) })).toEqual({
+      python: good,
+      version: '9.9.9',
+    });
   });
 
   it('prefers the interpreter named by the environment, then the active virtual environment', () => {

@@ -5,7 +5,13 @@ import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '.
 import { routeFetch } from '../route-fetch';
 
 function client(user: TestUser, extra: Partial<ConstructorParameters<typeof OpenAI>[0]> = {}) {
-  return new OpenAI({ apiKey: user.key, baseURL: 'http://localhost:3000/v1', fetch: routeFetch, maxRetries: 0, ...extra });
+  return new OpenAI({
+    apiKey: user.key,
+    baseURL: 'http://localhost:3000/v1',
+    fetch: routeFetch,
+    maxRetries: 0,
+    ...extra,
+  });
 }
 
 describe('chat completions through the openai SDK', () => {
@@ -56,7 +62,11 @@ describe('chat completions through the openai SDK', () => {
       temperature: 0.7,
     };
     const whole = await client(user).chat.completions.create(params);
-    const stream = await client(user).chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+    const stream = await client(user).chat.completions.create({
+      ...params,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined;
     let finish: string | null = null;
@@ -69,7 +79,13 @@ describe('chat completions through the openai SDK', () => {
     }
     expect(text).toBe(whole.choices[0].message.content);
     expect(finish).toBe(whole.choices[0].finish_reason);
-    expect(usage).toEqual(whole.usage && { prompt_tokens: whole.usage.prompt_tokens, completion_tokens: whole.usage.completion_tokens, total_tokens: whole.usage.total_tokens });
+    expect(usage).toEqual(
+      whole.usage && {
+        prompt_tokens: whole.usage.prompt_tokens,
+        completion_tokens: whole.usage.completion_tokens,
+        total_tokens: whole.usage.total_tokens,
+      },
+    );
   });
 
   it('serves a model record by every naming form, and hides it from other users', async () => {
@@ -84,15 +100,30 @@ describe('chat completions through the openai SDK', () => {
       model.id,
     ];
     for (const name of forms) {
-      const res = await client(user).chat.completions.create({ model: name, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+      const res = await client(user).chat.completions.create({
+        model: name,
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 2,
+      });
       expect(res.model).toBe(name);
     }
     const stranger = await createUser();
     await expect(
-      client(stranger).chat.completions.create({ model: forms[0], messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
-    ).rejects.toMatchObject({ status: 404, message: expect.stringContaining(`The model \`${forms[0]}\` does not exist.`) });
+      client(stranger).chat.completions.create({
+        model: forms[0],
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 2,
+      }),
+    ).rejects.toMatchObject({
+      status: 404,
+      message: expect.stringContaining(`The model \`${forms[0]}\` does not exist.`),
+    });
     await expect(
-      client(user).chat.completions.create({ model: `${forms[0]}:step9`, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+      client(user).chat.completions.create({
+        model: `${forms[0]}:step9`,
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 2,
+      }),
     ).rejects.toMatchObject({ status: 404 });
   });
 
@@ -112,7 +143,10 @@ describe('chat completions through the openai SDK', () => {
       status: 400,
       message: expect.stringContaining("'max_tokens' or 'max_completion_tokens' is too large"),
     });
-    await expect(sdk.chat.completions.create({ ...base, model: '' })).rejects.toMatchObject({ status: 400, param: 'model' });
+    await expect(sdk.chat.completions.create({ ...base, model: '' })).rejects.toMatchObject({
+      status: 400,
+      param: 'model',
+    });
     await expect(client({ ...user, key: 'tb_wrong' }).chat.completions.create(base)).rejects.toMatchObject({
       status: 401,
       type: 'AuthenticationError',
@@ -121,7 +155,11 @@ describe('chat completions through the openai SDK', () => {
 
   it('records usage per entity, project and model, honouring OpenAI-Project', async () => {
     const user = await createUser();
-    await client(user).chat.completions.create({ model: TEST_BASE_MODEL, messages: [{ role: 'user', content: 'a' }], max_tokens: 3 });
+    await client(user).chat.completions.create({
+      model: TEST_BASE_MODEL,
+      messages: [{ role: 'user', content: 'a' }],
+      max_tokens: 3,
+    });
     await client(user, { project: `${user.handle}/evals` }).chat.completions.create({
       model: TEST_BASE_MODEL,
       messages: [{ role: 'user', content: 'b' }],
@@ -135,7 +173,9 @@ describe('chat completions through the openai SDK', () => {
     });
     await new Promise((r) => setTimeout(r, 100));
     const usage = await call(usageRoute, 'GET', '/v1/usage', { key: user.key });
-    const byProject = Object.fromEntries(usage.body.data.map((r: { project: string; requests: number }) => [r.project, r.requests]));
+    const byProject = Object.fromEntries(
+      usage.body.data.map((r: { project: string; requests: number }) => [r.project, r.requests]),
+    );
     expect(byProject).toEqual({ inference: 2, evals: 1 });
     expect(usage.body.data[0]).toMatchObject({ entity: user.handle, model: TEST_BASE_MODEL });
     expect(usage.body.data[0].completion_tokens).toBeGreaterThan(0);
@@ -155,7 +195,11 @@ describe('chat completions through the openai SDK', () => {
     const sdk = client(user);
     const schema = {
       type: 'object',
-      properties: { name: { type: 'string', maxLength: 8 }, age: { type: 'integer', minimum: 0, maximum: 120 }, tags: { type: 'array', items: { enum: ['a', 'b"c'] }, maxItems: 3 } },
+      properties: {
+        name: { type: 'string', maxLength: 8 },
+        age: { type: 'integer', minimum: 0, maximum: 120 },
+        tags: { type: 'array', items: { enum: ['a', 'b"c'] }, maxItems: 3 },
+      },
       required: ['name', 'age', 'tags'],
       additionalProperties: false,
     };
@@ -198,7 +242,8 @@ describe('chat completions through the openai SDK', () => {
     expect(finished.length).toBeGreaterThan(0);
     for (const c of finished) expect(JSON.parse(c.message.content!)).toBeTypeOf('object');
     // Cut by max_tokens, the output is a prefix of valid JSON, as vLLM's would be.
-    for (const c of obj.choices.filter((x) => x.finish_reason === 'length')) expect(c.message.content!.startsWith('{')).toBe(true);
+    for (const c of obj.choices.filter((x) => x.finish_reason === 'length'))
+      expect(c.message.content!.startsWith('{')).toBe(true);
     const regex = await sdk.chat.completions.create({
       model: TEST_BASE_MODEL,
       messages: [{ role: 'user', content: 'a date' }],
@@ -239,7 +284,13 @@ describe('chat completions through the openai SDK', () => {
     expect([partial.message.content, partial.finish_reason]).toEqual(['', 'length']);
     // A grammar ends only at EOS: the stop id is not one of its terminators.
     const regex = first(
-      await ask({ max_tokens: 8, structured_outputs: { regex: 'ab' }, stop_token_ids: [120], return_token_ids: true, temperature: 0 }),
+      await ask({
+        max_tokens: 8,
+        structured_outputs: { regex: 'ab' },
+        stop_token_ids: [120],
+        return_token_ids: true,
+        temperature: 0,
+      }),
     );
     expect(regex.token_ids.slice(0, 2)).toEqual([97, 98]);
     expect(regex.token_ids).not.toContain(120);
@@ -284,6 +335,9 @@ describe('chat completions through the openai SDK', () => {
         // @ts-expect-error vLLM extension field
         structured_outputs: { regex: '(?<=a)b' },
       }),
-    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('structured_outputs.regex could not be compiled') });
+    ).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('structured_outputs.regex could not be compiled'),
+    });
   });
 });

@@ -26,7 +26,12 @@ describe('InferencePool (worker threads)', () => {
   it('generates in a worker exactly what the engine generates in-process, from random or stored weights', async () => {
     const model = Model.create(config, { seed: 9 });
     const expected = await generate(model, tok, [
-      { promptTokenIds: tok.encode('pool'), maxTokens: 10, sampling: { temperature: 0 }, generator: choiceGenerator(1, 0) },
+      {
+        promptTokenIds: tok.encode('pool'),
+        maxTokens: 10,
+        sampling: { temperature: 0 },
+        generator: choiceGenerator(1, 0),
+      },
     ]);
     const sequence = {
       promptTokenIds: tok.encode('pool'),
@@ -73,7 +78,9 @@ describe('InferencePool (worker threads)', () => {
     try {
       const handle = pool.generate({
         model: { key: 'random:long', source: { kind: 'random', config: long, seed: 10 }, tokenizer: byteTokenizer },
-        sequences: [{ promptTokenIds: tok.encode('x'), maxTokens, ignoreEos: true, sampling: {}, seed: null, choice: 0 }],
+        sequences: [
+          { promptTokenIds: tok.encode('x'), maxTokens, ignoreEos: true, sampling: {}, seed: null, choice: 0 },
+        ],
         promptLogprobs: null,
       });
       const iterator = handle.events[Symbol.asyncIterator]();

@@ -72,7 +72,9 @@ describe('upstream backend', () => {
     expect(res.choices[0].message.content).toBe(direct.choices[0].message.content);
     await new Promise((r) => setTimeout(r, 50));
     const usage = await call(usageRoute, 'GET', '/v1/usage', { key: front.key });
-    expect(usage.body.data).toEqual([expect.objectContaining({ model: UPSTREAM_ID, requests: 1, completion_tokens: res.usage!.completion_tokens })]);
+    expect(usage.body.data).toEqual([
+      expect.objectContaining({ model: UPSTREAM_ID, requests: 1, completion_tokens: res.usage!.completion_tokens }),
+    ]);
   });
 
   it('passes streams through chunk by chunk with the model name as sent', async () => {
@@ -118,7 +120,11 @@ describe('upstream backend', () => {
   it('still validates requests in front', async () => {
     const before = sent.length;
     await expect(
-      sdk(front).chat.completions.create({ model: UPSTREAM_ID, messages: [{ role: 'user', content: 'x' }], top_logprobs: 2 }),
+      sdk(front).chat.completions.create({
+        model: UPSTREAM_ID,
+        messages: [{ role: 'user', content: 'x' }],
+        top_logprobs: 2,
+      }),
     ).rejects.toMatchObject({ status: 400 });
     expect(sent.length).toBe(before);
   });

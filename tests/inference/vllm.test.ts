@@ -32,7 +32,10 @@ const saved = { ...process.env };
 function writeTinyHfDir(dir: string) {
   // Only what the listing reads: config.json and a safetensors header (a 2x3 and a 4-element tensor).
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ model_type: 'qwen3', max_position_embeddings: 40960 }));
+  fs.writeFileSync(
+    path.join(dir, 'config.json'),
+    JSON.stringify({ model_type: 'qwen3', max_position_embeddings: 40960 }),
+  );
   const header = Buffer.from(
     JSON.stringify({
       __metadata__: { format: 'pt' },
@@ -80,7 +83,8 @@ afterAll(async () => {
   await vllm.close();
 });
 
-const sdk = () => new OpenAI({ apiKey: user.key, baseURL: 'http://localhost:3000/v1', fetch: routeFetch, maxRetries: 0 });
+const sdk = () =>
+  new OpenAI({ apiKey: user.key, baseURL: 'http://localhost:3000/v1', fetch: routeFetch, maxRetries: 0 });
 const ask = (model: string) =>
   sdk().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, logprobs: true });
 
@@ -93,10 +97,24 @@ async function trainedModel(steps: number, rank = 8, { withConfig = true } = {})
     if (withConfig)
       await putArtifact(
         `${prefix}/adapter_config.json`,
-        JSON.stringify({ peft_type: 'LORA', r: rank, lora_alpha: 16, base_model_name_or_path: HF_ID, target_modules: ['q_proj', 'v_proj'] }),
+        JSON.stringify({
+          peft_type: 'LORA',
+          r: rank,
+          lora_alpha: 16,
+          base_model_name_or_path: HF_ID,
+          target_modules: ['q_proj', 'v_proj'],
+        }),
       );
-    await putArtifact(`${prefix}/adapter_model.safetensors`, new Uint8Array([8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32]));
-    await insertCheckpoint(db, { modelId: model.id, step, metrics: {}, artifactKey: `${prefix}/adapter_model.safetensors` });
+    await putArtifact(
+      `${prefix}/adapter_model.safetensors`,
+      new Uint8Array([8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32]),
+    );
+    await insertCheckpoint(db, {
+      modelId: model.id,
+      step,
+      metrics: {},
+      artifactKey: `${prefix}/adapter_model.safetensors`,
+    });
   }
   await setLastStep(db, model.id, steps);
   return `${user.handle}/vllm/${model.name}`;
@@ -165,7 +183,12 @@ describe('vLLM serving', () => {
       expect(fs.readdirSync(root).length).toBeGreaterThan(0); // the artifacts went to S3, not the local store
       expect((await ask(`${name}:step1`)).choices[0].message.content).toBe(`adapter ${name}:step1 r=12`);
     } finally {
-      for (const k of ['TUNEBOARD_S3_ENDPOINT', 'TUNEBOARD_S3_BUCKET', 'TUNEBOARD_S3_ACCESS_KEY_ID', 'TUNEBOARD_S3_SECRET_ACCESS_KEY'])
+      for (const k of [
+        'TUNEBOARD_S3_ENDPOINT',
+        'TUNEBOARD_S3_BUCKET',
+        'TUNEBOARD_S3_ACCESS_KEY_ID',
+        'TUNEBOARD_S3_SECRET_ACCESS_KEY',
+      ])
         delete process.env[k];
       await s3rver.close();
     }
@@ -181,7 +204,9 @@ describe('vLLM serving', () => {
 
   it('unloads the least recently used adapter within --max-loras', async () => {
     vllm.restart();
-    vllmAdapters().loadedNames().forEach((n) => vllmAdapters().forget(n));
+    vllmAdapters()
+      .loadedNames()
+      .forEach((n) => vllmAdapters().forget(n));
     vllm.maxLoadedSeen = 0;
     const name = await trainedModel(3);
     await ask(`${name}:step1`);
@@ -189,7 +214,11 @@ describe('vLLM serving', () => {
     await ask(`${name}:step1`); // step 2 is now the least recently used
     const unloadsBefore = unloads().length;
     await ask(`${name}:step3`);
-    expect(unloads().slice(unloadsBefore).map((c) => c.body.lora_name)).toEqual([`${name}:step2`]);
+    expect(
+      unloads()
+        .slice(unloadsBefore)
+        .map((c) => c.body.lora_name),
+    ).toEqual([`${name}:step2`]);
     expect([...vllm.loaded.keys()].sort()).toEqual([`${name}:step1`, `${name}:step3`]);
     expect(vllm.maxLoadedSeen).toBe(2);
     // Asking for step 2 again brings it back, evicting step 1.
@@ -239,13 +268,18 @@ describe('vLLM serving', () => {
 
   it('answers 503 with the reason when the serving engine is down or missing, and lists why', async () => {
     // Served by the built-in engine from a directory it cannot load (no tokenizer).
-    await expect(ask(DOWN_ID)).rejects.toMatchObject({ status: 503, message: expect.stringContaining('cannot be served right now') });
+    await expect(ask(DOWN_ID)).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringContaining('cannot be served right now'),
+    });
     // A port where nothing listens: a vLLM server that is down.
     const closed = await startFakeVllm('gone');
     await closed.close();
     process.env.TUNEBOARD_UPSTREAM_URL = closed.url;
     await expect(ask(HF_ID)).rejects.toMatchObject({ status: 503, message: expect.stringContaining('not reachable') });
-    const list = openAiModelListSchema.parse((await call(modelsListRoute, 'GET', '/v1/models', { key: user.key })).body);
+    const list = openAiModelListSchema.parse(
+      (await call(modelsListRoute, 'GET', '/v1/models', { key: user.key })).body,
+    );
     expect(list.data.find((m) => m.id === HF_ID)).toMatchObject({
       available: false,
       unavailable_reason: 'the vLLM server is not reachable',
@@ -253,11 +287,16 @@ describe('vLLM serving', () => {
       trained_by: 'python-worker',
     });
     delete process.env.TUNEBOARD_UPSTREAM_URL;
-    await expect(ask(HF_ID)).rejects.toMatchObject({ status: 503, message: expect.stringContaining('TUNEBOARD_UPSTREAM_URL') });
+    await expect(ask(HF_ID)).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringContaining('TUNEBOARD_UPSTREAM_URL'),
+    });
   });
 
   it('lists size, context length, trainer, server and availability in /v1/models and the picker', async () => {
-    const list = openAiModelListSchema.parse((await call(modelsListRoute, 'GET', '/v1/models', { key: user.key })).body);
+    const list = openAiModelListSchema.parse(
+      (await call(modelsListRoute, 'GET', '/v1/models', { key: user.key })).body,
+    );
     expect(list.data.find((m) => m.id === HF_ID)).toMatchObject({
       parameters: 10,
       max_model_len: 4096, // vLLM's own limit wins over config.json's 40960
@@ -266,8 +305,15 @@ describe('vLLM serving', () => {
       available: true,
       unavailable_reason: null,
     });
-    expect(list.data.find((m) => m.id === TEST_BASE_MODEL)).toMatchObject({ served_by: 'builtin', trained_by: 'builtin', available: true, max_model_len: 256 });
-    const picker = baseModelListSchema.parse((await call(baseModelsRoute, 'GET', '/v1/preview/base-models', { key: user.key })).body);
+    expect(list.data.find((m) => m.id === TEST_BASE_MODEL)).toMatchObject({
+      served_by: 'builtin',
+      trained_by: 'builtin',
+      available: true,
+      max_model_len: 256,
+    });
+    const picker = baseModelListSchema.parse(
+      (await call(baseModelsRoute, 'GET', '/v1/preview/base-models', { key: user.key })).body,
+    );
     expect(picker.data.find((m) => m.id === DOWN_ID)).toMatchObject({
       parameters: 10,
       context_length: 40960,

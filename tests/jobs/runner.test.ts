@@ -19,7 +19,11 @@ async function submitRl(user: TestUser, modelId: string) {
 }
 
 async function events(user: TestUser, jobId: string) {
-  const res = await call(eventsRoute, 'GET', '/x', { key: user.key, params: { training_job_id: jobId }, query: { limit: 100 } });
+  const res = await call(eventsRoute, 'GET', '/x', {
+    key: user.key,
+    params: { training_job_id: jobId },
+    query: { limit: 100 },
+  });
   return res.body.data as { type: string; data: Record<string, unknown> }[];
 }
 
@@ -47,14 +51,35 @@ describe('job runner', () => {
     expect(await runOneJob(protocolFor(model.id), handlers)).toBe(true);
 
     const done = await job(user, jobId);
-    expect(done).toMatchObject({ status: 'COMPLETED', step: 1, num_sequences: 3, completed_steps: 3, error_message: null });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      step: 1,
+      num_sequences: 3,
+      completed_steps: 3,
+      error_message: null,
+    });
     const list = await events(user, jobId);
-    expect(list.map((e) => e.type)).toEqual(['training_started', 'gradient_step', 'gradient_step', 'gradient_step', 'training_ended']);
+    expect(list.map((e) => e.type)).toEqual([
+      'training_started',
+      'gradient_step',
+      'gradient_step',
+      'gradient_step',
+      'training_ended',
+    ]);
     expect(list[0].data).toEqual({ num_sequences: 3 });
-    const cps = await call(checkpointsRoute, 'GET', '/x', { key: user.key, params: { model_id: model.id }, query: { order: 'desc', limit: 1 } });
+    const cps = await call(checkpointsRoute, 'GET', '/x', {
+      key: user.key,
+      params: { model_id: model.id },
+      query: { order: 'desc', limit: 1 },
+    });
     expect(cps.body.data[0]).toMatchObject({
       step: 1,
-      metrics: { 'train/loss': 2, 'train/grad_norm': 0.5, 'train/num_gradient_steps': 3, 'train/num_groups_submitted': 0 },
+      metrics: {
+        'train/loss': 2,
+        'train/grad_norm': 0.5,
+        'train/num_gradient_steps': 3,
+        'train/num_groups_submitted': 0,
+      },
     });
   });
 
@@ -64,7 +89,11 @@ describe('job runner', () => {
     const ok: HandlerRegistry = { rl: async (ctx) => (await ctx.started(0), { weights }) };
     await submitRl(user, model.id);
     await runOneJob(protocolFor(model.id), ok);
-    await call(checkpointsRoute, 'DELETE', '/x', { key: user.key, params: { model_id: model.id }, body: { steps: [1] } });
+    await call(checkpointsRoute, 'DELETE', '/x', {
+      key: user.key,
+      params: { model_id: model.id },
+      body: { steps: [1] },
+    });
     const second = await submitRl(user, model.id);
     await runOneJob(protocolFor(model.id), ok);
     expect((await job(user, second)).step).toBe(2);
@@ -82,8 +111,16 @@ describe('job runner', () => {
       },
     });
     const failed = await job(user, jobId);
-    expect(failed).toMatchObject({ status: 'FAILED', error_message: 'trajectory 3: token "x" is not in the vocabulary', step: null });
-    expect((await events(user, jobId)).map((e) => e.type)).toEqual(['training_started', 'gradient_step', 'training_failed']);
+    expect(failed).toMatchObject({
+      status: 'FAILED',
+      error_message: 'trajectory 3: token "x" is not in the vocabulary',
+      step: null,
+    });
+    expect((await events(user, jobId)).map((e) => e.type)).toEqual([
+      'training_started',
+      'gradient_step',
+      'training_failed',
+    ]);
     const cps = await call(checkpointsRoute, 'GET', '/x', { key: user.key, params: { model_id: model.id } });
     expect(cps.body.data.map((c: { step: number }) => c.step)).toEqual([0]);
   });
@@ -133,12 +170,18 @@ describe('job runner', () => {
     const jobId = await submitRl(user, model.id);
     const worker = `test:${model.id}`;
     expect((await protocolFor(model.id).claim())?.id).toBe(jobId);
-    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }])).rejects.toThrow(/before training_started/);
+    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }])).rejects.toThrow(
+      /before training_started/,
+    );
     await queue.appendEvents(jobId, worker, [{ type: 'training_started', data: { num_sequences: 1 } }]);
-    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 'x' } }])).rejects.toThrow(/finite numbers/);
+    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 'x' } }])).rejects.toThrow(
+      /finite numbers/,
+    );
     await expect(queue.completeJob(jobId, worker, { artifactKey: null })).rejects.toThrow(/0 of 1 gradient steps/);
     await queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }]);
-    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }])).rejects.toThrow(/more gradient_step/);
+    await expect(queue.appendEvents(jobId, worker, [{ type: 'gradient_step', data: { loss: 1 } }])).rejects.toThrow(
+      /more gradient_step/,
+    );
     await expect(queue.appendEvents(jobId, 'someone-else', [])).rejects.toThrow(/no longer holds/);
   });
 
@@ -170,9 +213,21 @@ describe('job input', () => {
     const sftRoute = await import('@/app/v1/preview/sft-training-jobs/route');
     const user = await createUser();
     const model = await createModel(user);
-    const line = JSON.stringify({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] });
-    const dataset = await storeDataset((await principalFromApiKey(user.key))!, { project: 'p', name: 'd', files: { 'train.jsonl': line } });
-    const created = await call(sftRoute, 'POST', '/x', { key: user.key, body: { model_id: model.id, training_data_url: dataset.training_data_url } });
+    const line = JSON.stringify({
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'a' },
+      ],
+    });
+    const dataset = await storeDataset((await principalFromApiKey(user.key))!, {
+      project: 'p',
+      name: 'd',
+      files: { 'train.jsonl': line },
+    });
+    const created = await call(sftRoute, 'POST', '/x', {
+      key: user.key,
+      body: { model_id: model.id, training_data_url: dataset.training_data_url },
+    });
     await deleteArtifacts(`datasets`);
     await runOneJob(protocolFor(model.id), { sft: async () => ({ weights }) });
     expect(await job(user, created.body.id)).toMatchObject({

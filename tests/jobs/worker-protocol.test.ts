@@ -13,7 +13,9 @@ describe('worker protocol over HTTP', () => {
   it('refuses user keys and missing tokens on worker routes', async () => {
     const user = await createUser();
     expect((await call(claimRoute, 'POST', '/v1/workers/claim', { body: { worker_id: 'w' } })).status).toBe(401);
-    expect((await call(claimRoute, 'POST', '/v1/workers/claim', { key: user.key, body: { worker_id: 'w' } })).status).toBe(401);
+    expect(
+      (await call(claimRoute, 'POST', '/v1/workers/claim', { key: user.key, body: { worker_id: 'w' } })).status,
+    ).toBe(401);
   });
 
   it('runs a job end to end through the HTTP routes, including checkpoint upload and base weights', async () => {
@@ -24,11 +26,19 @@ describe('worker protocol over HTTP', () => {
         await routeFetch('http://localhost/v1/preview/training-jobs', {
           method: 'POST',
           headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model_id: model.id, trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }] }),
+          body: JSON.stringify({
+            model_id: model.id,
+            trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }],
+          }),
         })
       ).json();
     const first = await submit();
-    const protocol = httpProtocol({ baseUrl: 'http://localhost', token: bootWorkerToken(), workerId: `http-test:${first.id}`, fetchImpl: routeFetch });
+    const protocol = httpProtocol({
+      baseUrl: 'http://localhost',
+      token: bootWorkerToken(),
+      workerId: `http-test:${first.id}`,
+      fetchImpl: routeFetch,
+    });
     const trained = new Uint8Array([9, 8, 7, 6, 5]);
     await runOneJob(claimOnly(protocol, model.id), {
       rl: async (ctx) => {
@@ -39,7 +49,11 @@ describe('worker protocol over HTTP', () => {
         return { weights: trained };
       },
     });
-    const job = await (await routeFetch(`http://localhost/v1/preview/training-jobs/${first.id}`, { headers: { authorization: `Bearer ${user.key}` } })).json();
+    const job = await (
+      await routeFetch(`http://localhost/v1/preview/training-jobs/${first.id}`, {
+        headers: { authorization: `Bearer ${user.key}` },
+      })
+    ).json();
     expect(job).toMatchObject({ status: 'COMPLETED', step: 1 });
     expect(await readArtifactBytes(`models/${model.id}/checkpoints/${first.id}/model.safetensors`)).toEqual(trained);
 
@@ -66,7 +80,9 @@ describe('worker protocol over HTTP', () => {
       body: JSON.stringify({ model_id: model.id, trajectory_groups: [] }),
     });
     const { id } = await res.json();
-    expect((await call(cancelRoute, 'POST', '/x', { key: stranger.key, params: { training_job_id: id } })).status).toBe(404);
+    expect((await call(cancelRoute, 'POST', '/x', { key: stranger.key, params: { training_job_id: id } })).status).toBe(
+      404,
+    );
     const cancelled = await call(cancelRoute, 'POST', '/x', { key: user.key, params: { training_job_id: id } });
     expect(cancelled.body).toMatchObject({ status: 'FAILED', error_message: 'cancelled' });
   });

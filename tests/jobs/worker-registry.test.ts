@@ -55,13 +55,21 @@ async function hfJob() {
 
 const claim = async (id: string, modelId: string, capabilities?: unknown) =>
   claimResponseSchema.parse(
-    (await api(null, 'POST', '/v1/workers/claim', { worker_id: id, model_ids: [modelId], capabilities, info: { device: 'cpu' } })).body,
+    (
+      await api(null, 'POST', '/v1/workers/claim', {
+        worker_id: id,
+        model_ids: [modelId],
+        capabilities,
+        info: { device: 'cpu' },
+      })
+    ).body,
   ).job;
 
 describe('claim capabilities and the worker registry', () => {
   it('a Hugging Face job waits, saying why, until a worker with the hf backend claims it', async () => {
     const { user, model, jobId } = await hfJob();
-    const readJob = async () => trainingJobSchema.parse((await api(user, 'GET', `/v1/preview/training-jobs/${jobId}`)).body);
+    const readJob = async () =>
+      trainingJobSchema.parse((await api(user, 'GET', `/v1/preview/training-jobs/${jobId}`)).body);
     expect((await readJob()).waiting_reason).toMatch(new RegExp(`^Waiting for a worker that can train ${HF_BASE}`));
 
     // A worker without capabilities (the built-in runner) never takes it; nor one limited to other base models.
@@ -121,10 +129,20 @@ describe('retry-safe worker calls and LoRA checkpoints', () => {
     expect(gap.status).toBe(409);
     expect(gap.raw).toMatch(/never received; resend from 3/);
     const listed = await api(user, 'GET', `/v1/preview/training-jobs/${jobId}/events`);
-    expect(listed.body.data.map((e: { type: string }) => e.type)).toEqual(['training_started', 'gradient_step', 'gradient_step']);
+    expect(listed.body.data.map((e: { type: string }) => e.type)).toEqual([
+      'training_started',
+      'gradient_step',
+      'gradient_step',
+    ]);
 
     const upload = (file: string, body: BodyInit) =>
-      api(null, 'PUT', `/v1/workers/jobs/${jobId}/checkpoint?worker_id=${encodeURIComponent(gpu)}&file=${file}`, undefined, body);
+      api(
+        null,
+        'PUT',
+        `/v1/workers/jobs/${jobId}/checkpoint?worker_id=${encodeURIComponent(gpu)}&file=${file}`,
+        undefined,
+        body,
+      );
     expect((await upload('model.safetensors', new Uint8Array([1]))).status).toBe(422);
     expect((await upload('adapter_config.json', '{"not": "peft"}')).status).toBe(422);
     const config = JSON.stringify({ peft_type: 'LORA', r: 4, lora_alpha: 8, base_model_name_or_path: HF_BASE });
@@ -141,12 +159,16 @@ describe('retry-safe worker calls and LoRA checkpoints', () => {
     const complete = (artifact_key: string) =>
       api(null, 'POST', `/v1/workers/jobs/${jobId}/complete`, { worker_id: gpu, artifact_key });
     expect((await complete(weightsKey)).raw).toMatch(/adapter_config\.json of this LoRA checkpoint was not uploaded/);
-    expect(await keyOf('adapter_config.json', config)).toBe(weightsKey.replace('adapter_model.safetensors', 'adapter_config.json'));
+    expect(await keyOf('adapter_config.json', config)).toBe(
+      weightsKey.replace('adapter_model.safetensors', 'adapter_config.json'),
+    );
     const foreign = await complete(`models/${model.id}/checkpoints/other/model.safetensors`);
     expect(foreign.status).toBe(422);
     expect((await complete(weightsKey)).body).toEqual({ step: 1 });
     expect((await complete(weightsKey)).body).toEqual({ step: 1 });
-    expect((await api(null, 'POST', `/v1/workers/jobs/${jobId}/fail`, { worker_id: gpu, error_message: 'x' })).status).toBe(409);
+    expect(
+      (await api(null, 'POST', `/v1/workers/jobs/${jobId}/fail`, { worker_id: gpu, error_message: 'x' })).status,
+    ).toBe(409);
     const checkpoints = await api(user, 'GET', `/v1/preview/models/${model.id}/checkpoints`);
     expect(checkpoints.body.data.map((c: { step: number }) => c.step).sort()).toEqual([0, 1]);
 
@@ -174,13 +196,19 @@ describe('retry-safe worker calls and LoRA checkpoints', () => {
 
     // The next job trains on from step 1: the weights and, by file name, the adapter config.
     const next = await api(user, 'POST', '/v1/preview/training-jobs', { model_id: model.id, trajectory_groups: [] });
-    expect((await claim(gpu, model.id, { backends: ['hf'] }))?.base_checkpoint).toEqual({ step: 1, artifact_key: weightsKey });
+    expect((await claim(gpu, model.id, { backends: ['hf'] }))?.base_checkpoint).toEqual({
+      step: 1,
+      artifact_key: weightsKey,
+    });
     const q = `worker_id=${encodeURIComponent(gpu)}`;
     const w = await routeFetch(`http://localhost/v1/workers/jobs/${next.body.id}/weights?${q}`, { headers: worker });
     expect(new Uint8Array(await w.arrayBuffer())).toEqual(weights);
-    const c = await routeFetch(`http://localhost/v1/workers/jobs/${next.body.id}/weights?${q}&file=adapter_config.json`, {
-      headers: worker,
-    });
+    const c = await routeFetch(
+      `http://localhost/v1/workers/jobs/${next.body.id}/weights?${q}&file=adapter_config.json`,
+      {
+        headers: worker,
+      },
+    );
     expect(await c.text()).toBe(config);
     const failed = { worker_id: gpu, error_message: 'CUDA out of memory: lower batch_size' };
     expect((await api(null, 'POST', `/v1/workers/jobs/${next.body.id}/fail`, failed)).status).toBe(200);

@@ -19,22 +19,86 @@ async function problems(file: string, code: string): Promise<string[]> {
 }
 
 const cases: [rule: string, file: string, code: string][] = [
-  ['browser code never imports the database', 'components/models/fake.tsx', "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n"],
-  ['browser code never imports services', 'lib/client/fake.ts', "import { createModel } from '@/lib/services/models';\nexport const x = createModel;\n"],
-  ['browser code never imports the engine', 'components/playground/fake.tsx', "import { Tokenizer } from '@/lib/engine/tokenizer';\nexport const x = Tokenizer;\n"],
-  ['browser code never imports lib/api', 'components/jobs/fake.tsx', "import { json } from '@/lib/api/respond';\nexport const x = json;\n"],
-  ['browser code never imports the job queue', 'lib/client/fake.ts', "import { claimJob } from '@/lib/jobs/server/queue';\nexport const x = claimJob;\n"],
-  ["a 'use client' page never imports services", 'app/(dashboard)/fake/client.tsx', "'use client';\nimport { createModel } from '@/lib/services/models';\nexport const x = createModel;\n"],
-  ['lib/engine imports nothing outside itself', 'lib/engine/fake.ts', "import { ChatRequest } from '@/lib/schemas/chat';\nexport type X = ChatRequest;\n"],
-  ['lib/engine imports nothing outside itself (relative)', 'lib/engine/train/fake.ts', "import { config } from '../../config';\nexport const x = config;\n"],
-  ['only lib/db runs SQL', 'lib/services/fake.ts', "import 'server-only';\nimport { sql } from 'drizzle-orm';\nexport const x = sql;\n"],
-  ['only lib/db opens PostgreSQL', 'lib/jobs/server/fake.ts', "import 'server-only';\nimport { Pool } from 'pg';\nexport const x = Pool;\n"],
-  ['the worker side of lib/jobs never imports lib/db', 'lib/jobs/worker/fake.ts', "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n"],
-  ['the worker side never imports the queue', 'lib/jobs/worker/handlers/fake.ts', "import { claimJob } from '../../server/queue';\nexport const x = claimJob;\n"],
-  ['services never import lib/api', 'lib/services/fake.ts', "import 'server-only';\nimport { ApiError } from '@/lib/api/respond';\nexport const x = ApiError;\n"],
-  ['pages never import lib/api', 'app/(dashboard)/fake/page.tsx', "import { SESSION_COOKIE } from '@/lib/api/auth';\nexport const x = SESSION_COOKIE;\n"],
-  ['lib never imports components', 'lib/inference/fake.ts', "import { Button } from '@/components/ui/button';\nexport const x = Button;\n"],
-  ['server modules say server-only', 'lib/services/fake.ts', "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n"],
+  [
+    'browser code never imports the database',
+    'components/models/fake.tsx',
+    "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
+  ],
+  [
+    'browser code never imports services',
+    'lib/client/fake.ts',
+    "import { createModel } from '@/lib/services/models';\nexport const x = createModel;\n",
+  ],
+  [
+    'browser code never imports the engine',
+    'components/playground/fake.tsx',
+    "import { Tokenizer } from '@/lib/engine/tokenizer';\nexport const x = Tokenizer;\n",
+  ],
+  [
+    'browser code never imports lib/api',
+    'components/jobs/fake.tsx',
+    "import { json } from '@/lib/api/respond';\nexport const x = json;\n",
+  ],
+  [
+    'browser code never imports the job queue',
+    'lib/client/fake.ts',
+    "import { claimJob } from '@/lib/jobs/server/queue';\nexport const x = claimJob;\n",
+  ],
+  [
+    "a 'use client' page never imports services",
+    'app/(dashboard)/fake/client.tsx',
+    "'use client';\nimport { createModel } from '@/lib/services/models';\nexport const x = createModel;\n",
+  ],
+  [
+    'lib/engine imports nothing outside itself',
+    'lib/engine/fake.ts',
+    "import { ChatRequest } from '@/lib/schemas/chat';\nexport type X = ChatRequest;\n",
+  ],
+  [
+    'lib/engine imports nothing outside itself (relative)',
+    'lib/engine/train/fake.ts',
+    "import { config } from '../../config';\nexport const x = config;\n",
+  ],
+  [
+    'only lib/db runs SQL',
+    'lib/services/fake.ts',
+    "import 'server-only';\nimport { sql } from 'drizzle-orm';\nexport const x = sql;\n",
+  ],
+  [
+    'only lib/db opens PostgreSQL',
+    'lib/jobs/server/fake.ts',
+    "import 'server-only';\nimport { Pool } from 'pg';\nexport const x = Pool;\n",
+  ],
+  [
+    'the worker side of lib/jobs never imports lib/db',
+    'lib/jobs/worker/fake.ts',
+    "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
+  ],
+  [
+    'the worker side never imports the queue',
+    'lib/jobs/worker/handlers/fake.ts',
+    "import { claimJob } from '../../server/queue';\nexport const x = claimJob;\n",
+  ],
+  [
+    'services never import lib/api',
+    'lib/services/fake.ts',
+    "import 'server-only';\nimport { ApiError } from '@/lib/api/respond';\nexport const x = ApiError;\n",
+  ],
+  [
+    'pages never import lib/api',
+    'app/(dashboard)/fake/page.tsx',
+    "import { SESSION_COOKIE } from '@/lib/api/auth';\nexport const x = SESSION_COOKIE;\n",
+  ],
+  [
+    'lib never imports components',
+    'lib/inference/fake.ts',
+    "import { Button } from '@/components/ui/button';\nexport const x = Button;\n",
+  ],
+  [
+    'server modules say server-only',
+    'lib/services/fake.ts',
+    "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
+  ],
   ['no console outside the logger', 'lib/inference/fake.ts', "export function f() {\n  console.log('hi');\n}\n"],
   ['no process.env outside lib/config', 'lib/storage/fake.ts', 'export const x = process.env.TUNEBOARD_S3_BUCKET;\n'],
 ];
@@ -46,12 +110,29 @@ describe('layer rules (eslint-rules/layers.mjs)', () => {
   });
 
   it('allowed imports pass', async () => {
-    expect(await problems('app/v1/fake/route.ts', "import { route } from '@/lib/api/route';\nexport const x = route;\n")).toEqual([]);
-    expect(await problems('lib/engine/fake.ts', "import { Model } from './model';\nexport const x = Model;\n")).toEqual([]);
-    expect(await problems('components/models/fake.tsx', "import { apiFetch } from '@/lib/client/api-fetch';\nexport const x = apiFetch;\n")).toEqual([]);
     expect(
-      await problems('lib/services/fake.ts', "import 'server-only';\nimport { getDb } from '@/lib/db/client';\nexport const x = getDb;\n"),
+      await problems('app/v1/fake/route.ts', "import { route } from '@/lib/api/route';\nexport const x = route;\n"),
     ).toEqual([]);
-    expect(await problems('lib/jobs/worker/fake.ts', "import type { WorkerJob } from '../protocol';\nexport type X = WorkerJob;\n")).toEqual([]);
+    expect(await problems('lib/engine/fake.ts', "import { Model } from './model';\nexport const x = Model;\n")).toEqual(
+      [],
+    );
+    expect(
+      await problems(
+        'components/models/fake.tsx',
+        "import { apiFetch } from '@/lib/client/api-fetch';\nexport const x = apiFetch;\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await problems(
+        'lib/services/fake.ts',
+        "import 'server-only';\nimport { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await problems(
+        'lib/jobs/worker/fake.ts',
+        "import type { WorkerJob } from '../protocol';\nexport type X = WorkerJob;\n",
+      ),
+    ).toEqual([]);
   });
 });

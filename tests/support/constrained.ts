@@ -1,5 +1,10 @@
 import { Generator } from '@/lib/engine/random';
-import { maskHas, type ConstraintState, type GrammarTokenConstraint, type TokenConstraint } from '@/lib/engine/constrained/token-constraint';
+import {
+  maskHas,
+  type ConstraintState,
+  type GrammarTokenConstraint,
+  type TokenConstraint,
+} from '@/lib/engine/constrained/token-constraint';
 
 /**
  * Helpers for the constraint tests (not used by engine code): random walks over allowed tokens and

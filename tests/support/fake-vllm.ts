@@ -64,7 +64,15 @@ export async function startFakeVllm(served: string, opts: Partial<FakeVllm['opti
           JSON.stringify({
             object: 'list',
             data: [
-              { id: served, object: 'model', created: 1, owned_by: 'vllm', root: served, parent: null, max_model_len: 4096 },
+              {
+                id: served,
+                object: 'model',
+                created: 1,
+                owned_by: 'vllm',
+                root: served,
+                parent: null,
+                max_model_len: 4096,
+              },
               ...[...state.loaded.entries()].map(([id, a]) => ({
                 id,
                 object: 'model',
@@ -85,14 +93,16 @@ export async function startFakeVllm(served: string, opts: Partial<FakeVllm['opti
         }
         const name = typeof body.lora_name === 'string' ? body.lora_name : '';
         if (url === '/v1/unload_lora_adapter') {
-          if (!name) return error(res, 400, 'InvalidUserInput', "either 'lora_name' and 'lora_int_id' needs to be provided.");
+          if (!name)
+            return error(res, 400, 'InvalidUserInput', "either 'lora_name' and 'lora_int_id' needs to be provided.");
           if (!state.loaded.delete(name))
             return error(res, 404, 'NotFoundError', `The lora adapter '${name}' cannot be found.`);
           res.writeHead(200, { 'content-type': 'text/plain' });
           return res.end(`Success: LoRA adapter '${name}' removed successfully.`);
         }
         const loraPath = typeof body.lora_path === 'string' ? body.lora_path : '';
-        if (!name || !loraPath) return error(res, 400, 'InvalidUserInput', "Both 'lora_name' and 'lora_path' must be provided.");
+        if (!name || !loraPath)
+          return error(res, 400, 'InvalidUserInput', "Both 'lora_name' and 'lora_path' must be provided.");
         if (state.loaded.has(name))
           return error(res, 400, 'InvalidUserInput', `The lora adapter '${name}' has already been loaded.`);
         const configFile = path.join(loraPath, 'adapter_config.json');
@@ -101,7 +111,12 @@ export async function startFakeVllm(served: string, opts: Partial<FakeVllm['opti
         const config = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { r?: number };
         const rank = config.r ?? 8;
         if (rank > state.options.maxLoraRank)
-          return error(res, 400, 'BadRequestError', `LoRA rank ${rank} is greater than max_lora_rank ${state.options.maxLoraRank}.`);
+          return error(
+            res,
+            400,
+            'BadRequestError',
+            `LoRA rank ${rank} is greater than max_lora_rank ${state.options.maxLoraRank}.`,
+          );
         state.loaded.set(name, { path: loraPath, rank });
         state.maxLoadedSeen = Math.max(state.maxLoadedSeen, state.loaded.size);
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -120,8 +135,12 @@ export async function startFakeVllm(served: string, opts: Partial<FakeVllm['opti
         if (body.stream === true) {
           res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
           const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model };
-          res.write(`data: ${py({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] })}\n\n`);
-          res.write(`data: ${py({ ...base, choices: [{ index: 0, delta: { content }, logprobs, finish_reason: 'stop' }] })}\n\n`);
+          res.write(
+            `data: ${py({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] })}\n\n`,
+          );
+          res.write(
+            `data: ${py({ ...base, choices: [{ index: 0, delta: { content }, logprobs, finish_reason: 'stop' }] })}\n\n`,
+          );
           const so = body.stream_options as { include_usage?: boolean } | undefined;
           if (so?.include_usage) res.write(`data: ${py({ ...base, choices: [], usage })}\n\n`);
           return res.end('data: [DONE]\n\n');

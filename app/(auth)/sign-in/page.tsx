@@ -8,7 +8,11 @@ import { DEFAULT_SIGNED_IN_PATH, safeNextPath } from '@/lib/client/redirect-targ
 
 export const metadata: Metadata = { title: 'Sign in' };
 
-export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function SignInPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const raw = (await searchParams).next;
   const next = safeNextPath(typeof raw === 'string' ? raw : undefined);
   if (await currentPrincipal()) redirect(next);

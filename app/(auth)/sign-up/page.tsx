@@ -8,7 +8,11 @@ import { safeNextPath, signInPath } from '@/lib/client/redirect-target';
 
 export const metadata: Metadata = { title: 'Create account' };
 
-export default async function SignUpPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function SignUpPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const raw = (await searchParams).next;
   const next = safeNextPath(typeof raw === 'string' ? raw : undefined);
   if (await currentPrincipal()) redirect(next);

@@ -44,11 +44,17 @@ export function DocsClient({ origin }: { origin: string }) {
         title="API docs"
         description={
           <>
-            Every endpoint under <code className="font-mono text-[13px]">/v1</code>, generated from the server’s own contract.
+            Every endpoint under <code className="font-mono text-[13px]">/v1</code>, generated from the server’s own
+            contract.
           </>
         }
         actions={
-          <a href="/v1/openapi.json" target="_blank" rel="noreferrer" className={buttonClassName({ variant: 'secondary', size: 'sm' })}>
+          <a
+            href="/v1/openapi.json"
+            target="_blank"
+            rel="noreferrer"
+            className={buttonClassName({ variant: 'secondary', size: 'sm' })}
+          >
             openapi.json
           </a>
         }
@@ -64,8 +70,9 @@ export function DocsClient({ origin }: { origin: string }) {
           <div className="min-w-0">
             <CodeBlock label="Request" code={tokenCurl(origin)} data-testid="token-curl" />
             <p className="mt-3 text-sm text-fg-muted">
-              <code className="font-mono text-[13px]">key_name</code> and <code className="font-mono text-[13px]">expires_in_days</code>{' '}
-              are optional. Each call creates a new key; revoke old ones under Settings → API keys.
+              <code className="font-mono text-[13px]">key_name</code> and{' '}
+              <code className="font-mono text-[13px]">expires_in_days</code> are optional. Each call creates a new key;
+              revoke old ones under Settings → API keys.
             </p>
           </div>
           <div className="min-w-0">
@@ -86,7 +93,11 @@ export function DocsClient({ origin }: { origin: string }) {
           ))}
         </div>
       ) : doc.isError ? (
-        <RetryAlert title="The API reference could not be loaded" onRetry={() => doc.refetch()} pending={doc.isFetching}>
+        <RetryAlert
+          title="The API reference could not be loaded"
+          onRetry={() => doc.refetch()}
+          pending={doc.isFetching}
+        >
           <p data-testid="openapi-error">
             {isApiClientError(doc.error) && doc.error.status === 404
               ? 'This server does not publish /v1/openapi.json yet.'

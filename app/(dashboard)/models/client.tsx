@@ -163,7 +163,11 @@ export function ModelsClient({
         actions={
           <>
             {rows.length > 0 ? (
-              <Link href={entityHref('/sft/new')} className={buttonClassName({ variant: 'secondary' })} data-testid="models-fine-tune">
+              <Link
+                href={entityHref('/sft/new')}
+                className={buttonClassName({ variant: 'secondary' })}
+                data-testid="models-fine-tune"
+              >
                 <SparklesIcon className="size-4" />
                 Fine-tune
               </Link>
@@ -180,7 +184,11 @@ export function ModelsClient({
           <div className="flex w-full flex-col gap-2 md:w-auto md:flex-row md:items-center">
             {/* A fixed width beside the filters; ModelSearch itself is full-width for the stacked mobile layout. */}
             <div className="md:w-64">
-              <ModelSearch value={searchInput} onChange={setSearchInput} busy={models.isFetching && !models.isFetchingNextPage} />
+              <ModelSearch
+                value={searchInput}
+                onChange={setSearchInput}
+                busy={models.isFetching && !models.isFetchingNextPage}
+              />
             </div>
             <ModelFilters
               projects={projectNames}

@@ -11,7 +11,11 @@ import { parseModelsSearchParams } from './search-params';
 
 export const metadata: Metadata = { title: 'Models' };
 
-export default async function ModelsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function ModelsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const principal = await requirePrincipal();
   const params = parseModelsSearchParams(await searchParams);
   const entity = resolveEntity(toSessionDto(principal), params.entity);
@@ -40,7 +44,8 @@ export default async function ModelsPage({ searchParams }: { searchParams: Promi
       queryFn: async () => ({ object: 'list' as const, data: await baseModelDtos() }),
     }),
   ]);
-  const exampleBaseModel = (baseModels.find((m) => m.backend === 'builtin') ?? baseModels[0])?.id ?? 'tuneboard/tiny-chat';
+  const exampleBaseModel =
+    (baseModels.find((m) => m.backend === 'builtin') ?? baseModels[0])?.id ?? 'tuneboard/tiny-chat';
 
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>

@@ -123,13 +123,18 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
       const last = pane.turns.at(-1);
       if (last?.role !== 'assistant') return pane;
       const reply = update(last.reply);
-      return reply === last.reply ? pane : { ...pane, turns: [...pane.turns.slice(0, -1), { role: 'assistant', reply }] };
+      return reply === last.reply
+        ? pane
+        : { ...pane, turns: [...pane.turns.slice(0, -1), { role: 'assistant', reply }] };
     });
   }
 
   async function runPane(pane: PaneState, request: PlaygroundRequest, signal: AbortSignal) {
     try {
-      await streamChatCompletion(request, { signal, onChunk: (chunk) => updateReply(pane.id, (reply) => applyChunk(reply, chunk)) });
+      await streamChatCompletion(request, {
+        signal,
+        onChunk: (chunk) => updateReply(pane.id, (reply) => applyChunk(reply, chunk)),
+      });
       updatePane(pane.id, (p) => ({ ...p, streaming: false }));
     } catch (error) {
       if (isAbort(error)) {
@@ -158,7 +163,10 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
     }
     const controller = new AbortController();
     abortRef.current = controller;
-    const jobs = panes.map((pane) => ({ pane, request: buildChatRequest(pane.model, paneMessages(system, pane.turns, text), params) }));
+    const jobs = panes.map((pane) => ({
+      pane,
+      request: buildChatRequest(pane.model, paneMessages(system, pane.turns, text), params),
+    }));
     setPanes((all) =>
       all.map((pane) => {
         const job = jobs.find((j) => j.pane.id === pane.id);
@@ -199,7 +207,12 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
       const record = trainedModels.get(splitModelName(source).model)!;
       try {
         const list = await queryClient.fetchQuery(checkpointPickerQuery(record.id));
-        const other = otherStepOfModel(source, models, list.data.map((c) => c.step), record.latest_step);
+        const other = otherStepOfModel(
+          source,
+          models,
+          list.data.map((c) => c.step),
+          record.latest_step,
+        );
         if (other) return other;
       } catch {
         // The checkpoint list is only a hint here: without it, fall back to another model.
@@ -247,7 +260,11 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
               <ColumnsIcon className="size-4" />
               Compare
             </Button>
-            <Button variant="ghost" onClick={clear} disabled={streaming || panes.every((p) => p.turns.length === 0 && !p.error)}>
+            <Button
+              variant="ghost"
+              onClick={clear}
+              disabled={streaming || panes.every((p) => p.turns.length === 0 && !p.error)}
+            >
               <TrashIcon className="size-4" />
               Clear
             </Button>
@@ -279,12 +296,23 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
           </Card>
 
           <div className="flex flex-wrap items-center justify-between gap-3">
-            <SegmentedControl label="Show answers as" size="sm" value={view} options={VIEW_OPTIONS} onChange={setView} data-testid="view-toggle" />
+            <SegmentedControl
+              label="Show answers as"
+              size="sm"
+              value={view}
+              options={VIEW_OPTIONS}
+              onChange={setView}
+              data-testid="view-toggle"
+            />
             {view === 'tokens' ? <TokenLegend /> : null}
           </div>
 
           <div
-            className={cx('grid items-start gap-4', panes.length === 2 && 'md:grid-cols-2', panes.length >= 3 && 'md:grid-cols-2')}
+            className={cx(
+              'grid items-start gap-4',
+              panes.length === 2 && 'md:grid-cols-2',
+              panes.length >= 3 && 'md:grid-cols-2',
+            )}
             data-testid="chat-panes"
           >
             {panes.map((pane, index) => (
@@ -354,8 +382,16 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
 
         <aside aria-labelledby="parameters-title" className="lg:sticky lg:top-6 lg:self-start">
           <Card>
-            <CardHeader id="parameters-title" title="Parameters" description="Shared by every model in the comparison." />
-            <ParametersPanel params={params} errors={showParamErrors || hasParamErrors ? paramErrors : {}} onChange={setParams} />
+            <CardHeader
+              id="parameters-title"
+              title="Parameters"
+              description="Shared by every model in the comparison."
+            />
+            <ParametersPanel
+              params={params}
+              errors={showParamErrors || hasParamErrors ? paramErrors : {}}
+              onChange={setParams}
+            />
           </Card>
         </aside>
       </div>

@@ -11,7 +11,11 @@ import { parsePlaygroundSearchParams } from './search-params';
 
 export const metadata: Metadata = { title: 'Playground' };
 
-export default async function PlaygroundPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function PlaygroundPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const principal = await requirePrincipal();
   const params = parsePlaygroundSearchParams(await searchParams);
 
@@ -19,11 +23,16 @@ export default async function PlaygroundPage({ searchParams }: { searchParams: P
   const queryClient = new QueryClient();
   await Promise.all([
     queryClient.prefetchQuery({ ...chatModelsQuery(), queryFn: () => listServableModels(principal) }),
-    queryClient.prefetchQuery({ ...modelPickerQuery(null), queryFn: () => listModels(principal, { limit: MODEL_PICKER_LIMIT }) }),
+    queryClient.prefetchQuery({
+      ...modelPickerQuery(null),
+      queryFn: () => listModels(principal, { limit: MODEL_PICKER_LIMIT }),
+    }),
   ]);
 
   const base = availableBaseModels();
-  const defaultModel = (base.find((m) => m.id === 'tuneboard/tiny-chat') ?? base.find((m) => m.backend === 'builtin') ?? base[0])?.id ?? '';
+  const defaultModel =
+    (base.find((m) => m.id === 'tuneboard/tiny-chat') ?? base.find((m) => m.backend === 'builtin') ?? base[0])?.id ??
+    '';
 
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>

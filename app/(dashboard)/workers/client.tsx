@@ -14,12 +14,17 @@ export function WorkersClient() {
       <div className="mb-6">
         <h1 className="text-2xl font-semibold tracking-tight text-fg">Training workers</h1>
         <p className="mt-1 text-sm text-fg-muted">
-          Processes that train jobs: the server&apos;s built-in runner for built-in models, and Python workers (tuneboard-worker) for
-          Hugging Face models. A queued job waits until a worker that can train its base model is connected.
+          Processes that train jobs: the server&apos;s built-in runner for built-in models, and Python workers
+          (tuneboard-worker) for Hugging Face models. A queued job waits until a worker that can train its base model is
+          connected.
         </p>
       </div>
       <Card aria-labelledby="workers-title">
-        <CardHeader id="workers-title" title="Connected now" description="Seen within the last lease period; refreshes every 5 s." />
+        <CardHeader
+          id="workers-title"
+          title="Connected now"
+          description="Seen within the last lease period; refreshes every 5 s."
+        />
         <CardBody>
           {workers.isError ? (
             <RetryAlert title="Could not load the workers" onRetry={() => void workers.refetch()} />

@@ -9,7 +9,8 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods(
     GET: route(
       {
         flavor: 'chat',
-        summary: 'Models that chat completions can use: built-in base models and your trained models (OpenAI list format)',
+        summary:
+          'Models that chat completions can use: built-in base models and your trained models (OpenAI list format)',
         tag: 'chat',
         response: openAiModelListSchema,
       },

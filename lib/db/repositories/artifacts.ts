@@ -14,7 +14,13 @@ export async function insertNextVersion(
     const [{ current }] = await db
       .select({ current: max(artifacts.version) })
       .from(artifacts)
-      .where(and(eq(artifacts.entityId, input.entityId), eq(artifacts.project, input.project), eq(artifacts.name, input.name)));
+      .where(
+        and(
+          eq(artifacts.entityId, input.entityId),
+          eq(artifacts.project, input.project),
+          eq(artifacts.name, input.name),
+        ),
+      );
     const [row] = await db
       .insert(artifacts)
       .values({ ...input, version: current === null ? 0 : current + 1 })

@@ -29,7 +29,12 @@ export async function recordFailure(
     sql`case when ${n} >= ${opts.free} then ${opts.now}::timestamptz + least(${opts.maxBlockMs}::float8, 1000 * power(2::float8, ${n} - ${opts.free})) * interval '1 millisecond' else null end`;
   await db
     .insert(authThrottle)
-    .values({ key, failures: 1, windowStartedAt: opts.now, blockedUntil: opts.free <= 1 ? new Date(opts.now.getTime() + 1000) : null })
+    .values({
+      key,
+      failures: 1,
+      windowStartedAt: opts.now,
+      blockedUntil: opts.free <= 1 ? new Date(opts.now.getTime() + 1000) : null,
+    })
     .onConflictDoUpdate({
       target: authThrottle.key,
       set: {
@@ -48,5 +53,7 @@ export async function clearKey(db: DbOrTx, key: string): Promise<void> {
 export async function deleteStale(db: DbOrTx, before: Date): Promise<void> {
   await db
     .delete(authThrottle)
-    .where(sql`${authThrottle.windowStartedAt} < ${before} and (${authThrottle.blockedUntil} is null or ${authThrottle.blockedUntil} < ${before})`);
+    .where(
+      sql`${authThrottle.windowStartedAt} < ${before} and (${authThrottle.blockedUntil} is null or ${authThrottle.blockedUntil} < ${before})`,
+    );
 }

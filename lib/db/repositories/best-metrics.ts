@@ -15,7 +15,9 @@ async function bestOf(db: DbOrTx, modelIds: string[], metric: string, direction:
   return db
     .selectDistinctOn([checkpoints.modelId], { modelId: checkpoints.modelId, step: checkpoints.step, value })
     .from(checkpoints)
-    .where(and(inArray(checkpoints.modelId, modelIds), sql`jsonb_typeof(${checkpoints.metrics} -> ${metric}) = 'number'`))
+    .where(
+      and(inArray(checkpoints.modelId, modelIds), sql`jsonb_typeof(${checkpoints.metrics} -> ${metric}) = 'number'`),
+    )
     .orderBy(checkpoints.modelId, direction === 'max' ? desc(value) : asc(value), desc(checkpoints.step));
 }
 

@@ -28,9 +28,7 @@ export async function pageEvents(
 }
 
 export type ScopedEventPage =
-  | { kind: 'no_job' }
-  | { kind: 'unknown_cursor' }
-  | { kind: 'page'; rows: (typeof jobEvents.$inferSelect)[] };
+  { kind: 'no_job' } | { kind: 'unknown_cursor' } | { kind: 'page'; rows: (typeof jobEvents.$inferSelect)[] };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -78,7 +78,10 @@ export async function findStaleJobs(
   db: DbOrTx,
   opts: { heartbeatBefore: Date; progressBefore: Date; deadWorkerPrefix?: { prefix: string; except: string } },
 ) {
-  const conditions = [lt(trainingJobs.heartbeatAt, opts.heartbeatBefore), lt(trainingJobs.progressAt, opts.progressBefore)];
+  const conditions = [
+    lt(trainingJobs.heartbeatAt, opts.heartbeatBefore),
+    lt(trainingJobs.progressAt, opts.progressBefore),
+  ];
   if (opts.deadWorkerPrefix) {
     conditions.push(
       and(

@@ -239,9 +239,7 @@ export async function findModelById(db: DbOrTx, id: string): Promise<ModelRow | 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type ScopedCheckpointPage =
-  | { kind: 'no_model' }
-  | { kind: 'unknown_cursor' }
-  | { kind: 'page'; rows: CheckpointRow[] };
+  { kind: 'no_model' } | { kind: 'unknown_cursor' } | { kind: 'page'; rows: CheckpointRow[] };
 
 /**
  * A page of a model's checkpoints by step in one query: the model's scope check, the cursor's step and the

@@ -41,7 +41,13 @@ export async function upsertRunMetrics(db: DbOrTx, runId: string, step: number, 
 
   const added = names.filter((name) => !before.has(name));
   const changed = names.filter((name) => before.has(name) && before.get(name) !== metrics[name]);
-  if (added.length > 0) await foldIntoRollups(db, runId, step, added.map((name) => ({ name, value: metrics[name] })));
+  if (added.length > 0)
+    await foldIntoRollups(
+      db,
+      runId,
+      step,
+      added.map((name) => ({ name, value: metrics[name] })),
+    );
   if (changed.length > 0) await rebuildRollups(db, runId, { names: changed, step });
 }
 
@@ -166,11 +172,18 @@ export interface BucketPlan {
  * (same bucket arithmetic, ties to the earlier step), which the tests hold it to. Arrays come back as text:
  * decoding a few thousand rows per series costs far more than parsing two arrays, on PGlite above all.
  */
-export async function bucketExtremes(db: DbOrTx, runId: string, plans: BucketPlan[]): Promise<Map<string, [number, number][]>> {
+export async function bucketExtremes(
+  db: DbOrTx,
+  runId: string,
+  plans: BucketPlan[],
+): Promise<Map<string, [number, number][]>> {
   const out = new Map<string, [number, number][]>();
   if (plans.length === 0) return out;
   const values = sql.join(
-    plans.map((p) => sql`(${p.name}::text, ${p.width}::int, ${p.firstStep}::int, ${p.lastStep - p.firstStep + 1}::float8, ${p.buckets}::float8)`),
+    plans.map(
+      (p) =>
+        sql`(${p.name}::text, ${p.width}::int, ${p.firstStep}::int, ${p.lastStep - p.firstStep + 1}::float8, ${p.buckets}::float8)`,
+    ),
     sql`, `,
   );
   const result = (await db.execute(sql`
@@ -220,20 +233,37 @@ function parseArray(text: string): number[] {
 }
 
 /** The points of one series with lo ≤ step ≤ hi, in step order. */
-export async function seriesPoints(db: DbOrTx, runId: string, name: string, lo: number, hi: number): Promise<MetricPoint[]> {
+export async function seriesPoints(
+  db: DbOrTx,
+  runId: string,
+  name: string,
+  lo: number,
+  hi: number,
+): Promise<MetricPoint[]> {
   return db
     .select({ step: runMetrics.step, value: runMetrics.value })
     .from(runMetrics)
-    .where(and(eq(runMetrics.runId, runId), eq(runMetrics.name, name), gte(runMetrics.step, lo), lte(runMetrics.step, hi)))
+    .where(
+      and(eq(runMetrics.runId, runId), eq(runMetrics.name, name), gte(runMetrics.step, lo), lte(runMetrics.step, hi)),
+    )
     .orderBy(asc(runMetrics.step));
 }
 
 /** The rollup rows of one series at one width for buckets fromBucket..toBucket, in step order. */
-export async function seriesRollups(db: DbOrTx, runId: string, name: string, width: number, fromBucket: number, toBucket: number) {
+export async function seriesRollups(
+  db: DbOrTx,
+  runId: string,
+  name: string,
+  width: number,
+  fromBucket: number,
+  toBucket: number,
+) {
   const r = runMetricRollups;
   return db
     .select()
     .from(r)
-    .where(and(eq(r.runId, runId), eq(r.width, width), eq(r.name, name), gte(r.bucket, fromBucket), lte(r.bucket, toBucket)))
+    .where(
+      and(eq(r.runId, runId), eq(r.width, width), eq(r.name, name), gte(r.bucket, fromBucket), lte(r.bucket, toBucket)),
+    )
     .orderBy(asc(r.bucket));
 }

@@ -121,5 +121,9 @@ export async function findTrajectoryGroupSeq(db: DbOrTx, modelId: string, id: st
 }
 
 export async function listGroupsOfJob(db: DbOrTx, jobId: string) {
-  return db.select().from(trajectoryGroups).where(eq(trajectoryGroups.jobId, jobId)).orderBy(asc(trajectoryGroups.groupIndex));
+  return db
+    .select()
+    .from(trajectoryGroups)
+    .where(eq(trajectoryGroups.jobId, jobId))
+    .orderBy(asc(trajectoryGroups.groupIndex));
 }

@@ -22,7 +22,12 @@ function conditions(f: StepFilters): SQL[] {
 }
 
 /** Up to `limit` distinct steps holding groups, newest first, below `before` when given. */
-export async function stepsWithGroups(db: DbOrTx, f: StepFilters, before: number | undefined, limit: number): Promise<number[]> {
+export async function stepsWithGroups(
+  db: DbOrTx,
+  f: StepFilters,
+  before: number | undefined,
+  limit: number,
+): Promise<number[]> {
   const rows = await db
     .selectDistinct({ step: trajectoryGroups.step })
     .from(trajectoryGroups)
@@ -45,7 +50,10 @@ export async function stepAggregates(db: DbOrTx, f: StepFilters, steps: number[]
       source: trajectoryGroups.source,
       groups: count(),
       trajectories: sql<number>`sum(${trajectoryGroups.numTrajectories})`.mapWith(Number),
-      rewardSum: sql<number>`coalesce(sum(${trajectoryGroups.rewardMean} * ${trajectoryGroups.numTrajectories}), 0)`.mapWith(Number),
+      rewardSum:
+        sql<number>`coalesce(sum(${trajectoryGroups.rewardMean} * ${trajectoryGroups.numTrajectories}), 0)`.mapWith(
+          Number,
+        ),
       scored: sql<number>`sum(${scored})`.mapWith(Number),
       rewardMin: min(trajectoryGroups.rewardMin),
       rewardMax: max(trajectoryGroups.rewardMax),

@@ -6,7 +6,14 @@ import { usageRecords } from '../schema';
 /** Adds one request's tokens to its (entity, project, model, day) row. */
 export async function addUsage(
   db: DbOrTx,
-  input: { entityId: string; project: string; model: string; day: string; promptTokens: number; completionTokens: number },
+  input: {
+    entityId: string;
+    project: string;
+    model: string;
+    day: string;
+    promptTokens: number;
+    completionTokens: number;
+  },
 ): Promise<void> {
   await db
     .insert(usageRecords)

@@ -58,16 +58,32 @@ export function rlLossVectors() {
 
   const advantages: unknown[] = [];
   for (const rewards of [[1, 0, 0.5, 0.25], [2, 2, 2], [0.3], [-1, 4]])
-    for (const scale of [true, false]) advantages.push({ rewards, scale_rewards: scale, expected: groupAdvantages(rewards, scale).map(round) });
+    for (const scale of [true, false])
+      advantages.push({ rewards, scale_rewards: scale, expected: groupAdvantages(rewards, scale).map(round) });
 
   const balance: unknown[] = [];
-  for (const a of [-1.5, 0, 0.75]) for (const b of [-0.5, 0, 0.3]) balance.push({ a, b, expected: round(balanceAdvantage(a, b)) });
+  for (const a of [-1.5, 0, 0.75])
+    for (const b of [-0.5, 0, 0.3]) balance.push({ a, b, expected: round(balanceAdvantage(a, b)) });
 
   // Batch normalisation of weights and advantages over several rows, two histories of one trajectory included.
   const rows: RlRowData[] = [
-    { label: 'a', trajectory: 0, ids: [1, 2, 3, 4, 5], mask: [0, 0, 1, 1, 1], oldLogprobs: [NaN, NaN, -0.5, -1, -0.2], advantage: 1.2 },
+    {
+      label: 'a',
+      trajectory: 0,
+      ids: [1, 2, 3, 4, 5],
+      mask: [0, 0, 1, 1, 1],
+      oldLogprobs: [NaN, NaN, -0.5, -1, -0.2],
+      advantage: 1.2,
+    },
     { label: 'b', trajectory: 0, ids: [1, 2, 3], mask: [0, 1, 1], oldLogprobs: [NaN, -0.3, NaN], advantage: 1.2 },
-    { label: 'c', trajectory: 1, ids: [1, 2, 3, 4], mask: [0, 0, 0, 1], oldLogprobs: [NaN, NaN, NaN, -2], advantage: -0.7 },
+    {
+      label: 'c',
+      trajectory: 1,
+      ids: [1, 2, 3, 4],
+      mask: [0, 0, 0, 1],
+      oldLogprobs: [NaN, NaN, NaN, -2],
+      advantage: -0.7,
+    },
   ];
   const tensors = rowTensors(rows, false).map((t) => ({
     mask: Array.from(t.mask),
@@ -76,7 +92,13 @@ export function rlLossVectors() {
     advantages: Array.from(t.advantages, round),
   }));
   const rowTensorsCase = {
-    rows: rows.map((r) => ({ trajectory: r.trajectory, ids: r.ids, mask: r.mask, old_logprobs: nanToNull(r.oldLogprobs), advantage: r.advantage })),
+    rows: rows.map((r) => ({
+      trajectory: r.trajectory,
+      ids: r.ids,
+      mask: r.mask,
+      old_logprobs: nanToNull(r.oldLogprobs),
+      advantage: r.advantage,
+    })),
     allow_training_without_logprobs: false,
     expected: tensors,
   };

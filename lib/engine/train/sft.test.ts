@@ -115,7 +115,10 @@ describe('trainSft', () => {
   });
 
   it('epochs repeat the batches in order; the learning-rate list runs across epochs and may end at 0', async () => {
-    const model = Model.create({ ...loadBaseModel('tuneboard/tiny-random', null).spec.config, n_layers: 1 }, { seed: 4 });
+    const model = Model.create(
+      { ...loadBaseModel('tuneboard/tiny-random', null).spec.config, n_layers: 1 },
+      { seed: 4 },
+    );
     const steps: SftStepMetrics[] = [];
     await trainSft(model, tok, examples.slice(0, 3), {
       batchSize: 2,

@@ -15,7 +15,12 @@
  */
 
 export { parseChatRequest, type ChatRequest } from './request-checks';
-export { checkTemplateRequest, UNTRUSTED_TEMPLATE_MESSAGE, type TemplateInputs, type TemplateTool } from './template-inputs';
+export {
+  checkTemplateRequest,
+  UNTRUSTED_TEMPLATE_MESSAGE,
+  type TemplateInputs,
+  type TemplateTool,
+} from './template-inputs';
 export {
   resolveSamplingRequest,
   truncatePrompt,

@@ -63,7 +63,9 @@ export function structuredOutputKindsError(so: StructuredOutputs): ApiError | nu
 
 export type StructuredSource = 'structured_outputs' | 'response_format';
 
-export function resolveStructuredOutput(req: ChatRequest): { spec: StructuredOutputSpec; source: StructuredSource } | null {
+export function resolveStructuredOutput(
+  req: ChatRequest,
+): { spec: StructuredOutputSpec; source: StructuredSource } | null {
   const so = req.structured_outputs;
   const fields = new Map<StructuredOutputKind, { value: unknown; source: StructuredSource }>();
   if (so) for (const k of setKinds(so)) fields.set(k, { value: so[k], source: 'structured_outputs' });

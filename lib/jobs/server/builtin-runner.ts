@@ -49,10 +49,18 @@ function workerCommand(): { command: string; args: string[] } {
   // Bundled by scripts/build-worker.mjs (npm run build / dev); the TypeScript source through tsx otherwise.
   const bundled = path.join(process.cwd(), '.tuneboard', 'worker.mjs');
   if (fs.existsSync(bundled)) return { command: process.execPath, args: [bundled] };
-  return { command: process.execPath, args: ['--import', 'tsx', path.join(process.cwd(), 'lib', 'jobs', 'worker', 'worker-main.ts')] };
+  return {
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(process.cwd(), 'lib', 'jobs', 'worker', 'worker-main.ts')],
+  };
 }
 
-function spawnWorker(state: { bootId: string; children: ChildProcess[] }, index: number, port: number, restarts: number) {
+function spawnWorker(
+  state: { bootId: string; children: ChildProcess[] },
+  index: number,
+  port: number,
+  restarts: number,
+) {
   const { command, args } = workerCommand();
   const child = spawn(command, args, {
     env: {

@@ -28,7 +28,8 @@ export const IDLE_LIMIT_MS = () => config.jobIdleMs;
 
 export const JOB_NOT_FOUND = 'Training job not found';
 
-const leaseLost = () => new ApiError('conflict', 'This worker no longer holds the job (cancelled, recovered or finished)');
+const leaseLost = () =>
+  new ApiError('conflict', 'This worker no longer holds the job (cancelled, recovered or finished)');
 
 async function requireLease(tx: DbOrTx, jobId: string, workerId: string): Promise<TrainingJobRow> {
   const job = await queueRepo.lockJob(tx, jobId);
@@ -60,7 +61,11 @@ export async function claimJob(
       : await db.transaction((tx) =>
           queueRepo.claimNextJob(tx, { workerId, kinds, modelIds, baseModels, now: new Date() }),
         );
-  const registered: WorkerCapabilities = { ...capabilities, kinds, ...(modelIds?.length ? { model_ids: modelIds } : {}) };
+  const registered: WorkerCapabilities = {
+    ...capabilities,
+    kinds,
+    ...(modelIds?.length ? { model_ids: modelIds } : {}),
+  };
   await workersRepo.touchWorker(db, {
     id: workerId,
     now: new Date(),
@@ -83,7 +88,9 @@ export async function claimJob(
   } catch (err) {
     const fault = storageFaultMessage(err) ?? 'The artifact store cannot be written';
     log.error({ err: (err as Error).message, jobId: job.id }, `${fault}; failing the job before training`);
-    await db.transaction(async (tx) => failInTx(tx, (await queueRepo.lockJob(tx, job.id))!, `${fault}: the checkpoint could not be saved`));
+    await db.transaction(async (tx) =>
+      failInTx(tx, (await queueRepo.lockJob(tx, job.id))!, `${fault}: the checkpoint could not be saved`),
+    );
     return null;
   }
   const entry = allBaseModels().find((m) => m.id === model.baseModel);
@@ -149,7 +156,10 @@ export async function appendEvents(
     let skip = 0;
     if (seq !== undefined) {
       if (seq > stored) {
-        throw new ApiError('conflict', `events ${stored} to ${seq - 1} of this job were never received; resend from ${stored}`);
+        throw new ApiError(
+          'conflict',
+          `events ${stored} to ${seq - 1} of this job were never received; resend from ${stored}`,
+        );
       }
       skip = Math.min(events.length, stored - seq);
     }
@@ -158,22 +168,34 @@ export async function appendEvents(
         const n = event.data.num_sequences;
         if (started) throw ApiError.valueError(['body', 'events'], 'training_started was already sent');
         if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || !isFlatNumeric(event.data)) {
-          throw ApiError.valueError(['body', 'events'], 'training_started needs an integer num_sequences ≥ 0 and numeric data');
+          throw ApiError.valueError(
+            ['body', 'events'],
+            'training_started needs an integer num_sequences ≥ 0 and numeric data',
+          );
         }
         started = true;
         numSequences = n;
       } else {
         if (!started) throw ApiError.valueError(['body', 'events'], 'gradient_step before training_started');
-        if (!isFlatNumeric(event.data)) throw ApiError.valueError(['body', 'events'], 'gradient_step data must be finite numbers');
+        if (!isFlatNumeric(event.data))
+          throw ApiError.valueError(['body', 'events'], 'gradient_step data must be finite numbers');
         if (completed >= (numSequences ?? 0)) {
-          throw ApiError.valueError(['body', 'events'], `more gradient_step events than num_sequences (${numSequences})`);
+          throw ApiError.valueError(
+            ['body', 'events'],
+            `more gradient_step events than num_sequences (${numSequences})`,
+          );
         }
         completed++;
       }
       await trainingRepo.insertEvent(tx, jobId, event.type, event.data);
     }
     const now = new Date();
-    await trainingRepo.updateJob(tx, jobId, { numSequences, completedSteps: completed, heartbeatAt: now, progressAt: now });
+    await trainingRepo.updateJob(tx, jobId, {
+      numSequences,
+      completedSteps: completed,
+      heartbeatAt: now,
+      progressAt: now,
+    });
     return { appended: events.length - skip };
   });
 }
@@ -205,7 +227,8 @@ export async function completeJob(
     }
     const job = await requireLease(tx, jobId, workerId);
     if (input.artifactKey !== null) await requireAssignedArtifact(job, input.artifactKey);
-    if (!(await queueRepo.hasStarted(tx, jobId))) throw ApiError.valueError(['body'], 'training_started was never sent');
+    if (!(await queueRepo.hasStarted(tx, jobId)))
+      throw ApiError.valueError(['body'], 'training_started was never sent');
     if (job.completedSteps !== job.numSequences) {
       throw ApiError.valueError(['body'], `${job.completedSteps} of ${job.numSequences} gradient steps were reported`);
     }
@@ -218,19 +241,30 @@ export async function completeJob(
     const byKey = new Map<string, number[]>();
     for (const e of steps) {
       if (e.type !== 'gradient_step') continue;
-      for (const [k, v] of Object.entries(e.data)) if (typeof v === 'number') byKey.set(k, [...(byKey.get(k) ?? []), v]);
+      for (const [k, v] of Object.entries(e.data))
+        if (typeof v === 'number') byKey.set(k, [...(byKey.get(k) ?? []), v]);
     }
     const metrics: Record<string, number> = {};
     for (const [k, values] of byKey) metrics[`train/${k}`] = mean(values);
     for (const [k, v] of Object.entries(input.metrics ?? {})) if (Number.isFinite(v)) metrics[`train/${k}`] = v;
     metrics['train/num_gradient_steps'] = job.completedSteps;
 
-    const [checkpoint] = await modelsRepo.insertCheckpoint(tx, { modelId: model.id, step, metrics, artifactKey: input.artifactKey });
+    const [checkpoint] = await modelsRepo.insertCheckpoint(tx, {
+      modelId: model.id,
+      step,
+      metrics,
+      artifactKey: input.artifactKey,
+    });
     await modelsRepo.setLastStep(tx, model.id, step);
     await upsertRunMetrics(tx, model.runId, step, metrics);
     await trainingRepo.insertEvent(tx, jobId, 'training_ended', {});
     const now = new Date();
-    await trainingRepo.updateJob(tx, jobId, { status: 'COMPLETED', resultStep: checkpoint.step, finishedAt: now, progressAt: now });
+    await trainingRepo.updateJob(tx, jobId, {
+      status: 'COMPLETED',
+      resultStep: checkpoint.step,
+      finishedAt: now,
+      progressAt: now,
+    });
     return { step };
   });
   await workersRepo.clearWorkerJob(db, workerId, jobId);
@@ -249,20 +283,33 @@ async function completedWithKey(tx: DbOrTx, job: TrainingJobRow, artifactKey: st
 async function requireAssignedArtifact(job: TrainingJobRow, key: string): Promise<void> {
   const adapter = adapterKeys(job.modelId, job.id);
   if (key !== checkpointKey(job.modelId, job.id) && key !== adapter.weights) {
-    throw ApiError.valueError(['body', 'artifact_key'], 'artifact_key must be the key the checkpoint upload returned for this job', key);
+    throw ApiError.valueError(
+      ['body', 'artifact_key'],
+      'artifact_key must be the key the checkpoint upload returned for this job',
+      key,
+    );
   }
   if (!(await artifactExists(key))) {
     throw ApiError.valueError(['body', 'artifact_key'], 'Nothing was uploaded at this key', key);
   }
   if (key === adapter.weights && !(await artifactExists(adapter.config))) {
-    throw ApiError.valueError(['body', 'artifact_key'], 'The adapter_config.json of this LoRA checkpoint was not uploaded', key);
+    throw ApiError.valueError(
+      ['body', 'artifact_key'],
+      'The adapter_config.json of this LoRA checkpoint was not uploaded',
+      key,
+    );
   }
 }
 
 async function failInTx(tx: DbOrTx, job: TrainingJobRow, message: string) {
   await trainingRepo.insertEvent(tx, job.id, 'training_failed', { error_message: message });
   const now = new Date();
-  await trainingRepo.updateJob(tx, job.id, { status: 'FAILED', errorMessage: message, finishedAt: now, progressAt: now });
+  await trainingRepo.updateJob(tx, job.id, {
+    status: 'FAILED',
+    errorMessage: message,
+    finishedAt: now,
+    progressAt: now,
+  });
 }
 
 export async function failJob(jobId: string, workerId: string, message: string): Promise<void> {
@@ -336,7 +383,11 @@ export async function queueStats() {
 export type TrainingExamplesLoader = (key: string, file: string) => Promise<SftExample[]>;
 
 /** What the job trains on: its stored trajectory groups (RL) or its dataset's examples (SFT). */
-export async function jobInput(jobId: string, workerId: string, loadExamples: TrainingExamplesLoader): Promise<JobInput> {
+export async function jobInput(
+  jobId: string,
+  workerId: string,
+  loadExamples: TrainingExamplesLoader,
+): Promise<JobInput> {
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
   if (job.kind === 'rl') {
@@ -360,7 +411,11 @@ export async function jobInput(jobId: string, workerId: string, loadExamples: Tr
  * The artifact key of the checkpoint the job trains from; null when it starts from the base model. `file`
  * asks for the adapter_config.json beside a LoRA checkpoint's weights (readers find it by file name).
  */
-export async function baseWeightsKey(jobId: string, workerId: string, file?: 'adapter_config.json'): Promise<string | null> {
+export async function baseWeightsKey(
+  jobId: string,
+  workerId: string,
+  file?: 'adapter_config.json',
+): Promise<string | null> {
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
   const latest = await modelsRepo.latestCheckpoint(db, job.modelId);
@@ -389,13 +444,18 @@ export async function storeCheckpointUpload(
     throw ApiError.valueError(
       ['query', 'file'],
       isHf
-        ? 'A Hugging Face model\'s checkpoint is a LoRA adapter: upload adapter_config.json and adapter_model.safetensors'
-        : 'A built-in model\'s checkpoint is one model.safetensors file',
+        ? "A Hugging Face model's checkpoint is a LoRA adapter: upload adapter_config.json and adapter_model.safetensors"
+        : "A built-in model's checkpoint is one model.safetensors file",
       file,
     );
   }
   const adapter = adapterKeys(job.modelId, job.id);
-  const key = file === 'model.safetensors' ? checkpointKey(job.modelId, job.id) : file === 'adapter_config.json' ? adapter.config : adapter.weights;
+  const key =
+    file === 'model.safetensors'
+      ? checkpointKey(job.modelId, job.id)
+      : file === 'adapter_config.json'
+        ? adapter.config
+        : adapter.weights;
   if (file === 'adapter_config.json') {
     // Small: checked before it is stored, so a bad config never sits where readers look for it.
     const text = await readSmallBody(body, 1024 * 1024);
@@ -432,7 +492,10 @@ function requireAdapterConfig(text: string): void {
   }
   const r = (parsed as { r?: unknown } | undefined)?.r;
   if (typeof parsed !== 'object' || parsed === null || typeof r !== 'number' || !Number.isInteger(r) || r < 1) {
-    throw ApiError.valueError(['body'], 'adapter_config.json must be a PEFT LoRA config (a JSON object with an integer r ≥ 1)');
+    throw ApiError.valueError(
+      ['body'],
+      'adapter_config.json must be a PEFT LoRA config (a JSON object with an integer r ≥ 1)',
+    );
   }
 }
 

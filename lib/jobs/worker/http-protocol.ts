@@ -5,7 +5,12 @@ import type { JobInput, WorkerEvent, WorkerJob } from '../protocol';
  * The worker protocol over HTTP, for `npm run worker`, the built-in runner's child process and external GPU
  * machines. Transient failures (connection errors, 5xx) are retried with backoff; 4xx answers are final.
  */
-export function httpProtocol(opts: { baseUrl: string; token: string; workerId: string; fetchImpl?: typeof fetch }): WorkerProtocol {
+export function httpProtocol(opts: {
+  baseUrl: string;
+  token: string;
+  workerId: string;
+  fetchImpl?: typeof fetch;
+}): WorkerProtocol {
   const f = opts.fetchImpl ?? fetch;
   const base = opts.baseUrl.replace(/\/+$/, '');
   const auth = { authorization: `Bearer ${opts.token}` };
@@ -17,7 +22,10 @@ export function httpProtocol(opts: { baseUrl: string; token: string; workerId: s
       try {
         res = await f(`${base}${path}`, {
           method,
-          headers: { ...auth, ...(isJson ? { 'content-type': 'application/json' } : { 'content-type': 'application/octet-stream' }) },
+          headers: {
+            ...auth,
+            ...(isJson ? { 'content-type': 'application/json' } : { 'content-type': 'application/octet-stream' }),
+          },
           body: body === undefined ? undefined : isJson ? JSON.stringify(body) : (body as BodyInit),
         });
       } catch (err) {
@@ -34,7 +42,8 @@ export function httpProtocol(opts: { baseUrl: string; token: string; workerId: s
       await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)));
     }
   }
-  const json = async <T>(method: string, path: string, body?: object): Promise<T> => (await request(method, path, body)).json() as Promise<T>;
+  const json = async <T>(method: string, path: string, body?: object): Promise<T> =>
+    (await request(method, path, body)).json() as Promise<T>;
   const q = `worker_id=${encodeURIComponent(opts.workerId)}`;
   // Events sent per job: the batch's seq, so a retry after a lost answer is skipped, not duplicated.
   const sent = new Map<string, number>();

@@ -76,7 +76,9 @@ export async function runOneJob(
       signal: abort.signal,
       async started(numSequences) {
         startedSent = true;
-        await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: numSequences, ...ignored } }]);
+        await protocol.appendEvents(job.id, [
+          { type: 'training_started', data: { num_sequences: numSequences, ...ignored } },
+        ]);
       },
       async step(data) {
         if (abort.signal.aborted) throw abort.signal.reason;
@@ -84,13 +86,15 @@ export async function runOneJob(
       },
     });
     if (abort.signal.aborted) throw abort.signal.reason;
-    if (!startedSent) await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: 0, ...ignored } }]);
+    if (!startedSent)
+      await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: 0, ...ignored } }]);
     const artifactKey = await protocol.uploadCheckpoint(job.id, result.weights);
     await protocol.complete(job.id, { artifactKey, metrics: result.metrics });
   } catch (err) {
     const message = errorMessage(err);
     // A cancelled or recovered job is already terminal on the server: nothing more to report.
-    if (!abort.signal.aborted) await protocol.fail(job.id, message).catch((e) => log.error({ err: e }, 'could not report failure'));
+    if (!abort.signal.aborted)
+      await protocol.fail(job.id, message).catch((e) => log.error({ err: e }, 'could not report failure'));
   } finally {
     clearInterval(beat);
   }

@@ -27,7 +27,14 @@ import { formatDateTime } from '@/lib/client/format-time';
 import { playgroundHref } from '@/lib/client/inference-names';
 import { gradientStepCharts } from '@/lib/client/job-events';
 import { isTerminalStatus, pollDelay } from '@/lib/client/poll-backoff';
-import { EVENT_PAGE_SIZE, fetchEventsAfter, jobEventPageQuery, jobQuery, modelQuery, queryKeys } from '@/lib/client/query-keys';
+import {
+  EVENT_PAGE_SIZE,
+  fetchEventsAfter,
+  jobEventPageQuery,
+  jobQuery,
+  modelQuery,
+  queryKeys,
+} from '@/lib/client/query-keys';
 import { trainingJobSchema, type JobEventDto, type TrainingJobDto } from '@/lib/schemas/training-jobs';
 
 interface JobDetailClientProps {
@@ -56,11 +63,16 @@ function useJobTail(jobId: string) {
   return useQuery({
     queryKey: queryKeys.jobs.allEvents(jobId),
     queryFn: async ({ signal }): Promise<{ job: TrainingJobDto; events: JobEventDto[] }> => {
-      const previous = queryClient.getQueryData<{ job: TrainingJobDto; events: JobEventDto[] }>(queryKeys.jobs.allEvents(jobId));
+      const previous = queryClient.getQueryData<{ job: TrainingJobDto; events: JobEventDto[] }>(
+        queryKeys.jobs.allEvents(jobId),
+      );
       const job = await apiFetch(`/v1/preview/training-jobs/${jobId}`, trainingJobSchema, { signal });
       const fresh = await fetchEventsAfter(jobId, previous?.events.at(-1)?.id, signal);
       const changed =
-        fresh.length > 0 || !previous || previous.job.status !== job.status || previous.job.completed_steps !== job.completed_steps;
+        fresh.length > 0 ||
+        !previous ||
+        previous.job.status !== job.status ||
+        previous.job.completed_steps !== job.completed_steps;
       unchanged.current = changed ? 0 : unchanged.current + 1;
       queryClient.setQueryData(queryKeys.jobs.summary(jobId), job);
       // The visible events page may have grown: refresh the paged table's queries (not this one).
@@ -167,14 +179,21 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
         ) : null}
         {job.status === 'FAILED' && job.error_message ? (
           <Alert tone="danger" title="The job failed" role="status">
-            <pre className="max-h-80 overflow-auto font-mono text-xs break-words whitespace-pre-wrap" data-testid="job-error">
+            <pre
+              className="max-h-80 overflow-auto font-mono text-xs break-words whitespace-pre-wrap"
+              data-testid="job-error"
+            >
               {job.error_message}
             </pre>
           </Alert>
         ) : null}
 
         <Card aria-labelledby="job-summary-title">
-          <CardHeader id="job-summary-title" title="Progress" description={terminal ? undefined : 'Updates live while the job runs.'} />
+          <CardHeader
+            id="job-summary-title"
+            title="Progress"
+            description={terminal ? undefined : 'Updates live while the job runs.'}
+          />
           <CardBody className="space-y-5">
             <JobProgress job={job} />
             <dl className="grid grid-cols-2 gap-4 text-sm sm:grid-cols-4">
@@ -194,7 +213,9 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
               </div>
               <div>
                 <dt className="text-xs text-fg-subtle">Duration</dt>
-                <dd className="mt-0.5 text-fg tabular-nums">{start !== null && end !== null ? formatDuration(end - start) : start !== null ? 'running' : '—'}</dd>
+                <dd className="mt-0.5 text-fg tabular-nums">
+                  {start !== null && end !== null ? formatDuration(end - start) : start !== null ? 'running' : '—'}
+                </dd>
               </div>
               <div>
                 <dt className="text-xs text-fg-subtle">Trained from step</dt>
@@ -206,7 +227,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
                   <span data-testid="job-new-step">{job.step ?? '—'}</span>
                   {/* What a person does next with a finished job: talk to what it trained. */}
                   {job.status === 'COMPLETED' && job.step !== null && model.data ? (
-                    <Link href={playgroundHref(model.data, job.step)} className="text-sm text-accent-text hover:underline" data-testid="job-chat-link">
+                    <Link
+                      href={playgroundHref(model.data, job.step)}
+                      className="text-sm text-accent-text hover:underline"
+                      data-testid="job-chat-link"
+                    >
                       Open in the playground
                     </Link>
                   ) : null}
@@ -222,20 +247,33 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
               Gradient steps
             </h2>
             {charts.length > 0 ? (
-              <ChartControls smoothing={smoothing} onSmoothingChange={setSmoothing} logScale={logScale} onLogScaleChange={setLogScale} />
+              <ChartControls
+                smoothing={smoothing}
+                onSmoothingChange={setSmoothing}
+                logScale={logScale}
+                onLogScaleChange={setLogScale}
+              />
             ) : null}
           </div>
           {charts.length === 0 ? (
             <Card>
               <EmptyState
                 title={terminal ? 'No gradient steps' : 'No gradient steps yet'}
-                description={terminal ? 'This job finished without an optimizer step.' : 'Loss appears here as the job trains.'}
+                description={
+                  terminal ? 'This job finished without an optimizer step.' : 'Loss appears here as the job trains.'
+                }
               />
             </Card>
           ) : (
             <div className="grid gap-4 lg:grid-cols-2" data-testid="job-charts">
               {charts.map((chart) => (
-                <MetricChartCard key={chart.metric} chart={chart} smoothing={smoothing} logScale={logScale} filePrefix={`job-${job.id.slice(0, 8)}`} />
+                <MetricChartCard
+                  key={chart.metric}
+                  chart={chart}
+                  smoothing={smoothing}
+                  logScale={logScale}
+                  filePrefix={`job-${job.id.slice(0, 8)}`}
+                />
               ))}
             </div>
           )}
@@ -245,7 +283,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
           <CardHeader
             id="job-events-title"
             title="Events"
-            description={newestFirst ? 'Newest first, as the trainer reported them.' : 'Chronological, as the trainer reported them.'}
+            description={
+              newestFirst
+                ? 'Newest first, as the trainer reported them.'
+                : 'Chronological, as the trainer reported them.'
+            }
             actions={
               <SegmentedControl
                 label="Event order"
@@ -274,7 +316,10 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
               </RetryAlert>
             </CardBody>
           ) : events.length === 0 ? (
-            <EmptyState title="No events yet" description="The job reports training_started when a worker picks it up." />
+            <EmptyState
+              title="No events yet"
+              description="The job reports training_started when a worker picks it up."
+            />
           ) : (
             <JobEventsTable
               events={events}
@@ -290,7 +335,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
         </Card>
 
         <Card aria-labelledby="job-config-title">
-          <CardHeader id="job-config-title" title="Configuration" description="As resolved when the job was accepted." />
+          <CardHeader
+            id="job-config-title"
+            title="Configuration"
+            description="As resolved when the job was accepted."
+          />
           <CardBody>
             <JobConfig config={job.config} />
           </CardBody>

@@ -22,7 +22,13 @@ import { ChevronRightIcon, SparklesIcon, TrashIcon } from '@/components/ui/icons
 import { Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
-import { checkpointMetricKeys, defaultBestMetric, metricDirection, selectBestCheckpoint, type MetricDirection } from '@/lib/client/best-checkpoint';
+import {
+  checkpointMetricKeys,
+  defaultBestMetric,
+  metricDirection,
+  selectBestCheckpoint,
+  type MetricDirection,
+} from '@/lib/client/best-checkpoint';
 import { groupSeriesIntoCharts } from '@/lib/client/chart-series';
 import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
@@ -51,7 +57,8 @@ interface ModelDetailClientProps {
 function useUrlState(state: { tab: ModelTab; step: number | null; split: string }) {
   useEffect(() => {
     const url = new URL(window.location.href);
-    const set = (key: string, value: string | null) => (value ? url.searchParams.set(key, value) : url.searchParams.delete(key));
+    const set = (key: string, value: string | null) =>
+      value ? url.searchParams.set(key, value) : url.searchParams.delete(key);
     set('tab', state.tab === 'overview' ? null : state.tab);
     set('step', state.tab === 'trajectories' && state.step !== null ? String(state.step) : null);
     set('split', state.tab === 'trajectories' ? state.split : null);
@@ -175,9 +182,13 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
       {tab === 'overview' ? (
         <div role="tabpanel" id="panel-overview" aria-labelledby="tab-overview" className="flex flex-col gap-6">
           <Card aria-labelledby="names-title">
-            <CardHeader id="names-title" title="Use this model" description={
+            <CardHeader
+              id="names-title"
+              title="Use this model"
+              description={
                 <>
-                  Send one of these names as <code className="font-mono text-[13px]">model</code> to /v1/chat/completions.
+                  Send one of these names as <code className="font-mono text-[13px]">model</code> to
+                  /v1/chat/completions.
                 </>
               }
             />
@@ -191,7 +202,13 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
         </div>
       ) : (
         <div role="tabpanel" id="panel-trajectories" aria-labelledby="tab-trajectories">
-          <TrajectoriesTab modelId={modelId} step={step} split={split} onStepChange={setStep} onSplitChange={setSplit} />
+          <TrajectoriesTab
+            modelId={modelId}
+            step={step}
+            split={split}
+            onStepChange={setStep}
+            onSplitChange={setSplit}
+          />
         </div>
       )}
 
@@ -211,7 +228,13 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
   );
 }
 
-function MetricsSection({ model, onRewardStepClick }: { model: ModelSummaryDto; onRewardStepClick: (step: number) => void }) {
+function MetricsSection({
+  model,
+  onRewardStepClick,
+}: {
+  model: ModelSummaryDto;
+  onRewardStepClick: (step: number) => void;
+}) {
   const history = useQuery(historyQuery(model.id));
   useEffect(preloadMetricChart, []);
   const [smoothing, setSmoothing] = useState(0.6);
@@ -225,10 +248,17 @@ function MetricsSection({ model, onRewardStepClick }: { model: ModelSummaryDto; 
           <h2 id="metrics-title" className="text-[15px] font-semibold text-fg">
             Metrics
           </h2>
-          <p className="mt-0.5 text-sm text-fg-muted">Every logged {'{split}/{metric}'} of the run, by step. Drag the handles under a chart to zoom.</p>
+          <p className="mt-0.5 text-sm text-fg-muted">
+            Every logged {'{split}/{metric}'} of the run, by step. Drag the handles under a chart to zoom.
+          </p>
         </div>
         {charts.length > 0 ? (
-          <ChartControls smoothing={smoothing} onSmoothingChange={setSmoothing} logScale={logScale} onLogScaleChange={setLogScale} />
+          <ChartControls
+            smoothing={smoothing}
+            onSmoothingChange={setSmoothing}
+            logScale={logScale}
+            onLogScaleChange={setLogScale}
+          />
         ) : null}
       </div>
       {history.isPending ? (
@@ -279,7 +309,10 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
   const [direction, setDirection] = useState<MetricDirection | null>(null);
   const [toDelete, setToDelete] = useState<CheckpointDto | null>(null);
 
-  const keys = useMemo(() => checkpointMetricKeys([...(all.data?.data ?? []), ...(page.data?.data ?? [])]), [all.data, page.data]);
+  const keys = useMemo(
+    () => checkpointMetricKeys([...(all.data?.data ?? []), ...(page.data?.data ?? [])]),
+    [all.data, page.data],
+  );
   const metric = chosenMetric && keys.includes(chosenMetric) ? chosenMetric : defaultBestMetric(keys);
   const dir = direction ?? (metric ? metricDirection(metric) : 'max');
   const best = metric && all.data ? selectBestCheckpoint(all.data.data, metric, dir) : null;
@@ -287,7 +320,10 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
 
   const remove = useMutation({
     mutationFn: (c: CheckpointDto) =>
-      apiFetch(`/v1/preview/models/${model.id}/checkpoints`, deleteCheckpointsResponseSchema, { method: 'DELETE', json: { steps: [c.step] } }),
+      apiFetch(`/v1/preview/models/${model.id}/checkpoints`, deleteCheckpointsResponseSchema, {
+        method: 'DELETE',
+        json: { steps: [c.step] },
+      }),
     onSuccess: async () => {
       // Deleting the only row of a later page would leave it empty: step back instead of showing nothing.
       if (rows.length === 1) setCursors(popCursor);
@@ -311,7 +347,13 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
               <label htmlFor="best-metric" className="text-xs text-fg-muted">
                 Best by
               </label>
-              <Select id="best-metric" value={metric ?? ''} onChange={(e) => setChosenMetric(e.target.value)} className="w-44" data-testid="best-metric">
+              <Select
+                id="best-metric"
+                value={metric ?? ''}
+                onChange={(e) => setChosenMetric(e.target.value)}
+                className="w-44"
+                data-testid="best-metric"
+              >
                 {keys.map((k) => (
                   <option key={k} value={k}>
                     {k}
@@ -321,7 +363,12 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
               <label htmlFor="best-direction" className="sr-only">
                 Better is
               </label>
-              <Select id="best-direction" value={dir} onChange={(e) => setDirection(e.target.value === 'min' ? 'min' : 'max')} className="w-28">
+              <Select
+                id="best-direction"
+                value={dir}
+                onChange={(e) => setDirection(e.target.value === 'min' ? 'min' : 'max')}
+                className="w-28"
+              >
                 <option value="max">highest</option>
                 <option value="min">lowest</option>
               </Select>
@@ -367,8 +414,8 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
         title={`Delete step ${toDelete?.step ?? ''}?`}
         description={
           <>
-            <span className="font-mono text-fg">{toDelete ? stepName(model, toDelete.step) : ''}</span> and its weights are removed. The
-            run history keeps its metrics. This cannot be undone.
+            <span className="font-mono text-fg">{toDelete ? stepName(model, toDelete.step) : ''}</span> and its weights
+            are removed. The run history keeps its metrics. This cannot be undone.
           </>
         }
         confirmLabel="Delete checkpoint"
@@ -381,7 +428,15 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
   );
 }
 
-function JobsSection({ model, entity, defaultEntity }: { model: ModelSummaryDto; entity: string; defaultEntity: string }) {
+function JobsSection({
+  model,
+  entity,
+  defaultEntity,
+}: {
+  model: ModelSummaryDto;
+  entity: string;
+  defaultEntity: string;
+}) {
   const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
   const rows = jobs.data?.pages.flatMap((p) => p.data) ?? [];
   const open = rows.some((j) => j.status === 'QUEUED' || j.status === 'RUNNING');
@@ -398,7 +453,11 @@ function JobsSection({ model, entity, defaultEntity }: { model: ModelSummaryDto;
 
   return (
     <Card aria-labelledby="jobs-title">
-      <CardHeader id="jobs-title" title="Training jobs" description={`Jobs that trained ${modelBaseName(model)}, newest first.`} />
+      <CardHeader
+        id="jobs-title"
+        title="Training jobs"
+        description={`Jobs that trained ${modelBaseName(model)}, newest first.`}
+      />
       {jobs.isPending ? (
         <div className="space-y-3 p-5" aria-busy="true" aria-label="Loading training jobs">
           <Skeleton className="h-5 w-2/3" />
@@ -410,7 +469,10 @@ function JobsSection({ model, entity, defaultEntity }: { model: ModelSummaryDto;
           </RetryAlert>
         </CardBody>
       ) : rows.length === 0 ? (
-        <EmptyState title="No training jobs yet" description="RL jobs come from POST /v1/preview/training-jobs; SFT jobs from the Fine-tune form or the API." />
+        <EmptyState
+          title="No training jobs yet"
+          description="RL jobs come from POST /v1/preview/training-jobs; SFT jobs from the Fine-tune form or the API."
+        />
       ) : (
         <ModelJobsTable jobs={rows} hrefFor={(job) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity)} />
       )}

@@ -51,7 +51,9 @@ export function ApiKeysClient({ origin }: { origin: string }) {
           description="Keys authenticate scripts, training clients and the OpenAI-compatible endpoints as you."
         />
         <CardBody className="flex flex-col gap-5">
-          {created ? <NewApiKeyNotice name={created.name} secret={created.key} onDismiss={() => setCreated(null)} /> : null}
+          {created ? (
+            <NewApiKeyNotice name={created.name} secret={created.key} onDismiss={() => setCreated(null)} />
+          ) : null}
           <ApiKeyCreateForm
             pending={create.isPending}
             error={create.error}
@@ -64,7 +66,11 @@ export function ApiKeysClient({ origin }: { origin: string }) {
       </Card>
 
       <Card aria-labelledby="keys-title">
-        <CardHeader id="keys-title" title="Your API keys" description="Revoked keys stay listed so you can tell what stopped working." />
+        <CardHeader
+          id="keys-title"
+          title="Your API keys"
+          description="Revoked keys stay listed so you can tell what stopped working."
+        />
         {keys.isPending ? (
           <div className="flex flex-col gap-3 px-5 py-5" aria-busy="true" aria-label="Loading API keys">
             <Skeleton className="h-5 w-2/3" />
@@ -88,7 +94,11 @@ export function ApiKeysClient({ origin }: { origin: string }) {
       </Card>
 
       <Card aria-labelledby="use-key-title">
-        <CardHeader id="use-key-title" title="Using a key" description="Send it as a bearer token with every request." />
+        <CardHeader
+          id="use-key-title"
+          title="Using a key"
+          description="Send it as a bearer token with every request."
+        />
         <CardBody>
           <CodeBlock
             label="Terminal"
@@ -102,8 +112,8 @@ export function ApiKeysClient({ origin }: { origin: string }) {
         title={`Revoke “${toRevoke?.name ?? ''}”?`}
         description={
           <>
-            Anything using <code className="font-mono text-fg">{toRevoke?.prefix}…</code> will be refused from now on. This
-            cannot be undone.
+            Anything using <code className="font-mono text-fg">{toRevoke?.prefix}…</code> will be refused from now on.
+            This cannot be undone.
           </>
         }
         confirmLabel="Revoke key"

@@ -53,9 +53,13 @@ export function TeamsClient({ currentUserId, defaultEntity }: TeamsClientProps) 
 
   const removeMember = useMutation({
     mutationFn: ({ team, member }: { team: string; member: Member }) =>
-      apiFetch(`/v1/teams/${encodeURIComponent(team)}/members/${encodeURIComponent(member.user_id)}`, memberRemovedSchema, {
-        method: 'DELETE',
-      }),
+      apiFetch(
+        `/v1/teams/${encodeURIComponent(team)}/members/${encodeURIComponent(member.user_id)}`,
+        memberRemovedSchema,
+        {
+          method: 'DELETE',
+        },
+      ),
     onSuccess: async (_result, { member }) => {
       if (member.user_id === currentUserId) await afterMembershipChange();
       else await queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() });

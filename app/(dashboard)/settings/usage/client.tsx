@@ -65,11 +65,21 @@ export function UsageClient({ entity, initialDays, initialGroup }: UsageClientPr
   const table = useMemo(() => usageTable(rows), [rows]);
   // The window ends today in UTC, the server's day boundary; null until mounted (the chart is browser-only).
   const today = now === null ? null : new Date(now).toISOString().slice(0, 10);
-  const chart = useMemo(() => (today ? usageChartData(rows, { today, days, groupBy: group }) : null), [rows, today, days, group]);
+  const chart = useMemo(
+    () => (today ? usageChartData(rows, { today, days, groupBy: group }) : null),
+    [rows, today, days, group],
+  );
 
   const toolbar = (
     <div className="flex flex-wrap items-center gap-2">
-      <SegmentedControl label="Group tokens" size="sm" value={group} options={GROUP_OPTIONS} onChange={setGroup} data-testid="usage-group" />
+      <SegmentedControl
+        label="Group tokens"
+        size="sm"
+        value={group}
+        options={GROUP_OPTIONS}
+        onChange={setGroup}
+        data-testid="usage-group"
+      />
       <SegmentedControl
         label="Period"
         size="sm"
@@ -112,8 +122,8 @@ export function UsageClient({ entity, initialDays, initialGroup }: UsageClientPr
           title="Tokens per day"
           description={
             <>
-              Prompt and completion tokens of chat requests billed to <span className="font-medium text-fg">{entity}</span>, by UTC
-              day.
+              Prompt and completion tokens of chat requests billed to{' '}
+              <span className="font-medium text-fg">{entity}</span>, by UTC day.
             </>
           }
           actions={toolbar}

@@ -10,7 +10,11 @@ import { parseUsageSearchParams } from './search-params';
 
 export const metadata: Metadata = { title: 'Usage' };
 
-export default async function UsagePage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function UsagePage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const principal = await requirePrincipal();
   const params = parseUsageSearchParams(await searchParams);
   // Usage is billed per entity, so this tab follows the selected one (unlike keys and teams).

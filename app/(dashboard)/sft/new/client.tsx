@@ -96,7 +96,12 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
 
   const batch = parseBatchSize(batchSize);
   const lr = parseLearningRate(learningRate);
-  const nameError = datasetName.trim() === '' ? 'Name the dataset' : /[/:]/.test(datasetName) ? "Must not contain '/' or ':'" : undefined;
+  const nameError =
+    datasetName.trim() === ''
+      ? 'Name the dataset'
+      : /[/:]/.test(datasetName)
+        ? "Must not contain '/' or ':'"
+        : undefined;
 
   const launch = useMutation({
     mutationFn: async (input: LaunchInput) => {
@@ -171,7 +176,13 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
       formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
       return;
     }
-    launch.mutate({ model, file: chosen.file, datasetName: datasetName.trim(), batchSize: batch.value, learningRate: lr.value });
+    launch.mutate({
+      model,
+      file: chosen.file,
+      datasetName: datasetName.trim(),
+      batchSize: batch.value,
+      learningRate: lr.value,
+    });
   }
 
   const launchError = launch.error instanceof LaunchStepError ? launch.error : null;
@@ -207,7 +218,11 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
           >
             <div className="mx-auto max-w-2xl text-left">
               <div className="mb-6 flex justify-center">
-                <Link href={hrefWithEntity('/models', entity, defaultEntity)} className={buttonClassName()} data-testid="sft-create-model">
+                <Link
+                  href={hrefWithEntity('/models', entity, defaultEntity)}
+                  className={buttonClassName()}
+                  data-testid="sft-create-model"
+                >
                   Go to Models
                 </Link>
               </div>
@@ -238,7 +253,11 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
       ) : null}
       <form ref={formRef} onSubmit={onSubmit} noValidate aria-labelledby="sft-form-title">
         <Card>
-          <CardHeader id="sft-form-title" title="New SFT job" description="The dataset is stored as a new version in the model’s project." />
+          <CardHeader
+            id="sft-form-title"
+            title="New SFT job"
+            description="The dataset is stored as a new version in the model’s project."
+          />
           <CardBody className="flex flex-col gap-6">
             {missingLinkedModel ? (
               <Alert tone="warning" role="status">
@@ -249,7 +268,11 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
               id="sft-model"
               name="model_id"
               label="Model"
-              hint={model ? `Base model ${model.base_model} · ${model.latest_step === null ? 'no checkpoints yet' : `latest step ${model.latest_step}`}` : undefined}
+              hint={
+                model
+                  ? `Base model ${model.base_model} · ${model.latest_step === null ? 'no checkpoints yet' : `latest step ${model.latest_step}`}`
+                  : undefined
+              }
               value={effectiveModelId}
               onChange={(event) => setModelId(event.target.value)}
               disabled={pending}
@@ -281,8 +304,8 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
                   .join(' ')}
               />
               <p id="dataset-hint" className="text-xs leading-relaxed text-fg-subtle">
-                JSONL: one <code className="font-mono">{'{"messages": [...]}'}</code> object per line; roles system, developer, user,
-                assistant or tool; the last message of each line is the assistant’s.
+                JSONL: one <code className="font-mono">{'{"messages": [...]}'}</code> object per line; roles system,
+                developer, user, assistant or tool; the last message of each line is the assistant’s.
               </p>
               {showFieldErrors && fileProblem && !(inspection && inspection.errorCount > 0) ? (
                 <p id="dataset-problem" className="text-xs font-medium text-danger-text">
@@ -301,10 +324,19 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
               ) : null}
               {inspection && !reading ? (
                 <>
-                  <p role="status" data-testid="dataset-summary" className="flex items-center gap-1.5 text-sm text-fg-muted">
-                    {inspection.errorCount === 0 && inspection.exampleCount > 0 ? <CheckIcon className="size-4 text-success-text" /> : null}
-                    {inspection.exampleCount.toLocaleString('en')} valid example{inspection.exampleCount === 1 ? '' : 's'}
-                    {inspection.errorCount > 0 ? `, ${inspection.errorCount.toLocaleString('en')} invalid line${inspection.errorCount === 1 ? '' : 's'}` : ''}
+                  <p
+                    role="status"
+                    data-testid="dataset-summary"
+                    className="flex items-center gap-1.5 text-sm text-fg-muted"
+                  >
+                    {inspection.errorCount === 0 && inspection.exampleCount > 0 ? (
+                      <CheckIcon className="size-4 text-success-text" />
+                    ) : null}
+                    {inspection.exampleCount.toLocaleString('en')} valid example
+                    {inspection.exampleCount === 1 ? '' : 's'}
+                    {inspection.errorCount > 0
+                      ? `, ${inspection.errorCount.toLocaleString('en')} invalid line${inspection.errorCount === 1 ? '' : 's'}`
+                      : ''}
                     {' · '}
                     {formatBytes(chosen?.file.size ?? 0)}
                   </p>
@@ -358,10 +390,14 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
               <Alert
                 tone="danger"
                 role="alert"
-                title={launchError.step === 'upload' ? 'The server rejected the dataset' : 'The job could not be started'}
+                title={
+                  launchError.step === 'upload' ? 'The server rejected the dataset' : 'The job could not be started'
+                }
               >
                 <span data-testid="sft-server-error">{serverDetail}</span>
-                {launchError.step === 'job' ? <span className="block">The dataset was uploaded; submitting again adds a new version.</span> : null}
+                {launchError.step === 'job' ? (
+                  <span className="block">The dataset was uploaded; submitting again adds a new version.</span>
+                ) : null}
               </Alert>
             ) : null}
           </CardBody>
@@ -374,7 +410,10 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
                   : // A disabled button cannot say why; this line does.
                     (fileProblem ?? '')}
             </p>
-            <Link href={hrefWithEntity('/models', entity, defaultEntity)} className={buttonClassName({ variant: 'secondary' })}>
+            <Link
+              href={hrefWithEntity('/models', entity, defaultEntity)}
+              className={buttonClassName({ variant: 'secondary' })}
+            >
               Cancel
             </Link>
             <Button type="submit" pending={pending} disabled={!canSubmit} data-testid="sft-submit">

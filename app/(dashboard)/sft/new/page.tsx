@@ -10,7 +10,11 @@ import { parseSftSearchParams } from './search-params';
 
 export const metadata: Metadata = { title: 'Fine-tune a model' };
 
-export default async function SftLaunchPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function SftLaunchPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const principal = await requirePrincipal();
   const session = toSessionDto(principal);
   const params = parseSftSearchParams(await searchParams);
@@ -26,7 +30,12 @@ export default async function SftLaunchPage({ searchParams }: { searchParams: Pr
 
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <SftLaunchClient entity={entity} defaultEntity={session.default_entity} initialModelId={params.model ?? null} origin={await requestOrigin()} />
+      <SftLaunchClient
+        entity={entity}
+        defaultEntity={session.default_entity}
+        initialModelId={params.model ?? null}
+        origin={await requestOrigin()}
+      />
     </HydrationBoundary>
   );
 }

@@ -8,7 +8,8 @@ export const dynamic = 'force-dynamic';
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
   GET: route(
     {
-      summary: 'Base models of this server: size, context length, who trains and serves each, and whether it is available',
+      summary:
+        'Base models of this server: size, context length, who trains and serves each, and whether it is available',
       tag: 'models',
       extension: true,
       response: baseModelListSchema,

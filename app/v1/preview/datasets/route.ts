@@ -28,7 +28,8 @@ const datasetUploadBody = {
         properties: {
           file: {
             type: 'array',
-            description: 'The files, each part named by its filename (train.jsonl or trajectories.jsonl, metadata.json)',
+            description:
+              'The files, each part named by its filename (train.jsonl or trajectories.jsonl, metadata.json)',
             items: { type: 'string', contentMediaType: 'application/octet-stream' },
           },
         },

@@ -12,13 +12,16 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       auth: 'worker',
       tag: 'workers',
       summary:
-        'Upload a checkpoint file (raw body): model.safetensors, or a LoRA adapter\'s adapter_config.json and adapter_model.safetensors; pass the weights\' key to complete',
+        "Upload a checkpoint file (raw body): model.safetensors, or a LoRA adapter's adapter_config.json and adapter_model.safetensors; pass the weights' key to complete",
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       query: checkpointUploadQuerySchema,
       streamedBody: {
-        description: 'The trained weights, streamed as the raw body: a safetensors file, or one of a LoRA adapter\'s two files (named by `file`)',
-        content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+        description:
+          "The trained weights, streamed as the raw body: a safetensors file, or one of a LoRA adapter's two files (named by `file`)",
+        content: {
+          'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+        },
       },
       response: z.object({ artifact_key: z.string() }),
     },

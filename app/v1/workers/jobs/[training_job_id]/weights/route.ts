@@ -11,7 +11,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       auth: 'worker',
       tag: 'workers',
       summary:
-        'The weights to train from (safetensors; file=adapter_config.json for a LoRA checkpoint\'s config); 204 when the job starts from the base model',
+        "The weights to train from (safetensors; file=adapter_config.json for a LoRA checkpoint's config); 204 when the job starts from the base model",
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       query: weightsQuerySchema,

@@ -24,7 +24,9 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
         format: z
           .enum(['safetensors', 'gguf', 'tar'])
           .optional()
-          .describe('Default: safetensors for built-in models, tar (adapter_config.json + adapter_model.safetensors) for LoRA adapters'),
+          .describe(
+            'Default: safetensors for built-in models, tar (adapter_config.json + adapter_model.safetensors) for LoRA adapters',
+          ),
       }),
     },
     async ({ principal, params, query }) => {
