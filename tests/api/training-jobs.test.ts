@@ -140,6 +140,7 @@ describe('POST /v1/preview/training-jobs (RL)', () => {
       allow_training_without_logprobs: false,
       lora: {},
       extra_settings: {},
+      ignored_settings: {},
       num_groups: 1,
     });
   });

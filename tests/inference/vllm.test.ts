@@ -319,7 +319,7 @@ describe('vLLM serving', () => {
       context_length: 40960,
       served_by: 'builtin',
       available: false,
-      unavailable_reason: 'its model directory lacks tokenizer.json',
+      unavailable_reason: 'the built-in engine cannot serve it: its model directory lacks tokenizer.json',
     });
   });
 });
