@@ -128,7 +128,7 @@ describe('resolveSftConfig (docs/contract.md §3.2)', () => {
   it('defaults batch_size to 2 and learning_rate to 5e-5', () => {
     expect(SFT_DEFAULT_BATCH_SIZE).toBe(2);
     expect(SFT_DEFAULT_LEARNING_RATE).toBe(5e-5);
-    const expected = { batch_size: 2, learning_rate: 5e-5, assistant_turns: 'all' };
+    const expected = { batch_size: 2, learning_rate: 5e-5, assistant_turns: 'all', epochs: 1 };
     expect(resolveSftConfig(body)).toEqual(expected);
     expect(resolveSftConfig({ ...body, config: null })).toEqual(expected);
     expect(resolveSftConfig({ ...body, config: { batch_size: 'auto', learning_rate: null } })).toEqual(expected);
