@@ -49,7 +49,14 @@ function readDoc(file: string): Doc {
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (SKIP.has(entry.name)) continue;
+    // Virtual environments and Python build output hold other projects' files (their § are not ours).
+    if (
+      SKIP.has(entry.name) ||
+      entry.name.startsWith('.venv') ||
+      entry.name.endsWith('.egg-info') ||
+      entry.name === '__pycache__'
+    )
+      continue;
     const file = path.join(dir, entry.name);
     if (entry.isDirectory()) sourceFiles(file, out);
     else if (EXT.test(entry.name)) out.push(file);
