@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { GenerationRequest } from '@/lib/engine/generate';
 import { Model } from '@/lib/engine/model';
 import { Generator } from '@/lib/engine/random';
-import { badWordsTokenIds } from '@/lib/engine/sampler';
 import { defaultTokenizerConfig, Tokenizer, trainBpeMerges } from '@/lib/engine/tokenizer';
 import type { ChatCompletionChunk, ChatCompletionResponse } from '@/lib/schemas/chat';
 import { ChatCompletionBuilder } from './chat-response';
@@ -10,7 +9,8 @@ import type { EngineEvent } from './engine-events';
 import { BatchScheduler } from './scheduler';
 import { ChatStreamEncoder, SSE_DONE } from './sse';
 import { parseChatRequest, resolveSamplingRequest, type SamplingRequest } from './chat-request';
-import { toGenerationRequest, type WireSequence } from './wire';
+import { wireSequences } from './backends/builtin';
+import { toGenerationRequest } from './wire';
 
 /**
  * Differential test of the chat-completions path against vLLM's rules (docs/vllm-compat.md). Seeded random
@@ -86,41 +86,9 @@ function validate(body: Record<string, unknown>): SamplingRequest | null {
   }
 }
 
-/** The fields lib/services/chat.ts puts on each choice's WireSequence. */
-function wireSequences(s: SamplingRequest): WireSequence[] {
-  const badWords = s.bad_words.length ? badWordsTokenIds(s.bad_words, (t) => tok.encode(t)) : undefined;
-  return Array.from({ length: s.n }, (_, choice) => ({
-    promptTokenIds: PROMPT,
-    maxTokens: s.max_tokens,
-    sampling: {
-      temperature: s.greedy ? 0 : s.temperature,
-      topP: s.top_p,
-      topK: s.top_k,
-      minP: s.min_p,
-      repetitionPenalty: s.repetition_penalty,
-      frequencyPenalty: s.frequency_penalty,
-      presencePenalty: s.presence_penalty,
-      logitBias: s.logit_bias ? [...s.logit_bias] : undefined,
-      allowedTokenIds: s.allowed_token_ids,
-      badWordsTokenIds: badWords,
-      minTokens: s.min_tokens,
-      stopTokenIds: s.stop_token_ids,
-    },
-    stop: s.stop,
-    eosTokenId: EOS,
-    ignoreEos: s.ignore_eos,
-    includeStopStrInOutput: s.include_stop_str_in_output,
-    skipSpecialTokens: s.skip_special_tokens,
-    topLogprobs: s.top_logprobs,
-    seed: s.seed === null ? null : s.seed.toString(),
-    choice,
-    structuredOutput: s.structured_output,
-  }));
-}
-
 let nextId = 0;
 function generateEvents(s: SamplingRequest): Promise<EngineEvent[]> {
-  const sequences: GenerationRequest[] = wireSequences(s).map((w) => toGenerationRequest(w, tok));
+  const sequences: GenerationRequest[] = wireSequences(s, PROMPT, tok, EOS).map((w) => toGenerationRequest(w, tok));
   return new Promise((resolve, reject) => {
     const events: EngineEvent[] = [];
     scheduler.submit({

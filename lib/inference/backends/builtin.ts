@@ -81,7 +81,8 @@ function renderPrompt(template: ChatTemplate, req: TemplateInputs): string {
   }
 }
 
-function wireSequences(
+/** The engine's per-choice input for a validated request (exported for the differential test, which runs the same path). */
+export function wireSequences(
   s: SamplingRequest,
   prompt: number[],
   tokenizer: { encode(text: string): number[] },
