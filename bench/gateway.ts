@@ -7,7 +7,8 @@
  *   the same requests sent to the stand-in directly, at 1 and 64 concurrent streams (goal: Tuneboard adds at
  *   most 2 ms at p50 and keeps at least 80 % of the direct tokens/s);
  * - memory: the server's resident memory before, during and after a burst of large /log bodies (goal: back
- *   within 25 % of its baseline + 100 MiB once idle);
+ *   within 25 % of its baseline + 100 MiB once idle), and /v1/health throughout that burst (goal: every probe
+ *   answered within 100 ms; probed from a thread of its own, since sending the bodies occupies this one);
  * - the per-token cost of the built-in engine's SSE encoding (bench/sse-encoding.ts).
  * Every figure is printed next to its goal. Exit 1 when a request fails; goals are enforced only with --strict.
  * --quick: fewer and smaller requests (CI).
@@ -16,6 +17,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { startServer } from './server';
 import { measureSseEncoding } from './sse-encoding';
 
@@ -255,6 +257,39 @@ async function healthUnderLoad(key: string, modelId: string) {
   console.log(`(API requests completed: ${apiDone}, ${f1(apiDone / seconds)} req/s alongside the streams)`);
 }
 
+/**
+ * /v1/health latencies sampled from a worker thread until stop(): the thread that sends 64 MiB bodies is busy
+ * serialising them, and would count its own stalls as the server's.
+ */
+function probeHealthOnThread(): { stop(): Promise<number[]> } {
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+    let running = true;
+    const out = [];
+    parentPort.on('message', () => { running = false; });
+    (async () => {
+      while (running) {
+        const t = performance.now();
+        try { await fetch(workerData + '/v1/health').then((r) => r.arrayBuffer()); } catch {}
+        out.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      parentPort.postMessage(out);
+    })();`,
+    { eval: true, workerData: BASE },
+  );
+  return {
+    stop: () =>
+      new Promise<number[]>((resolve) => {
+        worker.once('message', (out: number[]) => {
+          void worker.terminate();
+          resolve(out);
+        });
+        worker.postMessage('stop');
+      }),
+  };
+}
+
 async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
   const bodies = QUICK ? 4 : 6;
   const mib = QUICK ? 8 : 64;
@@ -284,7 +319,7 @@ async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
-  const health = sampleHealth(() => !bursting);
+  const health = probeHealthOnThread();
   const t0 = performance.now();
   const results = await Promise.all(
     Array.from({ length: bodies }, async () => {
@@ -300,7 +335,7 @@ async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
   const seconds = (performance.now() - t0) / 1000;
   bursting = false;
   await sampler;
-  const healthMs = await health;
+  const healthMs = await health.stop();
   // Idle time for garbage collection and the embedded database's recycle; then a few light requests, which
   // is when an idle recycle happens.
   const settle = QUICK ? 5 : 15;
@@ -325,8 +360,9 @@ async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
   console.log(
     `| ${settle} s after | ${Math.round(after)} | ≤ ${Math.round(limit)} (baseline × 1.25 + 100) ${mark(after <= limit)} |`,
   );
+  const worst = Math.max(...healthMs);
   console.log(
-    `| /v1/health during the burst, p99 / max ms | ${f1(percentile(healthMs, 99))} / ${f1(Math.max(...healthMs))} | |`,
+    `| /v1/health during the burst (${healthMs.length} probes), p99 / max ms | ${f1(percentile(healthMs, 99))} / ${f1(worst)} | max ≤ 100 ms ${mark(worst <= 100)} |`,
   );
 }
 

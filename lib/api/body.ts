@@ -1,16 +1,42 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
-import { JSON_TOO_DEEP_MESSAGE, jsonNestingExceeds } from '@/lib/schemas/json-depth';
+import type { BodySink } from './body-offload';
+
+export interface LargeAdmission {
+  threshold: number;
+  admit: () => void;
+}
 
 /**
  * Reads a request body up to `limit` bytes without trusting Content-Length alone (chunked uploads
  * have none). Past the limit the stream is cancelled and the caller gets a 413.
  */
-export async function readBodyText(
+export async function readBodyText(req: Request, limit: number, large?: LargeAdmission): Promise<string> {
+  const read = await readBody(req, limit, large);
+  // Without a spill option nothing is spilled.
+  if (read.text === undefined) throw new Error('readBody spilled without a sink');
+  return read.text;
+}
+
+/**
+ * Like readBodyText, but a body past `spill.threshold` bytes is streamed into the sink `spill.open()` makes
+ * (the body thread, lib/api/body-offload.ts) as it arrives, and the sink's result is returned instead of text.
+ */
+export async function readBodyOrSpill<T>(
   req: Request,
   limit: number,
-  large?: { threshold: number; admit: () => void },
-): Promise<string> {
+  large: LargeAdmission | undefined,
+  spill: { threshold: number; open: () => BodySink<T> },
+): Promise<{ text: string } | { spilled: T }> {
+  return readBody(req, limit, large, spill);
+}
+
+async function readBody<T>(
+  req: Request,
+  limit: number,
+  large?: LargeAdmission,
+  spill?: { threshold: number; open: () => BodySink<T> },
+): Promise<{ text: string; spilled?: undefined } | { spilled: T; text?: undefined }> {
   const tooLarge = () => new ApiError('payload_too_large', 'Request body too large');
   const declared = Number(req.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
@@ -23,58 +49,56 @@ export async function readBodyText(
     }
   };
   if (large && Number.isFinite(declared) && declared > large.threshold) admit();
-  if (!req.body) return '';
+  if (!req.body) return { text: '' };
   const reader = req.body.getReader();
   // Decoded as it arrives, so that the raw chunks are released as they go instead of being held next to
-  // a concatenated copy and the final string.
+  // a concatenated copy and the final string. A body that may spill keeps its first bytes raw until it
+  // either ends (then they are decoded) or passes the threshold (then they go to the sink).
   const decoder = new TextDecoder();
   const parts: string[] = [];
+  const held: Uint8Array[] = [];
+  let sink: BodySink<T> | undefined;
   let total = 0;
-  for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch {
-      // The client went away mid-body: an everyday event, not a server fault to log (nor a log flood to allow).
-      throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
-    }
-    const { done, value } = chunk;
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    if (large && total > large.threshold) {
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
       try {
-        admit();
-      } catch (err) {
+        chunk = await reader.read();
+      } catch {
+        // The client went away mid-body: an everyday event, not a server fault to log (nor a log flood to allow).
+        throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
+      }
+      const { done, value } = chunk;
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
         await reader.cancel().catch(() => undefined);
-        throw err;
+        throw tooLarge();
+      }
+      if (large && total > large.threshold) {
+        try {
+          admit();
+        } catch (err) {
+          await reader.cancel().catch(() => undefined);
+          throw err;
+        }
+      }
+      if (sink) sink.write(value);
+      else if (!spill) parts.push(decoder.decode(value, { stream: true }));
+      else if (total <= spill.threshold) held.push(value);
+      else {
+        sink = spill.open();
+        for (const bytes of held) sink.write(bytes);
+        held.length = 0;
+        sink.write(value);
       }
     }
-    parts.push(decoder.decode(value, { stream: true }));
-  }
-  parts.push(decoder.decode());
-  return parts.join('');
-}
-
-export type ParsedBody = { present: false } | { present: true; value: unknown };
-
-export function parseJsonText(text: string, flavor: 'preview' | 'chat'): ParsedBody {
-  if (text.trim() === '') return { present: false };
-  if (jsonNestingExceeds(text)) {
-    if (flavor === 'chat') throw new ApiError('bad_request', JSON_TOO_DEEP_MESSAGE, { type: 'Bad Request' });
-    throw ApiError.validation([{ loc: ['body'], msg: JSON_TOO_DEEP_MESSAGE, type: 'json_invalid' }]);
-  }
-  try {
-    return { present: true, value: JSON.parse(text) };
   } catch (err) {
-    if (flavor === 'chat') {
-      throw new ApiError('bad_request', `JSON decode error: ${(err as Error).message}`, { type: 'Bad Request' });
-    }
-    // FastAPI reports the character position of the decode failure in loc.
-    const pos = Number(/position (\d+)/.exec((err as Error).message)?.[1] ?? 0);
-    throw ApiError.validation([{ loc: ['body', pos], msg: 'JSON decode error', type: 'json_invalid' }]);
+    sink?.abort();
+    throw err;
   }
+  if (sink) return { spilled: await sink.end() };
+  for (const bytes of held) parts.push(decoder.decode(bytes, { stream: true }));
+  parts.push(decoder.decode());
+  return { text: parts.join('') };
 }

@@ -1,9 +1,12 @@
 import 'server-only';
 import type { z } from 'zod';
 import { authenticate, authenticateWorker } from './auth';
-import { parseJsonText, readBodyText } from './body';
+import { readBodyOrSpill, readBodyText, type LargeAdmission } from './body';
+import { openBodySink } from './body-offload';
 import { ApiError, type ValidationIssue } from '@/lib/errors';
 import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
+import { nulError, validateJsonBody } from '@/lib/body/parse';
+import { prepareBody, type BodyKind, type Prepared } from '@/lib/body/prepared';
 import { errorResponse, json, type ErrorFlavor } from './respond';
 import { assertSessionWriteAllowed } from './session-cookie';
 import { admitLargeBody, type LargeBodySlot } from './large-bodies';
@@ -12,6 +15,13 @@ import type { Principal } from '@/lib/services/accounts';
 import { componentLogger, withRequestContext } from '@/lib/logger';
 
 const log = componentLogger('api');
+
+/**
+ * Offloadable bodies past this size are parsed on the body thread. JSON.parse, validation and JSON.stringify
+ * cost about 15 ms per MiB of trajectory JSON on one core: below 1 MiB the thread's round trip is not worth it,
+ * above it the request thread would stall other requests for longer than a health check should wait.
+ */
+const OFFLOAD_THRESHOLD_BYTES = 1024 * 1024;
 
 /** A client's own `x-request-id` (as vLLM and most proxies send) when it is a sane token; else a fresh one. */
 function requestIdOf(req: Request): string {
@@ -46,6 +56,13 @@ export interface RouteDefinition<P, Q, B, R> {
    * trajectories, stored as json. Everywhere else a NUL is refused up front (422) instead of failing in SQL.
    */
   nulAllowedUnder?: string[];
+  /**
+   * A body kind of lib/body/prepared.ts: the body is parsed, checked and prepared for storage by that kind's
+   * code (its schema must be `body`, kept for the OpenAPI document), on the body thread when it is past
+   * OFFLOAD_THRESHOLD_BYTES, so that a large body never stalls the request thread; the handler gets
+   * `prepared`.
+   */
+  offload?: BodyKind;
   response?: R;
   /**
    * OpenAPI only: the request body of a route that streams it itself (uploads) instead of parsing it with
@@ -92,6 +109,18 @@ function searchParamsObject(url: URL): Record<string, string> {
  * every thrown error in one place (lib/api/respond.ts).
  */
 export function route<
+  P extends Schema | undefined,
+  Q extends Schema | undefined,
+  B extends Schema | undefined,
+  R extends Schema | undefined,
+  K extends BodyKind,
+>(
+  def: RouteDefinition<P, Q, B, R> & { offload: K },
+  handler: (
+    input: HandlerInput<P, Q, undefined> & { principal: Principal; prepared: Prepared<K> },
+  ) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
+): RouteHandler;
+export function route<
   P extends Schema | undefined = undefined,
   Q extends Schema | undefined = undefined,
   B extends Schema | undefined = undefined,
@@ -111,7 +140,7 @@ export function route<
     input: HandlerInput<P, Q, B> & { principal: Principal },
   ) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
 ): RouteHandler;
-// The implementation sees the union of both overloads; the overloads above carry the precise types.
+// The implementation sees the union of the overloads; the overloads above carry the precise types.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export function route(
   def: RouteDefinition<any, any, any, any>,
@@ -155,6 +184,7 @@ export function route(
       }
 
       let body: unknown = undefined;
+      let prepared: unknown = undefined;
       if (def.setsSession) assertSessionWriteAllowed(req);
       if (def.requireJson && !(req.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
         throw new ApiError('bad_request', "Unsupported Media Type: Only 'application/json' is allowed", {
@@ -163,24 +193,31 @@ export function route(
       }
       if (def.body) {
         const limit = def.bodyLimit === 'large' ? config.largeBodyLimitBytes : config.smallBodyLimitBytes;
-        const large =
+        const large: LargeAdmission | undefined =
           def.bodyLimit === 'large'
             ? { threshold: config.smallBodyLimitBytes, admit: () => void (largeSlot = admitLargeBody()) }
             : undefined;
-        const parsedText = parseJsonText(await readBodyText(req, limit, large), flavor);
-        if (!parsedText.present) {
-          throw ApiError.validation([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+        try {
+          if (def.offload) {
+            const kind: BodyKind = def.offload;
+            const read = await readBodyOrSpill(req, limit, large, {
+              threshold: OFFLOAD_THRESHOLD_BYTES,
+              open: () => openBodySink(kind, flavor),
+            });
+            prepared = 'spilled' in read ? read.spilled : prepareBody(kind, read.text, flavor);
+          } else {
+            const text = await readBodyText(req, limit, large);
+            body = validateJsonBody(def.body, text, { flavor, nulAllowedUnder: def.nulAllowedUnder });
+          }
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'validation' && err.issues) {
+            throw ApiError.validation(withoutSecrets(err.issues));
+          }
+          throw err;
         }
-        if (flavor === 'preview') {
-          const at = findNul(parsedText.value, [], new Set(def.nulAllowedUnder ?? []));
-          if (at) throw nulError(['body', ...at]);
-        }
-        const parsed = def.body.safeParse(parsedText.value, { reportInput: true });
-        if (!parsed.success) throw ApiError.validation(withoutSecrets(zodIssuesToValidation(parsed.error, 'body')));
-        body = parsed.data;
       }
 
-      const result = await handler({ req, params, query, body, principal });
+      const result = await handler({ req, params, query, body, prepared, principal });
       if (result instanceof Response) return result;
       if (def.response && !config.isProduction) {
         const checked = def.response.safeParse(result);
@@ -217,31 +254,6 @@ function withoutSecrets(issues: ValidationIssue[]): ValidationIssue[] {
     void _dropped;
     return rest;
   });
-}
-
-function nulError(loc: (string | number)[]): ApiError {
-  return ApiError.validation([{ loc, msg: 'String should not contain NUL (\\u0000) characters', type: 'string_type' }]);
-}
-
-/** Path of the first string containing U+0000, skipping top-level fields named in `allowed`. */
-function findNul(value: unknown, path: (string | number)[], allowed: Set<string>): (string | number)[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], [...path, i], allowed);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (path.length === 0 && allowed.has(k)) continue;
-      if (k.includes('\u0000')) return [...path, k];
-      const found = findNul(v, [...path, k], allowed);
-      if (found) return found;
-    }
-  }
-  return null;
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

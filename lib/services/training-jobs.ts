@@ -24,7 +24,7 @@ import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents, pageEventsInScope } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
 import { requirePermission } from './permissions';
-import { recordTrajectories } from './trajectories';
+import { prepareGroups, recordTrajectories } from './trajectories';
 import { waitingReason, waitingReasons } from './training-workers';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
 
@@ -78,7 +78,7 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
     // checkpoint that was latest when the job was accepted (docs/contract.md §2.6).
     await recordTrajectories(tx, model, {
       split: 'train',
-      groups: body.trajectory_groups,
+      groups: prepareGroups(body.trajectory_groups),
       source: 'train',
       jobId: row.id,
     });

@@ -8,6 +8,7 @@ import * as trainingRepo from '@/lib/db/repositories/training';
 import type { ModelWithNames } from '@/lib/db/repositories/models';
 import { toList } from '@/lib/schemas/common';
 import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
+import { prepareGroup, type PreparedGroup, type PreparedLogBody } from '@/lib/body/prepared';
 import type { Principal } from './accounts';
 import { requireModel } from './models';
 import { addToSums, metricsFromSums, prefixKeys, sumsFromJson } from './trajectory-metrics';
@@ -30,7 +31,7 @@ function groupSummary(group: TrajectoryGroup) {
 export async function recordTrajectories(
   tx: DbOrTx,
   model: ModelWithNames,
-  input: { split: string; groups: TrajectoryGroup[]; source: 'log' | 'train'; jobId?: string },
+  input: { split: string; groups: PreparedGroup[]; source: 'log' | 'train'; jobId?: string },
 ): Promise<{ step: number; metrics: Record<string, number> }> {
   const latest = await modelsRepo.latestCheckpoint(tx, model.id);
   // With every checkpoint deleted there is nothing to merge into; the run history still records the values.
@@ -38,7 +39,10 @@ export async function recordTrajectories(
   if (input.groups.length === 0) return { step, metrics: {} };
   // Every log to this step and split adds to one pool: the stored metrics describe all of its trajectories.
   const key = { modelId: model.id, step, split: input.split };
-  const sums = addToSums(sumsFromJson(await logSumsRepo.lockLogMetricSums(tx, key)), input.groups);
+  const sums = addToSums(
+    sumsFromJson(await logSumsRepo.lockLogMetricSums(tx, key)),
+    input.groups.map((g) => g.light),
+  );
   await logSumsRepo.saveLogMetricSums(tx, key, sums);
   const metrics = prefixKeys(metricsFromSums(sums), input.split);
   if (latest) await modelsRepo.mergeCheckpointMetrics(tx, latest.id, metrics);
@@ -52,17 +56,25 @@ export async function recordTrajectories(
       split: input.split,
       step,
       groupIndex,
-      ...groupSummary(group),
-      data: group as Record<string, unknown>,
+      ...groupSummary(group.light),
+      dataJson: group.json,
     })),
   );
   return { step, metrics };
 }
 
-export async function logTrajectories(principal: Principal, modelId: string, split: string, groups: TrajectoryGroup[]) {
+/** Groups parsed on the request thread (RL job bodies), split for storage as /log bodies are. */
+export function prepareGroups(groups: TrajectoryGroup[]): PreparedGroup[] {
+  return groups.map(prepareGroup);
+}
+
+/** A /log body, parsed and split for storage by lib/body (off the request thread when it is large). */
+export async function logTrajectories(principal: Principal, modelId: string, body: PreparedLogBody) {
   const db = await getDb();
   const model = await requireModel(principal, modelId);
-  const result = await db.transaction((tx) => recordTrajectories(tx, model, { split, groups, source: 'log' }));
+  const result = await db.transaction((tx) =>
+    recordTrajectories(tx, model, { split: body.split, groups: body.groups, source: 'log' }),
+  );
   return { success: true as const, ...result };
 }
 

@@ -1,5 +1,5 @@
 import 'server-only';
-import { and, asc, desc, eq, gt, inArray, lt, or, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
@@ -85,11 +85,39 @@ export async function listEvents(db: DbOrTx, jobId: string, opts: { afterSeq?: n
     .limit(opts.limit);
 }
 
-export async function insertTrajectoryGroups(db: DbOrTx, rows: (typeof trajectoryGroups.$inferInsert)[]) {
-  // Bounded batches: one multi-megabyte INSERT per group set would exceed parameter limits.
-  for (let i = 0; i < rows.length; i += 200) {
-    await db.insert(trajectoryGroups).values(rows.slice(i, i + 200));
+/**
+ * A trajectory group row whose data is given as the UTF-8 bytes of the JSON to store (prepared off the request
+ * thread, lib/body/prepared.ts).
+ */
+export type TrajectoryGroupInsert = Omit<typeof trajectoryGroups.$inferInsert, 'data'> & { dataJson: Uint8Array };
+
+/** Rows and bytes per INSERT: bounded so that no statement nears parameter limits or holds the driver long. */
+const GROUP_BATCH_ROWS = 200;
+const GROUP_BATCH_BYTES = 8 * 1024 * 1024;
+
+export async function insertTrajectoryGroups(db: DbOrTx, rows: TrajectoryGroupInsert[]) {
+  const insert = (batch: TrajectoryGroupInsert[]) =>
+    db.insert(trajectoryGroups).values(
+      // The bytes go to the database as they are, never becoming a string here: node-postgres sends a Buffer
+      // parameter in binary format, and json's binary format is its UTF-8 text (PostgreSQL's json_recv), which
+      // the column stores verbatim.
+      batch.map(({ dataJson, ...row }) => ({
+        ...row,
+        data: sql`${Buffer.from(dataJson.buffer, dataJson.byteOffset, dataJson.byteLength)}::json`,
+      })),
+    );
+  let batch: TrajectoryGroupInsert[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    if (batch.length > 0 && (batch.length >= GROUP_BATCH_ROWS || bytes + row.dataJson.byteLength > GROUP_BATCH_BYTES)) {
+      await insert(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(row);
+    bytes += row.dataJson.byteLength;
   }
+  if (batch.length > 0) await insert(batch);
 }
 
 export async function listTrajectoryGroups(

@@ -1,0 +1,91 @@
+import 'server-only';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { BodyFlavor } from '@/lib/body/parse';
+import type { BodyKind, Prepared } from '@/lib/body/prepared';
+import type { FromBodyThread, ToBodyThread } from '@/lib/body/protocol';
+import { ApiError } from '@/lib/errors';
+import { componentLogger } from '@/lib/logger';
+
+const log = componentLogger('api');
+
+/** Where a large body's bytes go as they arrive; `end` resolves with what the handler stores. */
+export interface BodySink<T> {
+  write(bytes: Uint8Array): void;
+  end(): Promise<T>;
+  abort(): void;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+let worker: Worker | undefined;
+const pending = new Map<number, Pending>();
+let nextId = 0;
+let bodies = 0;
+
+/** How many bodies the body thread was given since start (tests check that large ones go there). */
+export function bodyThreadCount(): number {
+  return bodies;
+}
+
+function thread(): Worker {
+  if (worker) return worker;
+  // A bundle of lib/body/thread.ts made by scripts/build-worker.mjs: Next's server bundle has no file a Worker
+  // could load.
+  const bundled = path.join(process.cwd(), '.tuneboard', 'body-worker.mjs');
+  if (!fs.existsSync(bundled)) throw new Error(`${bundled} is missing: run node scripts/build-worker.mjs`);
+  const w = new Worker(bundled);
+  // Idle, it must not keep the process alive; requests in flight hold their own promises.
+  w.unref();
+  w.on('message', (message: FromBodyThread) => {
+    const p = pending.get(message.id);
+    if (!p) return;
+    pending.delete(message.id);
+    if (message.type === 'prepared') p.resolve(message.value);
+    else if (message.error.code === 'internal') p.reject(new Error(`body thread: ${message.error.message}`));
+    else p.reject(new ApiError(message.error.code, message.error.message, { ...message.error }));
+  });
+  const fail = (err: Error) => {
+    if (worker === w) worker = undefined;
+    for (const [id, p] of pending) {
+      pending.delete(id);
+      p.reject(err);
+    }
+  };
+  w.on('error', (err) => {
+    log.error({ err }, 'body thread failed');
+    fail(err);
+  });
+  w.on('exit', (code) => fail(new Error(`body thread exited (${code})`)));
+  worker = w;
+  return w;
+}
+
+/** Streams a body of `kind` to the body thread, which parses, validates and prepares it there. */
+export function openBodySink<K extends BodyKind>(kind: K, flavor: BodyFlavor): BodySink<Prepared<K>> {
+  const w = thread();
+  const id = ++nextId;
+  bodies++;
+  const send = (message: ToBodyThread) => w.postMessage(message);
+  send({ type: 'begin', id, kind, flavor });
+  return {
+    write(bytes) {
+      // A copy: the chunk's buffer may be a slice of one the HTTP layer reuses, so it cannot be transferred.
+      send({ type: 'chunk', id, bytes });
+    },
+    end() {
+      return new Promise<Prepared<K>>((resolve, reject) => {
+        pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        send({ type: 'end', id });
+      });
+    },
+    abort() {
+      pending.delete(id);
+      send({ type: 'abort', id });
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import type { z } from 'zod';
+import { logBodySchema, type TrajectoryGroup } from '@/lib/schemas/trajectories';
+import { validateJsonBody, type BodyFlavor } from './parse';
+
+/**
+ * A trajectory group split for storage: `json` is the group exactly as it is stored (the UTF-8 bytes of
+ * JSON.stringify's text), `light` the same group without its messages, which is all the metrics and summaries
+ * read (rewards, metrics, exception count). The heavy part never becomes objects, or even a string, on the
+ * request thread: bytes cross from the body thread without a copy and go to the database as they are.
+ */
+export interface PreparedGroup {
+  light: TrajectoryGroup;
+  json: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+
+export function prepareGroup(group: TrajectoryGroup): PreparedGroup {
+  return { light: lightGroup(group), json: encoder.encode(JSON.stringify(group)) };
+}
+
+export interface PreparedLogBody {
+  split: string;
+  groups: PreparedGroup[];
+}
+
+function lightGroup(group: TrajectoryGroup): TrajectoryGroup {
+  return {
+    trajectories: group.trajectories.map((t) => ({ messages_and_choices: [], reward: t.reward, metrics: t.metrics })),
+    exceptions: group.exceptions,
+    metrics: group.metrics,
+  };
+}
+
+export function prepareLogBody(body: z.output<typeof logBodySchema>): PreparedLogBody {
+  return {
+    split: body.split,
+    groups: body.trajectory_groups.map(prepareGroup),
+  };
+}
+
+/**
+ * Bodies that can be parsed, checked and prepared off the request thread (lib/api/body-offload.ts runs them on a
+ * worker thread when they are large; small ones run the same function inline). Each kind names its schema, its
+ * NUL rule and the function that turns the validated body into what the handler stores: a worker thread cannot
+ * receive a zod schema or a function, only this name.
+ */
+export const BODY_KINDS = {
+  log: { schema: logBodySchema, nulAllowedUnder: ['trajectory_groups'], prepare: prepareLogBody },
+} as const;
+
+export type BodyKind = keyof typeof BODY_KINDS;
+export type Prepared<K extends BodyKind> = ReturnType<(typeof BODY_KINDS)[K]['prepare']>;
+
+/** The buffers of a prepared body, handed to the request thread without copying them. */
+export function transferables(prepared: Prepared<BodyKind>): ArrayBuffer[] {
+  return prepared.groups.map((g) => g.json.buffer as ArrayBuffer);
+}
+
+export function prepareBody<K extends BodyKind>(kind: K, text: string, flavor: BodyFlavor): Prepared<K> {
+  const spec = BODY_KINDS[kind];
+  const body = validateJsonBody(spec.schema, text, { flavor, nulAllowedUnder: [...spec.nulAllowedUnder] });
+  return spec.prepare(body) as Prepared<K>;
+}
