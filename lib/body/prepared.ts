@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { logBodySchema, type TrajectoryGroup } from '@/lib/schemas/trajectories';
+import { createRlJobBodySchema } from '@/lib/schemas/training-jobs';
 import { validateJsonBody, type BodyFlavor } from './parse';
 
 /**
@@ -39,6 +40,15 @@ export function prepareLogBody(body: z.output<typeof logBodySchema>): PreparedLo
   };
 }
 
+export interface PreparedRlJobBody extends Omit<z.output<typeof createRlJobBodySchema>, 'trajectory_groups'> {
+  groups: PreparedGroup[];
+}
+
+export function prepareRlJobBody(body: z.output<typeof createRlJobBodySchema>): PreparedRlJobBody {
+  const { trajectory_groups, ...rest } = body;
+  return { ...rest, groups: trajectory_groups.map(prepareGroup) };
+}
+
 /**
  * Bodies that can be parsed, checked and prepared off the request thread (lib/api/body-offload.ts runs them on a
  * worker thread when they are large; small ones run the same function inline). Each kind names its schema, its
@@ -47,6 +57,7 @@ export function prepareLogBody(body: z.output<typeof logBodySchema>): PreparedLo
  */
 export const BODY_KINDS = {
   log: { schema: logBodySchema, nulAllowedUnder: ['trajectory_groups'], prepare: prepareLogBody },
+  'rl-job': { schema: createRlJobBodySchema, nulAllowedUnder: ['trajectory_groups'], prepare: prepareRlJobBody },
 } as const;
 
 export type BodyKind = keyof typeof BODY_KINDS;
@@ -60,5 +71,7 @@ export function transferables(prepared: Prepared<BodyKind>): ArrayBuffer[] {
 export function prepareBody<K extends BodyKind>(kind: K, text: string, flavor: BodyFlavor): Prepared<K> {
   const spec = BODY_KINDS[kind];
   const body = validateJsonBody(spec.schema, text, { flavor, nulAllowedUnder: [...spec.nulAllowedUnder] });
-  return spec.prepare(body) as Prepared<K>;
+  // TypeScript sees the union of every kind's prepare; this kind's schema made exactly its input.
+  const prepare = spec.prepare as (input: unknown) => Prepared<K>;
+  return prepare(body);
 }

@@ -13,7 +13,6 @@ import {
   resolveSftConfig,
   RL_KNOWN_KEYS,
   sftWorkerSettings,
-  type createRlJobBodySchema,
   type createSftJobBodySchema,
   type JobEventDto,
   type TrainingJobDto,
@@ -24,7 +23,8 @@ import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents, pageEventsInScope } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
 import { requirePermission } from './permissions';
-import { prepareGroups, recordTrajectories } from './trajectories';
+import { recordTrajectories } from './trajectories';
+import type { PreparedRlJobBody } from '@/lib/body/prepared';
 import { waitingReason, waitingReasons } from './training-workers';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
 
@@ -53,7 +53,8 @@ export function toEventDto(row: trainingRepo.JobEventRow): JobEventDto {
   return { id: row.id, type: row.type, data: row.data, created_at: row.createdAt.toISOString() };
 }
 
-export async function createRlJob(principal: Principal, body: z.infer<typeof createRlJobBodySchema>) {
+/** An RL job body, parsed and split for storage by lib/body (off the request thread when it is large). */
+export async function createRlJob(principal: Principal, body: PreparedRlJobBody) {
   const db = await getDb();
   const model = await requireModel(principal, body.model_id);
   const config = resolveRlConfig(body.experimental_config);
@@ -69,7 +70,7 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
         // For Hugging Face workers: the adapter's shape, and settings nobody acts on (reported, not dropped).
         lora: resolveLora(body.experimental_config),
         extra_settings: extraSettings(body.experimental_config, RL_KNOWN_KEYS),
-        num_groups: body.trajectory_groups.length,
+        num_groups: body.groups.length,
         ignored_settings: ignoredRlSettings(body.experimental_config),
       },
       baseStep: latest?.step ?? null,
@@ -78,7 +79,7 @@ export async function createRlJob(principal: Principal, body: z.infer<typeof cre
     // checkpoint that was latest when the job was accepted (docs/contract.md §2.6).
     await recordTrajectories(tx, model, {
       split: 'train',
-      groups: prepareGroups(body.trajectory_groups),
+      groups: body.groups,
       source: 'train',
       jobId: row.id,
     });

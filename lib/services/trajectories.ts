@@ -8,7 +8,7 @@ import * as trainingRepo from '@/lib/db/repositories/training';
 import type { ModelWithNames } from '@/lib/db/repositories/models';
 import { toList } from '@/lib/schemas/common';
 import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
-import { prepareGroup, type PreparedGroup, type PreparedLogBody } from '@/lib/body/prepared';
+import type { PreparedGroup, PreparedLogBody } from '@/lib/body/prepared';
 import type { Principal } from './accounts';
 import { requireModel } from './models';
 import { addToSums, metricsFromSums, prefixKeys, sumsFromJson } from './trajectory-metrics';
@@ -61,11 +61,6 @@ export async function recordTrajectories(
     })),
   );
   return { step, metrics };
-}
-
-/** Groups parsed on the request thread (RL job bodies), split for storage as /log bodies are. */
-export function prepareGroups(groups: TrajectoryGroup[]): PreparedGroup[] {
-  return groups.map(prepareGroup);
 }
 
 /** A /log body, parsed and split for storage by lib/body (off the request thread when it is large). */

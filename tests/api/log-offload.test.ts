@@ -4,7 +4,7 @@ import * as trajectoriesRoute from '@/app/v1/preview/models/[model_id]/trajector
 import { bodyThreadCount } from '@/lib/api/body-offload';
 import { computeTrajectoryMetrics, prefixKeys } from '@/lib/services/trajectory-metrics';
 import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
-import { call, createModel, createUser, type TestUser } from '../helpers';
+import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
 
 // A /log body past 1 MiB is parsed, validated and stringified on the body thread (lib/body), so that a large
 // log does not stall the request thread. Whichever thread parses it, the client must see the same answers.
@@ -95,5 +95,22 @@ describe('large /log bodies on the body thread', () => {
       expect(withoutPosition(large.body.detail), what).toEqual(withoutPosition(small.body.detail));
     }
     expect(bodyThreadCount()).toBe(before + cases.length);
+  });
+
+  it('an RL job with a large body stores its groups as sent, for the trainer to read back', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const sent = groups(2);
+    const before = bodyThreadCount();
+    const jobId = await createRlJob(user, model.id, { trajectory_groups: sent, experimental_config: { seed: 3 } });
+    expect(bodyThreadCount()).toBe(before + 1);
+    const listed = await call(trajectoriesRoute, 'GET', `/v1/preview/models/${model.id}/trajectories`, {
+      key: user.key,
+      params: { model_id: model.id },
+      query: { limit: 10, source: 'train' },
+    });
+    const stored = [...listed.body.data].sort((a, b) => a.group_index - b.group_index);
+    expect(stored.map((r: { job_id: string }) => r.job_id)).toEqual([jobId, jobId]);
+    expect(stored.map((r: { group: unknown }) => r.group)).toEqual(sent);
   });
 });

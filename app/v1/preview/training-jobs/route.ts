@@ -11,9 +11,11 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods({
       tag: 'training-jobs',
       body: createRlJobBodySchema,
       bodyLimit: 'large',
-      nulAllowedUnder: ['trajectory_groups'],
+      // Parsed, checked and stringified for storage on the body thread when large (lib/body/prepared.ts); NUL is
+      // allowed under trajectory_groups there.
+      offload: 'rl-job',
       response: jobCreatedSchema,
     },
-    ({ principal, body }) => createRlJob(principal, body),
+    ({ principal, prepared }) => createRlJob(principal, prepared),
   ),
 });
