@@ -23,6 +23,21 @@ export async function register() {
   const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/server/builtin-runner');
   await startBuiltinRunner({ port: settings.port, embeddedDatabase: handle.kind === 'pglite' });
   process.once('exit', stopBuiltinRunner);
+  // Usage is written in batches (lib/services/usage.ts): a stopping server writes what it holds before Next's own
+  // SIGTERM/SIGINT handler, which exits as soon as open requests are done, leaving no time for the write.
+  const { flushUsage } = await import('./lib/services/usage');
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const others = process.listeners(signal);
+    process.removeAllListeners(signal);
+    process.once(signal, () => {
+      const stalled = new Promise((resolve) => setTimeout(resolve, 5000).unref());
+      void Promise.race([flushUsage(), stalled]).finally(() => {
+        // Without another handler (NEXT_MANUAL_SIG_HANDLE), nobody else would end the process.
+        if (others.length === 0) process.exit(signal === 'SIGTERM' ? 143 : 130);
+        for (const listener of others) (listener as (s: NodeJS.Signals) => void)(signal);
+      });
+    });
+  }
   // Files a crash or a failing store left behind (rows are always deleted first); in the background.
   const { sweepOrphanArtifacts } = await import('./lib/services/artifact-sweep');
   sweepOrphanArtifacts()

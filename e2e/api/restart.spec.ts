@@ -8,6 +8,8 @@ import { expect, test } from '@playwright/test';
  * embedded database, and checks that the job is not forgotten: it ends with training_failed and a clear
  * message, nothing follows that event, and the model trains again afterwards.
  */
+// Both tests start their own server on this port and folder: one at a time.
+test.describe.configure({ mode: 'serial' });
 const PORT = 3160;
 const BASE = `http://127.0.0.1:${PORT}`;
 const DIR = path.join(process.cwd(), '.data', 'e2e-restart');
@@ -148,6 +150,48 @@ test('a killed server recovers its running job on restart', async () => {
         timeout: 120_000,
       })
       .toBe('COMPLETED');
+  } finally {
+    try {
+      process.kill(-server.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+test('a server stopped with SIGTERM writes the usage it had not yet written', async () => {
+  test.setTimeout(120_000);
+  fs.rmSync(DIR, { recursive: true, force: true });
+  let server = start();
+  try {
+    await up();
+    await call(null, '/v1/auth/sign-up', {
+      method: 'POST',
+      body: JSON.stringify({ email: 'stop@example.test', password: 'restart-password', username: 'stopper' }),
+    });
+    const { key } = await call<{ key: string }>(null, '/v1/auth/token', {
+      method: 'POST',
+      body: JSON.stringify({ email: 'stop@example.test', password: 'restart-password' }),
+    });
+    for (let i = 0; i < 3; i++) {
+      await call(key, '/v1/chat/completions', {
+        method: 'POST',
+        body: JSON.stringify({
+          model: 'tuneboard/tiny-random',
+          messages: [{ role: 'user', content: 'hi' }],
+          max_tokens: 4,
+        }),
+      });
+    }
+    // At once, well inside the one-second batching interval: only the shutdown flush can have written these.
+    const exited = new Promise((r) => server.once('exit', r));
+    process.kill(-server.pid!, 'SIGTERM');
+    await exited;
+
+    server = start();
+    await up();
+    const usage = await call<{ data: { requests: number; completion_tokens: number }[] }>(key, '/v1/usage?days=1');
+    expect(usage.data.map((r) => r.requests)).toEqual([3]);
   } finally {
     try {
       process.kill(-server.pid!, 'SIGKILL');
