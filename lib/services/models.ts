@@ -12,7 +12,7 @@ import { deleteArtifacts } from '@/lib/storage';
 import { requirePermission } from './permissions';
 import { accessibleEntityIds, entityByName, isUniqueViolation, type Principal } from './accounts';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
-import { bestMetrics } from '@/lib/db/repositories/best-metrics';
+import { modelListStats } from '@/lib/db/repositories/best-metrics';
 import { newRunId } from './credentials';
 import { componentLogger } from '@/lib/logger';
 
@@ -114,15 +114,17 @@ async function summarise(
   rows: ModelWithNames[],
   best: { metric?: string; direction?: 'max' | 'min' } = {},
 ): Promise<ModelSummaryDto[]> {
-  const db = await getDb();
-  const ids = rows.map((r) => r.id);
-  const [stats, bests] = await Promise.all([modelsRepo.checkpointStats(db, ids), bestMetrics(db, ids, best)]);
+  const stats = await modelListStats(
+    await getDb(),
+    rows.map((r) => r.id),
+    best,
+  );
   return rows.map((row) => ({
     ...toModelDto(row),
     created_at: row.createdAt.toISOString(),
     latest_step: stats.get(row.id)?.latest ?? null,
     checkpoint_count: stats.get(row.id)?.count ?? 0,
-    best_metric: bests.get(row.id) ?? null,
+    best_metric: stats.get(row.id)?.best ?? null,
   }));
 }
 

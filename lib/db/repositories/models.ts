@@ -1,5 +1,5 @@
 import 'server-only';
-import { and, asc, count, desc, eq, gt, ilike, inArray, lt, max, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, ilike, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { checkpoints, entities, models, projects, runs } from '../schema';
 
@@ -118,16 +118,6 @@ export async function listModels(db: DbOrTx, f: ModelListFilter) {
     .orderBy(desc(models.createdAt), desc(models.id))
     .limit(f.limit);
   return rows as ModelWithNames[];
-}
-
-export async function checkpointStats(db: DbOrTx, modelIds: string[]) {
-  if (modelIds.length === 0) return new Map<string, { latest: number | null; count: number }>();
-  const rows = await db
-    .select({ modelId: checkpoints.modelId, latest: max(checkpoints.step), n: count() })
-    .from(checkpoints)
-    .where(inArray(checkpoints.modelId, modelIds))
-    .groupBy(checkpoints.modelId);
-  return new Map(rows.map((r) => [r.modelId, { latest: r.latest, count: Number(r.n) }]));
 }
 
 export async function listProjects(db: DbOrTx, entityIds: string[]) {
