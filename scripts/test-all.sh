@@ -3,16 +3,22 @@
 # Playwright API/browser specs against it. Uses PGlite unless DATABASE_URL points at PostgreSQL.
 # Prints "N passed, N failed" last; exits non-zero when anything failed.
 # `npm test -- --only vitest` (or `--only vitest,pytest`…) runs some of the suites: vitest, playwright, pytest
-# (playwright includes its build). CI's second pass on PostgreSQL runs only what touches the database.
+# (playwright includes its build). `--db-only` limits Vitest to the files that reach the database (CI's second
+# pass, on PostgreSQL): the pure engine, client, lint and docs tests and the Python/Transformers comparisons
+# give the same answer whatever the database.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1
 only="vitest,playwright,pytest"
+vitest_files=()
 for arg in "$@"; do
   case "$arg" in
+    --db-only)
+      vitest_files=(tests lib/services lib/jobs --exclude 'tests/engine/**' --exclude 'tests/real-models/**'
+        --exclude 'tests/lint/**' --exclude 'tests/docs/**' --exclude 'tests/inference/hf-chat.test.ts') ;;
     --only=*) only="${arg#--only=}" ;;
     --only) only="__next__" ;;
-    *) if [ "$only" = "__next__" ]; then only="$arg"; else echo "unknown argument: $arg (use --only vitest,playwright,pytest)" >&2; exit 2; fi ;;
+    *) if [ "$only" = "__next__" ]; then only="$arg"; else echo "unknown argument: $arg (use --only vitest,playwright,pytest and --db-only)" >&2; exit 2; fi ;;
   esac
 done
 for suite in ${only//,/ }; do
@@ -28,7 +34,7 @@ if [ -z "${TUNEBOARD_PYTHON:-}" ] && [ -x .venv-worker/bin/python ]; then export
 vitest_rc=0
 if runs vitest; then
   echo "== vitest (${db_label:-pglite})"
-  npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest.json"
+  npx vitest run "${vitest_files[@]}" --reporter=default --reporter=json --outputFile.json="$out/vitest.json"
   vitest_rc=$?
 fi
 
