@@ -17,6 +17,8 @@ export interface ServedModel {
   backend: ChatBackend;
   /** The base id, or entity/project/name:stepN. */
   usageName: string;
+  /** A trained model's entity and project, which its usage is billed to unless the request names another. */
+  owner?: { entityId: string; project: string };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -122,7 +124,8 @@ export async function resolveChatModel(principal: Principal, model: string | nul
       );
       if (record) {
         const label = `${record.entityName}/${record.projectName}/${record.name}`;
-        return servedCheckpoint(record.id, record.baseModel, label, 'latest', name);
+        const served = await servedCheckpoint(record.id, record.baseModel, label, 'latest', name);
+        return { ...served, owner: { entityId: record.entityId, project: record.projectName } };
       }
     }
     return servedBase(target.id, name);
@@ -130,13 +133,14 @@ export async function resolveChatModel(principal: Principal, model: string | nul
   const entity = entityByName(principal, target.entity);
   const record = entity ? await modelsRepo.findModelByName(db, entity.id, target.project, target.name) : undefined;
   if (!record) throw modelNotFoundError(name);
-  return servedCheckpoint(
+  const served = await servedCheckpoint(
     record.id,
     record.baseModel,
     `${target.entity}/${target.project}/${target.name}`,
     target.version,
     name,
   );
+  return { ...served, owner: { entityId: record.entityId, project: record.projectName } };
 }
 
 /**

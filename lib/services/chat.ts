@@ -21,7 +21,7 @@ export async function createChatCompletion(input: {
 }): Promise<ChatResult> {
   const request = parseChatRequest(input.body);
   const served = await resolveChatModel(input.principal, request.model);
-  const target = usageTarget(input.principal, input.headers);
+  const target = usageTarget(input.principal, input.headers, served.owner);
   return served.backend.chat({
     body: input.body,
     request,

@@ -8,15 +8,20 @@ const log = componentLogger('usage');
 
 /**
  * Which entity and project a chat request is billed to (docs/contract.md §1.3): the `Compat-Project` / `OpenAI-Project`
- * header when it looks like `<team>/<project>` and names an entity the caller belongs to; otherwise the key
- * owner's personal entity and project `inference`. A malformed or foreign header is ignored, never an error.
+ * header when it looks like `<team>/<project>` and names an entity the caller belongs to; otherwise a trained
+ * model's own entity and project (`owner`), and for a base model the key owner's personal entity and project
+ * `inference`. A malformed or foreign header is ignored, never an error.
  */
-export function usageTarget(principal: Principal, headers: Headers): { entityId: string; project: string } {
+export function usageTarget(
+  principal: Principal,
+  headers: Headers,
+  owner?: { entityId: string; project: string },
+): { entityId: string; project: string } {
   const header = headers.get('compat-project') ?? headers.get('openai-project');
   const match = header ? /^([^/]+)\/([^/]+)$/.exec(header.trim()) : null;
   const entity = match ? entityByName(principal, match[1]) : undefined;
   if (match && entity) return { entityId: entity.id, project: match[2] };
-  return { entityId: principal.personalEntity.id, project: 'inference' };
+  return owner ?? { entityId: principal.personalEntity.id, project: 'inference' };
 }
 
 interface PendingUsage {

@@ -181,6 +181,33 @@ describe('chat completions through the openai SDK', () => {
     expect(usage.body.data[0].completion_tokens).toBeGreaterThan(0);
   });
 
+  it("bills a trained model's requests to its own project unless the request names another", async () => {
+    const user = await createUser();
+    const model = await createModel(user, { project: 'agents' });
+    const ask = (name: string, project?: string) =>
+      client(user, project ? { project } : {}).chat.completions.create({
+        model: name,
+        messages: [{ role: 'user', content: 'a' }],
+        max_tokens: 2,
+      });
+    await ask(`${user.handle}/agents/${model.name}:step0`);
+    await ask(model.id);
+    await ask(`${user.handle}/agents/${model.name}`, `${user.handle}/evals`);
+    const usage = await call(usageRoute, 'GET', '/v1/usage', { key: user.key });
+    const rows = usage.body.data.map((r: { project: string; model: string; requests: number }) => [
+      r.project,
+      r.model,
+      r.requests,
+    ]);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        ['agents', `${user.handle}/agents/${model.name}:step0`, 2],
+        ['evals', `${user.handle}/agents/${model.name}:step0`, 1],
+      ]),
+    );
+    expect(rows).toHaveLength(2);
+  });
+
   it('lists base models and the caller’s trained models for models.list()', async () => {
     const user = await createUser();
     await createModel(user, { project: 'p', name: 'listed' });
