@@ -11,7 +11,9 @@ import { startRouteServer } from '../support/http-server';
  * The whole real-model loop on a CPU-only machine: a tiny Hugging Face Qwen3 (random weights, the real Qwen3
  * tokenizer) → an SFT job trained by the Python worker (workers/python, a separate process speaking the HTTP
  * worker protocol) → chat with `entity/project/name:step1` through /v1/chat/completions with logprobs, served
- * by the built-in engine with the checkpoint's LoRA adapter, gives the trained answer where step 0 does not.
+ * by the built-in engine with the checkpoint's LoRA adapter, gives the trained answer where step 0 does not →
+ * an ART-style RL loop (rollouts from the server, rewards, a training job, the next step) raises the policy's
+ * expected reward, read from the server's logprobs, over three steps.
  *
  * Needs Python with torch, transformers and peft (found by scripts/worker-python.sh, as npm test finds it);
  * skipped, saying so, where there is none.
@@ -45,6 +47,12 @@ async function api<T>(p: string, init: RequestInit = {}): Promise<T> {
   const body = await res.json();
   if (!res.ok) throw new Error(`${p} answered ${res.status}: ${JSON.stringify(body)}`);
   return body as T;
+}
+
+function tokenId(token: string): number {
+  const m = /^token_id:(\d+)$/.exec(token);
+  if (!m) throw new Error(`not a token_id:N token: ${token}`);
+  return Number(m[1]);
 }
 
 async function waitForJob(jobId: string, timeoutMs: number): Promise<void> {
@@ -188,10 +196,111 @@ describe.skipIf(!hasTorch)('the real-model loop: HF base → Python SFT → chat
       expect(first.token).toMatch(/^token_id:\d+$/);
       expect(first.logprob).toBeLessThanOrEqual(0);
       expect(first.top_logprobs).toHaveLength(2);
+    },
+  );
 
-      // The ART-style RL part (three steps raising the mean reward) is not here yet: run against this stack, the
-      // served policy's expected reward on the worker's one-token task did not change at all over three RL jobs
-      // (0.529 at every step), which needs investigating before it can be asserted.
+  it(
+    'ART-style RL by the Python worker: three steps raise the expected reward the server serves',
+    { timeout: 600_000 },
+    async () => {
+      // The one-token task of the worker's own RL test: answer with one of the base model's 8 likeliest first
+      // tokens, half of them rewarded. Rollouts are restricted to those 8 (vLLM's allowed_token_ids): a random
+      // model spreads its probability over the whole 151k-token vocabulary (the 8 hold ~1e-4 of it), so
+      // unrestricted samples never hit one, every reward is 0, no group is trainable and each job copies the
+      // previous adapter (docs/contract.md §2.7) — the reward would not move. The returned logprobs are the
+      // raw model's (before the restriction), which is what the worker's ratio compares with.
+      const client = new OpenAI({ apiKey: user.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
+      const rl = await api<{ id: string; entity: string; project: string; name: string }>('/v1/preview/models', {
+        method: 'POST',
+        body: JSON.stringify({
+          entity: null,
+          project: 'hf-loop',
+          name: `rl-${Date.now().toString(36)}`,
+          base_model: BASE,
+        }),
+      });
+      const name = `${rl.entity}/${rl.project}/${rl.name}`;
+      const prompt = [{ role: 'user' as const, content: 'Pick one.' }];
+      const top = await client.chat.completions.create({
+        model: name,
+        messages: prompt,
+        max_tokens: 1,
+        temperature: 0,
+        logprobs: true,
+        top_logprobs: 8,
+      });
+      const candidates = top.choices[0].logprobs!.content![0].top_logprobs.map((t) => tokenId(t.token));
+      const rewarded = new Set(candidates.filter((_, i) => i % 2 === 0));
+      // The exact expected reward of the rollout policy (the model restricted to the candidates): each
+      // candidate's raw logprob, read by forcing it as the only allowed token.
+      const expectedReward = async (model: string) => {
+        const p = await Promise.all(
+          candidates.map(async (id) => {
+            const res = await client.chat.completions.create({
+              model,
+              messages: prompt,
+              max_tokens: 1,
+              logprobs: true,
+              // @ts-expect-error vLLM's sampling parameter, not in the OpenAI types
+              allowed_token_ids: [id],
+            });
+            const entry = res.choices[0].logprobs!.content![0];
+            expect(tokenId(entry.token)).toBe(id);
+            return Math.exp(entry.logprob);
+          }),
+        );
+        const total = p.reduce((a, x) => a + x, 0);
+        return p.reduce((a, x, i) => a + (rewarded.has(candidates[i]) ? x : 0), 0) / total;
+      };
+      const rewards = [await expectedReward(name)];
+      for (let step = 1; step <= 3; step++) {
+        const groups = [];
+        for (let g = 0; g < 2; g++) {
+          const res = await client.chat.completions.create({
+            model: name,
+            messages: prompt,
+            n: 12,
+            max_tokens: 1,
+            temperature: 1,
+            logprobs: true,
+            // Seeded (choice i samples with seed + i), so the run is the same every time.
+            seed: 1000 * step + 100 * g,
+            // @ts-expect-error vLLM's sampling parameter, not in the OpenAI types
+            allowed_token_ids: candidates,
+          });
+          groups.push({
+            trajectories: res.choices.map((choice) => ({
+              messages_and_choices: [...prompt, choice],
+              reward: rewarded.has(tokenId(choice.logprobs!.content![0].token)) ? 1 : 0,
+            })),
+          });
+        }
+        const job = await api<{ id: string }>('/v1/preview/training-jobs', {
+          method: 'POST',
+          body: JSON.stringify({
+            model_id: rl.id,
+            trajectory_groups: groups,
+            experimental_config: { learning_rate: 1e-2 },
+          }),
+        });
+        await waitForJob(job.id, 300_000);
+        const events = await api<{ data: { type: string; data: Record<string, number> }[] }>(
+          `/v1/preview/training-jobs/${job.id}/events?limit=100`,
+        );
+        // Something was trained (a job with no trainable group would copy the adapter and hide a regression).
+        expect(events.data.find((e) => e.type === 'training_started')?.data.num_sequences).toBe(24);
+        const latest = await expectedReward(name);
+        // The bare name serves the new checkpoint, the same adapter as its explicit :stepN (equal up to the
+        // float32 rounding of different batchings).
+        expect(await expectedReward(`${name}:step${step}`)).toBeCloseTo(latest, 6);
+        rewards.push(latest);
+      }
+      console.log(`[hf-loop] RL expected reward by step: ${rewards.map((r) => r.toFixed(3)).join(' → ')}`);
+      for (let i = 1; i < rewards.length; i++) expect(rewards[i]).toBeGreaterThan(rewards[i - 1]);
+      expect(rewards[3]).toBeGreaterThan(rewards[0] + 0.05);
+      // Earlier checkpoints still serve their own adapters next to the latest.
+      expect(await expectedReward(`${name}:step1`)).toBeCloseTo(rewards[1], 6);
+      expect(await expectedReward(`${name}:step0`)).toBeCloseTo(rewards[0], 6);
     },
   );
 });
