@@ -8,7 +8,12 @@ import { Button } from '@/components/ui/button';
 import { SelectField, TextField } from '@/components/ui/field';
 import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors } from '@/lib/client/form-errors';
 import type { baseModelSchema } from '@/lib/schemas/base-models';
-import { createModelBodySchema, type CreateModelBody } from '@/lib/schemas/models';
+import {
+  createModelBodySchema,
+  NEW_PROJECT_NAME,
+  NEW_PROJECT_NAME_HINT,
+  type CreateModelBody,
+} from '@/lib/schemas/models';
 import { useModalDialog } from '@/components/ui/use-modal-dialog';
 import { baseModelFacts } from './base-model-label';
 
@@ -59,6 +64,8 @@ export function CreateModelDialog({
     const parsed = createModelBodySchema.safeParse(body);
     const errors: FieldErrors = parsed.success ? {} : zodFieldErrors(parsed.error);
     if (!body.project) errors.project = 'Name the project the model belongs to';
+    else if (!errors.project && !projects.includes(body.project) && !NEW_PROJECT_NAME.test(body.project))
+      errors.project = `A new project name must be a slug: ${NEW_PROJECT_NAME_HINT}`;
     if (!body.name) errors.name = 'Give the model a name';
     if (!body.base_model) errors.base_model = 'Choose a base model';
     if (Object.keys(errors).length > 0 || !parsed.success) {

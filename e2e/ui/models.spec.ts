@@ -51,6 +51,12 @@ test('the dialog explains invalid names next to the field and keeps the form', a
   await expect(nameField).toBeFocused();
   await expect(nameField).toHaveAccessibleDescription(/must not contain/i);
   await expect(models.createDialog).toBeVisible();
+
+  // New projects are slugs, like user and team handles.
+  await models.submitCreateDialog('My Project', 'fine-name');
+  const projectField = models.createDialog.getByLabel('Project');
+  await expect(projectField).toBeFocused();
+  await expect(projectField).toHaveAccessibleDescription(/lower-case letters/i);
 });
 
 test('models filter by project and base model, and the page has no serious a11y violations', async ({

@@ -10,6 +10,13 @@ export const createModelBodySchema = z.object({
 });
 export type CreateModelBody = z.infer<typeof createModelBodySchema>;
 
+/**
+ * The dashboard names new projects like users and teams: lower-case slugs. The API keeps accepting any name
+ * segment, because clients (ART) pick project names in code and existing projects must keep working.
+ */
+export const NEW_PROJECT_NAME = /^[a-z0-9][a-z0-9._-]*$/;
+export const NEW_PROJECT_NAME_HINT = 'use lower-case letters, digits, ".", "_" or "-", starting with a letter or digit';
+
 /** The model record of the interface (docs/contract.md §2.1). */
 export const modelSchema = z.object({
   id: idSchema,
