@@ -34,7 +34,12 @@ describe('chart sections', () => {
 
   it('turns smoothing off under 20 points', () => {
     const [short] = groupSeriesIntoCharts([s('train/reward', [1, 2, 3])]);
-    const [long] = groupSeriesIntoCharts([s('train/reward', Array.from({ length: 20 }, (_, i) => i))]);
+    const [long] = groupSeriesIntoCharts([
+      s(
+        'train/reward',
+        Array.from({ length: 20 }, (_, i) => i),
+      ),
+    ]);
     expect(effectiveSmoothing(short, 0.6)).toBe(0);
     expect(effectiveSmoothing(long, 0.6)).toBe(0.6);
   });

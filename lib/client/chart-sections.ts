@@ -11,7 +11,8 @@ export const CHART_SECTIONS: { id: ChartSectionId; title: string; description: s
   {
     id: 'policy',
     title: 'Policy health',
-    description: 'Loss, entropy, gradient norm and the share of groups without a reward spread (nothing to learn from).',
+    description:
+      'Loss, entropy, gradient norm and the share of groups without a reward spread (nothing to learn from).',
   },
   { id: 'data', title: 'Data', description: 'Counts of what each job trained on.' },
 ];

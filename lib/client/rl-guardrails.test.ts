@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectRewardHacking, jobOutcome, rewardsTie } from './rl-guardrails';
+import { detectRewardHacking, jobOutcome, rewardsTie, runVerdict } from './rl-guardrails';
 
 const job = (over: Partial<Parameters<typeof jobOutcome>[0]> = {}) => ({
   type: 'rl' as const,
@@ -88,5 +88,21 @@ describe('detectRewardHacking', () => {
       expect.objectContaining({ kind: 'length-pinned', metric: 'train/completion_tokens', limit: 256 }),
     ]);
     expect(detectRewardHacking([series('train/completion_tokens', [256, 256, 256])])).toEqual([]);
+  });
+});
+
+describe('runVerdict', () => {
+  const noUpdate = jobOutcome(job(), { 'train/num_groups_trainable': 0, 'train/num_groups_submitted': 8 });
+  it('calls a run stalled when its newest RL job made no update, before anything else', () => {
+    expect(runVerdict([series('train/reward', [0, 1, 2])], noUpdate, [])).toMatchObject({ kind: 'stalled' });
+  });
+  it('calls it hacked when a signal was found, else follows the val reward trend', () => {
+    const hacked = detectRewardHacking([series('train/reward', [0, 0.5, 1]), series('train/correct', [1, 0.5, 0])]);
+    expect(runVerdict([], null, hacked)).toMatchObject({ kind: 'hacked' });
+    expect(
+      runVerdict([series('train/reward', [1, 0.5, 0]), series('val/reward', [0.1, 0.4, 0.8])], null, []),
+    ).toMatchObject({ kind: 'improving', series: 'val/reward' });
+    expect(runVerdict([series('train/reward', [0.5, 0.5, 0.5])], null, [])).toMatchObject({ kind: 'flat' });
+    expect(runVerdict([], null, [])).toMatchObject({ kind: 'unknown' });
   });
 });

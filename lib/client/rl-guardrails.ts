@@ -159,3 +159,38 @@ export function detectRewardHacking(series: readonly HistorySeries[]): HackingSi
   }
   return out;
 }
+
+export type RunVerdict =
+  | { kind: 'stalled'; text: string }
+  | { kind: 'hacked'; text: string }
+  | { kind: 'improving' | 'declining' | 'flat'; text: string; series: string; from: number; to: number }
+  | { kind: 'unknown'; text: string };
+
+/**
+ * The one-line answer to "is my run working?": stalled when the newest finished RL job made no update, possibly
+ * reward-hacked when detectRewardHacking found a signal, else the trend of val/reward (or train/reward).
+ */
+export function runVerdict(
+  series: readonly HistorySeries[],
+  newestFinishedRlJob: JobOutcome | null,
+  signals: readonly HackingSignal[],
+): RunVerdict {
+  if (newestFinishedRlJob?.kind === 'no-update') return { kind: 'stalled', text: newestFinishedRlJob.label };
+  if (signals.length > 0) {
+    const s = signals[0];
+    return {
+      kind: 'hacked',
+      text:
+        s.kind === 'metric-falls'
+          ? `Possible reward hacking: ${s.reward} rises while ${s.metric} falls`
+          : `Possible reward hacking: ${s.metric} pinned at ${s.limit}`,
+    };
+  }
+  const reward = series.find((s) => s.name === 'val/reward') ?? series.find((s) => s.name === 'train/reward');
+  const points = reward ? finitePoints(reward) : [];
+  if (!reward || points.length < 2) return { kind: 'unknown', text: 'Not enough reward points to call a trend' };
+  const { from, to } = points.length >= 3 ? ends(points) : { from: points[0][1], to: points[1][1] };
+  const kind = !moved(from, to, span(points)) ? 'flat' : to > from ? 'improving' : 'declining';
+  const word = kind === 'flat' ? 'Flat' : kind === 'improving' ? 'Improving' : 'Declining';
+  return { kind, text: `${word}: ${reward.name}`, series: reward.name, from, to };
+}
