@@ -48,7 +48,12 @@ export function ModelJobsTable({
                 ) : null}
               </Td>
               <Td>
-                <JobProgress job={job} compact />
+                {outcome?.kind === 'no-update' ? (
+                  // A full green bar would read as success: this job took no step.
+                  <span className="text-xs text-fg-muted">No gradient steps</span>
+                ) : (
+                  <JobProgress job={job} compact />
+                )}
               </Td>
               <Td className="text-right whitespace-nowrap text-fg-muted tabular-nums">
                 {job.base_step ?? '—'} → {job.step ?? '…'}

@@ -2,7 +2,7 @@ import type { ReactNode } from 'react';
 import Link from 'next/link';
 import { JobProgress } from '@/components/jobs/job-progress';
 import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
-import { Alert } from '@/components/ui/alert';
+import { AlertTriangleIcon } from '@/components/ui/icons';
 import { cx } from '@/components/ui/cx';
 import type { HistorySeries } from '@/lib/client/chart-series';
 import type { HackingSignal, JobOutcome, RunVerdict } from '@/lib/client/rl-guardrails';
@@ -132,9 +132,18 @@ export function RewardHackingCard({
 }) {
   if (signals.length === 0) return null;
   return (
-    <div data-testid="reward-hacking-card">
-      <Alert tone="warning" title="Possible reward hacking">
-        <ul className="list-disc space-y-1.5 pl-4">
+    // Not <Alert>: its faded body text falls under AA contrast on the warning tint; the body reads in the page's ink.
+    <section
+      aria-labelledby="reward-hacking-title"
+      className="flex gap-3 rounded-lg border border-warning-text/25 bg-warning-soft px-3.5 py-3 text-sm"
+      data-testid="reward-hacking-card"
+    >
+      <AlertTriangleIcon className="mt-0.5 size-4 shrink-0 text-warning-text" />
+      <div className="min-w-0 flex-1 space-y-1">
+        <h2 id="reward-hacking-title" className="font-medium text-warning-text">
+          Possible reward hacking
+        </h2>
+        <ul className="list-disc space-y-1.5 pl-4 text-fg">
           {signals.map((s) => {
             const split = s.metric.split('/')[0];
             return (
@@ -164,7 +173,7 @@ export function RewardHackingCard({
             );
           })}
         </ul>
-      </Alert>
-    </div>
+      </div>
+    </section>
   );
 }

@@ -19,8 +19,8 @@ test('metric charts render, switch to a table, export CSV and survive log scale'
   await expect(m.chart('reward')).toContainText('train');
   await expect(m.chart('reward')).toContainText('val');
   await expect(m.chartLines('reward').first()).toBeAttached();
-  // Raw and smoothed line per split (smoothing is on by default).
-  expect(await m.chartLines('reward').count()).toBeGreaterThanOrEqual(new Set(steps).size > 1 ? 4 : 2);
+  // One raw line per split: under 20 points a smoothed line would miss the values, so none is drawn.
+  await expect(m.chartLines('reward')).toHaveCount(2);
 
   await m.logScale.check();
   await expect(m.chartLines('reward').first()).toBeAttached();
@@ -70,7 +70,9 @@ test('checkpoints show names, best badge and actions; the model is deleted after
       `/playground?model=${encodeURIComponent(`${model.entity}/${model.project}/${model.name}:step${step}`)}`,
     );
     await expect(m.jobRows).toHaveCount(1);
-    await expect(m.jobRows.first()).toContainText('Completed');
+    // A job without groups trained nothing: neutral "No update", not a green "Completed".
+    await expect(m.jobRows.first()).toContainText('No update');
+    await expect(m.jobRows.first()).toContainText('the job had no trajectory groups');
   } else {
     await expect(m.jobRows.first()).toContainText(/Queued|Running|Failed/);
   }

@@ -24,6 +24,9 @@ describe('chart sections', () => {
       s('train/num_groups_submitted', [8, 8]),
     ]);
     expect(constantValue(charts.find((c) => c.metric === 'learning_rate')!)).toBe(1e-5);
+    expect(constantValue(charts.find((c) => c.metric === 'reward')!)).toBeNull();
+    // A lone reward point stays a chart: it is what opens the trajectories.
+    expect(sectionCharts(groupSeriesIntoCharts([s('train/reward', [1])]))[0].charts).toHaveLength(1);
     const sections = sectionCharts(charts);
     expect(sections.map((x) => [x.id, x.charts.map((c) => c.metric), x.constants.map((c) => c.metric)])).toEqual([
       ['reward', ['reward'], []],

@@ -27,7 +27,10 @@ export function chartSection(metric: string): ChartSectionId {
   return 'reward';
 }
 
-/** A chart whose every point, in every split, has one value: a line would say nothing a number does not. */
+/**
+ * A chart whose every point, in every split, has one value (a single point included): a chart would say
+ * nothing a number does not.
+ */
 export function constantValue(chart: ChartSpec): number | null {
   let value: number | null = null;
   let n = 0;
@@ -38,7 +41,7 @@ export function constantValue(chart: ChartSpec): number | null {
       value = p.value;
       n += 1;
     }
-  return n >= 2 ? value : null;
+  return n >= 1 ? value : null;
 }
 
 /** Below this many points per series a smoothed line misses the values it is drawn from: draw them raw. */
@@ -56,7 +59,8 @@ export function sectionCharts(charts: readonly ChartSpec[]) {
     const constants: { metric: string; value: number }[] = [];
     const varying: ChartSpec[] = [];
     for (const c of mine) {
-      const v = constantValue(c);
+      // Reward stays a chart whatever its length: its points are how a person opens the trajectories.
+      const v = c.metric === 'reward' ? null : constantValue(c);
       if (v === null) varying.push(c);
       else constants.push({ metric: c.metric, value: v });
     }

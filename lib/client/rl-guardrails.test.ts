@@ -17,6 +17,11 @@ describe('jobOutcome', () => {
     expect(out.kind === 'no-update' && out.label).toBe('No update: 0 of 8 groups had a reward spread');
   });
 
+  it('says so when the job had no groups at all', () => {
+    const out = jobOutcome(job(), { 'train/num_groups_trainable': 0, 'train/num_groups_submitted': 0 });
+    expect(out.kind === 'no-update' && out.label).toBe('No update: the job had no trajectory groups');
+  });
+
   it('still flags it before the checkpoint metrics have loaded', () => {
     const out = jobOutcome(job(), undefined);
     expect(out.kind === 'no-update' && out.label).toBe('No update: no group had a reward spread');

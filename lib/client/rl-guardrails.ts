@@ -37,6 +37,14 @@ export function jobOutcome(job: JobLike, metrics?: Record<string, number> | null
     };
   }
   const n = typeof submitted === 'number' ? submitted : null;
+  if (n === 0)
+    return {
+      kind: 'no-update',
+      trainable: 0,
+      submitted: 0,
+      label: 'No update: the job had no trajectory groups',
+      detail: 'The job was sent without trajectory groups, so there was nothing to train on.',
+    };
   return {
     kind: 'no-update',
     trainable: 0,
