@@ -70,7 +70,10 @@ export function TrajectoryCard({ trajectory, label, tone, collapsible = false, r
           />
         </span>
       ) : null}
-      <span className="shrink-0 font-mono text-xs text-fg-muted tabular-nums" data-testid="trajectory-reward">
+      <span
+        className="min-w-[6.5rem] shrink-0 text-right font-mono text-xs text-fg-muted tabular-nums"
+        data-testid="trajectory-reward"
+      >
         reward {formatNumber(trajectory.reward)}
       </span>
     </span>

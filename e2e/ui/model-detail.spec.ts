@@ -242,7 +242,12 @@ test('trajectories: the steps that hold trajectories are listed newest first, an
   await expect(m.stepItems.first()).toHaveAttribute('data-step', String(logged[0]));
   // Without a step in the URL the newest one is open.
   await expect(m.stepItems.first()).toHaveAttribute('aria-current', 'true');
-  await expect(m.stepItems.first()).toContainText('train, val');
+  // One mean per split, never train and val mixed into one number.
+  await expect(m.stepItems.first()).toContainText('train · 2 groups');
+  await expect(m.stepItems.first()).toContainText('val · 1 group');
+  await m.splitSelect.selectOption('val');
+  await expect(m.stepItems.first()).not.toContainText('train');
+  await m.splitSelect.selectOption('');
   await expect(m.trajectoryGroups.first()).toContainText(`step ${logged[0]}`);
 
   const oldest = logged.at(-1)!;
