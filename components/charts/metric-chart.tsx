@@ -77,7 +77,7 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
   // active label (it is undefined when the click lands on a dot layer), while every move does.
   const hovered = useRef<number | null>(null);
   // Where each series' active dot is drawn for the hovered step (svg y), to tell which series a click meant.
-  const dotY = useRef(new Map<number, number>());
+  const dotY = useRef(new Map<number, { step: number; cy: number }>());
 
   const drawing = (
     <ResponsiveContainer width="100%" height={height}>
@@ -86,7 +86,6 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
         margin={{ top: 8, right: 12, bottom: 0, left: 0 }}
         style={onStepClick ? { cursor: 'pointer' } : undefined}
         onMouseMove={(state) => {
-          dotY.current.clear();
           const step = Number(state.activeLabel);
           hovered.current = state.activeLabel !== undefined && Number.isFinite(step) ? step : null;
         }}
@@ -142,8 +141,10 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
               activeDot={
                 faded
                   ? false
-                  : (props: { cx?: number; cy?: number }) => {
-                      if (typeof props.cy === 'number') dotY.current.set(line.seriesIndex, props.cy);
+                  : (props: { cx?: number; cy?: number; payload?: { step?: number } }) => {
+                      const step = props.payload?.step;
+                      if (typeof props.cy === 'number' && typeof step === 'number')
+                        dotY.current.set(line.seriesIndex, { step, cy: props.cy });
                       return (
                         <circle
                           key={line.dataKey}
@@ -194,9 +195,13 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
         const svg = event.currentTarget.querySelector('svg');
         const y = svg ? event.clientY - svg.getBoundingClientRect().top : null;
         let nearest: number | undefined;
+        let distance = Infinity;
         if (y !== null)
-          for (const [index, cy] of dotY.current)
-            if (nearest === undefined || Math.abs(cy - y) < Math.abs(dotY.current.get(nearest)! - y)) nearest = index;
+          for (const [index, dot] of dotY.current)
+            if (dot.step === hovered.current && Math.abs(dot.cy - y) < distance) {
+              nearest = index;
+              distance = Math.abs(dot.cy - y);
+            }
         onStepClick(hovered.current, nearest === undefined ? undefined : chart.series[nearest]?.split);
       }}
     >

@@ -190,3 +190,43 @@ test('the model page follows a job started from the API, and its checkpoint, wit
   await expect(m.chartCards.first()).toHaveAttribute('data-metric', 'reward', { timeout: 20_000 });
   await expectNoSeriousA11yViolations(page, 'the live model page');
 });
+
+test('a click on a val point of the reward chart opens the val trajectories, not every split', async ({
+  page,
+  request,
+}) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'guard', name: `split-${uniqueId()}` });
+  await logGroups(request, key, model.id, 'train', [spreadGroup(0.9, 1)]);
+  await logGroups(request, key, model.id, 'val', [spreadGroup(0.1, 0)]);
+
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  const dots = m.chart('reward').locator('circle.recharts-dot');
+  await expect(dots).toHaveCount(2);
+  await m.chart('reward').scrollIntoViewIfNeeded();
+  // The lower dot is val (reward 0.1 against train's 0.9).
+  const boxes = await Promise.all([0, 1].map(async (i) => (await dots.nth(i).boundingBox())!));
+  const val = boxes[0].y > boxes[1].y ? boxes[0] : boxes[1];
+  const at = { x: val.x + val.width / 2, y: val.y + val.height / 2 };
+  // recharts handles pointer moves on the next animation frame: hover until the tooltip shows, then click.
+  await page.mouse.move(at.x, at.y, { steps: 4 });
+  await expect(m.chart('reward').locator('.recharts-tooltip-wrapper')).toContainText('Step 0');
+  await page.mouse.click(at.x, at.y);
+  await expect(m.trajectoriesTab).toHaveAttribute('aria-selected', 'true');
+  await expect(m.splitSelect).toHaveValue('val');
+  await expect(m.trajectoryGroups).toHaveCount(1);
+  await expect(m.trajectoryGroups.first()).toContainText('val');
+
+  // And the upper dot, train, opens train.
+  await m.overviewTab.click();
+  await m.chart('reward').scrollIntoViewIfNeeded();
+  const again = await Promise.all([0, 1].map(async (i) => (await dots.nth(i).boundingBox())!));
+  const train = again[0].y < again[1].y ? again[0] : again[1];
+  const trainAt = { x: train.x + train.width / 2, y: train.y + train.height / 2 };
+  await page.mouse.move(trainAt.x, trainAt.y, { steps: 4 });
+  await expect(m.chart('reward').locator('.recharts-tooltip-wrapper')).toContainText('Step 0');
+  await page.mouse.click(trainAt.x, trainAt.y);
+  await expect(m.splitSelect).toHaveValue('train');
+});
