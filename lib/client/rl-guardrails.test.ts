@@ -109,5 +109,10 @@ describe('runVerdict', () => {
     ).toMatchObject({ kind: 'improving', series: 'val/reward' });
     expect(runVerdict([series('train/reward', [0.5, 0.5, 0.5])], null, [])).toMatchObject({ kind: 'flat' });
     expect(runVerdict([], null, [])).toMatchObject({ kind: 'unknown' });
+    // SFT: no reward, and a falling loss is progress.
+    expect(runVerdict([series('train/loss', [3, 2, 1])], null, [])).toMatchObject({
+      kind: 'improving',
+      series: 'train/loss',
+    });
   });
 });

@@ -176,7 +176,8 @@ export type RunVerdict =
 
 /**
  * The one-line answer to "is my run working?": stalled when the newest finished RL job made no update, possibly
- * reward-hacked when detectRewardHacking found a signal, else the trend of val/reward (or train/reward).
+ * reward-hacked when detectRewardHacking found a signal, else the trend of val/reward, train/reward, val/loss or
+ * train/loss, the first with two points (a falling loss is improving).
  */
 export function runVerdict(
   series: readonly HistorySeries[],
@@ -194,11 +195,15 @@ export function runVerdict(
           : `Possible reward hacking: ${s.metric} pinned at ${s.limit}`,
     };
   }
-  const reward = series.find((s) => s.name === 'val/reward') ?? series.find((s) => s.name === 'train/reward');
-  const points = reward ? finitePoints(reward) : [];
-  if (!reward || points.length < 2) return { kind: 'unknown', text: 'Not enough reward points to call a trend' };
+  // Reward for RL runs, loss for SFT runs (their checkpoints carry no reward); held-out first.
+  const pick = ['val/reward', 'train/reward', 'val/loss', 'train/loss']
+    .map((name) => series.find((s) => s.name === name && finitePoints(s).length >= 2))
+    .find((s) => s !== undefined);
+  if (!pick) return { kind: 'unknown', text: 'Not enough points yet to call a trend' };
+  const points = finitePoints(pick);
   const { from, to } = points.length >= 3 ? ends(points) : { from: points[0][1], to: points[1][1] };
-  const kind = !moved(from, to, span(points)) ? 'flat' : to > from ? 'improving' : 'declining';
+  const better = metricDirection(pick.name) === 'max' ? to > from : to < from;
+  const kind = !moved(from, to, span(points)) ? 'flat' : better ? 'improving' : 'declining';
   const word = kind === 'flat' ? 'Flat' : kind === 'improving' ? 'Improving' : 'Declining';
-  return { kind, text: `${word}: ${reward.name}`, series: reward.name, from, to };
+  return { kind, text: `${word}: ${pick.name}`, series: pick.name, from, to };
 }
