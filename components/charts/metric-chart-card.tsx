@@ -38,7 +38,7 @@ interface MetricChartCardProps {
   logScale: boolean;
   /** File name prefix for the CSV download, e.g. the model name. */
   filePrefix: string;
-  onStepClick?: (step: number) => void;
+  onStepClick?: (step: number, split: string | undefined) => void;
   stepClickHint?: string;
   /** The model whose run history this is: a zoomed, downsampled chart can then fetch its range in full detail. */
   modelId?: string;

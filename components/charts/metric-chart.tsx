@@ -11,8 +11,11 @@ export interface MetricChartProps {
   smoothing: number;
   logScale: boolean;
   height?: number;
-  /** Called with the step of the point under the pointer; makes the chart clickable. */
-  onStepClick?: (step: number) => void;
+  /**
+   * Called with the step of the point under the pointer and the split of the series drawn nearest to it (so a
+   * click on a val point opens val, not every split); makes the chart clickable.
+   */
+  onStepClick?: (step: number, split: string | undefined) => void;
   /** The brush's current step range, reported so the card can offer "Reset zoom". */
   onZoomChange?: (range: { from: number; to: number } | null) => void;
 }
@@ -73,6 +76,8 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
   // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
   // active label (it is undefined when the click lands on a dot layer), while every move does.
   const hovered = useRef<number | null>(null);
+  // Where each series' active dot is drawn for the hovered step (svg y), to tell which series a click meant.
+  const dotY = useRef(new Map<number, { step: number; cy: number }>());
 
   const drawing = (
     <ResponsiveContainer width="100%" height={height}>
@@ -133,7 +138,26 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
               strokeWidth={faded ? 1.25 : 1.75}
               // A lone sample is a point, not a line: without a dot it would be invisible.
               dot={single ? { r: 3, fill: seriesColor(line.seriesIndex) } : false}
-              activeDot={faded ? false : { r: 3.5 }}
+              activeDot={
+                faded
+                  ? false
+                  : (props: { cx?: number; cy?: number; payload?: { step?: number } }) => {
+                      const step = props.payload?.step;
+                      if (typeof props.cy === 'number' && typeof step === 'number')
+                        dotY.current.set(line.seriesIndex, { step, cy: props.cy });
+                      return (
+                        <circle
+                          key={line.dataKey}
+                          cx={props.cx}
+                          cy={props.cy}
+                          r={3.5}
+                          fill={seriesColor(line.seriesIndex)}
+                          stroke="var(--tb-surface)"
+                          strokeWidth={2}
+                        />
+                      );
+                    }
+              }
               // Steps a series did not sample are absent keys; gaps are separate keys (see buildChartData).
               connectNulls
               isAnimationActive={false}
@@ -166,8 +190,19 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
   return (
     // Pointer-only shortcut; keyboard users reach the same trajectories through the Trajectories tab.
     <div
-      onClick={() => {
-        if (hovered.current !== null) onStepClick(hovered.current);
+      onClick={(event) => {
+        if (hovered.current === null) return;
+        const svg = event.currentTarget.querySelector('svg');
+        const y = svg ? event.clientY - svg.getBoundingClientRect().top : null;
+        let nearest: number | undefined;
+        let distance = Infinity;
+        if (y !== null)
+          for (const [index, dot] of dotY.current)
+            if (dot.step === hovered.current && Math.abs(dot.cy - y) < distance) {
+              nearest = index;
+              distance = Math.abs(dot.cy - y);
+            }
+        onStepClick(hovered.current, nearest === undefined ? undefined : chart.series[nearest]?.split);
       }}
     >
       {drawing}

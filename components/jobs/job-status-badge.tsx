@@ -1,5 +1,6 @@
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { Spinner } from '@/components/ui/spinner';
+import type { JobOutcome } from '@/lib/client/rl-guardrails';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 
 const TONES: Record<TrainingJobDto['status'], BadgeTone> = {
@@ -16,7 +17,17 @@ const LABELS: Record<TrainingJobDto['status'], string> = {
   FAILED: 'Failed',
 };
 
-export function JobStatusBadge({ status }: { status: TrainingJobDto['status'] }) {
+/** `outcome` (from jobOutcome) turns a completed job that changed nothing into a neutral "No update", not a green success. */
+export function JobStatusBadge({ status, outcome }: { status: TrainingJobDto['status']; outcome?: JobOutcome }) {
+  if (outcome?.kind === 'no-update') {
+    return (
+      <Badge tone="neutral">
+        <span data-testid="job-status" title={outcome.label}>
+          No update
+        </span>
+      </Badge>
+    );
+  }
   return (
     <Badge tone={TONES[status]}>
       {status === 'RUNNING' ? <Spinner className="size-3" /> : null}

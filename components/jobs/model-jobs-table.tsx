@@ -1,6 +1,7 @@
 import Link from 'next/link';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
+import type { JobOutcome } from '@/lib/client/rl-guardrails';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
 import { jobKindLabel, JobStatusBadge } from './job-status-badge';
@@ -8,9 +9,12 @@ import { jobKindLabel, JobStatusBadge } from './job-status-badge';
 export function ModelJobsTable({
   jobs,
   hrefFor,
+  outcomeFor,
 }: {
   jobs: TrainingJobDto[];
   hrefFor: (job: TrainingJobDto) => string;
+  /** What a finished job did to the weights (jobOutcome); a "No update" job says why under its badge. */
+  outcomeFor?: (job: TrainingJobDto) => JobOutcome;
 }) {
   return (
     <Table data-testid="model-jobs-table">
@@ -25,28 +29,41 @@ export function ModelJobsTable({
         </tr>
       </thead>
       <tbody>
-        {jobs.map((job) => (
-          <Tr key={job.id} data-testid="model-job-row" className="transition-colors hover:bg-surface-muted/50">
-            <Td>
-              <Link href={hrefFor(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
-                {jobKindLabel(job.type)} job
-              </Link>
-              <div className="mt-0.5 font-mono text-xs text-fg-subtle">{job.id.slice(0, 8)}</div>
-            </Td>
-            <Td>
-              <JobStatusBadge status={job.status} />
-            </Td>
-            <Td>
-              <JobProgress job={job} compact />
-            </Td>
-            <Td className="text-right whitespace-nowrap text-fg-muted tabular-nums">
-              {job.base_step ?? '—'} → {job.step ?? '…'}
-            </Td>
-            <Td className="text-right whitespace-nowrap text-fg-muted">
-              <RelativeTime iso={job.created_at} />
-            </Td>
-          </Tr>
-        ))}
+        {jobs.map((job) => {
+          const outcome = outcomeFor?.(job);
+          return (
+            <Tr key={job.id} data-testid="model-job-row" className="transition-colors hover:bg-surface-muted/50">
+              <Td>
+                <Link href={hrefFor(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
+                  {jobKindLabel(job.type)} job
+                </Link>
+                <div className="mt-0.5 font-mono text-xs text-fg-subtle">{job.id.slice(0, 8)}</div>
+              </Td>
+              <Td>
+                <JobStatusBadge status={job.status} outcome={outcome} />
+                {outcome?.kind === 'no-update' ? (
+                  <div className="mt-1 max-w-56 text-xs text-fg-muted" data-testid="job-no-update">
+                    {outcome.label.replace(/^No update: /, '')}
+                  </div>
+                ) : null}
+              </Td>
+              <Td>
+                {outcome?.kind === 'no-update' ? (
+                  // A full green bar would read as success: this job took no step.
+                  <span className="text-xs text-fg-muted">No gradient steps</span>
+                ) : (
+                  <JobProgress job={job} compact />
+                )}
+              </Td>
+              <Td className="text-right whitespace-nowrap text-fg-muted tabular-nums">
+                {job.base_step ?? '—'} → {job.step ?? '…'}
+              </Td>
+              <Td className="text-right whitespace-nowrap text-fg-muted">
+                <RelativeTime iso={job.created_at} />
+              </Td>
+            </Tr>
+          );
+        })}
       </tbody>
     </Table>
   );

@@ -6,6 +6,8 @@ import type { TrajectoryStepDto } from '@/lib/schemas/trajectories';
 interface StepListProps {
   steps: TrajectoryStepDto[];
   selected: number | null;
+  /** The split filter ('' = all): each step shows that split's mean, or one mean per split, never a mix. */
+  split: string;
   onSelect: (step: number) => void;
   hasMore: boolean;
   loadingMore: boolean;
@@ -16,7 +18,7 @@ interface StepListProps {
  * The steps that hold trajectories, newest first: people browse a run without knowing its step numbers,
  * and the mean reward beside each step shows where to look.
  */
-export function StepList({ steps, selected, onSelect, hasMore, loadingMore, onLoadMore }: StepListProps) {
+export function StepList({ steps, selected, split, onSelect, hasMore, loadingMore, onLoadMore }: StepListProps) {
   return (
     <nav
       aria-label="Steps with trajectories"
@@ -44,14 +46,20 @@ export function StepList({ steps, selected, onSelect, hasMore, loadingMore, onLo
                     : 'text-fg-muted hover:bg-surface-muted hover:text-fg',
                 )}
               >
-                <span className="flex items-baseline justify-between gap-2">
-                  <span className="font-medium text-fg">Step {s.step.toLocaleString('en')}</span>
-                  <span className="font-mono text-xs tabular-nums" title="Mean reward">
-                    {s.reward_mean === null ? '—' : formatNumber(Number(s.reward_mean.toFixed(4)))}
-                  </span>
-                </span>
-                <span className="text-xs text-fg-subtle">
-                  {s.groups} group{s.groups === 1 ? '' : 's'} · {s.splits.map((sp) => sp.split).join(', ')}
+                <span className="font-medium text-fg">Step {s.step.toLocaleString('en')}</span>
+                <span className="flex flex-col text-xs" data-testid="step-split-means">
+                  {s.splits
+                    .filter((sp) => !split || sp.split === split)
+                    .map((sp) => (
+                      <span key={sp.split} className="flex justify-between gap-2">
+                        <span className="text-fg-subtle">
+                          {sp.split} · {sp.groups} group{sp.groups === 1 ? '' : 's'}
+                        </span>
+                        <span className="font-mono tabular-nums" title={`Mean ${sp.split} reward`}>
+                          {sp.reward_mean === null ? '—' : formatNumber(Number(sp.reward_mean.toFixed(4)))}
+                        </span>
+                      </span>
+                    ))}
                 </span>
               </button>
             </li>

@@ -1,6 +1,6 @@
 import { Badge } from '@/components/ui/badge';
 import { cx } from '@/components/ui/cx';
-import { formatNumber, type DisplayTrajectory } from '@/lib/client/trajectory-view';
+import { formatNumber, rewardFraction, trajectoryPreview, type DisplayTrajectory } from '@/lib/client/trajectory-view';
 import { MessageView } from './message-view';
 
 interface TrajectoryCardProps {
@@ -9,6 +9,8 @@ interface TrajectoryCardProps {
   tone?: 'best' | 'worst';
   /** Collapsed cards show the reward line only; a list of dozens stays scannable. */
   collapsible?: boolean;
+  /** The rewards on screen, lowest and highest: the row's reward bar is drawn between them. */
+  rewardRange?: { min: number; max: number };
 }
 
 function Body({ trajectory }: { trajectory: DisplayTrajectory }) {
@@ -43,12 +45,35 @@ function Body({ trajectory }: { trajectory: DisplayTrajectory }) {
   );
 }
 
-export function TrajectoryCard({ trajectory, label, tone, collapsible = false }: TrajectoryCardProps) {
+export function TrajectoryCard({ trajectory, label, tone, collapsible = false, rewardRange }: TrajectoryCardProps) {
+  const preview = collapsible ? trajectoryPreview(trajectory) : '';
   const header = (
-    <span className="flex flex-wrap items-center gap-2 px-3 py-2 text-sm">
-      <span className="font-medium text-fg">{label}</span>
+    <span className="flex items-center gap-2 px-3 py-2 text-sm">
+      <span className="shrink-0 font-medium text-fg">{label}</span>
       {tone ? <Badge tone={tone === 'best' ? 'success' : 'danger'}>{tone}</Badge> : null}
-      <span className="ml-auto font-mono text-xs text-fg-muted tabular-nums" data-testid="trajectory-reward">
+      {collapsible ? (
+        <span className="min-w-0 flex-1 truncate text-xs text-fg-muted" data-testid="trajectory-preview">
+          {preview || 'No text'}
+        </span>
+      ) : (
+        <span className="flex-1" />
+      )}
+      {rewardRange ? (
+        // Decorative: the number beside it is what a screen reader reads.
+        <span aria-hidden="true" className="hidden h-1.5 w-16 shrink-0 overflow-hidden rounded-full bg-line sm:block">
+          <span
+            className="block h-full rounded-full bg-accent"
+            data-testid="trajectory-reward-bar"
+            style={{
+              width: `${Math.round(rewardFraction(trajectory.reward, rewardRange.min, rewardRange.max) * 100)}%`,
+            }}
+          />
+        </span>
+      ) : null}
+      <span
+        className="min-w-[6.5rem] shrink-0 text-right font-mono text-xs text-fg-muted tabular-nums"
+        data-testid="trajectory-reward"
+      >
         reward {formatNumber(trajectory.reward)}
       </span>
     </span>

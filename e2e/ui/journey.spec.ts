@@ -171,8 +171,9 @@ test('a new person signs up, fine-tunes a model from the form, watches it train 
     await expect(modelPage.latestStep).toHaveText('Latest step 1');
     await expect(modelPage.checkpointRows).toHaveCount(2);
     await expect(modelPage.checkpointRows.first()).toHaveAttribute('data-step', '1');
-    // SFT checkpoints have no reward: the best one is picked by loss.
-    await expect(modelPage.bestMetric).toHaveValue('train/loss');
+    // Without a validation split no checkpoint is called best: train loss would crown an overfit model.
+    await expect(modelPage.bestMetric).toHaveValue('');
+    await expect(page.getByTestId('best-hint')).toBeVisible();
     // The row's actions, last in the row, are in view rather than scrolled off the side of the table.
     await modelPage.checkpoint(1).scrollIntoViewIfNeeded();
     await expect(modelPage.checkpoint(1).getByRole('button', { name: 'Delete step 1' })).toBeInViewport({ ratio: 1 });

@@ -42,10 +42,14 @@ describe('checkpointMetricKeys / defaultBestMetric', () => {
     const keys = checkpointMetricKeys([ck(1, { b: 1, 'train/reward': 1 }), ck(2, { 'val/z': 1, 'val/reward': 2 })]);
     expect(keys).toEqual(['val/reward', 'val/z', 'train/reward', 'b']);
     expect(defaultBestMetric(keys)).toBe('val/reward');
-    expect(defaultBestMetric(['train/reward', 'x'])).toBe('train/reward');
-    // SFT checkpoints: no reward, and loss, not the alphabetically first train/grad_norm.
-    expect(defaultBestMetric(['train/grad_norm', 'train/learning_rate', 'train/loss'])).toBe('train/loss');
     expect(defaultBestMetric(['train/loss', 'val/loss'])).toBe('val/loss');
+    expect(defaultBestMetric(['train/reward', 'val/loss', 'val/reward'])).toBe('val/reward');
+    expect(defaultBestMetric(['train/loss', 'val/accuracy'])).toBe('val/accuracy');
+  });
+
+  it('never defaults to a train metric: without a val metric there is no best', () => {
+    expect(defaultBestMetric(['train/reward', 'x'])).toBeNull();
+    expect(defaultBestMetric(['train/grad_norm', 'train/learning_rate', 'train/loss'])).toBeNull();
     expect(defaultBestMetric([])).toBeNull();
   });
 });

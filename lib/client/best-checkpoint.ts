@@ -1,4 +1,4 @@
-import { DEFAULT_BEST_METRICS, metricDirection, type MetricDirection } from '@/lib/schemas/metric-direction';
+import { metricDirection, type MetricDirection } from '@/lib/schemas/metric-direction';
 
 export { metricDirection, type MetricDirection };
 
@@ -44,11 +44,15 @@ export function checkpointMetricKeys(checkpoints: readonly CheckpointLike[]): st
   return [...keys].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
+// Held-out metrics only: a train metric rewards memorising (or hacking) the training data, and once crowned a
+// destroyed model with the lowest train loss. Reward before loss: an RL run is judged by its reward.
+const DEFAULT_VAL_METRICS = ['val/reward', 'val/loss'] as const;
+
 /**
- * The metric to rank by when the user has not picked one: val/reward, else train/reward (RL), else val/loss,
- * else train/loss (SFT checkpoints carry no reward), else the first key.
+ * The metric to rank by when the user has not picked one: val/reward, else val/loss, else the first other val/*
+ * key. Never a train metric: without a validation metric there is no default and the page shows a hint instead.
  */
 export function defaultBestMetric(keys: readonly string[]): string | null {
-  for (const k of DEFAULT_BEST_METRICS) if (keys.includes(k)) return k;
-  return keys[0] ?? null;
+  for (const k of DEFAULT_VAL_METRICS) if (keys.includes(k)) return k;
+  return keys.find((k) => k.startsWith('val/')) ?? null;
 }

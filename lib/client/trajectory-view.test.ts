@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   bestAndWorst,
+  parseRewardBound,
+  rewardFraction,
+  trajectoryPreview,
   contentText,
   filterByReward,
   formatNumber,
@@ -85,5 +88,33 @@ describe('trajectory lists', () => {
     expect(formatNumber(1234)).toBe('1,234');
     expect(formatNumber(0.123456)).toBe('0.1235');
     expect(formatNumber(0.00001)).toBe('1.000e-5');
+  });
+});
+
+describe('trajectoryPreview / rewardFraction / parseRewardBound', () => {
+  const msg = (role: string, content: string, isChoice = false) => ({
+    role,
+    content,
+    toolCalls: [],
+    toolCallId: null,
+    isChoice,
+    hasLogprobs: false,
+  });
+  it('previews the last answer on one line, cut with an ellipsis', () => {
+    expect(trajectoryPreview({ messages: [msg('user', 'q'), msg('assistant', ' the\n answer ', true)] })).toBe(
+      'the answer',
+    );
+    expect(trajectoryPreview({ messages: [msg('user', 'x'.repeat(200))] }, 10)).toBe(`${'x'.repeat(9)}…`);
+    expect(trajectoryPreview({ messages: [] })).toBe('');
+  });
+  it('places a reward between the extremes, full when all tie', () => {
+    expect(rewardFraction(0.5, 0, 1)).toBe(0.5);
+    expect(rewardFraction(2, 2, 2)).toBe(1);
+  });
+  it('accepts blank and finite bounds and names anything else', () => {
+    expect(parseRewardBound(' ')).toEqual({ value: null, error: null });
+    expect(parseRewardBound('-0.5')).toEqual({ value: -0.5, error: null });
+    expect(parseRewardBound('abc').error).toMatch(/number/);
+    expect(parseRewardBound('Infinity').error).not.toBeNull();
   });
 });

@@ -151,3 +151,27 @@ export function formatNumber(value: number): string {
   if (abs !== 0 && (abs < 1e-3 || abs >= 1e6)) return value.toExponential(3);
   return value.toLocaleString('en', { maximumFractionDigits: 4 });
 }
+
+/**
+ * One line to tell rows apart while collapsed: the policy's last answer (else the last message), whitespace
+ * collapsed, cut at `max` characters.
+ */
+export function trajectoryPreview(t: Pick<DisplayTrajectory, 'messages'>, max = 120): string {
+  const answer = [...t.messages].reverse().find((m) => m.isChoice || m.role === 'assistant') ?? t.messages.at(-1);
+  const text = (answer?.content ?? '').replace(/\s+/g, ' ').trim();
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** Where `reward` sits between the lowest and highest reward on screen, 0–1; 1 when they are all equal. */
+export function rewardFraction(reward: number, min: number, max: number): number {
+  if (!(max > min)) return 1;
+  return Math.min(1, Math.max(0, (reward - min) / (max - min)));
+}
+
+/** A reward filter bound: '' is no bound; anything else must be a finite number. */
+export function parseRewardBound(text: string): { value: number | null; error: string | null } {
+  const trimmed = text.trim();
+  if (trimmed === '') return { value: null, error: null };
+  const n = Number(trimmed);
+  return Number.isFinite(n) ? { value: n, error: null } : { value: null, error: 'Enter a number, e.g. 0.5' };
+}

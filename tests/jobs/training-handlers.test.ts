@@ -171,6 +171,7 @@ describe('built-in training handlers through the job path', () => {
     expect(list[1].data).toMatchObject({
       num_groups_submitted: 1,
       num_groups_trainable: 1,
+      zero_advantage_share: 0,
       num_trajectories: 3,
       learning_rate: 1e-3,
     });
@@ -211,6 +212,7 @@ describe('built-in training handlers through the job path', () => {
     expect(cp.metrics).toMatchObject({
       'train/num_groups_trainable': 0,
       'train/num_groups_submitted': 1,
+      'train/zero_advantage_share': 1,
       'train/num_gradient_steps': 0,
     });
     const { model: base } = loadBaseModel('tuneboard/tiny-random', null);

@@ -232,6 +232,7 @@ describe('trainRl', () => {
           'num_trainable_tokens',
           'num_trajectories',
           'policy_loss',
+          'zero_advantage_share',
         ].sort(),
       );
       expect(Object.values(s).every(Number.isFinite)).toBe(true);

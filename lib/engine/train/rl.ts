@@ -192,7 +192,14 @@ export interface RlStepMetrics {
   num_trainable_tokens: number;
   num_groups_submitted: number;
   num_groups_trainable: number;
+  /** Share of submitted groups without a reward spread (every advantage 0): 1 means this job cannot move the weights. */
+  zero_advantage_share: number;
   num_trajectories: number;
+}
+
+/** Groups without a reward spread over groups submitted; 0 for an empty job (nothing was asked of it). */
+export function zeroAdvantageShare(submitted: number, trainable: number): number {
+  return submitted > 0 ? (submitted - trainable) / submitted : 0;
 }
 
 export interface RlRowTensors {
@@ -340,6 +347,7 @@ export async function trainRl(
         num_trainable_tokens: masked,
         num_groups_submitted: batch.numGroupsSubmitted,
         num_groups_trainable: batch.numGroupsTrainable,
+        zero_advantage_share: zeroAdvantageShare(batch.numGroupsSubmitted, batch.numGroupsTrainable),
         num_trajectories: batch.numTrajectories,
       };
       result.steps.push(metrics);

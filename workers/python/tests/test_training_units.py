@@ -107,3 +107,12 @@ def test_lora_sft_on_a_tiny_llama_and_the_saved_adapter_reloads_with_the_same_lo
     loaded = PeftModel.from_pretrained(fresh, str(tmp_path))
     with torch.no_grad():
         assert torch.allclose(loaded(input_ids=probe).logits, trained, atol=1e-5)
+
+
+def test_zero_advantage_share_matches_the_builtin_engine():
+    # Same name and formula as lib/engine/train/rl.ts zeroAdvantageShare: groups without a spread ÷ groups.
+    from tuneboard_worker.rl import zero_advantage_share
+
+    assert zero_advantage_share(8, 0) == 1.0
+    assert zero_advantage_share(4, 3) == 0.25
+    assert zero_advantage_share(0, 0) == 0.0

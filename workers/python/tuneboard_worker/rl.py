@@ -152,6 +152,11 @@ def prepare_rl_batch(groups: list, tokenizer: Any, config: dict, max_len: int) -
     }
 
 
+def zero_advantage_share(submitted: int, trainable: int) -> float:
+    """Share of submitted groups without a reward spread; 1.0 means the job cannot change the weights."""
+    return (submitted - trainable) / submitted if submitted > 0 else 0.0
+
+
 def row_tensors(rows: list[dict], allow_without_logprobs: bool) -> list[dict]:
     """Per-position mask, old logprobs, weights w = 1/(N_traj + 1e-6) and advantages, normalised over the batch:
     w ← w / mean(w) and A ← A / mean(|A|·w) over all masked tokens. Empty when nothing is trainable."""
@@ -209,6 +214,8 @@ def train_rl(model: Any, tokenizer: Any, job_input: dict, config: dict, ctx: Any
     summary = {
         "num_groups_submitted": batch["num_groups_submitted"],
         "num_groups_trainable": batch["num_groups_trainable"],
+        # Same name and formula as the built-in engine (lib/engine/train/rl.ts zeroAdvantageShare).
+        "zero_advantage_share": zero_advantage_share(batch["num_groups_submitted"], batch["num_groups_trainable"]),
         "num_trajectories": batch["num_trajectories"],
     }
     ctx.started(len(tensors))

@@ -8,6 +8,7 @@ import { ChartControls } from '@/components/charts/metric-charts-panel';
 import { MetricChartCard, preloadMetricChart } from '@/components/charts/metric-chart-card';
 import { ModelJobsTable } from '@/components/jobs/model-jobs-table';
 import { CheckpointTable } from '@/components/models/checkpoint-table';
+import { RewardHackingCard, RunSummaryStrip } from '@/components/models/run-summary';
 import { DeleteModelDialog } from '@/components/models/delete-model-dialog';
 import { InferenceNamesList } from '@/components/models/inference-names-list';
 import { RetryAlert } from '@/components/ui/retry-alert';
@@ -29,7 +30,12 @@ import {
   selectBestCheckpoint,
   type MetricDirection,
 } from '@/lib/client/best-checkpoint';
-import { groupSeriesIntoCharts } from '@/lib/client/chart-series';
+import { groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/chart-series';
+import { effectiveSmoothing, MIN_POINTS_TO_SMOOTH, sectionCharts } from '@/lib/client/chart-sections';
+import { isTerminalStatus } from '@/lib/client/poll-backoff';
+import { detectRewardHacking, jobOutcome, runVerdict } from '@/lib/client/rl-guardrails';
+import { useModelLive } from '@/lib/client/use-model-live';
+import { formatNumber } from '@/lib/client/trajectory-view';
 import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { checkpointNames, inferenceNames, modelBaseName, playgroundHref, stepName } from '@/lib/client/inference-names';
@@ -75,6 +81,7 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
   const [split, setSplit] = useState(initial.split);
   const [deleting, setDeleting] = useState(false);
   useUrlState({ tab, step, split });
+  useModelLive(modelId);
 
   const deleteModel = useMutation({
     mutationFn: () => apiFetch(`/v1/preview/models/${modelId}`, deleteModelResponseSchema, { method: 'DELETE' }),
@@ -102,8 +109,9 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
   }
   const m = model.data;
 
-  function openTrajectories(atStep: number | null) {
+  function openTrajectories(atStep: number | null, atSplit?: string) {
     setStep(atStep);
+    if (atSplit !== undefined) setSplit(atSplit);
     setTab('trajectories');
     window.scrollTo({ top: 0 });
   }
@@ -181,6 +189,15 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
 
       {tab === 'overview' ? (
         <div role="tabpanel" id="panel-overview" aria-labelledby="tab-overview" className="flex flex-col gap-6">
+          <RunOverview
+            model={m}
+            entity={entity}
+            defaultEntity={defaultEntity}
+            onOpenTrajectories={(s, sp) => openTrajectories(s, sp)}
+          />
+          <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />
+          <CheckpointsSection model={m} />
+          <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} />
           <Card aria-labelledby="names-title">
             <CardHeader
               id="names-title"
@@ -196,9 +213,6 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
               <InferenceNamesList names={inferenceNames(m, m.latest_step)} />
             </CardBody>
           </Card>
-          <MetricsSection model={m} onRewardStepClick={(s) => openTrajectories(s)} />
-          <CheckpointsSection model={m} />
-          <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} />
         </div>
       ) : (
         <div role="tabpanel" id="panel-trajectories" aria-labelledby="tab-trajectories">
@@ -228,18 +242,90 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
   );
 }
 
+/** The splits of a chart that have a point at `step`: where a click on that step can have landed. */
+function splitsAt(chart: ChartSpec, step: number): string[] {
+  return chart.series.filter((s) => s.points.some((p) => p.step === step && p.value !== null)).map((s) => s.split);
+}
+
+function RunOverview({
+  model,
+  entity,
+  defaultEntity,
+  onOpenTrajectories,
+}: {
+  model: ModelSummaryDto;
+  entity: string;
+  defaultEntity: string;
+  onOpenTrajectories: (step: number, split: string) => void;
+}) {
+  const history = useQuery(historyQuery(model.id));
+  const all = useQuery(allCheckpointsQuery(model.id));
+  const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
+  const series = useMemo(() => history.data?.series ?? [], [history.data]);
+  const signals = useMemo(() => detectRewardHacking(series), [series]);
+  const checkpoints = all.data?.data;
+  const metricsByStep = useMemo(() => new Map((checkpoints ?? []).map((c) => [c.step, c.metrics])), [checkpoints]);
+  const rows = jobs.data?.pages.flatMap((p) => p.data) ?? [];
+  const job = rows.find((j) => !isTerminalStatus(j.status)) ?? rows[0] ?? null;
+  const outcomeOf = (j: (typeof rows)[number]) => jobOutcome(j, j.step === null ? null : metricsByStep.get(j.step));
+  const newestRl = rows.find((j) => j.type === 'rl' && isTerminalStatus(j.status));
+  const verdict = runVerdict(series, newestRl ? outcomeOf(newestRl) : null, signals);
+  const keys = checkpointMetricKeys(checkpoints ?? []);
+  const metric = defaultBestMetric(keys);
+  const direction = metric ? metricDirection(metric) : 'max';
+  const bestCheckpoint = metric && checkpoints ? selectBestCheckpoint(checkpoints, metric, direction) : null;
+
+  return (
+    <>
+      <RunSummaryStrip
+        verdict={verdict}
+        best={bestCheckpoint && metric ? { checkpoint: bestCheckpoint, metric, direction } : null}
+        series={series}
+        job={job}
+        jobOutcome={job ? outcomeOf(job) : undefined}
+        jobHref={(j) => hrefWithEntity(`/jobs/${j.id}`, entity, defaultEntity)}
+      />
+      <RewardHackingCard signals={signals} onOpenTrajectories={onOpenTrajectories} />
+    </>
+  );
+}
+
+function ConstantsRow({ constants }: { constants: { metric: string; value: number }[] }) {
+  if (constants.length === 0) return null;
+  return (
+    <p className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-fg-muted" data-testid="constant-metrics">
+      <span className="font-medium">Constant:</span>
+      {constants.map((c) => (
+        <span key={c.metric}>
+          <span className="font-mono">{c.metric}</span>{' '}
+          <span className="text-fg tabular-nums">{formatNumber(c.value)}</span>
+        </span>
+      ))}
+    </p>
+  );
+}
+
 function MetricsSection({
   model,
   onRewardStepClick,
 }: {
   model: ModelSummaryDto;
-  onRewardStepClick: (step: number) => void;
+  onRewardStepClick: (step: number, split: string | undefined) => void;
 }) {
   const history = useQuery(historyQuery(model.id));
   useEffect(preloadMetricChart, []);
   const [smoothing, setSmoothing] = useState(0.6);
   const [logScale, setLogScale] = useState(false);
   const charts = useMemo(() => groupSeriesIntoCharts(history.data?.series ?? []), [history.data]);
+  const sections = useMemo(() => sectionCharts(charts), [charts]);
+
+  function clickReward(chart: ChartSpec, step: number, nearest: string | undefined) {
+    // The split of the point clicked, so that a val point opens val trajectories, never "All splits": the series
+    // drawn nearest the pointer, else the only split with a point at that step.
+    const candidates = splitsAt(chart, step);
+    const split = nearest !== undefined && candidates.includes(nearest) ? nearest : candidates[0];
+    onRewardStepClick(step, split);
+  }
 
   return (
     <section aria-labelledby="metrics-title" className="flex flex-col gap-4">
@@ -249,7 +335,8 @@ function MetricsSection({
             Metrics
           </h2>
           <p className="mt-0.5 text-sm text-fg-muted">
-            Every logged {'{split}/{metric}'} of the run, by step. Drag the handles under a chart to zoom.
+            Every logged {'{split}/{metric}'} of the run, by step. Drag the handles under a chart to zoom. Series of
+            fewer than {MIN_POINTS_TO_SMOOTH} points are drawn unsmoothed.
           </p>
         </div>
         {charts.length > 0 ? (
@@ -278,18 +365,40 @@ function MetricsSection({
           />
         </Card>
       ) : (
-        <div className="grid gap-4 lg:grid-cols-2" data-testid="metric-charts">
-          {charts.map((chart) => (
-            <MetricChartCard
-              key={chart.metric}
-              chart={chart}
-              smoothing={smoothing}
-              logScale={logScale}
-              filePrefix={model.name}
-              modelId={model.id}
-              onStepClick={chart.metric === 'reward' ? onRewardStepClick : undefined}
-              stepClickHint={chart.metric === 'reward' ? 'Click a point to see its trajectories' : undefined}
-            />
+        <div className="flex flex-col gap-6" data-testid="metric-charts">
+          {sections.map((section) => (
+            <section
+              key={section.id}
+              aria-labelledby={`metrics-${section.id}`}
+              className="flex flex-col gap-3"
+              data-testid={`metric-section-${section.id}`}
+            >
+              <div>
+                <h3 id={`metrics-${section.id}`} className="text-sm font-semibold text-fg">
+                  {section.title}
+                </h3>
+                <p className="text-xs text-fg-muted">{section.description}</p>
+              </div>
+              <ConstantsRow constants={section.constants} />
+              {section.charts.length > 0 ? (
+                <div className="grid gap-4 lg:grid-cols-2">
+                  {section.charts.map((chart) => (
+                    <MetricChartCard
+                      key={chart.metric}
+                      chart={chart}
+                      smoothing={effectiveSmoothing(chart, smoothing)}
+                      logScale={logScale}
+                      filePrefix={model.name}
+                      modelId={model.id}
+                      onStepClick={
+                        chart.metric === 'reward' ? (step, near) => clickReward(chart, step, near) : undefined
+                      }
+                      stepClickHint={chart.metric === 'reward' ? 'Click a point to see its trajectories' : undefined}
+                    />
+                  ))}
+                </div>
+              ) : null}
+            </section>
           ))}
         </div>
       )}
@@ -340,7 +449,17 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
       <CardHeader
         id="checkpoints-title"
         title="Checkpoints"
-        description={`${model.checkpoint_count.toLocaleString('en')} checkpoint${model.checkpoint_count === 1 ? '' : 's'}, newest step first.`}
+        description={
+          <>
+            {`${model.checkpoint_count.toLocaleString('en')} checkpoint${model.checkpoint_count === 1 ? '' : 's'}, newest step first.`}
+            {keys.length > 0 && !metric ? (
+              <span className="mt-1 block" data-testid="best-hint">
+                No best checkpoint: there is no validation metric to rank by (train metrics reward memorising and reward
+                hacking). Log a val split with POST …/log, or pick a metric under “Best by”.
+              </span>
+            ) : null}
+          </>
+        }
         actions={
           keys.length > 0 ? (
             <div className="flex items-center gap-2">
@@ -350,10 +469,11 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
               <Select
                 id="best-metric"
                 value={metric ?? ''}
-                onChange={(e) => setChosenMetric(e.target.value)}
+                onChange={(e) => setChosenMetric(e.target.value || null)}
                 className="w-44"
                 data-testid="best-metric"
               >
+                {metric ? null : <option value="">None</option>}
                 {keys.map((k) => (
                   <option key={k} value={k}>
                     {k}
@@ -439,17 +559,9 @@ function JobsSection({
 }) {
   const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
   const rows = jobs.data?.pages.flatMap((p) => p.data) ?? [];
-  const open = rows.some((j) => j.status === 'QUEUED' || j.status === 'RUNNING');
-  const queryClient = useQueryClient();
-  // While a job is open its progress moves: refresh the list every few seconds, and stop once all are done.
-  useEffect(() => {
-    if (!open) return;
-    const timer = setInterval(() => {
-      void queryClient.invalidateQueries({ queryKey: queryKeys.model.jobs(model.id) });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.model.summary(model.id) });
-    }, 5000);
-    return () => clearInterval(timer);
-  }, [open, queryClient, model.id]);
+  const all = useQuery(allCheckpointsQuery(model.id));
+  const metricsByStep = useMemo(() => new Map((all.data?.data ?? []).map((c) => [c.step, c.metrics])), [all.data]);
+  // Live updates come from useModelLive, which polls this list with the rest of the page.
 
   return (
     <Card aria-labelledby="jobs-title">
@@ -474,7 +586,11 @@ function JobsSection({
           description="RL jobs come from POST /v1/preview/training-jobs; SFT jobs from the Fine-tune form or the API."
         />
       ) : (
-        <ModelJobsTable jobs={rows} hrefFor={(job) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity)} />
+        <ModelJobsTable
+          jobs={rows}
+          hrefFor={(job) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity)}
+          outcomeFor={(job) => jobOutcome(job, job.step === null ? null : metricsByStep.get(job.step))}
+        />
       )}
       {jobs.hasNextPage ? (
         <CardFooter className="justify-center">

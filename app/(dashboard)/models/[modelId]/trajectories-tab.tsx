@@ -13,12 +13,14 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { trajectoriesInfiniteQuery, trajectoryStepsInfiniteQuery } from '@/lib/client/query-keys';
+import { rewardsTie } from '@/lib/client/rl-guardrails';
 import {
   bestAndWorst,
   filterByReward,
   formatNumber,
   groupExceptions,
   groupTrajectories,
+  parseRewardBound,
   sortByReward,
   type DisplayTrajectory,
   type RewardSort,
@@ -31,12 +33,6 @@ interface TrajectoriesTabProps {
   split: string;
   onStepChange: (step: number | null) => void;
   onSplitChange: (split: string) => void;
-}
-
-function parseBound(text: string): number | null {
-  if (text.trim() === '') return null;
-  const n = Number(text);
-  return Number.isFinite(n) ? n : null;
 }
 
 export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitChange }: TrajectoriesTabProps) {
@@ -72,8 +68,18 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
     [list],
   );
   const extremes = bestAndWorst(all);
-  const min = parseBound(minText);
-  const max = parseBound(maxText);
+  const tie = rewardsTie(all);
+  const rewardRange = extremes ? { min: extremes.worst.reward, max: extremes.best.reward } : undefined;
+  const minBound = parseRewardBound(minText);
+  const maxBound = parseRewardBound(maxText);
+  const rangeError =
+    minBound.value !== null && maxBound.value !== null && minBound.value > maxBound.value
+      ? 'The lower bound is above the upper bound: nothing can match'
+      : null;
+  // An invalid bound filters nothing rather than everything; its message says why.
+  const min = minBound.value;
+  const max = maxBound.value;
+  const filterError = minBound.error ?? maxBound.error ?? rangeError;
 
   if (stepPages.isSuccess && stepList.length === 0 && step === null && !split) {
     return (
@@ -99,6 +105,7 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
           <StepList
             steps={stepList}
             selected={effectiveStep}
+            split={split}
             onSelect={onStepChange}
             hasMore={stepPages.hasNextPage}
             loadingMore={stepPages.isFetchingNextPage}
@@ -177,6 +184,8 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
                   inputMode="decimal"
                   value={minText}
                   onChange={(e) => setMinText(e.target.value)}
+                  aria-invalid={minBound.error || rangeError ? true : undefined}
+                  aria-describedby={filterError ? 'trajectory-filter-error' : undefined}
                   data-testid="trajectory-min-reward"
                 />
               </div>
@@ -191,10 +200,23 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
                   inputMode="decimal"
                   value={maxText}
                   onChange={(e) => setMaxText(e.target.value)}
+                  aria-invalid={maxBound.error || rangeError ? true : undefined}
+                  aria-describedby={filterError ? 'trajectory-filter-error' : undefined}
+                  data-testid="trajectory-max-reward"
                 />
               </div>
             </div>
           </div>
+          {filterError ? (
+            <p
+              id="trajectory-filter-error"
+              role="status"
+              className="basis-full text-xs text-danger-text"
+              data-testid="trajectory-filter-error"
+            >
+              {filterError}
+            </p>
+          ) : null}
         </div>
 
         {groups.isPending ? (
@@ -218,7 +240,14 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
           </Card>
         ) : (
           <>
-            {extremes && all.length > 1 ? (
+            {tie ? (
+              <Alert tone="info" title={`All ${all.length} trajectories at step ${effectiveStep} have the same reward`}>
+                <span data-testid="rewards-tie">
+                  Every reward is {formatNumber(all[0].reward)}: there is no best or worst to compare, and a group
+                  without a reward spread teaches an RL step nothing.
+                </span>
+              </Alert>
+            ) : extremes && all.length > 1 ? (
               <section aria-labelledby="extremes-title">
                 <h2 id="extremes-title" className="mb-3 text-[15px] font-semibold text-fg">
                   Best and worst at step {effectiveStep}
@@ -269,7 +298,13 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
                         <p className="text-sm text-fg-subtle">No trajectory in this group matches the reward filter.</p>
                       ) : (
                         trajectories.map((t) => (
-                          <TrajectoryCard key={t.index} trajectory={t} label={`#${t.index + 1}`} collapsible />
+                          <TrajectoryCard
+                            key={t.index}
+                            trajectory={t}
+                            label={`#${t.index + 1}`}
+                            collapsible
+                            rewardRange={rewardRange}
+                          />
                         ))
                       )}
                     </div>

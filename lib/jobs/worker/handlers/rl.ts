@@ -1,5 +1,5 @@
 import { encodeModel } from '@/lib/engine/safetensors';
-import { RlDataError, trainRl } from '@/lib/engine/train/rl';
+import { RlDataError, trainRl, zeroAdvantageShare } from '@/lib/engine/train/rl';
 import { resolvedRlConfigSchema } from '@/lib/schemas/training-jobs';
 import { TrainingError, type TrainingHandler } from '../runner';
 import { loadTrainingModel } from './load-model';
@@ -24,6 +24,7 @@ export const rlHandler: TrainingHandler = async (ctx) => {
     const metrics = {
       num_groups_submitted: result.numGroupsSubmitted,
       num_groups_trainable: result.numGroupsTrainable,
+      zero_advantage_share: zeroAdvantageShare(result.numGroupsSubmitted, result.numGroupsTrainable),
       num_trajectories: result.numTrajectories,
     };
     if (result.steps.length === 0 && ctx.baseWeights) return { weights: ctx.baseWeights, metrics };

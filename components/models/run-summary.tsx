@@ -1,0 +1,179 @@
+import type { ReactNode } from 'react';
+import Link from 'next/link';
+import { JobProgress } from '@/components/jobs/job-progress';
+import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
+import { AlertTriangleIcon } from '@/components/ui/icons';
+import { cx } from '@/components/ui/cx';
+import type { HistorySeries } from '@/lib/client/chart-series';
+import type { HackingSignal, JobOutcome, RunVerdict } from '@/lib/client/rl-guardrails';
+import { formatNumber } from '@/lib/client/trajectory-view';
+import type { CheckpointDto } from '@/lib/schemas/checkpoints';
+import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
+
+function Tile({ label, children, testId }: { label: string; children: ReactNode; testId: string }) {
+  return (
+    <div className="min-w-0 rounded-lg border border-line bg-surface px-4 py-3" data-testid={testId}>
+      <p className="text-xs font-medium text-fg-muted">{label}</p>
+      <div className="mt-1 text-sm text-fg">{children}</div>
+    </div>
+  );
+}
+
+const VERDICT_TONE: Record<RunVerdict['kind'], string> = {
+  improving: 'text-success-text',
+  stalled: 'text-fg',
+  hacked: 'text-warning-text',
+  declining: 'text-danger-text',
+  flat: 'text-fg',
+  unknown: 'text-fg-muted',
+};
+
+function latestPoint(series: readonly HistorySeries[], name: string) {
+  const s = series.find((x) => x.name === name);
+  const p = s?.points.filter(([, v]) => Number.isFinite(v));
+  if (!p || p.length === 0) return null;
+  return { name, step: p[p.length - 1][0], value: p[p.length - 1][1], prev: p.length > 1 ? p[p.length - 2][1] : null };
+}
+
+export interface RunSummaryProps {
+  verdict: RunVerdict;
+  best: { checkpoint: CheckpointDto; metric: string; direction: 'max' | 'min' } | null;
+  series: readonly HistorySeries[];
+  /** The newest open job, else the newest job. */
+  job: TrainingJobDto | null;
+  jobOutcome: JobOutcome | undefined;
+  jobHref: (job: TrainingJobDto) => string;
+}
+
+/** The model page's first answer to "is my run working?": verdict, best checkpoint and why, latest val, the live job. */
+export function RunSummaryStrip({ verdict, best, series, job, jobOutcome, jobHref }: RunSummaryProps) {
+  const val = latestPoint(series, 'val/reward') ?? latestPoint(series, 'val/loss');
+  return (
+    <section aria-label="Run summary" className="grid gap-3 sm:grid-cols-2 xl:grid-cols-4" data-testid="run-summary">
+      <Tile label="Run" testId="summary-verdict">
+        <p className={cx('font-medium', VERDICT_TONE[verdict.kind])} data-testid="run-verdict" data-kind={verdict.kind}>
+          {verdict.text}
+        </p>
+        {'from' in verdict ? (
+          <p className="mt-0.5 text-xs text-fg-muted tabular-nums">
+            {formatNumber(verdict.from)} → {formatNumber(verdict.to)} (first vs last third of steps)
+          </p>
+        ) : null}
+      </Tile>
+      <Tile label="Best checkpoint" testId="summary-best">
+        {best ? (
+          <>
+            <p className="font-medium tabular-nums">Step {best.checkpoint.step.toLocaleString('en')}</p>
+            <p className="mt-0.5 text-xs text-fg-muted">
+              {best.direction === 'max' ? 'Highest' : 'Lowest'} {best.metric}:{' '}
+              <span className="tabular-nums">{formatNumber(best.checkpoint.metrics[best.metric])}</span>
+            </p>
+          </>
+        ) : (
+          <>
+            <p className="font-medium text-fg-muted">None chosen</p>
+            <p className="mt-0.5 text-xs text-fg-muted">
+              No validation metric yet. Train metrics reward memorising; log a val split to rank checkpoints.
+            </p>
+          </>
+        )}
+      </Tile>
+      <Tile label="Latest validation" testId="summary-val">
+        {val ? (
+          <>
+            <p className="font-medium tabular-nums">
+              {val.name} {formatNumber(val.value)}
+            </p>
+            <p className="mt-0.5 text-xs text-fg-muted tabular-nums">
+              at step {val.step.toLocaleString('en')}
+              {val.prev !== null
+                ? ` · ${val.value >= val.prev ? '+' : '−'}${formatNumber(Math.abs(val.value - val.prev))} since the previous`
+                : ''}
+            </p>
+          </>
+        ) : (
+          <p className="text-fg-muted">No val/reward or val/loss logged</p>
+        )}
+      </Tile>
+      <Tile label="Latest job" testId="summary-job">
+        {job ? (
+          <div className="space-y-1.5">
+            <div className="flex flex-wrap items-center gap-2">
+              <Link href={jobHref(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
+                {jobKindLabel(job.type)} job {job.id.slice(0, 8)}
+              </Link>
+              <JobStatusBadge status={job.status} outcome={jobOutcome} />
+            </div>
+            {jobOutcome?.kind === 'no-update' ? (
+              <p className="text-xs text-fg-muted" data-testid="summary-no-update">
+                {jobOutcome.label}
+              </p>
+            ) : job.status === 'QUEUED' && job.waiting_reason ? (
+              <p className="text-xs text-fg-muted">{job.waiting_reason}</p>
+            ) : (
+              <JobProgress job={job} />
+            )}
+          </div>
+        ) : (
+          <p className="text-fg-muted">No training jobs yet</p>
+        )}
+      </Tile>
+    </section>
+  );
+}
+
+/** Shown above the charts when the reward looks gamed; links to the trajectories of the latest step of that split. */
+export function RewardHackingCard({
+  signals,
+  onOpenTrajectories,
+}: {
+  signals: readonly HackingSignal[];
+  onOpenTrajectories: (step: number, split: string) => void;
+}) {
+  if (signals.length === 0) return null;
+  return (
+    // Not <Alert>: its faded body text falls under AA contrast on the warning tint; the body reads in the page's ink.
+    <section
+      aria-labelledby="reward-hacking-title"
+      className="flex gap-3 rounded-lg border border-warning-text/25 bg-warning-soft px-3.5 py-3 text-sm"
+      data-testid="reward-hacking-card"
+    >
+      <AlertTriangleIcon className="mt-0.5 size-4 shrink-0 text-warning-text" />
+      <div className="min-w-0 flex-1 space-y-1">
+        <h2 id="reward-hacking-title" className="font-medium text-warning-text">
+          Possible reward hacking
+        </h2>
+        <ul className="list-disc space-y-1.5 pl-4 text-fg">
+          {signals.map((s) => {
+            const split = s.metric.split('/')[0];
+            return (
+              <li key={`${s.kind}-${s.metric}`}>
+                {s.kind === 'metric-falls' ? (
+                  <>
+                    <span className="font-mono text-[13px]">{s.reward}</span> rose from {formatNumber(s.rewardFrom)} to{' '}
+                    {formatNumber(s.rewardTo)} while <span className="font-mono text-[13px]">{s.metric}</span> fell from{' '}
+                    {formatNumber(s.from)} to {formatNumber(s.to)}: the policy may be gaming the reward.
+                  </>
+                ) : (
+                  <>
+                    <span className="font-mono text-[13px]">{s.metric}</span> sits at its maximum (
+                    {formatNumber(s.limit)}) in {Math.round(s.share * 100)} % of the recent steps: completions may be
+                    running into the length limit.
+                  </>
+                )}{' '}
+                <button
+                  type="button"
+                  className="font-medium underline underline-offset-2 hover:no-underline"
+                  onClick={() => onOpenTrajectories(s.steps[1], split)}
+                  data-testid="hacking-trajectories"
+                >
+                  Read the step {s.steps[1].toLocaleString('en')} {split} trajectories
+                </button>
+              </li>
+            );
+          })}
+        </ul>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { detectRewardHacking, jobOutcome, rewardsTie, runVerdict } from './rl-guardrails';
+
+const job = (over: Partial<Parameters<typeof jobOutcome>[0]> = {}) => ({
+  type: 'rl' as const,
+  status: 'COMPLETED',
+  step: 2,
+  num_sequences: 0,
+  completed_steps: 0,
+  ...over,
+});
+
+describe('jobOutcome', () => {
+  it('flags a completed RL job without a gradient step as "No update", naming the groups', () => {
+    const out = jobOutcome(job(), { 'train/num_groups_trainable': 0, 'train/num_groups_submitted': 8 });
+    expect(out).toMatchObject({ kind: 'no-update', trainable: 0, submitted: 8 });
+    expect(out.kind === 'no-update' && out.label).toBe('No update: 0 of 8 groups had a reward spread');
+  });
+
+  it('says so when the job had no groups at all', () => {
+    const out = jobOutcome(job(), { 'train/num_groups_trainable': 0, 'train/num_groups_submitted': 0 });
+    expect(out.kind === 'no-update' && out.label).toBe('No update: the job had no trajectory groups');
+  });
+
+  it('still flags it before the checkpoint metrics have loaded', () => {
+    const out = jobOutcome(job(), undefined);
+    expect(out.kind === 'no-update' && out.label).toBe('No update: no group had a reward spread');
+  });
+
+  it('names missing trainable tokens when groups had a spread but no step ran', () => {
+    const out = jobOutcome(job(), { 'train/num_groups_trainable': 2, 'train/num_groups_submitted': 2 });
+    expect(out.kind === 'no-update' && out.label).toBe('No update: no trainable tokens');
+  });
+
+  it('leaves jobs that trained, SFT jobs and unfinished jobs alone', () => {
+    expect(jobOutcome(job({ num_sequences: 3, completed_steps: 3 }), {}).kind).toBe('normal');
+    expect(jobOutcome(job({ type: 'sft' }), {}).kind).toBe('normal');
+    expect(jobOutcome(job({ status: 'RUNNING' }), {}).kind).toBe('normal');
+    expect(jobOutcome(job({ status: 'FAILED' }), {}).kind).toBe('normal');
+  });
+});
+
+describe('rewardsTie', () => {
+  it('is true only for two or more equal rewards', () => {
+    expect(rewardsTie([{ reward: 1 }, { reward: 1 }, { reward: 1 }])).toBe(true);
+    expect(rewardsTie([{ reward: 1 }, { reward: 0 }])).toBe(false);
+    expect(rewardsTie([{ reward: 1 }])).toBe(false);
+    expect(rewardsTie([])).toBe(false);
+  });
+});
+
+const series = (name: string, values: number[]) => ({
+  name,
+  total_points: values.length,
+  points: values.map((v, i) => [i + 1, v] as [number, number]),
+});
+
+describe('detectRewardHacking', () => {
+  it('finds a logged metric that falls while the reward rises, on the same split', () => {
+    const signals = detectRewardHacking([
+      series('train/reward', [0.1, 0.2, 0.4, 0.6, 0.8, 0.9]),
+      series('train/correct', [0.9, 0.8, 0.6, 0.4, 0.2, 0.1]),
+      series('train/loss', [3, 2.5, 2, 1.5, 1, 0.5]),
+      series('train/entropy', [3, 2.5, 2, 1.5, 1, 0.5]),
+    ]);
+    expect(signals).toEqual([
+      expect.objectContaining({ kind: 'metric-falls', metric: 'train/correct', reward: 'train/reward' }),
+    ]);
+  });
+
+  it('stays quiet when the reward and the metrics rise together, or the reward falls', () => {
+    expect(
+      detectRewardHacking([series('train/reward', [0.1, 0.5, 0.9]), series('train/correct', [0.1, 0.5, 0.9])]),
+    ).toEqual([]);
+    expect(
+      detectRewardHacking([series('train/reward', [0.9, 0.5, 0.1]), series('train/correct', [0.9, 0.5, 0.1])]),
+    ).toEqual([]);
+    // Too short to call a trend.
+    expect(detectRewardHacking([series('train/reward', [0, 1]), series('train/correct', [1, 0])])).toEqual([]);
+  });
+
+  it('ignores a lower-is-better metric that falls (that is improvement)', () => {
+    expect(
+      detectRewardHacking([series('train/reward', [0.1, 0.5, 0.9]), series('train/error_rate', [0.9, 0.5, 0.1])]),
+    ).toEqual([]);
+  });
+
+  it('finds a completion length pinned at its maximum', () => {
+    const signals = detectRewardHacking([
+      series('train/completion_tokens', [40, 80, 200, 256, 256, 256, 256, 256, 256]),
+    ]);
+    expect(signals).toEqual([
+      expect.objectContaining({ kind: 'length-pinned', metric: 'train/completion_tokens', limit: 256 }),
+    ]);
+    expect(detectRewardHacking([series('train/completion_tokens', [256, 256, 256])])).toEqual([]);
+  });
+});
+
+describe('runVerdict', () => {
+  const noUpdate = jobOutcome(job(), { 'train/num_groups_trainable': 0, 'train/num_groups_submitted': 8 });
+  it('calls a run stalled when its newest RL job made no update, before anything else', () => {
+    expect(runVerdict([series('train/reward', [0, 1, 2])], noUpdate, [])).toMatchObject({ kind: 'stalled' });
+  });
+  it('calls it hacked when a signal was found, else follows the val reward trend', () => {
+    const hacked = detectRewardHacking([series('train/reward', [0, 0.5, 1]), series('train/correct', [1, 0.5, 0])]);
+    expect(runVerdict([], null, hacked)).toMatchObject({ kind: 'hacked' });
+    expect(
+      runVerdict([series('train/reward', [1, 0.5, 0]), series('val/reward', [0.1, 0.4, 0.8])], null, []),
+    ).toMatchObject({ kind: 'improving', series: 'val/reward' });
+    expect(runVerdict([series('train/reward', [0.5, 0.5, 0.5])], null, [])).toMatchObject({ kind: 'flat' });
+    expect(runVerdict([], null, [])).toMatchObject({ kind: 'unknown' });
+    // SFT: no reward, and a falling loss is progress.
+    expect(runVerdict([series('train/loss', [3, 2, 1])], null, [])).toMatchObject({
+      kind: 'improving',
+      series: 'train/loss',
+    });
+  });
+});
