@@ -1,4 +1,4 @@
-import type { Locator, Page } from '@playwright/test';
+import { expect, type Locator, type Page } from '@playwright/test';
 
 /** The dashboard frame around every signed-in page (desktop layout). */
 export class AppShell {
@@ -34,7 +34,12 @@ export class AppShell {
 
   /** Opens the quick switcher with Ctrl+K (Chromium on Linux). */
   async openPalette() {
-    await this.page.keyboard.press('Control+k');
+    // Right after a navigation the page may not be hydrated yet, and a shortcut pressed then is lost: press
+    // until the switcher is open.
+    await expect(async () => {
+      if (!(await this.palette.isVisible())) await this.page.keyboard.press('Control+k');
+      await expect(this.palette).toBeVisible({ timeout: 1000 });
+    }).toPass({ timeout: 15_000 });
   }
 
   paletteOption(label: string): Locator {
