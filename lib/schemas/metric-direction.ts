@@ -11,6 +11,7 @@ export function metricDirection(metric: string): MetricDirection {
 
 /**
  * The metrics a model is ranked by when nobody chose one, in order of preference: reward for RL runs, loss for
- * SFT runs (their checkpoints carry no reward).
+ * SFT runs. Held-out metrics only: a train metric rewards memorising (or hacking) the training data, and
+ * crowned a destroyed model once; without a val metric a model has no best checkpoint until one is asked for.
  */
-export const DEFAULT_BEST_METRICS = ['val/reward', 'train/reward', 'val/loss', 'train/loss'] as const;
+export const DEFAULT_BEST_METRICS = ['val/reward', 'val/loss'] as const;

@@ -135,7 +135,7 @@ describe('model list, get and delete', () => {
     expect(badCursor.status).toBe(422);
   });
 
-  it("reports each model's best checkpoint metric: val/reward, else train/reward, or the metric asked for", async () => {
+  it("reports each model's best checkpoint metric: val/reward, else val/loss, never a train metric unless asked", async () => {
     const user = await createUser();
     const ranked = await createModel(user, { name: 'ranked' });
     await seedCheckpoints(ranked.id, [1], { 'val/reward': 0.5, 'train/loss': 2 });
@@ -154,8 +154,14 @@ describe('model list, get and delete', () => {
     // A tie goes to the later step, as the checkpoint table's badge does.
     expect(await best()).toEqual({
       ranked: { name: 'val/reward', value: 0.9, step: 3, direction: 'max' },
-      'train-only': { name: 'train/reward', value: 0.25, step: 1, direction: 'max' },
+      'train-only': null,
       bare: null,
+    });
+    expect((await best({ metric: 'train/reward' }))['train-only']).toEqual({
+      name: 'train/reward',
+      value: 0.25,
+      step: 1,
+      direction: 'max',
     });
     // A loss improves downward unless told otherwise.
     expect((await best({ metric: 'train/loss' })).ranked).toEqual({
