@@ -289,10 +289,32 @@ export const trainingJobSchema = z.object({
     .describe(
       'Extension: why a QUEUED job has not started (e.g. no connected worker can train its base model); null otherwise',
     ),
+  cancelled: z
+    .boolean()
+    .describe('Extension: a user cancelled the job. Its status stays FAILED, as clients of the interface expect'),
 });
 export type TrainingJobDto = z.infer<typeof trainingJobSchema>;
 
 export const trainingJobListSchema = listEnvelope(trainingJobSchema);
+
+/** Extension: a job in an entity-wide list, with the name of its model. */
+export const entityJobSchema = trainingJobSchema.extend({
+  model: z.object({ id: idSchema, entity: z.string(), project: z.string(), name: z.string() }),
+});
+export type EntityJobDto = z.infer<typeof entityJobSchema>;
+export const entityJobListSchema = listEnvelope(entityJobSchema);
+
+export const listEntityJobsQuerySchema = z.object({
+  entity: z.string().optional().describe("Only this entity's jobs (default: every entity the caller belongs to)"),
+  status: jobStatusSchema.optional(),
+  active: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true'))
+    .describe('true: only RUNNING and QUEUED jobs, running first'),
+  after: z.string().optional(),
+  limit: limitQuery,
+});
 
 export const listJobsQuerySchema = z.object({
   after: z.string().optional(),

@@ -14,11 +14,12 @@ import {
   RL_KNOWN_KEYS,
   sftWorkerSettings,
   type createSftJobBodySchema,
+  type EntityJobDto,
   type JobEventDto,
   type TrainingJobDto,
 } from '@/lib/schemas/training-jobs';
 import type { JobStatus } from '@/lib/db/schema';
-import { accessibleEntityIds, type Principal } from './accounts';
+import { accessibleEntityIds, entityByName, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents, pageEventsInScope } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
@@ -46,6 +47,7 @@ export function toJobDto(row: trainingRepo.TrainingJobRow, waitingReason: string
     completed_steps: row.completedSteps,
     config: row.config,
     waiting_reason: waitingReason,
+    cancelled: row.status === 'FAILED' && row.cancelRequestedAt !== null,
   };
 }
 
@@ -122,6 +124,46 @@ async function requireJob(principal: Principal, jobId: string) {
 export async function getJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
   const job = await requireJob(principal, jobId);
   return toJobDto(job, await waitingReason(job));
+}
+
+/**
+ * Extension: the jobs of the caller's entities (or of one), newest first, or with `active` only the running and
+ * queued ones, running first. Each names its model.
+ */
+export async function listEntityJobs(
+  principal: Principal,
+  q: { entity?: string; status?: JobStatus; active?: boolean; after?: string; limit: number },
+): Promise<ListEnvelope<EntityJobDto>> {
+  const db = await getDb();
+  let entityIds = accessibleEntityIds(principal);
+  if (q.entity !== undefined) {
+    const entity = entityByName(principal, q.entity);
+    // An entity outside the caller's scope lists like an empty one: existence does not leak.
+    entityIds = entity ? [entity.id] : [];
+  }
+  let after: { createdAt: Date; id: string } | undefined;
+  if (q.after !== undefined) {
+    if (q.active) throw ApiError.valueError(['query', 'after'], 'active lists are not paged');
+    const cursor = /^[0-9a-f-]{36}$/i.test(q.after)
+      ? await trainingRepo.findJobInScope(db, q.after, entityIds)
+      : undefined;
+    if (!cursor) throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
+    after = { createdAt: cursor.createdAt, id: cursor.id };
+  }
+  // Active jobs are few (a queue, not a history): one page holds them all.
+  const limit = q.active ? 200 : q.limit;
+  const rows = await trainingRepo.listJobsOfEntities(db, entityIds, {
+    status: q.status,
+    active: q.active,
+    after,
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const reasons = await waitingReasons(page.map((r) => r.job));
+  return toList(
+    page.map((r, i) => ({ ...toJobDto(r.job, reasons[i]), model: r.model })),
+    rows.length > limit,
+  );
 }
 
 export async function listJobsOfModel(

@@ -1,7 +1,7 @@
 import 'server-only';
 import { and, asc, desc, eq, gt, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
-import { jobEvents, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
+import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
 
 export type TrainingJobRow = typeof trainingJobs.$inferSelect;
@@ -46,6 +46,43 @@ export async function listJobsOfModel(
     .where(and(...conditions))
     .orderBy(desc(trainingJobs.createdAt), desc(trainingJobs.id))
     .limit(opts.limit);
+}
+
+/** Jobs of several entities with their model's names; `active` lists RUNNING before QUEUED, oldest first. */
+export async function listJobsOfEntities(
+  db: DbOrTx,
+  entityIds: string[],
+  opts: { status?: JobStatus; active?: boolean; after?: { createdAt: Date; id: string }; limit: number },
+) {
+  if (entityIds.length === 0) return [];
+  const conditions: SQL[] = [inArray(trainingJobs.entityId, entityIds)];
+  if (opts.status) conditions.push(eq(trainingJobs.status, opts.status));
+  if (opts.active) conditions.push(inArray(trainingJobs.status, ['RUNNING', 'QUEUED']));
+  if (opts.after) {
+    conditions.push(
+      or(
+        lt(trainingJobs.createdAt, opts.after.createdAt),
+        and(eq(trainingJobs.createdAt, opts.after.createdAt), lt(trainingJobs.id, opts.after.id)),
+      )!,
+    );
+  }
+  const rows = await db
+    .select({
+      job: trainingJobs,
+      model: { id: models.id, entity: entities.name, project: projects.name, name: models.name },
+    })
+    .from(trainingJobs)
+    .innerJoin(models, eq(models.id, trainingJobs.modelId))
+    .innerJoin(projects, eq(projects.id, models.projectId))
+    .innerJoin(entities, eq(entities.id, models.entityId))
+    .where(and(...conditions))
+    .orderBy(
+      ...(opts.active ? [sql`case when ${trainingJobs.status} = 'RUNNING' then 0 else 1 end`] : []),
+      desc(trainingJobs.createdAt),
+      desc(trainingJobs.id),
+    )
+    .limit(opts.limit);
+  return rows;
 }
 
 export async function openJobsOfModel(db: DbOrTx, modelId: string) {

@@ -1,10 +1,25 @@
 import { methods, route } from '@/lib/api/route';
-import { createRlJobBodySchema, jobCreatedSchema } from '@/lib/schemas/training-jobs';
-import { createRlJob } from '@/lib/services/training-jobs';
+import {
+  createRlJobBodySchema,
+  entityJobListSchema,
+  jobCreatedSchema,
+  listEntityJobsQuerySchema,
+} from '@/lib/schemas/training-jobs';
+import { createRlJob, listEntityJobs } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods({
+  GET: route(
+    {
+      summary: "The caller's training jobs across models, newest first (or only the active ones)",
+      tag: 'training-jobs',
+      extension: true,
+      query: listEntityJobsQuerySchema,
+      response: entityJobListSchema,
+    },
+    ({ principal, query }) => listEntityJobs(principal, query),
+  ),
   POST: route(
     {
       summary: 'Create an RL training job from trajectory groups',

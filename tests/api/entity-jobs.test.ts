@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import * as cancelRoute from '@/app/v1/preview/training-jobs/[training_job_id]/cancel/route';
+import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/route';
+import * as jobsRoute from '@/app/v1/preview/training-jobs/route';
+import { entityJobListSchema } from '@/lib/schemas/training-jobs';
+import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
+
+function list(user: TestUser, query: Record<string, string | number | undefined> = {}) {
+  return call(jobsRoute, 'GET', '/v1/preview/training-jobs', { key: user.key, query });
+}
+
+describe('the entity-wide jobs list (dashboard extension)', () => {
+  it('lists every model’s jobs newest first with the model’s name, active ones on request, cancels as cancelled', async () => {
+    const user = await createUser();
+    const a = await createModel(user, { project: 'alpha', name: 'first' });
+    const b = await createModel(user, { project: 'beta', name: 'second' });
+    const j1 = await createRlJob(user, a.id);
+    const j2 = await createRlJob(user, b.id);
+    const j3 = await createRlJob(user, a.id);
+    const cancelled = await call(cancelRoute, 'POST', `/v1/preview/training-jobs/${j2}/cancel`, {
+      key: user.key,
+      params: { training_job_id: j2 },
+    });
+    expect(cancelled.status).toBe(200);
+
+    const all = await list(user);
+    expect(all.status).toBe(200);
+    const page = entityJobListSchema.parse(all.body);
+    expect(page.data.map((j) => j.id)).toEqual([j3, j2, j1]);
+    expect(page.data[1]).toMatchObject({
+      status: 'FAILED',
+      cancelled: true,
+      model: { id: b.id, entity: user.handle, project: 'beta', name: 'second' },
+    });
+    expect(page.data[0]).toMatchObject({ status: 'QUEUED', cancelled: false, model: { name: 'first' } });
+
+    // The job itself says it was cancelled too; its status stays what clients of the interface expect.
+    const one = await call(jobRoute, 'GET', `/v1/preview/training-jobs/${j2}`, {
+      key: user.key,
+      params: { training_job_id: j2 },
+    });
+    expect(one.body).toMatchObject({ status: 'FAILED', cancelled: true });
+
+    const active = entityJobListSchema.parse((await list(user, { active: 'true' })).body);
+    expect(active.data.map((j) => j.id).sort()).toEqual([j1, j3].sort());
+    const failed = entityJobListSchema.parse((await list(user, { status: 'FAILED' })).body);
+    expect(failed.data.map((j) => j.id)).toEqual([j2]);
+
+    const first = entityJobListSchema.parse((await list(user, { limit: 2 })).body);
+    expect(first.has_more).toBe(true);
+    const next = entityJobListSchema.parse((await list(user, { limit: 2, after: first.data[1].id })).body);
+    expect(next.data.map((j) => j.id)).toEqual([j1]);
+    expect(next.has_more).toBe(false);
+  });
+
+  it('keeps other people’s jobs out and refuses bad filters', async () => {
+    const owner = await createUser();
+    const stranger = await createUser();
+    const model = await createModel(owner);
+    const job = await createRlJob(owner, model.id);
+    expect(entityJobListSchema.parse((await list(stranger)).body).data).toEqual([]);
+    expect(entityJobListSchema.parse((await list(stranger, { entity: owner.handle })).body).data).toEqual([]);
+    expect((await list(stranger, { after: job })).status).toBe(422);
+    expect((await list(owner, { status: 'DONE' })).status).toBe(422);
+    expect((await list(owner, { active: 'yes' })).status).toBe(422);
+    expect((await list(owner, { active: 'true', after: job })).status).toBe(422);
+    expect((await list(owner, { limit: 0 })).status).toBe(422);
+  });
+});
