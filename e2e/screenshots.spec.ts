@@ -240,7 +240,10 @@ for (const theme of ['light', 'dark'] as const) {
       await shoot(page, theme, 'job');
       await page.goto(`/jobs/${failedJobId}`);
       await expect(page.getByTestId('job-status')).toBeVisible();
-      await shoot(page, theme, 'job-failed');
+      await shoot(page, theme, 'job-cancelled');
+      await page.goto('/jobs');
+      await expect(page.getByTestId('entity-job-row').first()).toBeVisible();
+      await shoot(page, theme, 'jobs');
 
       await page.setViewportSize({ width: 390, height: 844 });
       await page.goto(`/models/${model.id}`);

@@ -17,8 +17,27 @@ const LABELS: Record<TrainingJobDto['status'], string> = {
   FAILED: 'Failed',
 };
 
-/** `outcome` (from jobOutcome) turns a completed job that changed nothing into a neutral "No update", not a green success. */
-export function JobStatusBadge({ status, outcome }: { status: TrainingJobDto['status']; outcome?: JobOutcome }) {
+/**
+ * `outcome` (from jobOutcome) turns a completed job that changed nothing into a neutral "No update", not a green
+ * success; `cancelled` (the job's extension field) turns a user's cancel into a neutral "Cancelled", not a red
+ * failure: nothing went wrong.
+ */
+export function JobStatusBadge({
+  status,
+  outcome,
+  cancelled = false,
+}: {
+  status: TrainingJobDto['status'];
+  outcome?: JobOutcome;
+  cancelled?: boolean;
+}) {
+  if (cancelled && status === 'FAILED') {
+    return (
+      <Badge tone="neutral">
+        <span data-testid="job-status">Cancelled</span>
+      </Badge>
+    );
+  }
   if (outcome?.kind === 'no-update') {
     return (
       <Badge tone="neutral">

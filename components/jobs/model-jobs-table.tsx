@@ -40,7 +40,7 @@ export function ModelJobsTable({
                 <div className="mt-0.5 font-mono text-xs text-fg-subtle">{job.id.slice(0, 8)}</div>
               </Td>
               <Td>
-                <JobStatusBadge status={job.status} outcome={outcome} />
+                <JobStatusBadge status={job.status} outcome={outcome} cancelled={job.cancelled} />
                 {outcome?.kind === 'no-update' ? (
                   <div className="mt-1 max-w-56 text-xs text-fg-muted" data-testid="job-no-update">
                     {outcome.label.replace(/^No update: /, '')}

@@ -102,7 +102,7 @@ export function RunSummaryStrip({ verdict, best, series, job, jobOutcome, jobHre
               <Link href={jobHref(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
                 {jobKindLabel(job.type)} job {job.id.slice(0, 8)}
               </Link>
-              <JobStatusBadge status={job.status} outcome={jobOutcome} />
+              <JobStatusBadge status={job.status} outcome={jobOutcome} cancelled={job.cancelled} />
             </div>
             {jobOutcome?.kind === 'no-update' ? (
               <p className="text-xs text-fg-muted" data-testid="summary-no-update">

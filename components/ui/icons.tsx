@@ -273,3 +273,14 @@ export const ColumnsIcon = (p: IconProps) => (
     <path d="M12 3v18" />
   </Icon>
 );
+
+export const ListIcon = (p: IconProps) => (
+  <Icon {...p}>
+    <path d="M8 6h13" />
+    <path d="M8 12h13" />
+    <path d="M8 18h13" />
+    <path d="M3 6h.01" />
+    <path d="M3 12h.01" />
+    <path d="M3 18h.01" />
+  </Icon>
+);

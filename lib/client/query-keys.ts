@@ -7,6 +7,7 @@ import { apiKeyListSchema, teamListSchema } from '@/lib/schemas/accounts';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 import { modelSummarySchema, projectListSchema } from '@/lib/schemas/models';
 import {
+  entityJobListSchema,
   jobEventListSchema,
   trainingJobListSchema,
   trainingJobSchema,
@@ -82,6 +83,8 @@ export const queryKeys = {
     eventPage: (jobId: string, cursor: string | undefined, newestFirst = false) =>
       [...queryKeys.jobs.events(jobId), 'page', newestFirst ? 'newest' : 'oldest', cursor ?? null] as const,
     allEvents: (jobId: string) => [...queryKeys.jobs.events(jobId), 'all'] as const,
+    entityList: (entity: string, filter: EntityJobsFilter) =>
+      [...queryKeys.jobs.all(), 'list', entity, filter] as const,
   },
   openApi: {
     document: () => ['openapi', 'document'] as const,
@@ -354,6 +357,31 @@ export const trainingWorkersQuery = () =>
     queryKey: queryKeys.trainingWorkers.all(),
     queryFn: ({ signal }) => apiFetch('/v1/preview/training-workers', trainingWorkerListSchema, { signal }),
     refetchInterval: 5000,
+  });
+
+export const ENTITY_JOBS_PAGE_SIZE = 25;
+
+/** The Jobs page's two lists: the active jobs (running first), and the history page by page. */
+export type EntityJobsFilter =
+  | { kind: 'active' }
+  | { kind: 'page'; status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | null; cursor: string | null };
+
+/** While a job is active its row moves (progress, status): the lists refresh every few seconds. */
+export const entityJobsQuery = (entity: string, filter: EntityJobsFilter) =>
+  queryOptions({
+    queryKey: queryKeys.jobs.entityList(entity, filter),
+    queryFn: ({ signal }) => {
+      const params = new URLSearchParams({ entity });
+      if (filter.kind === 'active') params.set('active', 'true');
+      else {
+        params.set('limit', String(ENTITY_JOBS_PAGE_SIZE));
+        if (filter.status) params.set('status', filter.status);
+        if (filter.cursor) params.set('after', filter.cursor);
+      }
+      return apiFetch(`/v1/preview/training-jobs?${params}`, entityJobListSchema, { signal });
+    },
+    refetchInterval: (query) =>
+      query.state.data?.data.some((j) => j.status === 'RUNNING' || j.status === 'QUEUED') ? 3000 : 15000,
   });
 
 export const EVENT_PAGE_SIZE = 25;

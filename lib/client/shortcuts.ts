@@ -13,6 +13,7 @@ export interface Shortcut {
 export const GO_TO: Record<string, { path: string; label: string }> = {
   m: { path: '/models', label: 'Models' },
   f: { path: '/sft/new', label: 'Fine-tune' },
+  j: { path: '/jobs', label: 'Jobs' },
   p: { path: '/playground', label: 'Playground' },
   s: { path: '/settings/api-keys', label: 'Settings' },
   u: { path: '/settings/usage', label: 'Usage' },

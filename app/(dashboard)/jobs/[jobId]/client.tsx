@@ -155,7 +155,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
         <div className="min-w-0">
           <h1 className="flex flex-wrap items-center gap-3 text-2xl font-semibold tracking-tight text-fg">
             {jobKindLabel(job.type)} training job
-            <JobStatusBadge status={job.status} />
+            <JobStatusBadge status={job.status} cancelled={job.cancelled} />
           </h1>
           <p className="mt-1 font-mono text-xs text-fg-subtle">{job.id}</p>
         </div>
@@ -177,7 +177,13 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
             </p>
           </Alert>
         ) : null}
-        {job.status === 'FAILED' && job.error_message ? (
+        {job.cancelled ? (
+          <Alert tone="info" title="Cancelled" role="status">
+            <p data-testid="job-cancelled">
+              This job was cancelled before it finished; its model keeps the checkpoints it had.
+            </p>
+          </Alert>
+        ) : job.status === 'FAILED' && job.error_message ? (
           <Alert tone="danger" title="The job failed" role="status">
             <pre
               className="max-h-80 overflow-auto font-mono text-xs break-words whitespace-pre-wrap"

@@ -1,0 +1,144 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { EntityJobsTable } from '@/components/jobs/entity-jobs-table';
+import { Card, CardBody, CardHeader } from '@/components/ui/card';
+import { CursorPager } from '@/components/ui/cursor-pager';
+import { EmptyState } from '@/components/ui/empty-state';
+import { PageHeader } from '@/components/ui/page-header';
+import { RetryAlert } from '@/components/ui/retry-alert';
+import { SegmentedControl } from '@/components/ui/segmented-control';
+import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
+import { hrefWithEntity } from '@/lib/client/entity';
+import { entityJobsQuery } from '@/lib/client/query-keys';
+import type { EntityJobDto } from '@/lib/schemas/training-jobs';
+
+type StatusFilter = 'ALL' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+const STATUS_OPTIONS: { value: StatusFilter; label: string }[] = [
+  { value: 'ALL', label: 'All' },
+  { value: 'RUNNING', label: 'Running' },
+  { value: 'QUEUED', label: 'Queued' },
+  { value: 'COMPLETED', label: 'Completed' },
+  { value: 'FAILED', label: 'Failed or cancelled' },
+];
+
+/**
+ * The clock running jobs' durations are measured against: null until mounted (the server's clock would not
+ * match the browser's when hydrating), then ticking every second while something runs.
+ */
+function useNow(ticking: boolean): number | null {
+  const [now, setNow] = useState<number | null>(null);
+  useEffect(() => {
+    const tick = () => setNow(Date.now());
+    const first = setTimeout(tick, 0);
+    if (!ticking) return () => clearTimeout(first);
+    const id = setInterval(tick, 1000);
+    return () => {
+      clearTimeout(first);
+      clearInterval(id);
+    };
+  }, [ticking]);
+  return now;
+}
+
+export function JobsClient({ entity, defaultEntity }: { entity: string; defaultEntity: string }) {
+  const [status, setStatus] = useState<StatusFilter>('ALL');
+  const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
+  const active = useQuery(entityJobsQuery(entity, { kind: 'active' }));
+  const history = useQuery(
+    entityJobsQuery(entity, {
+      kind: 'page',
+      status: status === 'ALL' ? null : status,
+      cursor: currentCursor(cursors) ?? null,
+    }),
+  );
+  const activeJobs = active.data?.data ?? [];
+  const now = useNow(activeJobs.some((j) => j.status === 'RUNNING'));
+  const jobHref = (job: EntityJobDto) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity);
+  const modelHref = (job: EntityJobDto) => hrefWithEntity(`/models/${job.model.id}`, entity, defaultEntity);
+
+  return (
+    <>
+      <PageHeader
+        title="Jobs"
+        description="Every training job of this entity's models: what runs now, what waits and why, and what ran before."
+      />
+      <div className="flex flex-col gap-6">
+        <Card aria-labelledby="active-jobs-title">
+          <CardHeader
+            id="active-jobs-title"
+            title="Running and queued"
+            description="Running first; refreshes every few seconds while anything is active."
+          />
+          <CardBody>
+            {active.isError ? (
+              <RetryAlert title="Could not load the active jobs" onRetry={() => void active.refetch()} />
+            ) : activeJobs.length === 0 ? (
+              <p className="text-sm text-fg-muted" data-testid="no-active-jobs">
+                Nothing is running or waiting.
+              </p>
+            ) : (
+              <EntityJobsTable
+                jobs={activeJobs}
+                hrefFor={jobHref}
+                modelHref={modelHref}
+                caption="Running and queued jobs"
+                now={now}
+              />
+            )}
+          </CardBody>
+        </Card>
+
+        <Card aria-labelledby="all-jobs-title">
+          <CardHeader
+            id="all-jobs-title"
+            title="All jobs"
+            description="Newest first."
+            actions={
+              <SegmentedControl
+                label="Status"
+                size="sm"
+                value={status}
+                options={STATUS_OPTIONS}
+                onChange={(value) => {
+                  setStatus(value);
+                  setCursors(FIRST_PAGE);
+                }}
+                data-testid="jobs-status-filter"
+              />
+            }
+          />
+          <CardBody>
+            {history.isError ? (
+              <RetryAlert title="Could not load the jobs" onRetry={() => void history.refetch()} />
+            ) : history.data && history.data.data.length === 0 ? (
+              <EmptyState
+                title={status === 'ALL' ? 'No training job yet' : 'No job with this status'}
+                description={
+                  status === 'ALL'
+                    ? 'Fine-tune a model from the form, or start SFT and RL jobs from a training client; they are listed here.'
+                    : 'Choose another status to see other jobs.'
+                }
+              />
+            ) : (
+              <EntityJobsTable
+                jobs={history.data?.data ?? []}
+                hrefFor={jobHref}
+                modelHref={modelHref}
+                caption="All jobs, newest first"
+                now={now}
+              />
+            )}
+          </CardBody>
+          <CursorPager
+            cursors={cursors}
+            setCursors={setCursors}
+            nextCursor={history.data?.has_more ? history.data.last_id : null}
+            testId="jobs"
+          />
+        </Card>
+      </div>
+    </>
+  );
+}

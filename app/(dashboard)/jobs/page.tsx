@@ -1,0 +1,37 @@
+import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
+import type { Metadata } from 'next';
+import { requirePrincipal } from '@/app/_lib/session';
+import { resolveEntity } from '@/lib/client/entity';
+import { ENTITY_JOBS_PAGE_SIZE, entityJobsQuery } from '@/lib/client/query-keys';
+import { toSessionDto } from '@/lib/services/accounts';
+import { listEntityJobs } from '@/lib/services/training-jobs';
+import { JobsClient } from './client';
+
+export const metadata: Metadata = { title: 'Jobs' };
+
+export default async function JobsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const principal = await requirePrincipal();
+  const raw = await searchParams;
+  const session = toSessionDto(principal);
+  const entity = resolveEntity(session, Array.isArray(raw.entity) ? raw.entity[0] : raw.entity);
+  const queryClient = new QueryClient();
+  await Promise.all([
+    queryClient.prefetchQuery({
+      ...entityJobsQuery(entity, { kind: 'active' }),
+      queryFn: () => listEntityJobs(principal, { entity, active: true, limit: ENTITY_JOBS_PAGE_SIZE }),
+    }),
+    queryClient.prefetchQuery({
+      ...entityJobsQuery(entity, { kind: 'page', status: null, cursor: null }),
+      queryFn: () => listEntityJobs(principal, { entity, limit: ENTITY_JOBS_PAGE_SIZE }),
+    }),
+  ]);
+  return (
+    <HydrationBoundary state={dehydrate(queryClient)}>
+      <JobsClient key={entity} entity={entity} defaultEntity={session.default_entity} />
+    </HydrationBoundary>
+  );
+}

@@ -1,0 +1,101 @@
+import Link from 'next/link';
+import { RelativeTime } from '@/components/ui/relative-time';
+import { Table, Td, Th, Tr } from '@/components/ui/table';
+import type { EntityJobDto } from '@/lib/schemas/training-jobs';
+import { JobProgress } from './job-progress';
+import { jobKindLabel, JobStatusBadge } from './job-status-badge';
+
+/** "1 m 05 s", "2 h 03 m": how long a job ran (or has been running). */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} m ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} m`;
+}
+
+/** The settings a person compares between jobs, from the resolved config. */
+function settingsOf(job: EntityJobDto): string {
+  const c = job.config as Record<string, unknown>;
+  const lr = Array.isArray(c.learning_rate) ? `${c.learning_rate[0]}…` : c.learning_rate;
+  const parts = [
+    lr !== undefined ? `lr ${lr}` : null,
+    c.batch_size !== undefined ? `batch ${c.batch_size}` : null,
+    c.epochs !== undefined && job.type === 'sft' ? `${c.epochs} epoch${c.epochs === 1 ? '' : 's'}` : null,
+    job.type === 'rl' && c.num_groups !== undefined ? `${c.num_groups} group${c.num_groups === 1 ? '' : 's'}` : null,
+  ];
+  return parts.filter(Boolean).join(' · ') || '—';
+}
+
+export function EntityJobsTable({
+  jobs,
+  hrefFor,
+  modelHref,
+  caption,
+  now,
+}: {
+  jobs: EntityJobDto[];
+  hrefFor: (job: EntityJobDto) => string;
+  modelHref: (job: EntityJobDto) => string;
+  caption: string;
+  /** The browser's clock for running jobs (null before it is known). */
+  now: number | null;
+}) {
+  return (
+    <Table data-testid="entity-jobs-table">
+      <caption className="sr-only">{caption}</caption>
+      <thead>
+        <tr>
+          <Th>Job</Th>
+          <Th>Model</Th>
+          <Th>Status</Th>
+          <Th>Progress</Th>
+          <Th>Settings</Th>
+          <Th className="text-right">Duration</Th>
+          <Th className="text-right">Created</Th>
+        </tr>
+      </thead>
+      <tbody>
+        {jobs.map((job) => {
+          const started = job.started_at ? Date.parse(job.started_at) : null;
+          const ended = job.finished_at ? Date.parse(job.finished_at) : now;
+          const duration = started === null || ended === null ? null : ended - started;
+          return (
+            <Tr key={job.id} data-testid="entity-job-row" className="transition-colors hover:bg-surface-muted/50">
+              <Td>
+                <Link href={hrefFor(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
+                  {jobKindLabel(job.type)} job
+                </Link>
+                <div className="mt-0.5 font-mono text-xs text-fg-subtle">{job.id.slice(0, 8)}</div>
+              </Td>
+              <Td>
+                <Link href={modelHref(job)} className="text-fg hover:text-accent-text hover:underline">
+                  {job.model.name}
+                </Link>
+                <div className="mt-0.5 text-xs text-fg-subtle">{job.model.project}</div>
+              </Td>
+              <Td>
+                <JobStatusBadge status={job.status} cancelled={job.cancelled} />
+                {job.status === 'QUEUED' && job.waiting_reason ? (
+                  <div className="mt-1 max-w-56 text-xs text-fg-muted" data-testid="entity-job-waiting">
+                    {job.waiting_reason}
+                  </div>
+                ) : null}
+              </Td>
+              <Td className="min-w-32">
+                <JobProgress job={job} compact />
+              </Td>
+              <Td className="text-xs whitespace-nowrap text-fg-muted">{settingsOf(job)}</Td>
+              <Td className="text-right whitespace-nowrap text-fg-muted tabular-nums">
+                {duration === null ? '—' : formatDuration(duration)}
+              </Td>
+              <Td className="text-right whitespace-nowrap text-fg-muted">
+                <RelativeTime iso={job.created_at} />
+              </Td>
+            </Tr>
+          );
+        })}
+      </tbody>
+    </Table>
+  );
+}

@@ -1,0 +1,78 @@
+import { expect, test } from '../fixtures/test';
+import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
+import { createModelViaApi, trajectoryGroup, waitForJob } from '../fixtures/seed';
+import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
+
+test('the Jobs page lists running jobs first, follows them live, and shows a cancel as Cancelled', async ({
+  page,
+  request,
+}) => {
+  test.slow();
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const auth = { Authorization: `Bearer ${key}` };
+
+  // A finished RL job on one model.
+  const rlModel = await createModelViaApi(request, key, { project: 'jobs', name: `rl-${uniqueId()}` });
+  const rl = await request.post('/v1/preview/training-jobs', {
+    headers: auth,
+    data: {
+      model_id: rlModel.id,
+      trajectory_groups: [trajectoryGroup(0.4, 4), trajectoryGroup(0.6, 4)],
+      experimental_config: { allow_training_without_logprobs: true },
+    },
+  });
+  const rlId = ((await rl.json()) as { id: string }).id;
+  expect((await waitForJob(request, key, rlId, 60_000)).status).toBe('COMPLETED');
+
+  // A long SFT job on another model: one example per step, far more steps than the spec waits for.
+  const sftModel = await createModelViaApi(request, key, { project: 'jobs', name: `sft-${uniqueId()}` });
+  const lines = Array.from({ length: 400 }, (_, i) =>
+    JSON.stringify({
+      messages: [
+        { role: 'user', content: `Count to ${i}.` },
+        { role: 'assistant', content: 'one two three '.repeat(4) },
+      ],
+    }),
+  ).join('\n');
+  const upload = await request.post('/v1/preview/datasets?project=jobs&name=long', { headers: auth, data: lines });
+  const { training_data_url } = (await upload.json()) as { training_data_url: string };
+  const sft = await request.post('/v1/preview/sft-training-jobs', {
+    headers: auth,
+    data: { model_id: sftModel.id, training_data_url, config: { batch_size: 1, learning_rate: 1e-4 } },
+  });
+  const sftId = ((await sft.json()) as { id: string }).id;
+
+  await page.goto('/jobs');
+  await expect(page.getByRole('heading', { level: 1, name: 'Jobs' })).toBeVisible();
+  const activeCard = page.getByRole('region', { name: 'Running and queued' });
+  const active = activeCard.getByTestId('entity-job-row');
+  await expect(active).toHaveCount(1);
+  await expect(active.first()).toContainText(sftModel.name);
+  await expect(active.first()).toContainText('batch 1');
+  await expect(active.first().getByTestId('job-status')).toHaveText(/Queued|Running/);
+
+  const all = page.getByRole('region', { name: 'All jobs' }).getByTestId('entity-job-row');
+  await expect(all).toHaveCount(2);
+  await expect(all.nth(1)).toContainText(rlModel.name);
+  await expect(all.nth(1).getByTestId('job-status')).toHaveText('Completed');
+  await expectNoSeriousA11yViolations(page, 'the Jobs page');
+
+  // Cancelled from a client: the page follows without a reload, and the cancel is not shown as a failure.
+  const cancel = await request.post(`/v1/preview/training-jobs/${sftId}/cancel`, { headers: auth });
+  expect(cancel.status()).toBe(200);
+  await expect(activeCard.getByTestId('no-active-jobs')).toBeVisible({ timeout: 15_000 });
+  await expect(all.first().getByTestId('job-status')).toHaveText('Cancelled', { timeout: 15_000 });
+
+  // The status filter narrows the list.
+  await page.getByTestId('jobs-status-filter').getByText('Completed', { exact: true }).click();
+  await expect(all).toHaveCount(1);
+  await expect(all.first()).toContainText(rlModel.name);
+
+  // The job's own page says it was cancelled, not that it failed.
+  await page.getByTestId('jobs-status-filter').getByText('Failed or cancelled').click();
+  await all.first().getByRole('link', { name: 'SFT job' }).click();
+  await expect(page.getByTestId('job-cancelled')).toBeVisible();
+  await expect(page.getByTestId('job-status')).toHaveText('Cancelled');
+  await expect(page.getByTestId('job-error')).toHaveCount(0);
+});
