@@ -126,7 +126,12 @@ def test_an_rl_step_whose_groups_all_share_one_reward_trains_nothing(task, tmp_p
     _, weights_before = save_adapter(peft_model, "test/tiny-qwen3", tmp_path / "before")
     ctx = _Ctx()
     summary = train_rl(peft_model, base.tokenizer, {"trajectory_groups": _groups(base.tokenizer, lp, [outside[:12], outside[12:]], rewarded)}, CONFIG, ctx, torch.device("cpu"), _Opts())
-    assert summary == {"num_groups_submitted": 2, "num_groups_trainable": 0, "num_trajectories": 24}
+    assert summary == {
+        "num_groups_submitted": 2,
+        "num_groups_trainable": 0,
+        "num_trajectories": 24,
+        "zero_advantage_share": 1.0,
+    }
     assert ctx.n == 0 and ctx.steps == []
     _, weights_after = save_adapter(peft_model, "test/tiny-qwen3", tmp_path / "after")
     assert weights_after == weights_before
