@@ -20,3 +20,25 @@ const serverSnapshot = () => null;
 export function useNow(): number | null {
   return useSyncExternalStore(subscribe, snapshot, serverSnapshot);
 }
+
+const SECOND = 1000;
+function subscribeSeconds(onChange: () => void): () => void {
+  const timer = setInterval(onChange, SECOND);
+  return () => clearInterval(timer);
+}
+const secondSnapshot = () => Math.floor(Date.now() / SECOND) * SECOND;
+
+/** useNow, ticking every second while `ticking` (a running job's elapsed time), else every 30 s. */
+export function useNowEverySecond(ticking: boolean): number | null {
+  return useSyncExternalStore(
+    ticking ? subscribeSeconds : subscribe,
+    ticking ? secondSnapshot : snapshot,
+    serverSnapshot,
+  );
+}
+
+/** Time left for a running job, from its pace so far; null until one step has finished. */
+export function remainingMs(elapsedMs: number, completed: number, total: number | null): number | null {
+  if (total === null || completed < 1 || completed >= total) return null;
+  return (elapsedMs / completed) * (total - completed);
+}

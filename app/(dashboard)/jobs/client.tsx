@@ -1,7 +1,7 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { EntityJobsTable } from '@/components/jobs/entity-jobs-table';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CursorPager } from '@/components/ui/cursor-pager';
@@ -12,6 +12,7 @@ import { SegmentedControl } from '@/components/ui/segmented-control';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { entityJobsQuery } from '@/lib/client/query-keys';
+import { useNowEverySecond } from '@/lib/client/use-now';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 
 type StatusFilter = 'ALL' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
@@ -22,25 +23,6 @@ const STATUS_OPTIONS: { value: StatusFilter; label: string }[] = [
   { value: 'COMPLETED', label: 'Completed' },
   { value: 'FAILED', label: 'Failed or cancelled' },
 ];
-
-/**
- * The clock running jobs' durations are measured against: null until mounted (the server's clock would not
- * match the browser's when hydrating), then ticking every second while something runs.
- */
-function useNow(ticking: boolean): number | null {
-  const [now, setNow] = useState<number | null>(null);
-  useEffect(() => {
-    const tick = () => setNow(Date.now());
-    const first = setTimeout(tick, 0);
-    if (!ticking) return () => clearTimeout(first);
-    const id = setInterval(tick, 1000);
-    return () => {
-      clearTimeout(first);
-      clearInterval(id);
-    };
-  }, [ticking]);
-  return now;
-}
 
 export function JobsClient({ entity, defaultEntity }: { entity: string; defaultEntity: string }) {
   const [status, setStatus] = useState<StatusFilter>('ALL');
@@ -54,7 +36,7 @@ export function JobsClient({ entity, defaultEntity }: { entity: string; defaultE
     }),
   );
   const activeJobs = active.data?.data ?? [];
-  const now = useNow(activeJobs.some((j) => j.status === 'RUNNING'));
+  const now = useNowEverySecond(activeJobs.some((j) => j.status === 'RUNNING'));
   const jobHref = (job: EntityJobDto) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity);
   const modelHref = (job: EntityJobDto) => hrefWithEntity(`/models/${job.model.id}`, entity, defaultEntity);
 

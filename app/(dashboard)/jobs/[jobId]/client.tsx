@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useMemo, useRef, useState } from 'react';
+import { remainingMs, useNowEverySecond } from '@/lib/client/use-now';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
 import { MetricChartCard } from '@/components/charts/metric-chart-card';
 import { JobConfig } from '@/components/jobs/job-config';
@@ -102,6 +103,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
   const [smoothing, setSmoothing] = useState(0);
   const [logScale, setLogScale] = useState(false);
   const charts = useMemo(() => gradientStepCharts(tail.data?.events ?? []), [tail.data]);
+  const now = useNowEverySecond(job?.status === 'RUNNING');
 
   const cancel = useMutation({
     mutationFn: () => apiFetch(`/v1/preview/training-jobs/${jobId}/cancel`, trainingJobSchema, { method: 'POST' }),
@@ -130,6 +132,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
   const modelHref = hrefWithEntity(`/models/${job.model_id}`, entity, defaultEntity);
   const end = job.finished_at ? new Date(job.finished_at).getTime() : null;
   const start = job.started_at ? new Date(job.started_at).getTime() : null;
+  // The estimate assumes the steps to come take as long as those done (they have the same batch size).
+  const left =
+    start !== null && now !== null && end === null
+      ? remainingMs(now - start, job.completed_steps, job.num_sequences)
+      : null;
   const events = page.data?.data ?? [];
 
   return (
@@ -219,8 +226,14 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
               </div>
               <div>
                 <dt className="text-xs text-fg-subtle">Duration</dt>
-                <dd className="mt-0.5 text-fg tabular-nums">
-                  {start !== null && end !== null ? formatDuration(end - start) : start !== null ? 'running' : '—'}
+                <dd className="mt-0.5 text-fg tabular-nums" data-testid="job-duration">
+                  {start !== null && end !== null
+                    ? formatDuration(end - start)
+                    : start !== null && now !== null
+                      ? `${formatDuration(now - start)} so far${left === null ? '' : `, about ${formatDuration(left)} left`}`
+                      : start !== null
+                        ? 'running'
+                        : '—'}
                 </dd>
               </div>
               <div>
