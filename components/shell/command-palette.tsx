@@ -8,7 +8,7 @@ import { SearchIcon } from '@/components/ui/icons';
 import { Spinner } from '@/components/ui/spinner';
 import { apiFetch } from '@/lib/client/api-fetch';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { projectsQuery, queryKeys } from '@/lib/client/query-keys';
+import { entityJobsQuery, projectsQuery, queryKeys } from '@/lib/client/query-keys';
 import { filterCommands, type Command } from '@/lib/client/shortcuts';
 import { useDebouncedValue } from '@/lib/client/use-debounced-value';
 import type { SessionDto } from '@/lib/schemas/accounts';
@@ -18,6 +18,7 @@ import { Modal } from './modal';
 const PAGES = [
   { label: 'Models', href: '/models' },
   { label: 'Fine-tune', href: '/sft/new', detail: 'Launch an SFT job' },
+  { label: 'Jobs', href: '/jobs', detail: 'Running, queued and past training jobs' },
   { label: 'Playground', href: '/playground', detail: 'Chat with a model' },
   { label: 'API keys', href: '/settings/api-keys', detail: 'Settings' },
   { label: 'Teams', href: '/settings/teams', detail: 'Settings' },
@@ -57,6 +58,8 @@ function PaletteBody({ onClose, session, entity }: Omit<CommandPaletteProps, 'op
   const defaultEntity = session.default_entity;
 
   const projects = useQuery(projectsQuery(entity));
+  // The jobs someone switches to are the ones running or waiting now; the Jobs page holds the rest.
+  const activeJobs = useQuery(entityJobsQuery(entity, { kind: 'active' }));
   const models = useQuery({
     queryKey: [...queryKeys.models.all(), 'switcher', search],
     queryFn: ({ signal }) => {
@@ -86,6 +89,15 @@ function PaletteBody({ onClose, session, entity }: Omit<CommandPaletteProps, 'op
         href: hrefWithEntity(`/models/${m.id}`, m.entity, defaultEntity),
       });
     }
+    for (const j of activeJobs.data?.data ?? []) {
+      all.push({
+        id: `job:${j.id}`,
+        group: 'Jobs',
+        label: `${j.type === 'rl' ? 'RL' : 'SFT'} job on ${j.model.name}`,
+        detail: `${j.status === 'RUNNING' ? 'Running' : 'Queued'} · ${j.id.slice(0, 8)}`,
+        href: hrefWithEntity(`/jobs/${j.id}`, entity, defaultEntity),
+      });
+    }
     for (const p of (projects.data?.data ?? []).filter((p) => p.entity === entity)) {
       all.push({
         id: `project:${p.id}`,
@@ -105,7 +117,7 @@ function PaletteBody({ onClose, session, entity }: Omit<CommandPaletteProps, 'op
       });
     }
     return filterCommands(all, query);
-  }, [entity, defaultEntity, models.data, projects.data, session.entities, query]);
+  }, [entity, defaultEntity, models.data, projects.data, activeJobs.data, session.entities, query]);
 
   const current = Math.min(active, Math.max(commands.length - 1, 0));
 

@@ -2,6 +2,7 @@ import { expect, test } from '../fixtures/test';
 import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
 import { createModelViaApi, trajectoryGroup, waitForJob } from '../fixtures/seed';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
+import { AppShell } from '../pages/app-shell';
 
 test('the Jobs page lists running jobs first, follows them live, and shows a cancel as Cancelled', async ({
   page,
@@ -57,6 +58,14 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
   await expect(all.nth(1)).toContainText(rlModel.name);
   await expect(all.nth(1).getByTestId('job-status')).toHaveText('Completed');
   await expectNoSeriousA11yViolations(page, 'the Jobs page');
+
+  // Running jobs are in the quick switcher too.
+  const shell = new AppShell(page);
+  await shell.openPalette();
+  await shell.paletteInput.fill(sftModel.name);
+  await expect(shell.paletteOption(`SFT job on ${sftModel.name}`)).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(shell.palette).toBeHidden();
 
   // Cancelled from a client: the page follows without a reload, and the cancel is not shown as a failure.
   const cancel = await request.post(`/v1/preview/training-jobs/${sftId}/cancel`, { headers: auth });
