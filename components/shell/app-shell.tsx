@@ -2,7 +2,7 @@
 
 import Link from 'next/link';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { cx } from '@/components/ui/cx';
 import { CloseIcon, MenuIcon, SearchIcon } from '@/components/ui/icons';
 import { Logo } from '@/components/ui/logo';
@@ -111,6 +111,18 @@ export function AppShell({ session, children }: { session: SessionDto; children:
   const searchParams = useSearchParams();
   const entity = resolveEntity(session, searchParams.get(ENTITY_PARAM));
   const [menuOpen, setMenuOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  // Escape closes the mobile menu, as it closes every other overlay, and focus returns to its button.
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setMenuOpen(false);
+      menuButton.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [menuOpen]);
   const [paletteOpen, setPaletteOpen] = useState(false);
   const [helpOpen, setHelpOpen] = useState(false);
   const router = useRouter();
@@ -163,6 +175,7 @@ export function AppShell({ session, children }: { session: SessionDto; children:
             <Logo />
           </Link>
           <button
+            ref={menuButton}
             type="button"
             aria-expanded={menuOpen}
             aria-controls="mobile-menu"

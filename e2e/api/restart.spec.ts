@@ -165,10 +165,13 @@ test('a server stopped with SIGTERM writes the usage it had not yet written', as
   let server = start();
   try {
     await up();
+    // A fresh instance invites its first user to create an account rather than welcoming them back.
+    expect(await (await fetch(`${BASE}/sign-in`)).text()).toContain('no account yet');
     await call(null, '/v1/auth/sign-up', {
       method: 'POST',
       body: JSON.stringify({ email: 'stop@example.test', password: 'restart-password', username: 'stopper' }),
     });
+    expect(await (await fetch(`${BASE}/sign-in`)).text()).toContain('Welcome back');
     const { key } = await call<{ key: string }>(null, '/v1/auth/token', {
       method: 'POST',
       body: JSON.stringify({ email: 'stop@example.test', password: 'restart-password' }),

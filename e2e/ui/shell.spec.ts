@@ -85,3 +85,17 @@ test('? lists the shortcuts, g then a letter navigates, and neither fires while 
   await expect(shell.shortcutsDialog).toBeHidden();
   await expect(page.getByLabel('System prompt')).toHaveValue('g m ?');
 });
+
+test('on a phone, Escape closes the menu and gives focus back to its button', async ({ page }) => {
+  await signUpViaApi(page.request, newUser());
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto('/models');
+  const open = page.getByRole('button', { name: 'Open menu' });
+  await expect(async () => {
+    await open.click();
+    await expect(page.locator('#mobile-menu')).toBeVisible({ timeout: 1000 });
+  }).toPass({ timeout: 15_000 });
+  await page.keyboard.press('Escape');
+  await expect(page.locator('#mobile-menu')).toBeHidden();
+  await expect(page.getByRole('button', { name: 'Open menu' })).toBeFocused();
+});

@@ -107,6 +107,11 @@ function handleFromEmail(email: string): string {
   return (local || 'user').slice(0, 32).padEnd(2, '0');
 }
 
+/** A fresh instance (no account yet) greets with an invitation to create the first one, not "welcome back". */
+export async function hasAnyAccount(): Promise<boolean> {
+  return repo.anyUserExists(await getDb());
+}
+
 export async function signUp(input: SignUpBody): Promise<{ user: UserRow; token: string; expiresAt: Date }> {
   const db = await getDb();
   // Hash first: a taken email must not answer measurably faster than a new one. (The 409 itself cannot be

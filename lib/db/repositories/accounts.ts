@@ -19,6 +19,12 @@ export async function findUserByEmail(db: DbOrTx, email: string): Promise<UserRo
   return row;
 }
 
+/** Whether the server has any account at all (a fresh instance has none). */
+export async function anyUserExists(db: DbOrTx): Promise<boolean> {
+  const rows = await db.select({ id: users.id }).from(users).limit(1);
+  return rows.length > 0;
+}
+
 export async function entityNameExists(db: DbOrTx, name: string): Promise<boolean> {
   const [row] = await db.select({ id: entities.id }).from(entities).where(eq(entities.name, name)).limit(1);
   return Boolean(row);
