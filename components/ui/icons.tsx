@@ -284,3 +284,11 @@ export const ListIcon = (p: IconProps) => (
     <path d="M3 18h.01" />
   </Icon>
 );
+
+export const MonitorIcon = (p: IconProps) => (
+  <Icon {...p}>
+    <rect x="2" y="3" width="20" height="14" rx="2" />
+    <path d="M8 21h8" />
+    <path d="M12 17v4" />
+  </Icon>
+);
