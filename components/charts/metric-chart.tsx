@@ -1,6 +1,6 @@
 'use client';
 
-import { useMemo, useRef } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { Brush, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
 import { formatNumber } from '@/lib/client/trajectory-view';
@@ -76,6 +76,8 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
   // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
   // active label (it is undefined when the click lands on a dot layer), while every move does.
   const hovered = useRef<number | null>(null);
+  // The zoom handles' accessible name; recharts would announce "Min value: undefined" for rows without a name.
+  const [brushRange, setBrushRange] = useState<[number, number] | null>(null);
   // Where each series' active dot is drawn for the hovered step (svg y), to tell which series a click meant.
   const dotY = useRef(new Map<number, { step: number; cy: number }>());
 
@@ -173,10 +175,17 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
             stroke="var(--tb-accent)"
             fill="var(--tb-surface)"
             tickFormatter={(v: number) => v.toLocaleString('en')}
+            ariaLabel={(() => {
+              const [start, end] = brushRange ?? [0, rows.length - 1];
+              const from = rows[Math.min(start, rows.length - 1)]?.step ?? 0;
+              const to = rows[Math.min(end, rows.length - 1)]?.step ?? 0;
+              return `Zoom: steps ${from.toLocaleString('en')} to ${to.toLocaleString('en')}; arrow keys move this handle`;
+            })()}
             onChange={(range) => {
-              if (!onZoomChange) return;
               const start = range.startIndex ?? 0;
               const end = range.endIndex ?? rows.length - 1;
+              setBrushRange([start, end]);
+              if (!onZoomChange) return;
               onZoomChange(
                 start === 0 && end === rows.length - 1 ? null : { from: rows[start].step, to: rows[end].step },
               );

@@ -199,6 +199,8 @@ test('zooming into a downsampled chart fetches that step range in full detail', 
 
   // Drag the brush's right handle far to the left: the chart zooms to the first few thousand steps.
   const handle = card.locator('.recharts-brush-traveller').last();
+  // The handles are named by the steps they span, not recharts' "Min value: undefined".
+  await expect(handle).toHaveAttribute('aria-label', /^Zoom: steps 0 to 99,999;/);
   await card.scrollIntoViewIfNeeded();
   const box = (await handle.boundingBox())!;
   const brush = (await card.locator('.recharts-brush').boundingBox())!;
