@@ -10,6 +10,7 @@ import { ChatIcon, CloseIcon, CodeIcon } from '@/components/ui/icons';
 import { Spinner } from '@/components/ui/spinner';
 import type { AssistantReply, ChoiceReply } from '@/lib/client/chat-reply';
 import type { PlaygroundRequest } from '@/lib/client/chat-request';
+import { splitInvalidBytes } from '@/lib/client/logprob-color';
 import { Tooltip } from '@/components/ui/tooltip';
 import { ModelPicker, PaneModelHeading } from './model-picker';
 import { TokenView } from './token-view';
@@ -64,7 +65,20 @@ function ChoiceBody({
         <TokenView tokens={choice.tokens} label={label} />
       ) : (
         <p className="text-sm leading-relaxed break-words whitespace-pre-wrap text-fg" data-testid="assistant-text">
-          {choice.content}
+          {splitInvalidBytes(choice.content, choice.tokens).map((piece, i) =>
+            piece.kind === 'text' ? (
+              piece.text
+            ) : (
+              <span
+                key={i}
+                title="Bytes that are not valid UTF-8 on their own (the model stopped or switched mid-character)"
+                className="mx-px rounded bg-surface-muted px-1 font-mono text-xs text-fg-muted ring-1 ring-line"
+                data-testid="invalid-bytes"
+              >
+                {piece.label}
+              </span>
+            ),
+          )}
           {streaming && !choice.finishReason ? (
             <span
               aria-hidden="true"

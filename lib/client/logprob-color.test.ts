@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   confidenceLabel,
+  splitInvalidBytes,
   formatProbability,
   logprobBackground,
   logprobToProbability,
@@ -48,5 +49,36 @@ describe('logprob colour scale', () => {
     expect(visibleToken('\uFFFD', null)).toBe('\uFFFD');
     // A server that reports the bytes of the decoded text gives nothing more to show.
     expect(visibleToken('\uFFFD', [0xef, 0xbf, 0xbd])).toBe('\uFFFD');
+  });
+});
+
+describe('splitInvalidBytes', () => {
+  it('shows invalid UTF-8 and control characters as byte chips, from the bytes the tokens reported', () => {
+    expect(splitInvalidBytes('plain', [])).toEqual([{ kind: 'text', text: 'plain' }]);
+    const tokens = [
+      { token: 'a', bytes: [0x61] },
+      { token: '\uFFFD', bytes: [0xe2] },
+      { token: '\uFFFD', bytes: [0x80] },
+      { token: 'é', bytes: [0xc3, 0xa9] },
+      { token: '\u0001', bytes: [0x01] },
+      { token: '\n', bytes: [0x0a] },
+    ];
+    const content = new TextDecoder().decode(Uint8Array.from(tokens.flatMap((t) => t.bytes)));
+    expect(splitInvalidBytes(content, tokens)).toEqual([
+      { kind: 'text', text: 'a' },
+      { kind: 'bytes', label: '\\xE2\\x80' },
+      { kind: 'text', text: 'é' },
+      { kind: 'bytes', label: '\\x01' },
+      { kind: 'text', text: '\n' },
+    ]);
+  });
+
+  it('falls back to a generic chip when the tokens do not carry the bytes', () => {
+    expect(splitInvalidBytes('a\uFFFD\uFFFDb\u0002', [{ token: 'token_id:5', bytes: null }])).toEqual([
+      { kind: 'text', text: 'a' },
+      { kind: 'bytes', label: '\\x??' },
+      { kind: 'text', text: 'b' },
+      { kind: 'bytes', label: '\\x02' },
+    ]);
   });
 });

@@ -56,3 +56,73 @@ export function visibleToken(token: string, bytes: readonly number[] | null = nu
   }
   return token.replace(/ /g, '·').replace(/\n/g, '↵').replace(/\t/g, '⇥');
 }
+
+export type TextPiece = { kind: 'text'; text: string } | { kind: 'bytes'; label: string };
+
+const hex = (b: number) => `\\x${b.toString(16).toUpperCase().padStart(2, '0')}`;
+// Control characters other than newline, tab and carriage return draw as tofu (or nothing at all).
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+/** Length of the UTF-8 sequence starting at `i` when it is valid, else 0. */
+function validSequenceLength(bytes: readonly number[], i: number): number {
+  const b = bytes[i];
+  const n = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+  if (n === 0 || i + n > bytes.length) return 0;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes.slice(i, i + n)));
+    return n;
+  } catch {
+    return 0;
+  }
+}
+
+function piecesFromBytes(bytes: readonly number[]): TextPiece[] {
+  const pieces: TextPiece[] = [];
+  const push = (piece: TextPiece) => {
+    const last = pieces.at(-1);
+    if (last && last.kind === piece.kind) {
+      if (last.kind === 'text') last.text += (piece as { text: string }).text;
+      else last.label += (piece as { label: string }).label;
+    } else pieces.push(piece);
+  };
+  for (let i = 0; i < bytes.length;) {
+    const n = validSequenceLength(bytes, i);
+    if (n === 0) {
+      push({ kind: 'bytes', label: hex(bytes[i]) });
+      i += 1;
+      continue;
+    }
+    const text = new TextDecoder().decode(Uint8Array.from(bytes.slice(i, i + n)));
+    if (text === '\uFFFD') push({ kind: 'bytes', label: '\\x??' });
+    else push(CONTROL.test(text) ? { kind: 'bytes', label: hex(bytes[i]) } : { kind: 'text', text });
+    i += n;
+  }
+  return pieces;
+}
+
+/**
+ * A reply's text with the bytes that do not display as text, invalid UTF-8 (U+FFFD once decoded) and control
+ * characters, as pieces of their own labelled with their bytes (`\xE2\x80`), so the playground shows them as
+ * visible chips instead of tofu. The bytes come from the tokens' logprobs; without them (or when they do not spell
+ * the text), runs of U+FFFD become `\x??` chips.
+ */
+export function splitInvalidBytes(
+  content: string,
+  tokens: readonly { token: string; bytes: readonly number[] | null }[],
+): TextPiece[] {
+  if (!content.includes('\uFFFD') && !CONTROL.test(content)) return [{ kind: 'text', text: content }];
+  if (tokens.length > 0 && tokens.every((t) => t.bytes)) {
+    const bytes = tokens.flatMap((t) => t.bytes ?? []);
+    if (new TextDecoder().decode(Uint8Array.from(bytes)) === content) return piecesFromBytes(bytes);
+  }
+  // The servers (vLLM, and Tuneboard after it) report a partial character's bytes as those of U+FFFD: the
+  // original bytes are gone, so such runs can only say that bytes were invalid.
+  const pieces: TextPiece[] = [];
+  for (const part of content.split(/(\uFFFD+|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f])/)) {
+    if (part === '') continue;
+    if (part.startsWith('\uFFFD')) pieces.push({ kind: 'bytes', label: '\\x??' });
+    else if (CONTROL.test(part)) pieces.push({ kind: 'bytes', label: hex(part.charCodeAt(0)) });
+    else pieces.push({ kind: 'text', text: part });
+  }
+  return pieces;
+}
