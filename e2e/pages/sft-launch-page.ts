@@ -13,6 +13,8 @@ export class SftLaunchPage {
   readonly datasetName: Locator;
   readonly batchSize: Locator;
   readonly learningRate: Locator;
+  readonly epochs: Locator;
+  readonly estimate: Locator;
   readonly submit: Locator;
   readonly serverError: Locator;
 
@@ -29,6 +31,8 @@ export class SftLaunchPage {
     this.datasetName = page.getByLabel('Dataset name');
     this.batchSize = page.getByLabel('Batch size');
     this.learningRate = page.getByLabel('Learning rate');
+    this.epochs = page.getByLabel('Epochs');
+    this.estimate = page.getByTestId('sft-estimate');
     this.submit = page.getByTestId('sft-submit');
     this.serverError = page.getByTestId('sft-server-error');
   }

@@ -62,7 +62,17 @@ test('launching uploads the dataset, creates the job and lands on the job page',
   const sft = new SftLaunchPage(page);
   await sft.goto(model.id);
   await sft.chooseFile('train.jsonl', sftLines(4));
+  // Defaults that teach a fact on the first try, and what they will cost.
+  await expect(sft.batchSize).toHaveValue('4');
+  await expect(sft.learningRate).toHaveValue('0.001');
+  await expect(sft.epochs).toHaveValue('10');
+  await expect(sft.estimate).toContainText('4 examples × 10 epochs ÷ batch 4 = 10 steps, about 1 s');
+  await sft.epochs.fill('0');
+  await expect(sft.epochs).toHaveAccessibleDescription(/whole number from 1/);
+  await expect(sft.submit).toBeDisabled();
+  await sft.epochs.fill('3');
   await sft.batchSize.fill('2');
+  await expect(sft.estimate).toContainText('4 examples × 3 epochs ÷ batch 2 = 6 steps');
   await sft.learningRate.fill('1e-4');
   await sft.submit.click();
 
@@ -72,7 +82,7 @@ test('launching uploads the dataset, creates the job and lands on the job page',
   expect(job.status()).toBe(200);
   const body = await job.json();
   expect(body).toMatchObject({ id: jobId, model_id: model.id, type: 'sft' });
-  expect(body.config).toMatchObject({ batch_size: 2, learning_rate: 1e-4 });
+  expect(body.config).toMatchObject({ batch_size: 2, learning_rate: 1e-4, epochs: 3 });
 
   const datasets = await (await page.request.get('/v1/preview/datasets')).json();
   expect(datasets.data[0]).toMatchObject({ project: 'sft-e2e', name: 'train', num_examples: 4 });

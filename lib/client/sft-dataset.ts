@@ -69,6 +69,15 @@ export function parseBatchSize(text: string): BatchSizeInput {
   return { value };
 }
 
+/** Passes over the dataset: a whole number from 1 to the server's maximum. */
+export function parseEpochs(text: string, max: number): { value: number } | { error: string } {
+  const raw = text.trim();
+  const value = Number(raw);
+  if (raw === '' || !Number.isInteger(value) || value < 1 || value > max)
+    return { error: `Use a whole number from 1 to ${max}` };
+  return { value };
+}
+
 /**
  * One learning rate, or a comma-separated schedule (one value per optimizer step, as the SFT config
  * takes a list). Empty means the server's default.
