@@ -107,3 +107,77 @@ def test_two_cpu_ranks_train_the_same_adapter_as_one_process(models_dir: Path, t
     assert [s["num_trainable_tokens"] for s in sharded["steps"]] == [s["num_trainable_tokens"] for s in single_steps]
     for a, b in zip(sharded["steps"], single_steps):
         assert abs(a["loss"] - b["loss"]) < 1e-4 and abs(a["grad_norm"] - b["grad_norm"]) < 1e-4
+
+
+class _StubServer:
+    """Rank 0's client: an SFT job the user cancels while it trains, an SFT job, then an RL job (which such a worker
+    refuses), then nothing."""
+
+    def __init__(self, model_dir: str):
+        job = {"backend": "hf", "base_model": "test/tiny-qwen3", "base_model_path": model_dir, "lease_seconds": 60}
+        self.jobs = [
+            {**job, "id": "cancel", "kind": "sft", "config": {**CONFIG, "epochs": 500}},
+            {**job, "id": "sft", "kind": "sft", "config": {**CONFIG, "lora": {"rank": 4, "alpha": 8}}},
+            {**job, "id": "rl", "kind": "rl", "config": {}},
+        ]
+        self.calls: list[tuple] = []
+
+    def claim(self, *_args):
+        return self.jobs.pop(0) if self.jobs else None
+
+    def heartbeat(self, job_id, *_args):
+        return job_id == "cancel"
+
+    def append_events(self, job_id, events):
+        self.calls += [("event", job_id, e["type"]) for e in events]
+
+    def job_input(self, _job_id):
+        return {"examples": EXAMPLES, "file": "train.jsonl"}
+
+    def base_weights(self, *_args):
+        return None
+
+    def upload(self, job_id, file, data):
+        self.calls.append(("upload", job_id, file, len(data)))
+        return "key"
+
+    def complete(self, job_id, _key, _metrics):
+        self.calls.append(("complete", job_id))
+
+    def fail(self, job_id, message):
+        self.calls.append(("fail", job_id, message))
+
+    def close(self):
+        pass
+
+
+def _worker_main(rank: int, world: int, port: int, model_dir: str, out: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world), RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    from tuneboard_worker.runner import Options, Worker
+
+    stub = _StubServer(model_dir) if rank == 0 else None
+    opts = Options(server_url="http://unused", token="t", worker_id="w", exit_when_idle=0.2, micro_batch_tokens=64, heartbeat_seconds=0.3)
+    try:
+        Worker(opts, client=stub).run()  # ranks > 0 never touch their client
+    finally:
+        torch.distributed.destroy_process_group()
+    if stub:
+        torch.save({"calls": stub.calls, "kinds": opts.kinds}, out)
+
+
+def test_under_torchrun_rank_0_alone_talks_to_the_server_and_every_rank_trains(models_dir: Path, tmp_path: Path):
+    model_dir = str(build_tiny_model("qwen3", models_dir / "tiny-qwen3"))
+    out = tmp_path / "calls.pt"
+    mp.spawn(_worker_main, args=(2, _free_port(), model_dir, str(out)), nprocs=2, join=True)
+    got = torch.load(out)
+    assert got["kinds"] == ("sft",)  # claims SFT jobs only
+    sft = [c for c in got["calls"] if c[1] == "sft"]
+    assert [c[2] for c in sft if c[0] == "event"] == ["training_started"] + ["gradient_step"] * 4
+    assert [c[2] for c in sft if c[0] == "upload"] == ["adapter_config.json", "adapter_model.safetensors"]
+    assert sft[-1] == ("complete", "sft")
+    # The cancel reached every rank at the same step (the next jobs ran on ranks still in step): no upload.
+    cancelled = [c for c in got["calls"] if c[1] == "cancel"]
+    assert 0 < len(cancelled) < 1000 and all(c[0] == "event" for c in cancelled)
+    (fail,) = [c for c in got["calls"] if c[1] == "rl"]
+    assert fail[0] == "fail" and "SFT jobs only" in fail[2]
