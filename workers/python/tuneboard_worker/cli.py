@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> None:
         print("TUNEBOARD_WORKER_TOKEN (or --token) is required: the server accepts the same value on its worker routes", file=sys.stderr)
         sys.exit(2)
     worker_id = args.worker_id or f"{socket.gethostname()}:{os.getpid()}"
-    gpus = _gpu_list(args.gpus, args.device)
+    # Under torchrun every rank is already one process per GPU, training one job together (FSDP): no children.
+    under_torchrun = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    gpus = [] if under_torchrun else _gpu_list(args.gpus, args.device)
     if len(gpus) > 1:
         sys.exit(_supervise(args, gpus, worker_id))
     if len(gpus) == 1:

@@ -137,10 +137,11 @@ def detach_adapter(peft_model: Any) -> None:
         drop_cache()
 
 
-def save_adapter(peft_model: Any, base_model_id: str, out_dir: Path) -> tuple[bytes, bytes]:
+def save_adapter(peft_model: Any, base_model_id: str, out_dir: Path, state_dict: dict[str, Any] | None = None) -> tuple[bytes, bytes]:
     """PEFT's own files; base_model_name_or_path is the base model's id (not this machine's path). It is
-    rewritten after saving: PEFT looks the base up while saving, and the local path keeps that off the network."""
-    peft_model.save_pretrained(str(out_dir))
+    rewritten after saving: PEFT looks the base up while saving, and the local path keeps that off the network.
+    state_dict: the gathered weights of a sharded (FSDP) model, whose own parameters are shards."""
+    peft_model.save_pretrained(str(out_dir), state_dict=state_dict)
     config_path = out_dir / "adapter_config.json"
     config = json.loads(config_path.read_text())
     config["base_model_name_or_path"] = base_model_id

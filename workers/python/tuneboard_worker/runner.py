@@ -19,12 +19,13 @@ from typing import Any, Callable
 
 import torch
 
-from . import __version__
+from . import __version__, distributed
 from .client import LeaseLost, ProtocolError, WorkerClient
 from .model import (
     TrainingError,
     attach_adapter,
     detach_adapter,
+    drop_cache,
     load_base,
     lora_settings,
     pick_dtype,
@@ -159,6 +160,15 @@ class Worker:
         self.stop = threading.Event()  # finish the current job, claim no more
         self.stop_now = threading.Event()  # abandon the current job at the next step
         self.device = opts.torch_device()
+        # Under torchrun: one process per GPU, one job trained by all of them (FSDP); rank 0 alone talks to the
+        # server. RL is not sharded yet, so such a worker claims SFT jobs only.
+        self.world = 1
+        if distributed.launched_distributed():
+            self.device = distributed.init_process_group()
+            self.world = distributed.world_size()
+            self.opts.kinds = tuple(k for k in opts.kinds if k == "sft")
+            if not self.opts.kinds:
+                raise SystemExit("Under torchrun (FSDP) the worker trains SFT jobs only; pass --kinds sft")
         self.info = worker_info(opts)
 
     def capabilities(self) -> dict[str, Any]:
@@ -180,6 +190,29 @@ class Worker:
         signal.signal(signal.SIGINT, on_signal)
 
     def run(self) -> None:
+        if self.world > 1 and distributed.rank() != 0:
+            self._follow()
+            return
+        try:
+            self._lead()
+        finally:
+            if self.world > 1:
+                distributed.broadcast(None)  # the other ranks exit too
+
+    def _follow(self) -> None:
+        """Ranks > 0: train each job rank 0 broadcasts, until it broadcasts None."""
+        while True:
+            msg = distributed.broadcast(None)
+            if msg is None:
+                return
+            try:
+                self._train_loaded(msg["job"], msg["job_input"], msg["adapter"], distributed.FollowerContext())
+            except (Cancelled, Stopped):
+                pass
+            except BaseException:  # noqa: BLE001 - rank 0 reports the job's failure; this rank only logs
+                log.error("rank %d: job %s failed:\n%s", distributed.rank(), msg["job"]["id"], traceback.format_exc())
+
+    def _lead(self) -> None:
         log.info("%s polling %s for %s jobs (%s)", self.opts.worker_id, self.opts.server_url, ",".join(self.opts.kinds), self.info["device"])
         idle = 0.25
         idle_since = time.monotonic()
@@ -215,14 +248,14 @@ class Worker:
                 log.warning("heartbeat failed: %s", err)
 
     def run_job(self, job: dict) -> None:
-        ctx = JobContext(self.client, job, self.stop_now)
+        ctx: Any = JobContext(self.client, job, self.stop_now)
         done = threading.Event()
         every = self.opts.heartbeat_seconds or max(1.0, float(job.get("lease_seconds", 60)) / 4)
         beat = threading.Thread(target=self._heartbeat, args=(ctx, done, every), daemon=True)
         beat.start()
         log.info("job %s: %s on %s", job["id"], job["kind"], job["base_model"])
         try:
-            self._train(job, ctx)
+            self._train(job, distributed.LeaderContext(ctx) if self.world > 1 else ctx)
             log.info("job %s completed", job["id"])
         except (Cancelled, LeaseLost):
             log.info("job %s cancelled or taken away; stopped", job["id"])
@@ -243,13 +276,12 @@ class Worker:
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()
 
-    def _train(self, job: dict, ctx: JobContext) -> None:
-        from .rl import train_rl
-        from .sft import train_sft
-
+    def _train(self, job: dict, ctx: Any) -> None:
+        if job["kind"] != "sft" and self.world > 1:
+            raise TrainingError(f"This worker runs under torchrun (FSDP across {self.world} ranks), which trains SFT jobs only; {job['kind']} jobs need a single-GPU worker")
         if job.get("backend") != "hf":
             raise TrainingError(f"This worker trains Hugging Face (hf) models; {job['base_model']} is not one")
-        source = resolve_model_source(job["base_model"], job.get("base_model_path"), self.opts.models_dir)
+        resolve_model_source(job["base_model"], job.get("base_model_path"), self.opts.models_dir)
         job_input = self.client.job_input(job["id"])
         adapter = None
         if job.get("base_checkpoint") and job["base_checkpoint"].get("artifact_key"):
@@ -258,13 +290,30 @@ class Worker:
             if weights is None or config_bytes is None:
                 raise TrainingError(f"The previous checkpoint (step {job['base_checkpoint']['step']}) is not a LoRA adapter this worker can train on")
             adapter = (config_bytes, weights)
+        if self.world > 1:
+            # Everything the other ranks need, once rank 0 has it all: a failure before this point is rank 0's alone.
+            distributed.broadcast({"job": job, "job_input": job_input, "adapter": adapter})
+        self._train_loaded(job, job_input, adapter, ctx)
+
+    def _train_loaded(self, job: dict, job_input: dict, adapter: tuple[bytes, bytes] | None, ctx: Any) -> None:
+        """Trains and (on rank 0) uploads; every rank runs this with the same job under FSDP."""
+        from .rl import train_rl
+        from .sft import train_sft
+
+        sharded = self.world > 1
+        source = resolve_model_source(job["base_model"], job.get("base_model_path"), self.opts.models_dir)
         dtype = pick_dtype(self.device, self.opts.dtype)
-        base = load_base(source, job["base_model"], self.device, dtype, self.opts.hf_cache)
+        # Sharded, the model is loaded in CPU memory and fully_shard moves each rank's shard onto its GPU.
+        load_on = torch.device("cpu") if sharded else self.device
+        base = load_base(source, job["base_model"], load_on, dtype, self.opts.hf_cache)
         config = job["config"]
         ctx.extras = ignored_settings(config)
         # A fixed seed: a new adapter's initialisation (and dropout) is the same on every run of a job.
         torch.manual_seed(0)
         peft_model = attach_adapter(base, lora_settings(config.get("lora")), adapter, self.opts.use_gradient_checkpointing(self.device))
+        if sharded:
+            drop_cache()  # fully_shard rewrites the model in place: it cannot serve the next job
+            distributed.shard_model(peft_model, self.device)
         try:
             train: Callable[..., dict] = train_sft if job["kind"] == "sft" else train_rl
             metrics = train(peft_model, base.tokenizer, job_input, config, ctx, self.device, self.opts)
@@ -275,11 +324,18 @@ class Worker:
                 # Nothing was trained: the previous adapter, byte for byte.
                 config_bytes, weights = adapter
             else:
+                # Sharded, every rank takes part in gathering the LoRA weights; rank 0 alone writes them.
+                state = distributed.full_trainable_state(peft_model) if sharded else None
+                if distributed.rank() != 0:
+                    return
                 with tempfile.TemporaryDirectory(prefix="tuneboard-ckpt-", dir=self.opts.work_dir) as d:
-                    config_bytes, weights = save_adapter(peft_model, job["base_model"], Path(d))
+                    config_bytes, weights = save_adapter(peft_model, job["base_model"], Path(d), state)
+            if distributed.rank() != 0:
+                return
             # The config first: complete() requires both files, and neither is listed until it succeeds.
             self.client.upload(job["id"], "adapter_config.json", config_bytes)
             key = self.client.upload(job["id"], "adapter_model.safetensors", weights)
             self.client.complete(job["id"], key, {k: float(v) for k, v in metrics.items()})
         finally:
-            detach_adapter(peft_model)
+            if not sharded:
+                detach_adapter(peft_model)

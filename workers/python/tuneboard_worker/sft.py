@@ -15,6 +15,10 @@ from typing import Any
 import torch
 
 from .chat import ConversationError, tokenize_conversation
+from .distributed import all_reduce_max as dist_max
+from .distributed import all_reduce_sum as dist_sum
+from .distributed import rank as this_rank
+from .distributed import world_size
 from .forward import micro_batches, sequence_logprobs
 from .model import TrainingError
 
@@ -50,6 +54,7 @@ def train_sft(model: Any, tokenizer: Any, job_input: dict, config: dict, ctx: An
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=learning_rate_for(lr_setting, 0), betas=(0.9, 0.99), eps=1e-8, weight_decay=0.01)
     model.train()
+    world, rank = world_size(), this_rank()
     for b in range(total):
         ctx.check()
         first = (b % per_epoch) * batch_size
@@ -61,16 +66,31 @@ def train_sft(model: Any, tokenizer: Any, job_input: dict, config: dict, ctx: An
         grad_norm = 0.0
         optimizer.zero_grad(set_to_none=True)
         if tokens > 0:
-            for group in micro_batches([len(ids) for ids, _ in usable], opts.micro_batch_tokens):
-                rows = [usable[i] for i in group]
+            # Under FSDP each rank trains every world-th row; tokens stays the whole batch's count (every rank
+            # holds the whole batch), so the summed gradients equal one process's.
+            mine = usable[rank :: world]
+            groups = list(micro_batches([len(ids) for ids, _ in mine], opts.micro_batch_tokens)) if mine else []
+            # FSDP averages the ranks' gradients; the loss is already divided by the whole batch's token count, so
+            # it is multiplied by the number of ranks to make that average the sum. (Setting FSDP's divide factor
+            # to 1 instead needs PREMUL_SUM, which gloo lacks.)
+            scale = float(world) / tokens
+            # Every rank must run as many forward/backward passes as the busiest one (FSDP's gathers and
+            # reductions are collectives); the extra ones train a real row with weight 0.
+            passes = dist_max(len(groups), device) if world > 1 else len(groups)
+            for p in range(passes):
+                rows = [mine[i] for i in groups[p]] if p < len(groups) else [usable[0]]
+                weight = 1.0 if p < len(groups) else 0.0
                 lps, _ = sequence_logprobs(model, [ids for ids, _ in rows], device)
                 part = torch.zeros((), device=device)
                 for lp, (_, mask) in zip(lps, rows):
                     m = torch.tensor(mask[1:], dtype=lp.dtype, device=device)
                     part = part - (lp * m).sum()
-                (part / tokens).backward()
-                loss_sum += float(part.detach())
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, 1.0))
+                (part * (weight * scale)).backward()
+                loss_sum += float(part.detach()) * weight
+            if world > 1:
+                loss_sum = dist_sum([loss_sum], device)[0]
+            norm = torch.nn.utils.clip_grad_norm_(params, 1.0)
+            grad_norm = float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)
             for g in optimizer.param_groups:
                 g["lr"] = lr
             optimizer.step()

@@ -1,0 +1,183 @@
+"""Without a server or a GPU: SFT on two CPU ranks (gloo, FSDP2) gives the same LoRA adapter as one process.
+
+This pins the pieces that make sharded training equal single-process training: each rank trains its share of a
+batch's rows, the loss is divided by the whole batch's trainable-token count, FSDP sums (not averages) the
+gradients, ranks with fewer micro-batches run zero-weight passes so the collectives line up, and the sharded
+LoRA weights gather back whole.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+
+import torch
+import torch.multiprocessing as mp
+
+from conftest import build_tiny_model
+
+# Three rows over two ranks (2 + 1) and a small micro-batch budget: uneven shares and gradient accumulation.
+EXAMPLES = [
+    {"line": i + 1, "messages": [{"role": "user", "content": q}, {"role": "assistant", "content": a}]}
+    for i, (q, a) in enumerate([("Sky?", "blue"), ("Sea, today, at noon?", "deep green and grey"), ("Grass?", "green"), ("Snow?", "white")])
+]
+CONFIG = {"batch_size": 3, "learning_rate": [1e-2, 5e-3], "epochs": 2}
+
+
+class _Opts:
+    micro_batch_tokens = 64
+
+    def max_seq_len(self, model):
+        return 256
+
+
+class _Events:
+    """The server's side of a job context: gradient_step events land in a list."""
+
+    def __init__(self):
+        self.steps: list[dict] = []
+
+    def append_events(self, _job_id, events):
+        self.steps.extend(e["data"] for e in events if e["type"] == "gradient_step")
+
+
+def _train(model_dir: str, out_dir: Path, sharded: bool) -> tuple[dict[str, torch.Tensor], list[dict]]:
+    """Trains; returns the saved adapter's tensors (rank 0; {} elsewhere) and the gradient_step metrics."""
+    from safetensors.torch import load_file
+
+    from tuneboard_worker import distributed
+    from tuneboard_worker.model import attach_adapter, load_base, lora_settings, save_adapter
+    from tuneboard_worker.runner import JobContext
+    from tuneboard_worker.sft import train_sft
+
+    device = torch.device("cpu")
+    base = load_base(model_dir, "test/tiny-qwen3", device, torch.float32, None)
+    torch.manual_seed(0)
+    model = attach_adapter(base, lora_settings({"rank": 4, "alpha": 8, "dropout": 0.0}), None, False)
+    events = _Events()
+    ctx = JobContext(events, {"id": "job"}, threading.Event())
+    if sharded:
+        distributed.shard_model(model, device)
+        ctx = distributed.LeaderContext(ctx) if distributed.rank() == 0 else distributed.FollowerContext()
+    train_sft(model, base.tokenizer, {"examples": EXAMPLES, "file": "train.jsonl"}, CONFIG, ctx, device, _Opts())
+    # As the runner does: every rank gathers, rank 0 writes PEFT's files.
+    state = distributed.full_trainable_state(model) if sharded else None
+    if distributed.rank() != 0:
+        return {}, []
+    save_adapter(model, "test/tiny-qwen3", out_dir, state)
+    return load_file(str(out_dir / "adapter_model.safetensors")), events.steps
+
+
+def _rank_main(rank: int, world: int, port: int, model_dir: str, out: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world), RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    from tuneboard_worker import distributed
+
+    distributed.init_process_group()
+    try:
+        state, steps = _train(model_dir, Path(out).parent / "sharded", sharded=True)
+        if rank == 0:
+            torch.save({"state": state, "steps": steps}, out)
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_cpu_ranks_train_the_same_adapter_as_one_process(models_dir: Path, tmp_path: Path):
+    model_dir = str(build_tiny_model("qwen3", models_dir / "tiny-qwen3"))
+    (tmp_path / "single").mkdir()
+    (tmp_path / "sharded").mkdir()
+    single, single_steps = _train(model_dir, tmp_path / "single", sharded=False)
+    out = tmp_path / "rank0.pt"
+    mp.spawn(_rank_main, args=(2, _free_port(), model_dir, str(out)), nprocs=2, join=True)
+    sharded = torch.load(out)
+    assert sorted(sharded["state"]) == sorted(single) and len(single) > 0
+    # LoRA B starts at zero: a non-zero B shows training happened before the comparison means anything.
+    assert any(float(t.abs().max()) > 0 for k, t in single.items() if "lora_B" in k)
+    worst = max(float((sharded["state"][k] - t).abs().max()) for k, t in single.items())
+    assert worst < 1e-4, worst
+    assert len(single_steps) == 4
+    assert [s["num_trainable_tokens"] for s in sharded["steps"]] == [s["num_trainable_tokens"] for s in single_steps]
+    for a, b in zip(sharded["steps"], single_steps):
+        assert abs(a["loss"] - b["loss"]) < 1e-4 and abs(a["grad_norm"] - b["grad_norm"]) < 1e-4
+
+
+class _StubServer:
+    """Rank 0's client: an SFT job the user cancels while it trains, an SFT job, then an RL job (which such a worker
+    refuses), then nothing."""
+
+    def __init__(self, model_dir: str):
+        job = {"backend": "hf", "base_model": "test/tiny-qwen3", "base_model_path": model_dir, "lease_seconds": 60}
+        self.jobs = [
+            {**job, "id": "cancel", "kind": "sft", "config": {**CONFIG, "epochs": 500}},
+            {**job, "id": "sft", "kind": "sft", "config": {**CONFIG, "lora": {"rank": 4, "alpha": 8}}},
+            {**job, "id": "rl", "kind": "rl", "config": {}},
+        ]
+        self.calls: list[tuple] = []
+
+    def claim(self, *_args):
+        return self.jobs.pop(0) if self.jobs else None
+
+    def heartbeat(self, job_id, *_args):
+        return job_id == "cancel"
+
+    def append_events(self, job_id, events):
+        self.calls += [("event", job_id, e["type"]) for e in events]
+
+    def job_input(self, _job_id):
+        return {"examples": EXAMPLES, "file": "train.jsonl"}
+
+    def base_weights(self, *_args):
+        return None
+
+    def upload(self, job_id, file, data):
+        self.calls.append(("upload", job_id, file, len(data)))
+        return "key"
+
+    def complete(self, job_id, _key, _metrics):
+        self.calls.append(("complete", job_id))
+
+    def fail(self, job_id, message):
+        self.calls.append(("fail", job_id, message))
+
+    def close(self):
+        pass
+
+
+def _worker_main(rank: int, world: int, port: int, model_dir: str, out: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world), RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    from tuneboard_worker.runner import Options, Worker
+
+    stub = _StubServer(model_dir) if rank == 0 else None
+    opts = Options(server_url="http://unused", token="t", worker_id="w", exit_when_idle=0.2, micro_batch_tokens=64, heartbeat_seconds=0.3)
+    try:
+        Worker(opts, client=stub).run()  # ranks > 0 never touch their client
+    finally:
+        torch.distributed.destroy_process_group()
+    if stub:
+        torch.save({"calls": stub.calls, "kinds": opts.kinds}, out)
+
+
+def test_under_torchrun_rank_0_alone_talks_to_the_server_and_every_rank_trains(models_dir: Path, tmp_path: Path):
+    model_dir = str(build_tiny_model("qwen3", models_dir / "tiny-qwen3"))
+    out = tmp_path / "calls.pt"
+    mp.spawn(_worker_main, args=(2, _free_port(), model_dir, str(out)), nprocs=2, join=True)
+    got = torch.load(out)
+    assert got["kinds"] == ("sft",)  # claims SFT jobs only
+    sft = [c for c in got["calls"] if c[1] == "sft"]
+    assert [c[2] for c in sft if c[0] == "event"] == ["training_started"] + ["gradient_step"] * 4
+    assert [c[2] for c in sft if c[0] == "upload"] == ["adapter_config.json", "adapter_model.safetensors"]
+    assert sft[-1] == ("complete", "sft")
+    # The cancel reached every rank at the same step (the next jobs ran on ranks still in step): no upload.
+    cancelled = [c for c in got["calls"] if c[1] == "cancel"]
+    assert 0 < len(cancelled) < 1000 and all(c[0] == "event" for c in cancelled)
+    (fail,) = [c for c in got["calls"] if c[1] == "rl"]
+    assert fail[0] == "fail" and "SFT jobs only" in fail[2]
