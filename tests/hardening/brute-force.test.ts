@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as signInRoute from '@/app/v1/auth/sign-in/route';
@@ -6,8 +7,13 @@ import { getDb } from '@/lib/db/client';
 import { call, createUser, uniqueName } from '../helpers';
 
 let address = 0;
-/** A distinct client address per test, so that tests never share an address bucket. */
-const newAddress = () => `203.0.113.${(address = (address % 250) + 1)}, 10.0.0.${Math.floor(Math.random() * 250)}`;
+// Per run: on PostgreSQL every test file and every earlier run share one auth_throttle table.
+const RUN = randomBytes(4).toString('hex');
+/**
+ * A client address (the last X-Forwarded-For entry) no other test or run uses, so that tests never share an address
+ * bucket. A random last octet collided now and then, and a test then met another test's failures.
+ */
+const newAddress = () => `203.0.113.7, 2001:db8:${RUN.slice(0, 4)}:${RUN.slice(4)}::${(++address).toString(16)}`;
 
 function signIn(email: string, password: string, xff: string) {
   return call(signInRoute, 'POST', '/v1/auth/sign-in', {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as signInRoute from '@/app/v1/auth/sign-in/route';
 import * as signUpRoute from '@/app/v1/auth/sign-up/route';
@@ -19,7 +20,8 @@ describe('sign-in timing does not reveal whether an email has an account', () =>
     const attempt = (email: string) => () =>
       call(signInRoute, 'POST', '/v1/auth/sign-in', {
         body: { email, password: 'wrong password!' },
-        headers: { 'x-forwarded-for': `198.51.100.${Math.floor(Math.random() * 250)}` },
+        // An address of its own per attempt: a shared one could meet another test's per-address limit.
+        headers: { 'x-forwarded-for': `2001:db8:e::${randomBytes(6).toString('hex').match(/.{4}/g)!.join(':')}` },
       });
     const known: number[] = [];
     const unknown: number[] = [];
