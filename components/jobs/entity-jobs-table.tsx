@@ -1,18 +1,10 @@
 import Link from 'next/link';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
+import { formatDuration } from '@/lib/client/format-time';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
 import { jobKindLabel, JobStatusBadge } from './job-status-badge';
-
-/** "1 m 05 s", "2 h 03 m": how long a job ran (or has been running). */
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} m ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} m`;
-}
 
 /** The settings a person compares between jobs, from the resolved config. */
 function settingsOf(job: EntityJobDto): string {

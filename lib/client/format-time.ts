@@ -37,3 +37,12 @@ export function formatDate(iso: string, timeZone?: string): string {
     new Date(iso),
   );
 }
+
+/** "45 s", "3 min 5 s", "2 h 3 min": how long a job ran, or has been running. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}

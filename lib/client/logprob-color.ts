@@ -36,6 +36,9 @@ export function formatProbability(probability: number): string {
   return pct === 0 ? '0%' : '<0.1%';
 }
 
+/** `\\xE2`: one byte as people read it in a chip. */
+const hex = (b: number) => `\\x${b.toString(16).toUpperCase().padStart(2, '0')}`;
+
 /** Bytes that only spell U+FFFD itself (EF BF BD…) say nothing more than the character does. */
 function isReplacementEncoding(bytes: readonly number[]): boolean {
   if (bytes.length % 3 !== 0) return false;
@@ -52,14 +55,13 @@ export function visibleToken(token: string, bytes: readonly number[] | null = nu
   if (token === '') return '∅';
   // A byte-level token holding part of a multi-byte character decodes to U+FFFD: its bytes say more.
   if (token.includes('\uFFFD') && bytes && bytes.length > 0 && !isReplacementEncoding(bytes)) {
-    return bytes.map((b) => `\\x${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+    return bytes.map(hex).join('');
   }
   return token.replace(/ /g, '·').replace(/\n/g, '↵').replace(/\t/g, '⇥');
 }
 
 export type TextPiece = { kind: 'text'; text: string } | { kind: 'bytes'; label: string };
 
-const hex = (b: number) => `\\x${b.toString(16).toUpperCase().padStart(2, '0')}`;
 // Control characters other than newline, tab and carriage return draw as tofu (or nothing at all).
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
@@ -118,7 +120,7 @@ export function splitInvalidBytes(
   // The servers (vLLM, and Tuneboard after it) report a partial character's bytes as those of U+FFFD: the
   // original bytes are gone, so such runs can only say that bytes were invalid.
   const pieces: TextPiece[] = [];
-  for (const part of content.split(/(\uFFFD+|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f])/)) {
+  for (const part of content.split(new RegExp(`(\uFFFD+|${CONTROL.source})`))) {
     if (part === '') continue;
     if (part.startsWith('\uFFFD')) pieces.push({ kind: 'bytes', label: '\\x??' });
     else if (CONTROL.test(part)) pieces.push({ kind: 'bytes', label: hex(part.charCodeAt(0)) });

@@ -27,6 +27,16 @@ export function accessibleEntityIds(principal: Principal): string[] {
   return principal.memberships.map((m) => m.id);
 }
 
+/**
+ * The entities a list covers: every one the caller belongs to, or only `entity`. An entity outside the caller's
+ * scope lists like an empty one: existence does not leak.
+ */
+export function listScope(principal: Principal, entity: string | undefined): string[] {
+  if (entity === undefined) return accessibleEntityIds(principal);
+  const found = entityByName(principal, entity);
+  return found ? [found.id] : [];
+}
+
 async function buildPrincipal(user: UserRow, via: Principal['via'], apiKeyId: string | null): Promise<Principal> {
   const db = await getDb();
   const memberships = await repo.listMemberships(db, user.id);

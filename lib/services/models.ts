@@ -10,7 +10,7 @@ import { toList } from '@/lib/schemas/common';
 import type { CreateModelBody, ModelDto, ModelSummaryDto } from '@/lib/schemas/models';
 import { deleteArtifacts } from '@/lib/storage';
 import { requirePermission } from './permissions';
-import { accessibleEntityIds, entityByName, isUniqueViolation, type Principal } from './accounts';
+import { accessibleEntityIds, entityByName, isUniqueViolation, listScope, type Principal } from './accounts';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
 import { modelListStats } from '@/lib/db/repositories/best-metrics';
 import { newRunId } from './credentials';
@@ -147,12 +147,7 @@ export async function listModels(
   },
 ): Promise<ListEnvelope<ModelSummaryDto>> {
   const db = await getDb();
-  let entityIds = accessibleEntityIds(principal);
-  if (q.entity !== undefined) {
-    const entity = entityByName(principal, q.entity);
-    // An entity outside the caller's scope lists like an empty one: existence does not leak.
-    entityIds = entity ? [entity.id] : [];
-  }
+  const entityIds = listScope(principal, q.entity);
   let after: { createdAt: Date; id: string } | undefined;
   if (q.after !== undefined) {
     const cursor = /^[0-9a-f-]{36}$/i.test(q.after)
@@ -174,8 +169,7 @@ export async function listModels(
 }
 
 export async function listProjects(principal: Principal, entity?: string) {
-  const scope = entity === undefined ? accessibleEntityIds(principal) : [entityByName(principal, entity)?.id ?? ''];
-  const rows = await modelsRepo.listProjects(await getDb(), scope.filter(Boolean));
+  const rows = await modelsRepo.listProjects(await getDb(), listScope(principal, entity));
   return {
     object: 'list' as const,
     data: rows.map((r) => ({

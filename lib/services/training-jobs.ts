@@ -19,7 +19,7 @@ import {
   type TrainingJobDto,
 } from '@/lib/schemas/training-jobs';
 import type { JobStatus } from '@/lib/db/schema';
-import { accessibleEntityIds, entityByName, type Principal } from './accounts';
+import { accessibleEntityIds, listScope, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents, pageEventsInScope } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
@@ -135,12 +135,7 @@ export async function listEntityJobs(
   q: { entity?: string; status?: JobStatus; active?: boolean; after?: string; limit: number },
 ): Promise<ListEnvelope<EntityJobDto>> {
   const db = await getDb();
-  let entityIds = accessibleEntityIds(principal);
-  if (q.entity !== undefined) {
-    const entity = entityByName(principal, q.entity);
-    // An entity outside the caller's scope lists like an empty one: existence does not leak.
-    entityIds = entity ? [entity.id] : [];
-  }
+  const entityIds = listScope(principal, q.entity);
   let after: { createdAt: Date; id: string } | undefined;
   if (q.after !== undefined) {
     if (q.active) throw ApiError.valueError(['query', 'after'], 'active lists are not paged');

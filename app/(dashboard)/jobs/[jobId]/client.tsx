@@ -24,7 +24,7 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
 import { currentCursor, FIRST_PAGE, pageNumber, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { formatDateTime } from '@/lib/client/format-time';
+import { formatDateTime, formatDuration } from '@/lib/client/format-time';
 import { playgroundHref } from '@/lib/client/inference-names';
 import { gradientStepCharts } from '@/lib/client/job-events';
 import { isTerminalStatus, pollDelay } from '@/lib/client/poll-backoff';
@@ -42,14 +42,6 @@ interface JobDetailClientProps {
   jobId: string;
   entity: string;
   defaultEntity: string;
-}
-
-function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${s % 60} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
 /**
