@@ -4,7 +4,8 @@ import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { formatDuration } from '@/lib/client/format-time';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
-import { jobKindLabel, JobStatusBadge } from './job-status-badge';
+import { JobLink } from './job-link';
+import { JobStatusBadge } from './job-status-badge';
 
 /** The settings a person compares between jobs, from the resolved config. */
 function settingsOf(job: EntityJobDto): string {
@@ -55,10 +56,7 @@ export function EntityJobsTable({
           return (
             <Tr key={job.id} data-testid="entity-job-row" className="transition-colors hover:bg-surface-muted/50">
               <Td>
-                <Link href={hrefFor(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
-                  {jobKindLabel(job.type)} job
-                </Link>
-                <div className="mt-0.5 font-mono text-xs text-fg-subtle">{job.id.slice(0, 8)}</div>
+                <JobLink job={job} href={hrefFor(job)} />
               </Td>
               <Td>
                 <Link href={modelHref(job)} className="text-fg hover:text-accent-text hover:underline">

@@ -1,10 +1,10 @@
-import Link from 'next/link';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import type { JobOutcome } from '@/lib/client/rl-guardrails';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
-import { jobKindLabel, JobStatusBadge } from './job-status-badge';
+import { JobLink } from './job-link';
+import { JobStatusBadge } from './job-status-badge';
 
 export function ModelJobsTable({
   jobs,
@@ -34,10 +34,7 @@ export function ModelJobsTable({
           return (
             <Tr key={job.id} data-testid="model-job-row" className="transition-colors hover:bg-surface-muted/50">
               <Td>
-                <Link href={hrefFor(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
-                  {jobKindLabel(job.type)} job
-                </Link>
-                <div className="mt-0.5 font-mono text-xs text-fg-subtle">{job.id.slice(0, 8)}</div>
+                <JobLink job={job} href={hrefFor(job)} />
               </Td>
               <Td>
                 <JobStatusBadge status={job.status} outcome={outcome} cancelled={job.cancelled} />
