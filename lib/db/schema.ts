@@ -200,7 +200,19 @@ export const checkpoints = pgTable(
     artifactKey: text('artifact_key'),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('checkpoints_model_step_key').on(t.modelId, t.step)],
+  (t) => [
+    uniqueIndex('checkpoints_model_step_key').on(t.modelId, t.step),
+    // A model's default best checkpoint (DEFAULT_BEST_METRICS in lib/schemas/metric-direction.ts) is one index probe
+    // each, not a jsonb scan over every checkpoint: the model list computes it for every row it shows. Step order
+    // matches the tie rule (the later step wins): reward is read backward (highest value, then highest step), loss
+    // forward (lowest value, then highest step).
+    index('checkpoints_best_val_reward')
+      .on(t.modelId, sql`((${t.metrics} ->> 'val/reward')::float8)`, t.step)
+      .where(sql`jsonb_typeof(${t.metrics} -> 'val/reward') = 'number'`),
+    index('checkpoints_best_val_loss')
+      .on(t.modelId, sql`((${t.metrics} ->> 'val/loss')::float8)`, t.step.desc())
+      .where(sql`jsonb_typeof(${t.metrics} -> 'val/loss') = 'number'`),
+  ],
 );
 
 export const JOB_STATUSES = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED'] as const;

@@ -48,7 +48,7 @@ export const modelSummarySchema = modelSchema.extend({
   best_metric: bestMetricSchema
     .nullable()
     .describe(
-      'By `metric` when the list asks for one, else val/reward, else train/reward; null when no checkpoint has it',
+      'By `metric` when the list asks for one, else val/reward, else val/loss; null when no checkpoint has it',
     ),
 });
 export type ModelSummaryDto = z.infer<typeof modelSummarySchema>;
@@ -65,7 +65,7 @@ export const listModelsQuerySchema = z.object({
     .min(1)
     .max(200)
     .optional()
-    .describe('Checkpoint metric for best_metric (e.g. val/accuracy); default val/reward, else train/reward'),
+    .describe('Checkpoint metric for best_metric (e.g. val/accuracy); default val/reward, else val/loss'),
   metric_direction: metricDirectionSchema
     .optional()
     .describe('Whether higher (max) or lower (min) is better; guessed from the name when absent (…loss → min)'),

@@ -189,6 +189,13 @@ describe('model list, get and delete', () => {
       ).best_metric,
     ).toBeNull();
 
+    // Metric names reach the SQL as literals (for the best-metric indexes); a quote in one is just a character.
+    await seedCheckpoints(bare.id, [1], { "it's": 4, 'val/loss': 0.5 });
+    expect((await best({ metric: "it's" })).bare).toEqual({ name: "it's", value: 4, step: 1, direction: 'max' });
+    expect((await best({ metric: "x' or '1'='1" })).bare).toBeNull();
+    // val/loss is the default when no val/reward exists, lowest first.
+    expect((await best()).bare).toEqual({ name: 'val/loss', value: 0.5, step: 1, direction: 'min' });
+
     const bad = await call(modelsRoute, 'GET', '/v1/preview/models', {
       key: user.key,
       query: { metric_direction: 'up' },

@@ -18,6 +18,11 @@ export interface ModelListStats {
  * is asked for, else the first of DEFAULT_BEST_METRICS any of its checkpoints has; the best value, the later step
  * on a tie (as the checkpoint table ranks). One statement instead of one per candidate metric plus one for the
  * counts: a list page costs one round trip for its rows and one for these.
+ *
+ * Each candidate metric is its own `order by … limit 1` subquery, written so that the default metrics match the
+ * partial expression indexes `checkpoints_best_val_*` (schema.ts): the metric name is a literal, and the sort
+ * direction and null ordering are those of the index. A sort over every checkpoint's jsonb cost 15 to 25 ms per
+ * model with 1000 checkpoints in PGlite; an index probe costs well under one.
  */
 export async function modelListStats(
   db: DbOrTx,
@@ -28,17 +33,19 @@ export async function modelListStats(
   if (modelIds.length === 0) return out;
   const names = choice.metric ? [choice.metric] : [...DEFAULT_BEST_METRICS];
   const directions = names.map((n) => choice.direction ?? metricDirection(n));
-  // Sort key: the value itself for 'min' metrics, its negation for 'max' ones, so one ORDER BY serves both.
-  const signs = directions.map((d) => (d === 'max' ? -1 : 1));
+  const candidates = names.map((name, i) => {
+    const value = sql`(c.metrics ->> ${sql.raw(quoteLiteral(name))})::float8`;
+    const order = directions[i] === 'max' ? sql`${value} desc, c.step desc` : sql`${value} asc, c.step desc nulls last`;
+    return sql`(select json_build_array(${sql.raw(quoteLiteral(name))}::text, ${value}, c.step, ${i + 1}::int)
+                  from ${checkpoints} c
+                 where c.model_id = m.id and jsonb_typeof(c.metrics -> ${sql.raw(quoteLiteral(name))}) = 'number'
+                 order by ${order} limit 1)`;
+  });
   const result = (await db.execute(sql`
     select m.id as model_id,
            (select max(c.step) from ${checkpoints} c where c.model_id = m.id) as latest,
            (select count(*) from ${checkpoints} c where c.model_id = m.id) as n,
-           (select json_build_array(k.name, (c.metrics ->> k.name)::float8, c.step, k.ord)
-              from unnest(${sql.param(names)}::text[], ${sql.param(signs)}::float8[]) with ordinality as k(name, sign, ord)
-              join ${checkpoints} c on c.model_id = m.id and jsonb_typeof(c.metrics -> k.name) = 'number'
-             order by k.ord, (c.metrics ->> k.name)::float8 * k.sign, c.step desc
-             limit 1) as best
+           coalesce(${sql.join(candidates, sql`, `)}) as best
       from unnest(${sql.param(modelIds)}::uuid[]) as m(id)
   `)) as unknown as { rows: { model_id: string; latest: number | null; n: string | number; best: unknown }[] };
   for (const row of result.rows) {
@@ -50,4 +57,13 @@ export async function modelListStats(
     });
   }
   return out;
+}
+
+/**
+ * A metric name as an SQL string literal. Literal rather than a bound parameter so that the planner can match the
+ * expression indexes; names are user-chosen, so quotes are doubled (standard_conforming_strings is on in both
+ * databases, so backslashes are ordinary characters).
+ */
+function quoteLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }

@@ -1,0 +1,2 @@
+CREATE INDEX "checkpoints_best_val_reward" ON "checkpoints" USING btree ("model_id",(("metrics" ->> 'val/reward')::float8),"step") WHERE jsonb_typeof("checkpoints"."metrics" -> 'val/reward') = 'number';--> statement-breakpoint
+CREATE INDEX "checkpoints_best_val_loss" ON "checkpoints" USING btree ("model_id",(("metrics" ->> 'val/loss')::float8),"step" DESC NULLS LAST) WHERE jsonb_typeof("checkpoints"."metrics" -> 'val/loss') = 'number';
