@@ -31,6 +31,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     port,
     databaseUrl: text(raw.DATABASE_URL),
     databasePoolSize: num(raw.TUNEBOARD_DB_POOL_SIZE, 10),
+    /** Prepared statements kept per database connection (lib/db/statement-cache.ts); 0 turns them off. */
+    dbStatementCache: num(raw.TUNEBOARD_DB_STATEMENT_CACHE, 500),
     /** PGlite data directory, or `memory://` for an in-memory database. */
     dataDir: ((dir: string) => (dir.startsWith('memory://') ? dir : path.resolve(/*turbopackIgnore: true*/ dir)))(
       text(raw.TUNEBOARD_DATA_DIR) ?? path.join('.data', 'pglite'),

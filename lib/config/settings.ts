@@ -107,6 +107,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'PostgreSQL connections per server process',
   },
   {
+    env: 'TUNEBOARD_DB_STATEMENT_CACHE',
+    schema: count,
+    defaultText: '`500`',
+    meaning:
+      'Prepared statements kept per database connection, so repeated queries skip parsing and planning; `0` behind a pooler in transaction mode (PgBouncer before 1.21)',
+  },
+  {
     env: 'TUNEBOARD_BASE_MODELS_FILE',
     schema: optionalText,
     defaultText: '`config/base-models.json`',

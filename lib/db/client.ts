@@ -29,14 +29,21 @@ const MIGRATION_LOCK_ID = 7_340_021;
 
 async function open(): Promise<DbHandle> {
   const url = config.databaseUrl;
-  const { Pool } = await import('pg');
+  const pg = await import('pg');
+  const { Pool } = pg.default ?? pg;
+  const { withStatementCache } = await import('./statement-cache');
+  const cacheLimit = config.dbStatementCache;
   const { drizzle } = await import('drizzle-orm/node-postgres');
   const { migrate } = await import('drizzle-orm/node-postgres/migrator');
   let pool: InstanceType<typeof Pool>;
   let kind: DbHandle['kind'];
   let embedded: PgliteThread | undefined;
   if (url) {
-    pool = new Pool({ connectionString: url, max: config.databasePoolSize });
+    pool = new Pool({
+      connectionString: url,
+      max: config.databasePoolSize,
+      Client: withStatementCache((pg.default ?? pg).Client, cacheLimit),
+    });
     kind = 'postgres';
   } else {
     // The embedded database runs on a thread of its own, reached through node-postgres like a server
@@ -47,7 +54,11 @@ async function open(): Promise<DbHandle> {
     embedded = new PgliteThread(dataDir, config.pgliteRecycleHeapBytes);
     await embedded.waitReady();
     // One session: one client, kept open (idleTimeoutMillis 0) for the life of the process.
-    pool = new Pool({ Client: pgliteClientClass(embedded), max: 1, idleTimeoutMillis: 0 });
+    pool = new Pool({
+      Client: withStatementCache(pgliteClientClass(embedded), cacheLimit),
+      max: 1,
+      idleTimeoutMillis: 0,
+    });
     kind = 'pglite';
   }
   // A dropped connection to a PostgreSQL server is replaced on the next query; pg emits it here first.
