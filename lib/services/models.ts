@@ -10,9 +10,8 @@ import { toList } from '@/lib/schemas/common';
 import type { CreateModelBody, ModelDto, ModelSummaryDto } from '@/lib/schemas/models';
 import { deleteArtifacts } from '@/lib/storage';
 import { requirePermission } from './permissions';
-import { accessibleEntityIds, entityByName, isUniqueViolation, listScope, type Principal } from './accounts';
+import { accessibleEntityIds, entityByName, listScope, type Principal } from './accounts';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
-import { modelListStats } from '@/lib/db/repositories/best-metrics';
 import { newRunId } from './credentials';
 import { componentLogger } from '@/lib/logger';
 
@@ -47,41 +46,49 @@ export async function createModel(principal: Principal, body: CreateModelBody): 
   const entity = body.entity == null ? principal.personalEntity : entityByName(principal, body.entity);
   if (!entity) throw new ApiError('forbidden', `Entity '${body.entity}' is not accessible with this API key`);
 
-  const existing = await modelsRepo.findModelByName(db, entity.id, body.project, body.name);
-  if (existing) {
+  const existingOr = async (orElse: () => never): Promise<ModelDto> => {
+    const existing = await modelsRepo.findModelByName(db, entity.id, body.project, body.name);
     // return_existing answers with the stored record unchanged, even if base_model differs (docs/contract.md §2.1).
-    if (body.return_existing) return toModelDto(existing);
-    throw new ApiError('conflict', `Model '${entity.name}/${body.project}/${body.name}' already exists`);
-  }
+    if (existing && body.return_existing) return toModelDto(existing);
+    if (existing) throw new ApiError('conflict', `Model '${entity.name}/${body.project}/${body.name}' already exists`);
+    return orElse();
+  };
+  // An existing model answers before the base model is checked (return_existing with another base model).
   if (!findAvailableBaseModel(body.base_model)) {
-    const names = availableBaseModels().map((m) => m.id);
-    throw ApiError.valueError(
-      ['body', 'base_model'],
-      `Unsupported base model: ${body.base_model}. Available: ${names.join(', ')}`,
-      body.base_model,
-    );
+    return existingOr(() => {
+      const names = availableBaseModels().map((m) => m.id);
+      throw ApiError.valueError(
+        ['body', 'base_model'],
+        `Unsupported base model: ${body.base_model}. Available: ${names.join(', ')}`,
+        body.base_model,
+      );
+    });
   }
 
-  try {
-    await db.transaction(async (tx) => {
-      const project = await modelsRepo.findOrCreateProject(tx, entity.id, body.project);
-      await modelsRepo.insertModel(tx, {
-        entityId: entity.id,
-        projectId: project.id,
-        name: body.name,
-        baseModel: body.base_model,
-        runId: newRunId(),
-      });
+  // Insert first and look only when the name is taken: the common case (a new model) is one round trip. A
+  // concurrent create that wins the race for the name is then read like any existing model.
+  const runId = newRunId();
+  const id = await modelsRepo.createModelRows(db, {
+    entityId: entity.id,
+    project: body.project,
+    name: body.name,
+    baseModel: body.base_model,
+    runId,
+  });
+  if (id === null) {
+    // Taken, unless the winner was deleted again in between: then the name is free and the client may retry.
+    return existingOr(() => {
+      throw new ApiError('conflict', `Model '${entity.name}/${body.project}/${body.name}' changed concurrently; retry`);
     });
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    // A concurrent create won the race for this name: behave as if it had been there first.
-    const winner = await modelsRepo.findModelByName(db, entity.id, body.project, body.name);
-    if (winner && body.return_existing) return toModelDto(winner);
-    throw new ApiError('conflict', `Model '${entity.name}/${body.project}/${body.name}' already exists`);
   }
-  const created = await modelsRepo.findModelByName(db, entity.id, body.project, body.name);
-  return toModelDto(created!);
+  return {
+    id,
+    entity: entity.name,
+    project: body.project,
+    name: body.name,
+    base_model: body.base_model,
+    run_id: runId,
+  };
 }
 
 export async function deleteModel(principal: Principal, modelId: string) {
@@ -110,27 +117,20 @@ export async function deleteModel(principal: Principal, modelId: string) {
   return { model_id: model.id, deleted_checkpoints: counts.checkpoints, deleted_run: counts.runs > 0 };
 }
 
-async function summarise(
-  rows: ModelWithNames[],
-  best: { metric?: string; direction?: 'max' | 'min' } = {},
-): Promise<ModelSummaryDto[]> {
-  const stats = await modelListStats(
-    await getDb(),
-    rows.map((r) => r.id),
-    best,
-  );
-  return rows.map((row) => ({
+function toSummaryDto(row: modelsRepo.ModelSummaryRow): ModelSummaryDto {
+  return {
     ...toModelDto(row),
     created_at: row.createdAt.toISOString(),
-    latest_step: stats.get(row.id)?.latest ?? null,
-    checkpoint_count: stats.get(row.id)?.count ?? 0,
-    best_metric: stats.get(row.id)?.best ?? null,
-  }));
+    latest_step: row.latest,
+    checkpoint_count: row.count,
+    best_metric: row.best,
+  };
 }
 
 export async function getModel(principal: Principal, modelId: string): Promise<ModelSummaryDto> {
-  const [summary] = await summarise([await requireModel(principal, modelId)]);
-  return summary;
+  const row = await modelsRepo.findModelSummaryInScope(await getDb(), modelId, accessibleEntityIds(principal));
+  if (!row) throw ApiError.notFound(MODEL_NOT_FOUND);
+  return toSummaryDto(row);
 }
 
 export async function listModels(
@@ -163,9 +163,9 @@ export async function listModels(
     search: q.search,
     after,
     limit: q.limit + 1,
+    best: { metric: q.metric, direction: q.metric_direction },
   });
-  const summaries = await summarise(rows.slice(0, q.limit), { metric: q.metric, direction: q.metric_direction });
-  return toList(summaries, rows.length > q.limit);
+  return toList(rows.slice(0, q.limit).map(toSummaryDto), rows.length > q.limit);
 }
 
 export async function listProjects(principal: Principal, entity?: string) {

@@ -2,6 +2,7 @@ import 'server-only';
 import { and, asc, count, desc, eq, gt, ilike, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { checkpoints, entities, models, projects, runs } from '../schema';
+import { modelStatsFields, type BestMetricChoice, type ModelListStats } from './best-metrics';
 
 export type ModelRow = typeof models.$inferSelect;
 export type CheckpointRow = typeof checkpoints.$inferSelect;
@@ -47,6 +48,41 @@ export async function findModelByName(db: DbOrTx, entityId: string, project: str
 }
 
 /** A model visible to the caller: outside `entityIds` it does not exist (docs/contract.md §1.3: 404, never 403). */
+/** A model with its names and its checkpoints' summary (latest step, count, best metric), as lists show it. */
+export type ModelSummaryRow = ModelWithNames & ModelListStats;
+
+/** One model the caller may see, with its checkpoints' summary, in one query. */
+export async function findModelSummaryInScope(
+  db: DbOrTx,
+  id: string,
+  entityIds: string[],
+  best: BestMetricChoice = {},
+): Promise<ModelSummaryRow | undefined> {
+  if (entityIds.length === 0) return undefined;
+  const stats = modelStatsFields(models.id, best);
+  const [row] = await db
+    .select({ ...modelWithNames, ...stats.fields })
+    .from(models)
+    .innerJoin(entities, eq(entities.id, models.entityId))
+    .innerJoin(projects, eq(projects.id, models.projectId))
+    .where(and(eq(models.id, id), inArray(models.entityId, entityIds)))
+    .limit(1);
+  return row && withStats(row, stats.parseBest);
+}
+
+function withStats<T extends { latestStep: number | null; checkpointCount: number; bestMetric: unknown }>(
+  row: T,
+  parseBest: (raw: unknown) => ModelListStats['best'],
+): ModelSummaryRow {
+  const { latestStep, checkpointCount, bestMetric, ...model } = row;
+  return {
+    ...(model as unknown as ModelWithNames),
+    latest: latestStep,
+    count: checkpointCount,
+    best: parseBest(bestMetric),
+  };
+}
+
 export async function findModelInScope(db: DbOrTx, id: string, entityIds: string[]) {
   if (entityIds.length === 0) return undefined;
   const [row] = await db
@@ -78,6 +114,36 @@ export async function insertModel(
   return model;
 }
 
+/**
+ * Creates the model with its project (when new), run and step-0 checkpoint in one statement: data-modifying CTEs
+ * are atomic like a transaction, at one round trip instead of seven. Answers the new model's id, or null when
+ * the name is taken (the caller reads the existing model). The project upsert's no-op update is what makes
+ * RETURNING give the id of a project that already exists, even one another session created a moment ago.
+ */
+export async function createModelRows(
+  db: DbOrTx,
+  input: { entityId: string; project: string; name: string; baseModel: string; runId: string },
+): Promise<string | null> {
+  const result = (await db.execute(sql`
+    with p as (
+      insert into ${projects} (entity_id, name) values (${input.entityId}, ${input.project})
+      on conflict (entity_id, name) do update set name = excluded.name
+      returning id
+    ), m as (
+      insert into ${models} (entity_id, project_id, name, base_model, run_id, last_step)
+      select ${input.entityId}, p.id, ${input.name}, ${input.baseModel}, ${input.runId}, 0 from p
+      on conflict (project_id, name) do nothing
+      returning id
+    ), r as (
+      insert into ${runs} (id, model_id) select ${input.runId}, m.id from m
+    ), c as (
+      insert into ${checkpoints} (model_id, step, metrics) select m.id, 0, '{}'::jsonb from m
+    )
+    select id from m
+  `)) as unknown as { rows: { id: string }[] };
+  return result.rows[0]?.id ?? null;
+}
+
 export async function deleteModelRow(db: DbOrTx, id: string): Promise<{ checkpoints: number; runs: number }> {
   const [{ n: checkpointCount }] = await db.select({ n: count() }).from(checkpoints).where(eq(checkpoints.modelId, id));
   const [{ n: runCount }] = await db.select({ n: count() }).from(runs).where(eq(runs.modelId, id));
@@ -92,9 +158,11 @@ export interface ModelListFilter {
   search?: string;
   after?: { createdAt: Date; id: string };
   limit: number;
+  /** Which metric ranks each model's best checkpoint (default: DEFAULT_BEST_METRICS). */
+  best?: BestMetricChoice;
 }
 
-/** Newest first, keyset-paged on (created_at, id). */
+/** Newest first, keyset-paged on (created_at, id), each with its checkpoints' summary. */
 export async function listModels(db: DbOrTx, f: ModelListFilter) {
   if (f.entityIds.length === 0) return [];
   const conditions: SQL[] = [inArray(models.entityId, f.entityIds)];
@@ -109,15 +177,16 @@ export async function listModels(db: DbOrTx, f: ModelListFilter) {
       )!,
     );
   }
+  const stats = modelStatsFields(models.id, f.best);
   const rows = await db
-    .select(modelWithNames)
+    .select({ ...modelWithNames, ...stats.fields })
     .from(models)
     .innerJoin(entities, eq(entities.id, models.entityId))
     .innerJoin(projects, eq(projects.id, models.projectId))
     .where(and(...conditions))
     .orderBy(desc(models.createdAt), desc(models.id))
     .limit(f.limit);
-  return rows as ModelWithNames[];
+  return rows.map((row) => withStats(row, stats.parseBest));
 }
 
 export async function listProjects(db: DbOrTx, entityIds: string[]) {
