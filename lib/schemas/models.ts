@@ -47,9 +47,7 @@ export const modelSummarySchema = modelSchema.extend({
   checkpoint_count: z.int(),
   best_metric: bestMetricSchema
     .nullable()
-    .describe(
-      'By `metric` when the list asks for one, else val/reward, else val/loss; null when no checkpoint has it',
-    ),
+    .describe('By `metric` when the list asks for one, else val/reward, else val/loss; null when no checkpoint has it'),
 });
 export type ModelSummaryDto = z.infer<typeof modelSummarySchema>;
 
