@@ -232,6 +232,12 @@ export function route(
       }
       return json(result, { status: def.status ?? 200 });
     } catch (err) {
+      // The client hung up and Next aborted the work it started (ResponseAborted, or an abort surfacing from an
+      // upstream fetch): nobody reads an answer, and nothing is broken, so it is not an "unhandled error".
+      if (req.signal.aborted) {
+        log.debug({ err: (err as Error)?.name }, 'client closed the request before the answer');
+        return new Response(null, { status: 499 });
+      }
       return errorResponse(err, flavor);
     } finally {
       // Held until the handler is done with the parsed body, not just until it was read.
