@@ -2,6 +2,7 @@ import Link from 'next/link';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { formatDuration } from '@/lib/client/format-time';
+import { jobOutcome } from '@/lib/client/rl-guardrails';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
 import { JobLink } from './job-link';
@@ -53,6 +54,11 @@ export function EntityJobsTable({
           const started = job.started_at ? Date.parse(job.started_at) : null;
           const ended = job.finished_at ? Date.parse(job.finished_at) : now;
           const duration = started === null || ended === null ? null : ended - started;
+          // As on the model page: an RL job that took no gradient step is a neutral "No update", not a green
+          // "Completed". Its checkpoint's group counts (the reason) are on the model and job pages; a job sent
+          // without groups says so from its config.
+          const groups = (job.config as { num_groups?: unknown }).num_groups;
+          const outcome = jobOutcome(job, typeof groups === 'number' ? { 'train/num_groups_submitted': groups } : null);
           return (
             <Tr key={job.id} data-testid="entity-job-row" className="transition-colors hover:bg-surface-muted/50">
               <Td>
@@ -65,7 +71,12 @@ export function EntityJobsTable({
                 <div className="mt-0.5 text-xs text-fg-subtle">{job.model.project}</div>
               </Td>
               <Td>
-                <JobStatusBadge status={job.status} cancelled={job.cancelled} />
+                <JobStatusBadge status={job.status} outcome={outcome} cancelled={job.cancelled} />
+                {outcome.kind === 'no-update' ? (
+                  <div className="mt-1 max-w-56 text-xs text-fg-muted" data-testid="entity-job-no-update">
+                    {outcome.submitted === 0 ? 'the job had no trajectory groups' : 'the weights did not change'}
+                  </div>
+                ) : null}
                 {job.status === 'QUEUED' && job.waiting_reason ? (
                   <div className="mt-1 max-w-56 text-xs text-fg-muted" data-testid="entity-job-waiting">
                     {job.waiting_reason}
@@ -73,7 +84,12 @@ export function EntityJobsTable({
                 ) : null}
               </Td>
               <Td className="min-w-32">
-                <JobProgress job={job} compact />
+                {outcome.kind === 'no-update' ? (
+                  // A full green bar would read as success: this job took no step.
+                  <span className="text-xs text-fg-muted">No gradient steps</span>
+                ) : (
+                  <JobProgress job={job} compact />
+                )}
               </Td>
               <Td className="text-xs whitespace-nowrap text-fg-muted">{settingsOf(job)}</Td>
               <Td className="text-right whitespace-nowrap text-fg-muted tabular-nums">

@@ -25,6 +25,18 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
   });
   const rlId = ((await rl.json()) as { id: string }).id;
   expect((await waitForJob(request, key, rlId, 60_000)).status).toBe('COMPLETED');
+  // Then one in which every trajectory got the same reward: it completes without changing the weights.
+  const tied = { trajectories: trajectoryGroup(0.5, 3).trajectories.map((t) => ({ ...t, reward: 0.5 })) };
+  const noop = await request.post('/v1/preview/training-jobs', {
+    headers: auth,
+    data: {
+      model_id: rlModel.id,
+      trajectory_groups: [tied, tied],
+      experimental_config: { allow_training_without_logprobs: true },
+    },
+  });
+  const noopId = ((await noop.json()) as { id: string }).id;
+  expect((await waitForJob(request, key, noopId, 60_000)).status).toBe('COMPLETED');
 
   // A long SFT job on another model: one example per step, far more steps than the spec waits for.
   const sftModel = await createModelViaApi(request, key, { project: 'jobs', name: `sft-${uniqueId()}` });
@@ -54,9 +66,13 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
   await expect(active.first().getByTestId('job-status')).toHaveText(/Queued|Running/);
 
   const all = page.getByRole('region', { name: 'All jobs' }).getByTestId('entity-job-row');
-  await expect(all).toHaveCount(2);
+  await expect(all).toHaveCount(3);
+  // Newest first after the running job: the no-op RL job is a neutral "No update", the one that trained "Completed".
   await expect(all.nth(1)).toContainText(rlModel.name);
-  await expect(all.nth(1).getByTestId('job-status')).toHaveText('Completed');
+  await expect(all.nth(1).getByTestId('job-status')).toHaveText('No update');
+  await expect(all.nth(1).getByTestId('entity-job-no-update')).toHaveText('the weights did not change');
+  await expect(all.nth(1)).toContainText('No gradient steps');
+  await expect(all.nth(2).getByTestId('job-status')).toHaveText('Completed');
   await expectNoSeriousA11yViolations(page, 'the Jobs page');
 
   // Running jobs are in the quick switcher too.
@@ -75,7 +91,7 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
 
   // The status filter narrows the list.
   await page.getByTestId('jobs-status-filter').getByText('Completed', { exact: true }).click();
-  await expect(all).toHaveCount(1);
+  await expect(all).toHaveCount(2);
   await expect(all.first()).toContainText(rlModel.name);
 
   // The job's own page says it was cancelled, not that it failed.
