@@ -18,6 +18,10 @@ interface ParametersPanelProps {
   params: ChatParams;
   errors: ParamErrors;
   onChange: (next: ChatParams) => void;
+  /** Replaces the temperature's hint, to say why it has the value it has. */
+  temperatureHint?: string;
+  /** Back to the defaults; the page decides what they are (greedy beside checkpoints). */
+  onReset?: () => void;
 }
 
 type NumberKey = Exclude<keyof ChatParams, 'logprobs' | 'response_format' | 'json_schema' | 'stop'>;
@@ -49,7 +53,7 @@ function Section({ title, children }: { title: string; children: ReactNode }) {
 }
 
 /** Sampling parameters shared by every model in the comparison; empty fields use the server's default. */
-export function ParametersPanel({ params, errors, onChange }: ParametersPanelProps) {
+export function ParametersPanel({ params, errors, onChange, temperatureHint, onReset }: ParametersPanelProps) {
   const set = <K extends keyof ChatParams>(key: K, value: ChatParams[K]) => onChange({ ...params, [key]: value });
 
   return (
@@ -62,7 +66,7 @@ export function ParametersPanel({ params, errors, onChange }: ParametersPanelPro
               id={`param-${key}`}
               name={key}
               label={label}
-              hint={hint}
+              hint={key === 'temperature' && temperatureHint ? temperatureHint : hint}
               value={params[key]}
               onChange={(event) => set(key, event.target.value)}
               error={errors[key]}
@@ -127,7 +131,7 @@ export function ParametersPanel({ params, errors, onChange }: ParametersPanelPro
               id={`param-${key}`}
               name={key}
               label={label}
-              hint={hint}
+              hint={key === 'temperature' && temperatureHint ? temperatureHint : hint}
               value={params[key]}
               onChange={(event) => set(key, event.target.value)}
               error={errors[key]}
@@ -219,7 +223,11 @@ export function ParametersPanel({ params, errors, onChange }: ParametersPanelPro
       </Section>
 
       <div className={cx('border-t border-line px-4 py-3')}>
-        <Button variant="ghost" size="sm" onClick={() => onChange({ ...DEFAULT_PARAMS, seed: params.seed })}>
+        <Button
+          variant="ghost"
+          size="sm"
+          onClick={() => (onReset ? onReset() : onChange({ ...DEFAULT_PARAMS, seed: params.seed }))}
+        >
           Reset to defaults
         </Button>
       </div>

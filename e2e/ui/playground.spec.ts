@@ -144,6 +144,9 @@ test('Compare beside a checkpoint adds the same model at step 0, and every pane 
   await expect(playground.paneModelStep(0)).toHaveText(`Step ${step}`);
   await expect(playground.paneModelScope(0)).toHaveText(`${model.entity}/first-project`);
   await expect(playground.pane(0).getByTestId('pane-model')).toHaveAttribute('title', `${full}:step${step}`);
+  // Beside a checkpoint sampling is greedy, and says why, until the person picks a temperature.
+  await expect(playground.temperature).toHaveValue('0');
+  await expect(playground.temperature).toHaveAccessibleDescription(/Greedy while comparing checkpoints/);
 
   // The same model at step 0 (its base weights), not some other model.
   await playground.compare.click();
@@ -156,6 +159,8 @@ test('Compare beside a checkpoint adds the same model at step 0, and every pane 
   await playground.compare.click();
   await expect(playground.panes).toHaveCount(4);
   await expect(playground.modelSelect(2)).not.toHaveValue(full);
+  await playground.temperature.fill('0.9');
+  await expect(playground.temperature).toHaveAccessibleDescription(/0 is greedy/);
   const urlModels = () => new URL(page.url()).searchParams.getAll('model');
   await expect.poll(urlModels).toHaveLength(4);
   expect(urlModels().slice(0, 2)).toEqual([`${full}:step${step}`, `${full}:step0`]);
@@ -184,4 +189,6 @@ test('Compare beside a base model still adds another model', async ({ page }) =>
   await expect(playground.panes).toHaveCount(2);
   await expect(playground.modelSelect(1)).not.toHaveValue(MODEL);
   await expect(playground.paneModelStep(1)).toHaveText('Base model');
+  // Base models sample as usual.
+  await expect(playground.temperature).toHaveValue('0.7');
 });

@@ -75,7 +75,9 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
   const nextPaneId = useRef(initialModels.length);
   const [system, setSystem] = useState('');
   const [draft, setDraft] = useState('');
-  const [params, setParams] = useState<ChatParams>({ ...DEFAULT_PARAMS, seed: String(initialSeed) });
+  const [chosenParams, setParams] = useState<ChatParams>({ ...DEFAULT_PARAMS, seed: String(initialSeed) });
+  // null until the person sets a temperature: until then it follows what is compared (see `params` below).
+  const [chosenTemperature, setChosenTemperature] = useState<string | null>(null);
   const [showParamErrors, setShowParamErrors] = useState(false);
   const [view, setView] = useState<TextView>('text');
   const [exportPaneId, setExportPaneId] = useState<string | null>(null);
@@ -84,8 +86,6 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
   const draftRef = useRef<HTMLTextAreaElement>(null);
 
   const streaming = panes.some((p) => p.streaming);
-  const paramErrors = useMemo(() => validateParams(params), [params]);
-  const hasParamErrors = Object.keys(paramErrors).length > 0;
 
   // Trained names in /v1/models that match a record: those get a checkpoint picker; everything else is a base model.
   const { baseModels, trainedModels } = useMemo(() => {
@@ -101,6 +101,22 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
     }
     return { baseModels: base, trainedModels: trained };
   }, [chatModels.data, records.data]);
+
+  // Comparing checkpoints asks what training changed, and sampling noise would hide it: greedy (temperature 0)
+  // whenever a trained model or checkpoint is in the comparison, until the person picks a temperature.
+  const comparesTrained = panes.some((p) => {
+    const { model, step } = splitModelName(p.model);
+    return step !== null || trainedModels.has(model);
+  });
+  const params = useMemo<ChatParams>(
+    () => ({
+      ...chosenParams,
+      temperature: chosenTemperature ?? (comparesTrained ? '0' : DEFAULT_PARAMS.temperature),
+    }),
+    [chosenParams, chosenTemperature, comparesTrained],
+  );
+  const paramErrors = useMemo(() => validateParams(params), [params]);
+  const hasParamErrors = Object.keys(paramErrors).length > 0;
 
   // The URL follows the compared models, so that a comparison can be shared or reloaded.
   const modelKey = panes.map((p) => p.model).join('\n');
@@ -390,7 +406,17 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
             <ParametersPanel
               params={params}
               errors={showParamErrors || hasParamErrors ? paramErrors : {}}
-              onChange={setParams}
+              onChange={(next) => {
+                if (next.temperature !== params.temperature) setChosenTemperature(next.temperature);
+                setParams(next);
+              }}
+              onReset={() => {
+                setChosenTemperature(null);
+                setParams({ ...DEFAULT_PARAMS, seed: params.seed });
+              }}
+              temperatureHint={
+                chosenTemperature === null && comparesTrained ? 'Greedy while comparing checkpoints' : undefined
+              }
             />
           </Card>
         </aside>
