@@ -47,7 +47,11 @@ test('the job page follows a job live and shows its events, loss chart and confi
   }
   // The live tail catches up without a reload.
   await expect(job.status).toHaveText(final.status === 'COMPLETED' ? 'Completed' : 'Failed', { timeout: 15_000 });
-  await expect(job.eventRows.first()).toContainText('training_started');
+  // Newest first by default: the live end on top.
+  await expect(job.eventRows.first()).toContainText(
+    final.status === 'COMPLETED' ? 'training_ended' : 'training_failed',
+  );
+  await expect(job.eventsTable.getByRole('columnheader', { name: '#' })).toHaveCount(0);
   if (final.status === 'COMPLETED') {
     await expect(page.getByTestId('job-new-step')).toHaveText(String(final.step));
     if (final.completed_steps > 0) {
@@ -60,16 +64,33 @@ test('the job page follows a job live and shows its events, loss chart and confi
       await expect(job.eventRows).toHaveCount(25);
       await page.getByTestId('events-next').click();
       await expect(page.getByTestId('events-page')).toHaveText('Page 2');
-      await expect(job.eventRows.last()).toContainText('training_ended');
+      await expect(job.eventRows.last()).toContainText('training_started');
       await page.getByTestId('events-prev').click();
-      await expect(job.eventRows.first()).toContainText('training_started');
+      await expect(job.eventRows.first()).toContainText('training_ended');
     }
-    // Newest first: the terminal event on top, from the first page again.
-    await job.eventOrder.getByText('Newest first').click();
-    await expect(job.eventRows.first()).toContainText('training_ended');
-    await expect(job.eventsTable.getByRole('columnheader', { name: '#' })).toHaveCount(0);
+    // Chronological on request, numbered, from the first page again; the URL keeps the choice.
     await job.eventOrder.getByText('Oldest first').click();
     await expect(job.eventRows.first()).toContainText('training_started');
+    await expect(job.eventsTable.getByRole('columnheader', { name: '#' })).toHaveCount(1);
+    await expect.poll(() => new URL(page.url()).searchParams.get('events')).toBe('oldest');
+
+    // One type only, kept in the URL across a reload.
+    await page.getByTestId('event-type-filter').selectOption('training_ended');
+    await expect(job.eventRows).toHaveCount(1);
+    await expect(job.eventRows.first()).toContainText('training_ended');
+    await page.getByTestId('event-type-filter').selectOption('gradient_step');
+    await expect(job.eventRows.first()).toContainText('gradient_step');
+    await expect(job.eventRows.filter({ hasNotText: 'gradient_step' })).toHaveCount(0);
+    await expect.poll(() => new URL(page.url()).searchParams.get('event_type')).toBe('gradient_step');
+    await page.reload();
+    await expect(page.getByTestId('event-type-filter')).toHaveValue('gradient_step');
+    await expect(job.eventRows.first()).toContainText('gradient_step');
+    await expect(job.eventRows.filter({ hasNotText: 'gradient_step' })).toHaveCount(0);
+    await page.getByTestId('event-type-filter').selectOption('training_failed');
+    await expect(page.getByText('No training_failed events')).toBeVisible();
+    await page.getByTestId('event-type-filter').selectOption('');
+    await job.eventOrder.getByText('Newest first').click();
+    await expect(job.eventRows.first()).toContainText('training_ended');
   }
   await expectNoSeriousA11yViolations(page);
 

@@ -129,13 +129,15 @@ test('a new person signs up, fine-tunes a model from the form, watches it train 
     const firstStatus = (await job.status.textContent()) ?? '';
     test.info().annotations.push({ type: 'job status on arrival', description: firstStatus });
 
-    await expect(job.eventRows.first()).toContainText('training_started', { timeout: 60_000 });
+    // Newest first: each new event arrives on top.
+    await expect(job.eventRows.last()).toContainText('training_started', { timeout: 60_000 });
     await expect(job.status).toHaveText('Completed', { timeout: 90_000 });
-    // training_started, one gradient_step per batch, training_ended.
+    // training_ended on top, one gradient_step per batch, training_started at the bottom.
     await expect(job.eventRows).toHaveCount(STEPS + 2);
+    await expect(job.eventRows.first()).toContainText('training_ended');
     await expect(job.eventRows.nth(1)).toContainText('gradient_step');
     await expect(job.eventRows.nth(1)).toContainText('loss=');
-    await expect(job.eventRows.last()).toContainText('training_ended');
+    await expect(job.eventRows.last()).toContainText('training_started');
     await expect(job.progress).toHaveAttribute('aria-valuetext', `${STEPS} / ${STEPS} steps`);
     await expect(job.newStep).toHaveText('1');
     await expect(job.chartLines('loss').first()).toBeAttached();

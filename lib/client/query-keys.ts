@@ -11,6 +11,7 @@ import {
   jobEventListSchema,
   trainingJobListSchema,
   trainingJobSchema,
+  EVENT_TYPES,
   type JobEventDto,
 } from '@/lib/schemas/training-jobs';
 import { historySchema, trajectoryGroupListSchema, trajectoryStepListSchema } from '@/lib/schemas/trajectories';
@@ -80,8 +81,14 @@ export const queryKeys = {
     detail: (jobId: string) => [...queryKeys.jobs.all(), jobId] as const,
     summary: (jobId: string) => [...queryKeys.jobs.detail(jobId), 'summary'] as const,
     events: (jobId: string) => [...queryKeys.jobs.detail(jobId), 'events'] as const,
-    eventPage: (jobId: string, cursor: string | undefined, newestFirst = false) =>
-      [...queryKeys.jobs.events(jobId), 'page', newestFirst ? 'newest' : 'oldest', cursor ?? null] as const,
+    eventPage: (jobId: string, cursor: string | undefined, view: EventListView = DEFAULT_EVENT_VIEW) =>
+      [
+        ...queryKeys.jobs.events(jobId),
+        'page',
+        view.newestFirst ? 'newest' : 'oldest',
+        view.type ?? 'all',
+        cursor ?? null,
+      ] as const,
     allEvents: (jobId: string) => [...queryKeys.jobs.events(jobId), 'all'] as const,
     entityList: (entity: string, filter: EntityJobsFilter) =>
       [...queryKeys.jobs.all(), 'list', entity, filter] as const,
@@ -387,12 +394,34 @@ export const entityJobsQuery = (entity: string, filter: EntityJobsFilter) =>
 export const EVENT_PAGE_SIZE = 25;
 
 /** A page of the events table, chronological or (`newestFirst`, an API extension) newest first. */
-export const jobEventPageQuery = (jobId: string, cursor: string | undefined, newestFirst = false) =>
+/** How the job page lists events: newest first by default (the live end on top), optionally one type only. */
+export interface EventListView {
+  newestFirst: boolean;
+  type: JobEventDto['type'] | null;
+}
+export const DEFAULT_EVENT_VIEW: EventListView = { newestFirst: true, type: null };
+
+/** The view a job page URL asks for (`?events=oldest`, `?event_type=gradient_step`); anything unknown is the default. */
+export function eventViewFromSearchParams(raw: Record<string, string | string[] | undefined>): EventListView {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const type = one(raw.event_type);
+  return {
+    newestFirst: one(raw.events) !== 'oldest',
+    type: (EVENT_TYPES as readonly string[]).includes(type ?? '') ? (type as JobEventDto['type']) : null,
+  };
+}
+
+export const jobEventPageQuery = (
+  jobId: string,
+  cursor: string | undefined,
+  view: EventListView = DEFAULT_EVENT_VIEW,
+) =>
   queryOptions({
-    queryKey: queryKeys.jobs.eventPage(jobId, cursor, newestFirst),
+    queryKey: queryKeys.jobs.eventPage(jobId, cursor, view),
     queryFn: ({ signal }) => {
       const params = new URLSearchParams({ limit: String(EVENT_PAGE_SIZE) });
-      if (newestFirst) params.set('newest_first', 'true');
+      if (view.newestFirst) params.set('newest_first', 'true');
+      if (view.type) params.set('event_type', view.type);
       if (cursor) params.set('after', cursor);
       return apiFetch(`${jobPath(jobId)}/events?${params}`, jobEventListSchema, { signal });
     },

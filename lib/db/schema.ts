@@ -272,7 +272,13 @@ export const jobEvents = pgTable(
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('job_events_id_key').on(t.id), index('job_events_job_seq_idx').on(t.jobId, t.seq)],
+  (t) => [
+    uniqueIndex('job_events_id_key').on(t.id),
+    index('job_events_job_seq_idx').on(t.jobId, t.seq),
+    // The events list filtered by type (the job page's filter): a rare type (training_failed) in a job of a
+    // million gradient steps is found by index, not by reading every event of the job.
+    index('job_events_job_type_seq_idx').on(t.jobId, t.type, t.seq),
+  ],
 );
 
 /** Trajectory groups as logged through /log (source "log") or submitted with an RL job (source "train"). */

@@ -361,5 +361,6 @@ export const listEventsQuerySchema = z.object({
     .optional()
     .default(false)
     .describe('Extension: list newest first instead of chronologically'),
+  event_type: z.enum(EVENT_TYPES).optional().describe('Extension: only events of this type'),
   limit: limitQuery,
 });

@@ -193,10 +193,16 @@ export async function listJobsOfModel(
 export async function listEvents(
   principal: Principal,
   jobId: string,
-  q: { after?: string; before?: string; newest_first?: boolean; limit: number },
+  q: {
+    after?: string;
+    before?: string;
+    newest_first?: boolean;
+    event_type?: JobEventDto['type'];
+    limit: number;
+  },
 ): Promise<ListEnvelope<JobEventDto>> {
   const db = await getDb();
-  if (!q.newest_first && q.before === undefined) {
+  if (!q.newest_first && q.before === undefined && q.event_type === undefined) {
     // The common case (a client following a job): scope, cursor and page in one query.
     const page = await pageEventsInScope(db, {
       jobId,
@@ -220,7 +226,13 @@ export async function listEvents(
   const afterSeq = q.after === undefined ? undefined : await seqOf('after', q.after);
   const order = q.newest_first ? 'desc' : 'asc';
   const beforeSeq = q.before === undefined ? undefined : await seqOf('before', q.before);
-  const { rows, backwards } = await pageEvents(db, job.id, { order, afterSeq, beforeSeq, limit: q.limit + 1 });
+  const { rows, backwards } = await pageEvents(db, job.id, {
+    order,
+    afterSeq,
+    beforeSeq,
+    type: q.event_type,
+    limit: q.limit + 1,
+  });
   const page = rows.slice(0, q.limit);
   if (backwards) page.reverse();
   return toList(page.map(toEventDto), rows.length > q.limit);

@@ -155,6 +155,26 @@ describe('GET /v1/preview/training-jobs/{id}/events', () => {
     expect(unknown.body.detail[0]).toMatchObject({ loc: ['query', 'before'], msg: 'Value error, Unknown cursor' });
   });
 
+  it('lists one event type with event_type, in either order and across pages (extension)', async () => {
+    const { user, jobId, ids } = await jobWithEvents(5); // started, 5 steps, ended
+    const steps = ids.slice(1, 6);
+    const first = await page(user, jobId, { event_type: 'gradient_step', limit: 2 });
+    expect(first.data.map((e) => e.id)).toEqual(steps.slice(0, 2));
+    expect(first.data.every((e) => e.type === 'gradient_step')).toBe(true);
+    const next = await page(user, jobId, { event_type: 'gradient_step', limit: 2, after: first.last_id });
+    expect(next.data.map((e) => e.id)).toEqual(steps.slice(2, 4));
+    const newest = await page(user, jobId, { event_type: 'gradient_step', newest_first: 'true', limit: 2 });
+    expect(newest.data.map((e) => e.id)).toEqual([steps[4], steps[3]]);
+    // A cursor of another type still marks a position.
+    const afterStart = await page(user, jobId, { event_type: 'training_ended', after: ids[0] });
+    expect(afterStart.data.map((e) => e.id)).toEqual([ids[6]]);
+    expect((await page(user, jobId, { event_type: 'training_failed' })).data).toEqual([]);
+
+    const bad = await events(user, jobId, { event_type: 'checkpoint' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc).toEqual(['query', 'event_type']);
+  });
+
   it('validates limit 1..100 and rejects an unknown cursor', async () => {
     const { user, jobId } = await jobWithEvents(1);
     const cases: [string, string][] = [

@@ -11,11 +11,18 @@ import { jobEvents } from '../schema';
 export async function pageEvents(
   db: DbOrTx,
   jobId: string,
-  opts: { order: 'asc' | 'desc'; afterSeq?: number; beforeSeq?: number; limit: number },
+  opts: {
+    order: 'asc' | 'desc';
+    afterSeq?: number;
+    beforeSeq?: number;
+    type?: (typeof jobEvents.$inferSelect)['type'];
+    limit: number;
+  },
 ) {
   const backwards = opts.beforeSeq !== undefined;
   const scanDesc = (opts.order === 'desc') !== backwards;
   const conditions: SQL[] = [eq(jobEvents.jobId, jobId)];
+  if (opts.type !== undefined) conditions.push(eq(jobEvents.type, opts.type));
   const cursor = opts.afterSeq ?? opts.beforeSeq;
   if (cursor !== undefined) conditions.push(scanDesc ? lt(jobEvents.seq, cursor) : gt(jobEvents.seq, cursor));
   const rows = await db

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { remainingMs, useNowEverySecond } from '@/lib/client/use-now';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
 import { MetricChartCard } from '@/components/charts/metric-chart-card';
@@ -19,6 +19,7 @@ import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { ChevronRightIcon } from '@/components/ui/icons';
 import { RelativeTime } from '@/components/ui/relative-time';
+import { Select } from '@/components/ui/input';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
@@ -32,16 +33,19 @@ import {
   EVENT_PAGE_SIZE,
   fetchEventsAfter,
   jobEventPageQuery,
+  type EventListView,
   jobQuery,
   modelQuery,
   queryKeys,
 } from '@/lib/client/query-keys';
-import { trainingJobSchema, type JobEventDto, type TrainingJobDto } from '@/lib/schemas/training-jobs';
+import { EVENT_TYPES, trainingJobSchema, type JobEventDto, type TrainingJobDto } from '@/lib/schemas/training-jobs';
 
 interface JobDetailClientProps {
   jobId: string;
   entity: string;
   defaultEntity: string;
+  /** From the URL: the events' order and type filter. */
+  initialEventView: EventListView;
 }
 
 /**
@@ -82,15 +86,33 @@ function useJobTail(jobId: string) {
   });
 }
 
-export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClientProps) {
+/** Keeps the events' order and type filter in the URL (`?events=oldest&event_type=…`), so a reload or a link keeps them. */
+function useEventViewInUrl(view: EventListView) {
+  useEffect(() => {
+    const url = new URL(window.location.href);
+    if (view.newestFirst) url.searchParams.delete('events');
+    else url.searchParams.set('events', 'oldest');
+    if (view.type) url.searchParams.set('event_type', view.type);
+    else url.searchParams.delete('event_type');
+    if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
+  }, [view.newestFirst, view.type]);
+}
+
+export function JobDetailClient({ jobId, entity, defaultEntity, initialEventView }: JobDetailClientProps) {
   const queryClient = useQueryClient();
   const summary = useQuery(jobQuery(jobId));
   const tail = useJobTail(jobId);
   const job = tail.data?.job ?? summary.data;
   const model = useQuery({ ...modelQuery(job?.model_id ?? ''), enabled: Boolean(job), retry: false });
   const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
-  const [newestFirst, setNewestFirst] = useState(false);
-  const page = useQuery(jobEventPageQuery(jobId, currentCursor(cursors), newestFirst));
+  const [eventView, setEventViewState] = useState<EventListView>(initialEventView);
+  const { newestFirst } = eventView;
+  const page = useQuery(jobEventPageQuery(jobId, currentCursor(cursors), eventView));
+  const setEventView = (view: EventListView) => {
+    setEventViewState(view);
+    setCursors(FIRST_PAGE);
+  };
+  useEventViewInUrl(eventView);
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [smoothing, setSmoothing] = useState(0);
   const [logScale, setLogScale] = useState(false);
@@ -296,7 +318,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
             title="Events"
             description={
               newestFirst
-                ? 'Newest first, as the trainer reported them.'
+                ? `Newest first, as the trainer reported them${terminal ? '' : '; new events appear on top'}.`
                 : 'Chronological, as the trainer reported them.'
             }
             actions={
@@ -308,14 +330,35 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
                   { value: 'oldest', label: 'Oldest first' },
                   { value: 'newest', label: 'Newest first' },
                 ]}
-                onChange={(value) => {
-                  setNewestFirst(value === 'newest');
-                  setCursors(FIRST_PAGE);
-                }}
+                onChange={(value) => setEventView({ ...eventView, newestFirst: value === 'newest' })}
                 data-testid="events-order"
               />
             }
           />
+          <div className="flex items-center gap-2 border-b border-line px-5 py-2.5">
+            <label htmlFor="event-type" className="text-xs font-medium text-fg-muted">
+              Type
+            </label>
+            <Select
+              id="event-type"
+              value={eventView.type ?? ''}
+              onChange={(e) =>
+                setEventView({
+                  ...eventView,
+                  type: e.target.value === '' ? null : (e.target.value as JobEventDto['type']),
+                })
+              }
+              className="w-48"
+              data-testid="event-type-filter"
+            >
+              <option value="">All types</option>
+              {EVENT_TYPES.map((type) => (
+                <option key={type} value={type}>
+                  {type}
+                </option>
+              ))}
+            </Select>
+          </div>
           {page.isPending ? (
             <div className="p-5">
               <Skeleton className="h-5 w-2/3" />
@@ -327,14 +370,18 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
               </RetryAlert>
             </CardBody>
           ) : events.length === 0 ? (
-            <EmptyState
-              title="No events yet"
-              description="The job reports training_started when a worker picks it up."
-            />
+            eventView.type ? (
+              <EmptyState title={`No ${eventView.type} events`} description="Choose All types to see every event." />
+            ) : (
+              <EmptyState
+                title="No events yet"
+                description="The job reports training_started when a worker picks it up."
+              />
+            )
           ) : (
             <JobEventsTable
               events={events}
-              firstIndex={newestFirst ? undefined : (pageNumber(cursors) - 1) * EVENT_PAGE_SIZE + 1}
+              firstIndex={newestFirst || eventView.type ? undefined : (pageNumber(cursors) - 1) * EVENT_PAGE_SIZE + 1}
             />
           )}
           <CursorPager

@@ -4,7 +4,13 @@ import { notFound } from 'next/navigation';
 import { requirePrincipal } from '@/app/_lib/session';
 import { ApiError } from '@/lib/errors';
 import { resolveEntity } from '@/lib/client/entity';
-import { EVENT_PAGE_SIZE, jobEventPageQuery, jobQuery, modelQuery } from '@/lib/client/query-keys';
+import {
+  EVENT_PAGE_SIZE,
+  eventViewFromSearchParams,
+  jobEventPageQuery,
+  jobQuery,
+  modelQuery,
+} from '@/lib/client/query-keys';
 import { idSchema } from '@/lib/schemas/common';
 import { toSessionDto } from '@/lib/services/accounts';
 import { getModel } from '@/lib/services/models';
@@ -25,6 +31,7 @@ export default async function JobPage({ params, searchParams }: JobPageProps) {
   const raw = await searchParams;
   const session = toSessionDto(principal);
   const entity = resolveEntity(session, Array.isArray(raw.entity) ? raw.entity[0] : raw.entity);
+  const eventView = eventViewFromSearchParams(raw);
 
   const queryClient = new QueryClient();
   let modelId: string;
@@ -37,8 +44,13 @@ export default async function JobPage({ params, searchParams }: JobPageProps) {
   }
   await Promise.allSettled([
     queryClient.prefetchQuery({
-      ...jobEventPageQuery(jobId, undefined),
-      queryFn: () => listEvents(principal, jobId, { limit: EVENT_PAGE_SIZE }),
+      ...jobEventPageQuery(jobId, undefined, eventView),
+      queryFn: () =>
+        listEvents(principal, jobId, {
+          limit: EVENT_PAGE_SIZE,
+          newest_first: eventView.newestFirst,
+          event_type: eventView.type ?? undefined,
+        }),
     }),
     // The breadcrumb names the model; a deleted model leaves the job readable (its events stay).
     queryClient.prefetchQuery({ ...modelQuery(modelId), queryFn: () => getModel(principal, modelId) }),
@@ -46,7 +58,12 @@ export default async function JobPage({ params, searchParams }: JobPageProps) {
 
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <JobDetailClient jobId={jobId} entity={entity} defaultEntity={session.default_entity} />
+      <JobDetailClient
+        jobId={jobId}
+        entity={entity}
+        defaultEntity={session.default_entity}
+        initialEventView={eventView}
+      />
     </HydrationBoundary>
   );
 }

@@ -1,0 +1,1 @@
+CREATE INDEX "job_events_job_type_seq_idx" ON "job_events" USING btree ("job_id","type","seq");
