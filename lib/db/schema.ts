@@ -299,6 +299,12 @@ export const trajectoryGroups = pgTable(
     rewardMean: doublePrecision('reward_mean'),
     rewardMin: doublePrecision('reward_min'),
     rewardMax: doublePrecision('reward_max'),
+    /**
+     * Every reward of the group (unscored trajectories left out), for the reward band of the model page's charts
+     * (p10 to p90 per step): quantiles do not pool from means, and reading them out of `data` would parse every
+     * stored trajectory. Null for groups stored before this column existed.
+     */
+    rewards: doublePrecision('rewards').array(),
     // json, not jsonb: trajectories are stored verbatim and may hold "\u0000" (a model can emit byte 0),
     // which jsonb refuses. They are only ever read back whole.
     data: json('data').$type<Record<string, unknown>>().notNull(),

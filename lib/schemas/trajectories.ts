@@ -86,9 +86,18 @@ export const historySeriesSchema = z.object({
   total_points: z.int(),
   points: z.array(z.tuple([z.int(), z.number()])).describe('[step, value] pairs in step order'),
 });
+export const historyBandSchema = z.object({
+  name: z.string().describe('The reward series the band belongs to, e.g. train/reward'),
+  points: z
+    .array(z.tuple([z.int(), z.number(), z.number()]))
+    .describe('[step, p10, p90] of every stored trajectory reward of that split, per step or bucket of steps'),
+});
 export const historySchema = z.object({
   run_id: z.string(),
   series: z.array(historySeriesSchema),
+  bands: z
+    .array(historyBandSchema)
+    .describe('Reward spread per step (p10 to p90) for each requested {split}/reward series with stored trajectories'),
 });
 
 /** Dashboard extension: which steps hold stored trajectory groups, newest first, with a summary per split. */

@@ -2,6 +2,7 @@ import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as runMetricsRepo from '@/lib/db/repositories/run-metrics';
+import { rewardBands } from '@/lib/db/repositories/trajectory-steps';
 import { ROLLUP_WIDTHS, type SeriesSummary } from '@/lib/db/repositories/run-metrics';
 import type { Principal } from './accounts';
 import { downsampleBucketCount, downsampleSummaries, pointSummary, type BucketSummary, type Point } from './downsample';
@@ -56,7 +57,41 @@ export async function getHistory(principal: Principal, modelId: string, q: Histo
     else if (!zoomed) series.push({ name, total_points: summary.n, points: whole.get(name) ?? [] });
     else series.push({ name, ...(await readSeries(db, model.runId, summary, q)) });
   }
-  return { run_id: model.runId, series };
+  return { run_id: model.runId, series, bands: await bandsFor(db, model.id, names, byName, q) };
+}
+
+/**
+ * The reward band (p10 to p90 of the trajectories' rewards) of each requested `{split}/reward` series, bucketed so
+ * that it has at most about `max_points` points over the series' steps (or the zoomed range).
+ */
+async function bandsFor(
+  db: DbOrTx,
+  modelId: string,
+  names: string[],
+  byName: Map<string, SeriesSummary>,
+  q: HistoryQuery,
+) {
+  const rewardSeries = names.flatMap((name) => {
+    const split = /^([^/]+)\/reward$/.exec(name)?.[1];
+    const summary = byName.get(name);
+    return split && summary ? [{ name, split, summary }] : [];
+  });
+  if (rewardSeries.length === 0) return [];
+  const first = Math.max(q.from_step ?? 0, Math.min(...rewardSeries.map((r) => r.summary.firstStep)));
+  const last = Math.min(q.to_step ?? Infinity, Math.max(...rewardSeries.map((r) => r.summary.lastStep)));
+  const width = Math.max(1, Math.ceil((last - first + 1) / q.max_points));
+  const points = await rewardBands(db, modelId, {
+    splits: rewardSeries.map((r) => r.split),
+    width,
+    fromStep: q.from_step,
+    toStep: q.to_step,
+  });
+  return rewardSeries
+    .map(({ name, split }) => ({
+      name,
+      points: points.filter((p) => p.split === split).map((p) => [p.step, p.p10, p.p90] as [number, number, number]),
+    }))
+    .filter((band) => band.points.length > 0);
 }
 
 async function wholeSeries(db: DbOrTx, runId: string, summaries: SeriesSummary[], maxPoints: number) {

@@ -21,6 +21,7 @@ function groupSummary(group: TrajectoryGroup) {
     rewardMean: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
     rewardMin: rewards.length ? Math.min(...rewards) : null,
     rewardMax: rewards.length ? Math.max(...rewards) : null,
+    rewards: rewards.filter(Number.isFinite),
   };
 }
 

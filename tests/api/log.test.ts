@@ -173,6 +173,36 @@ describe('POST /v1/preview/models/{id}/log: metric formulas', () => {
     });
   });
 
+  it("gives the history a reward band: p10 to p90 of every trajectory's reward per step and split", async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    // Step 0: rewards 0..10 in two groups (pooled over two logs); p10 = 1, p90 = 9 (linear interpolation).
+    const group = (rewards: (number | undefined)[]) => ({ trajectories: rewards.map((r) => traj(r)) });
+    expect((await log(user, model.id, { split: 'train', trajectory_groups: [group([0, 1, 2, 3])] })).status).toBe(200);
+    const second = { split: 'train', trajectory_groups: [group([4, 5, 6, 7, 8, 9, 10, undefined])] };
+    expect((await log(user, model.id, second)).status).toBe(200);
+    await seedCheckpoints(model.id, [1]);
+    expect((await log(user, model.id, { split: 'train', trajectory_groups: [group([2, 2])] })).status).toBe(200);
+    expect((await log(user, model.id, { split: 'val', trajectory_groups: [group([1, 3])] })).status).toBe(200);
+
+    const res = await history(user, model.id);
+    expect(res.status).toBe(200);
+    const bands = Object.fromEntries(historySchema.parse(res.body).bands.map((b) => [b.name, b.points]));
+    expect(bands['train/reward']).toEqual([
+      [0, 1, 9],
+      [1, 2, 2],
+    ]);
+    expect(bands['val/reward'][0][0]).toBe(1);
+    expect(bands['val/reward'][0][1]).toBeCloseTo(1.2);
+    expect(bands['val/reward'][0][2]).toBeCloseTo(2.8);
+    // Only for the reward series asked for, and within a zoomed range.
+    const some = historySchema.parse((await history(user, model.id, { keys: 'train/reward', from_step: 1 })).body);
+    expect(some.bands).toEqual([{ name: 'train/reward', points: [[1, 2, 2]] }]);
+    expect(historySchema.parse((await history(user, model.id, { keys: 'train/reward_std_dev' })).body).bands).toEqual(
+      [],
+    );
+  });
+
   it('accepts a free-text split and prefixes every key with it', async () => {
     const user = await createUser();
     const model = await createModel(user);

@@ -62,3 +62,38 @@ export async function stepAggregates(db: DbOrTx, f: StepFilters, steps: number[]
     .where(and(...conditions(f), inArray(trajectoryGroups.step, steps)))
     .groupBy(trajectoryGroups.step, trajectoryGroups.split, trajectoryGroups.source);
 }
+
+/** p10 and p90 of the rewards of one split over a bucket of steps (`step`: the bucket's last step). */
+export interface RewardBandPoint {
+  split: string;
+  step: number;
+  p10: number;
+  p90: number;
+}
+
+/**
+ * The reward band of the model page's reward chart: per split and per bucket of `width` steps, the 10th and 90th
+ * percentiles of every stored trajectory's reward. Reads the groups' `rewards` arrays, never their data; groups
+ * stored before that column existed have none and leave no band.
+ */
+export async function rewardBands(
+  db: DbOrTx,
+  modelId: string,
+  opts: { splits: string[]; width: number; fromStep?: number; toStep?: number },
+): Promise<RewardBandPoint[]> {
+  if (opts.splits.length === 0) return [];
+  const width = Math.max(1, Math.floor(opts.width));
+  const range: SQL[] = [];
+  if (opts.fromStep !== undefined) range.push(sql`and g.step >= ${opts.fromStep}`);
+  if (opts.toStep !== undefined) range.push(sql`and g.step <= ${opts.toStep}`);
+  const result = (await db.execute(sql`
+    select g.split, max(g.step) as step,
+           percentile_cont(0.1) within group (order by r) as p10,
+           percentile_cont(0.9) within group (order by r) as p90
+      from ${trajectoryGroups} g, unnest(g.rewards) as r
+     where g.model_id = ${modelId} and g.split = any(${sql.param(opts.splits)}::text[]) and g.rewards is not null
+           ${sql.join(range, sql` `)}
+     group by g.split, g.step / ${width}
+     order by g.split, 2`)) as unknown as { rows: { split: string; step: number; p10: number; p90: number }[] };
+  return result.rows.map((r) => ({ split: r.split, step: Number(r.step), p10: Number(r.p10), p90: Number(r.p90) }));
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "trajectory_groups" ADD COLUMN "rewards" double precision[];
