@@ -123,7 +123,7 @@ export function MetricChartCard({
   const detail = useQuery({
     ...historyRangeQuery(modelId ?? '', keys, detailRange?.from ?? 0, detailRange?.to ?? 0),
     enabled: Boolean(modelId && detailRange),
-    select: (data) => groupSeriesIntoCharts(data.series).find((c) => c.metric === overview.metric) ?? null,
+    select: (data) => groupSeriesIntoCharts(data.series, data.bands).find((c) => c.metric === overview.metric) ?? null,
   });
   const chart = detailRange && detail.data ? detail.data : overview;
   const hidden = logScale ? countNonPositive(chart) : 0;

@@ -1,8 +1,8 @@
 'use client';
 
 import { useMemo, useRef, useState } from 'react';
-import { Brush, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
+import { Area, Brush, CartesianGrid, ComposedChart, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { bandsAtRow, buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import { seriesColor } from './chart-colors';
 
@@ -33,13 +33,15 @@ interface TooltipBodyProps {
   row: ChartRow | undefined;
   chart: ChartSpec;
   lines: ReturnType<typeof buildChartData>['lines'];
+  bands: ReturnType<typeof buildChartData>['bands'];
   smoothing: number;
 }
 
-function TooltipBody({ step, row, chart, lines, smoothing }: TooltipBodyProps) {
+function TooltipBody({ step, row, chart, lines, bands, smoothing }: TooltipBodyProps) {
   if (step === undefined || !row) return null;
   const raw = valuesAtRow(row, lines, 'raw');
   const smoothed = valuesAtRow(row, lines, 'smoothed');
+  const spread = bandsAtRow(row, bands);
   return (
     <div className="rounded-lg border border-line bg-surface-raised px-3 py-2 text-xs shadow-lg">
       <p className="mb-1 font-medium text-fg">Step {step.toLocaleString('en')}</p>
@@ -56,6 +58,11 @@ function TooltipBody({ step, row, chart, lines, smoothing }: TooltipBodyProps) {
               {smoothing > 0 && raw.has(i) ? (
                 <span className="text-fg-subtle">({formatNumber(raw.get(i)!)})</span>
               ) : null}
+              {spread.has(i) ? (
+                <span className="text-fg-subtle" data-testid="chart-tooltip-band">
+                  p10–p90 {formatNumber(spread.get(i)![0])} to {formatNumber(spread.get(i)![1])}
+                </span>
+              ) : null}
             </li>
           );
         })}
@@ -70,7 +77,10 @@ function TooltipBody({ step, row, chart, lines, smoothing }: TooltipBodyProps) {
  * Loaded with next/dynamic: recharts and d3 stay out of every route's first-load JavaScript.
  */
 export function MetricChart({ chart, smoothing, logScale, height = 240, onStepClick, onZoomChange }: MetricChartProps) {
-  const { rows, lines } = useMemo(() => buildChartData(chart, { smoothing, logScale }), [chart, smoothing, logScale]);
+  const { rows, lines, bands } = useMemo(
+    () => buildChartData(chart, { smoothing, logScale }),
+    [chart, smoothing, logScale],
+  );
   const rowByStep = useMemo(() => new Map(rows.map((r) => [r.step, r])), [rows]);
   const single = rows.length === 1;
   // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
@@ -83,7 +93,7 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
 
   const drawing = (
     <ResponsiveContainer width="100%" height={height}>
-      <LineChart
+      <ComposedChart
         data={rows}
         margin={{ top: 8, right: 12, bottom: 0, left: 0 }}
         style={onStepClick ? { cursor: 'pointer' } : undefined}
@@ -123,10 +133,30 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
               row={typeof label === 'number' ? rowByStep.get(label) : undefined}
               chart={chart}
               lines={lines}
+              bands={bands}
               smoothing={smoothing}
             />
           )}
         />
+        {bands.map((band) => (
+          // Where the middle 80 % of the trajectories' rewards lie: behind the series' line, in its colour.
+          <Area
+            key={band.dataKey}
+            dataKey={band.dataKey}
+            name={`${band.seriesName} p10–p90`}
+            type="linear"
+            stroke="none"
+            fill={seriesColor(band.seriesIndex)}
+            fillOpacity={0.14}
+            connectNulls
+            isAnimationActive={false}
+            // recharts draws a lone sample of an area as dots; the line's own dot is the point (the tooltip
+            // still gives the band).
+            dot={false}
+            activeDot={false}
+            legendType="none"
+          />
+        ))}
         {lines.map((line) => {
           const faded = line.kind === 'raw' && smoothing > 0;
           return (
@@ -192,7 +222,7 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
             }}
           />
         ) : null}
-      </LineChart>
+      </ComposedChart>
     </ResponsiveContainer>
   );
   if (!onStepClick) return drawing;

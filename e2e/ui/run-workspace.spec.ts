@@ -153,6 +153,13 @@ test('a reward-hacked run: reward rises while a logged metric falls, and the car
   // Sections: reward (with the logged metric) first; constant series folded into one row.
   await expect(page.getByTestId('metric-section-reward').getByTestId('metric-chart-card')).not.toHaveCount(0);
   await expect(page.getByTestId('metric-section-reward')).toContainText('correct');
+  // Behind each reward line, the band where the middle 80 % of its trajectories' rewards lie (train and val).
+  const rewardChart = m.chart('reward');
+  await expect(rewardChart.locator('path.recharts-area-area')).toHaveCount(2);
+  await rewardChart.scrollIntoViewIfNeeded();
+  const box = (await rewardChart.locator('svg.recharts-surface').first().boundingBox())!;
+  await page.mouse.move(box.x + box.width - 20, box.y + box.height / 3);
+  await expect(rewardChart.getByTestId('chart-tooltip-band').first()).toContainText('p10–p90');
   await expectNoSeriousA11yViolations(page, 'a reward-hacked run');
   await shoot(page, 'workspace-hacked');
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { buildChartData, countNonPositive, groupSeriesIntoCharts, logSafe, parseSeriesName } from './chart-series';
+import {
+  bandsAtRow,
+  buildChartData,
+  countNonPositive,
+  groupSeriesIntoCharts,
+  logSafe,
+  parseSeriesName,
+} from './chart-series';
 
 describe('parseSeriesName', () => {
   it('splits on the first slash only', () => {
@@ -91,5 +98,50 @@ describe('buildChartData', () => {
   it('adds smoothed lines beside the raw ones', () => {
     const { lines } = buildChartData(chart, { smoothing: 0.6, logScale: false });
     expect(lines.filter((l) => l.kind === 'smoothed').map((l) => l.seriesName)).toEqual(['train/loss', 'val/loss']);
+  });
+});
+
+describe('reward bands', () => {
+  it('puts [p10, p90] on the rows of the band steps under one key per series, and leaves it off a log axis at ≤ 0', () => {
+    const [chart] = groupSeriesIntoCharts(
+      [
+        {
+          name: 'train/reward',
+          total_points: 2,
+          points: [
+            [0, 0.5],
+            [2, 0.6],
+          ],
+        },
+        { name: 'val/reward', total_points: 1, points: [[2, 0.7]] },
+      ],
+      [
+        {
+          name: 'train/reward',
+          points: [
+            [0, 0, 1],
+            [1, 0.2, 0.8],
+            [2, 0.4, 0.9],
+          ],
+        },
+      ],
+    );
+    expect(chart.series[0].band).toEqual([
+      { step: 0, low: 0, high: 1 },
+      { step: 1, low: 0.2, high: 0.8 },
+      { step: 2, low: 0.4, high: 0.9 },
+    ]);
+    expect(chart.series[1].band).toBeUndefined();
+    const { rows, bands } = buildChartData(chart, { smoothing: 0, logScale: false });
+    expect(bands).toEqual([{ dataKey: 'b0', seriesName: 'train/reward', seriesIndex: 0 }]);
+    expect(rows.map((r) => [r.step, r.b0])).toEqual([
+      [0, [0, 1]],
+      [1, [0.2, 0.8]],
+      [2, [0.4, 0.9]],
+    ]);
+    expect(bandsAtRow(rows[1], bands)).toEqual(new Map([[0, [0.2, 0.8]]]));
+    const log = buildChartData(chart, { smoothing: 0, logScale: true });
+    expect(log.rows.find((r) => r.step === 0)?.b0).toBeUndefined();
+    expect(log.rows.find((r) => r.step === 1)?.b0).toEqual([0.2, 0.8]);
   });
 });

@@ -7,6 +7,12 @@ export interface HistorySeries {
   points: [number, number][];
 }
 
+/** The history's reward band of one series: `[step, p10, p90]` in step order. */
+export interface HistoryBand {
+  name: string;
+  points: [number, number, number][];
+}
+
 export interface ChartSeries {
   /** The full metric key, `{split}/{metric}`. */
   name: string;
@@ -14,6 +20,8 @@ export interface ChartSeries {
   split: string;
   totalPoints: number;
   points: SeriesPoint[];
+  /** p10 to p90 of the trajectories' rewards per step, drawn as a shaded band behind a reward series. */
+  band?: { step: number; low: number; high: number }[];
 }
 
 /** One chart: every split of one metric name, so train and val of `reward` share axes. */
@@ -41,16 +49,22 @@ function metricRank(metric: string): number {
   return metric === 'reward' ? 0 : 1;
 }
 
-export function groupSeriesIntoCharts(series: readonly HistorySeries[]): ChartSpec[] {
+export function groupSeriesIntoCharts(
+  series: readonly HistorySeries[],
+  bands: readonly HistoryBand[] = [],
+): ChartSpec[] {
   const byMetric = new Map<string, ChartSeries[]>();
+  const bandOf = new Map(bands.map((b) => [b.name, b.points]));
   for (const s of series) {
     const { split, metric } = parseSeriesName(s.name);
     const list = byMetric.get(metric) ?? [];
+    const band = bandOf.get(s.name);
     list.push({
       name: s.name,
       split,
       totalPoints: s.total_points,
       points: s.points.map(([step, value]) => ({ step, value: Number.isFinite(value) ? value : null })),
+      ...(band?.length ? { band: band.map(([step, low, high]) => ({ step, low, high })) } : {}),
     });
     byMetric.set(metric, list);
   }
@@ -73,7 +87,7 @@ export function countNonPositive(chart: ChartSpec): number {
   return n;
 }
 
-export type ChartRow = { step: number } & Record<string, number | null | undefined>;
+export type ChartRow = { step: number } & Record<string, number | [number, number] | null | undefined>;
 
 export interface ChartLine {
   dataKey: string;
@@ -83,9 +97,17 @@ export interface ChartLine {
   kind: 'raw' | 'smoothed';
 }
 
+/** A shaded p10–p90 band behind one series: each row holding it has `[low, high]` under `dataKey`. */
+export interface ChartBand {
+  dataKey: string;
+  seriesName: string;
+  seriesIndex: number;
+}
+
 export interface ChartData {
   rows: ChartRow[];
   lines: ChartLine[];
+  bands: ChartBand[];
 }
 
 /**
@@ -97,6 +119,7 @@ export interface ChartData {
 export function buildChartData(chart: ChartSpec, options: { smoothing: number; logScale: boolean }): ChartData {
   const rowsByStep = new Map<number, ChartRow>();
   const lines: ChartLine[] = [];
+  const bands: ChartBand[] = [];
   const row = (step: number): ChartRow => {
     let r = rowsByStep.get(step);
     if (!r) {
@@ -130,10 +153,28 @@ export function buildChartData(chart: ChartSpec, options: { smoothing: number; l
         r[dataKey] = value;
       });
     }
+    // A band cannot be drawn on a log axis where its low end is ≤ 0; it is left out there rather than clipped.
+    const band = series.band?.filter((b) => !options.logScale || b.low > 0);
+    // One step is no area (recharts would draw it as stray dots); the line's own point stands alone.
+    if (band && band.length >= 2) {
+      const dataKey = `b${seriesIndex}`;
+      bands.push({ dataKey, seriesName: series.name, seriesIndex });
+      for (const b of band) row(b.step)[dataKey] = [b.low, b.high];
+    }
   });
 
   const rows = [...rowsByStep.values()].sort((a, b) => a.step - b.step);
-  return { rows, lines };
+  return { rows, lines, bands };
+}
+
+/** The band of each series at one row, for tooltips and the table view. */
+export function bandsAtRow(rowValue: ChartRow, bands: readonly ChartBand[]) {
+  const out = new Map<number, [number, number]>();
+  for (const band of bands) {
+    const v = rowValue[band.dataKey];
+    if (Array.isArray(v)) out.set(band.seriesIndex, v);
+  }
+  return out;
 }
 
 /** The value of each series at one row, for tooltips and the table view: segments folded back together. */

@@ -97,6 +97,8 @@ export const historySchema = z.object({
   series: z.array(historySeriesSchema),
   bands: z
     .array(historyBandSchema)
+    // Absent from older servers' answers (and the dashboard's own test stand-ins): no bands.
+    .default([])
     .describe('Reward spread per step (p10 to p90) for each requested {split}/reward series with stored trajectories'),
 });
 

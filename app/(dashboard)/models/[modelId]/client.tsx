@@ -316,7 +316,7 @@ function MetricsSection({
   useEffect(preloadMetricChart, []);
   const [smoothing, setSmoothing] = useState(0.6);
   const [logScale, setLogScale] = useState(false);
-  const charts = useMemo(() => groupSeriesIntoCharts(history.data?.series ?? []), [history.data]);
+  const charts = useMemo(() => groupSeriesIntoCharts(history.data?.series ?? [], history.data?.bands), [history.data]);
   const sections = useMemo(() => sectionCharts(charts), [charts]);
 
   function clickReward(chart: ChartSpec, step: number, nearest: string | undefined) {
