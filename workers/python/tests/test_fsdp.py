@@ -1,9 +1,10 @@
-"""Without a server or a GPU: SFT on two CPU ranks (gloo, FSDP2) gives the same LoRA adapter as one process.
+"""Without a server or a GPU: SFT and RL on two CPU ranks (gloo, FSDP2) give the same LoRA adapter as one process.
 
-This pins the pieces that make sharded training equal single-process training: each rank trains its share of a
-batch's rows, the loss is divided by the whole batch's trainable-token count, FSDP sums (not averages) the
-gradients, ranks with fewer micro-batches run zero-weight passes so the collectives line up, and the sharded
-LoRA weights gather back whole.
+This pins the pieces that make sharded training equal single-process training: for SFT each rank trains its share
+of a batch's rows, the loss is divided by the whole batch's trainable-token count, FSDP sums (not averages) the
+gradients, and ranks with fewer micro-batches run zero-weight passes so the collectives line up; for RL every rank
+trains each step's one row (precalculated old logprobs included) and the gradient norm is the global one; and the
+sharded LoRA weights gather back whole.
 """
 
 from __future__ import annotations
@@ -26,6 +27,33 @@ EXAMPLES = [
 CONFIG = {"batch_size": 3, "learning_rate": [1e-2, 5e-3], "epochs": 2}
 
 
+def _trajectory(question: str, answer: str, reward: float) -> dict:
+    return {"messages_and_choices": [{"role": "user", "content": question}, {"role": "assistant", "content": answer}], "reward": reward}
+
+
+# Three groups (an odd number, as ranks would split rows), one without a reward spread (nothing to train there).
+RL_GROUPS = [
+    {"trajectories": [_trajectory("Sky?", "blue", 1.0), _trajectory("Sky?", "green", 0.0)]},
+    {"trajectories": [_trajectory("Sea?", "deep green and grey", 0.2), _trajectory("Sea?", "salt", 0.9), _trajectory("Sea?", "wet", 0.5)]},
+    {"trajectories": [_trajectory("Grass?", "green", 0.5), _trajectory("Grass?", "green", 0.5)]},
+]
+# resolveRlConfig's defaults (lib/schemas/training-jobs.ts), trained on text alone, old logprobs from the adapter.
+RL_CONFIG = {
+    "loss": "ppo",
+    "epsilon": 0.2,
+    "epsilon_high": 0.2,
+    "advantage_balance": 0,
+    "tau": None,
+    "learning_rate": 1e-2,
+    "mask_prob_ratio": False,
+    "max_negative_advantage_importance_sampling_weight": None,
+    "precalculate_logprobs": True,
+    "scale_rewards": True,
+    "importance_sampling_level": "token",
+    "allow_training_without_logprobs": True,
+}
+
+
 class _Opts:
     micro_batch_tokens = 64
 
@@ -43,12 +71,13 @@ class _Events:
         self.steps.extend(e["data"] for e in events if e["type"] == "gradient_step")
 
 
-def _train(model_dir: str, out_dir: Path, sharded: bool) -> tuple[dict[str, torch.Tensor], list[dict]]:
+def _train(model_dir: str, out_dir: Path, sharded: bool, kind: str = "sft") -> tuple[dict[str, torch.Tensor], list[dict]]:
     """Trains; returns the saved adapter's tensors (rank 0; {} elsewhere) and the gradient_step metrics."""
     from safetensors.torch import load_file
 
     from tuneboard_worker import distributed
-    from tuneboard_worker.model import attach_adapter, load_base, lora_settings, save_adapter
+    from tuneboard_worker.model import attach_adapter, detach_adapter, load_base, lora_settings, save_adapter
+    from tuneboard_worker.rl import train_rl
     from tuneboard_worker.runner import JobContext
     from tuneboard_worker.sft import train_sft
 
@@ -61,23 +90,28 @@ def _train(model_dir: str, out_dir: Path, sharded: bool) -> tuple[dict[str, torc
     if sharded:
         distributed.shard_model(model, device)
         ctx = distributed.LeaderContext(ctx) if distributed.rank() == 0 else distributed.FollowerContext()
-    train_sft(model, base.tokenizer, {"examples": EXAMPLES, "file": "train.jsonl"}, CONFIG, ctx, device, _Opts())
+    if kind == "sft":
+        train_sft(model, base.tokenizer, {"examples": EXAMPLES, "file": "train.jsonl"}, CONFIG, ctx, device, _Opts())
+    else:
+        train_rl(model, base.tokenizer, {"trajectory_groups": RL_GROUPS}, RL_CONFIG, ctx, device, _Opts())
     # As the runner does: every rank gathers, rank 0 writes PEFT's files.
     state = distributed.full_trainable_state(model) if sharded else None
     if distributed.rank() != 0:
         return {}, []
     save_adapter(model, "test/tiny-qwen3", out_dir, state)
+    if not sharded:
+        detach_adapter(model)  # the base stays cached for the next test, as the runner leaves it
     return load_file(str(out_dir / "adapter_model.safetensors")), events.steps
 
 
-def _rank_main(rank: int, world: int, port: int, model_dir: str, out: str) -> None:
+def _rank_main(rank: int, world: int, port: int, model_dir: str, out: str, kind: str = "sft") -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world), RANK=str(rank), LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
     from tuneboard_worker import distributed
 
     distributed.init_process_group()
     try:
-        state, steps = _train(model_dir, Path(out).parent / "sharded", sharded=True)
+        state, steps = _train(model_dir, Path(out).parent / "sharded", sharded=True, kind=kind)
         if rank == 0:
             torch.save({"state": state, "steps": steps}, out)
     finally:
@@ -109,16 +143,36 @@ def test_two_cpu_ranks_train_the_same_adapter_as_one_process(models_dir: Path, t
         assert abs(a["loss"] - b["loss"]) < 1e-4 and abs(a["grad_norm"] - b["grad_norm"]) < 1e-4
 
 
+def test_rl_on_two_cpu_ranks_trains_the_same_adapter_as_one_process(models_dir: Path, tmp_path: Path):
+    model_dir = str(build_tiny_model("qwen3", models_dir / "tiny-qwen3"))
+    (tmp_path / "single").mkdir()
+    (tmp_path / "sharded").mkdir()
+    single, single_steps = _train(model_dir, tmp_path / "single", sharded=False, kind="rl")
+    out = tmp_path / "rank0.pt"
+    mp.spawn(_rank_main, args=(2, _free_port(), model_dir, str(out), "rl"), nprocs=2, join=True)
+    sharded = torch.load(out)
+    assert sorted(sharded["state"]) == sorted(single) and len(single) > 0
+    assert any(float(t.abs().max()) > 0 for k, t in single.items() if "lora_B" in k)
+    worst = max(float((sharded["state"][k] - t).abs().max()) for k, t in single.items())
+    assert worst < 1e-4, worst
+    # 5 trajectories with a non-zero advantage (the tied group trains nothing): 5 rows, 5 steps.
+    assert len(single_steps) == 5 and len(sharded["steps"]) == 5
+    for a, b in zip(sharded["steps"], single_steps):
+        assert a["num_trainable_tokens"] == b["num_trainable_tokens"]
+        assert a["num_groups_trainable"] == b["num_groups_trainable"] == 2
+        for key in ("loss", "grad_norm", "entropy"):
+            assert abs(a[key] - b[key]) < 1e-4, (key, a[key], b[key])
+
+
 class _StubServer:
-    """Rank 0's client: an SFT job the user cancels while it trains, an SFT job, then an RL job (which such a worker
-    refuses), then nothing."""
+    """Rank 0's client: an SFT job the user cancels while it trains, an SFT job, then an RL job, then nothing."""
 
     def __init__(self, model_dir: str):
         job = {"backend": "hf", "base_model": "test/tiny-qwen3", "base_model_path": model_dir, "lease_seconds": 60}
         self.jobs = [
             {**job, "id": "cancel", "kind": "sft", "config": {**CONFIG, "epochs": 500}},
             {**job, "id": "sft", "kind": "sft", "config": {**CONFIG, "lora": {"rank": 4, "alpha": 8}}},
-            {**job, "id": "rl", "kind": "rl", "config": {}},
+            {**job, "id": "rl", "kind": "rl", "config": RL_CONFIG},
         ]
         self.calls: list[tuple] = []
 
@@ -131,8 +185,8 @@ class _StubServer:
     def append_events(self, job_id, events):
         self.calls += [("event", job_id, e["type"]) for e in events]
 
-    def job_input(self, _job_id):
-        return {"examples": EXAMPLES, "file": "train.jsonl"}
+    def job_input(self, job_id):
+        return {"trajectory_groups": RL_GROUPS} if job_id == "rl" else {"examples": EXAMPLES, "file": "train.jsonl"}
 
     def base_weights(self, *_args):
         return None
@@ -171,7 +225,7 @@ def test_under_torchrun_rank_0_alone_talks_to_the_server_and_every_rank_trains(m
     out = tmp_path / "calls.pt"
     mp.spawn(_worker_main, args=(2, _free_port(), model_dir, str(out)), nprocs=2, join=True)
     got = torch.load(out)
-    assert got["kinds"] == ("sft",)  # claims SFT jobs only
+    assert set(got["kinds"]) == {"sft", "rl"}  # claims both kinds
     sft = [c for c in got["calls"] if c[1] == "sft"]
     assert [c[2] for c in sft if c[0] == "event"] == ["training_started"] + ["gradient_step"] * 4
     assert [c[2] for c in sft if c[0] == "upload"] == ["adapter_config.json", "adapter_model.safetensors"]
@@ -179,5 +233,7 @@ def test_under_torchrun_rank_0_alone_talks_to_the_server_and_every_rank_trains(m
     # The cancel reached every rank at the same step (the next jobs ran on ranks still in step): no upload.
     cancelled = [c for c in got["calls"] if c[1] == "cancel"]
     assert 0 < len(cancelled) < 1000 and all(c[0] == "event" for c in cancelled)
-    (fail,) = [c for c in got["calls"] if c[1] == "rl"]
-    assert fail[0] == "fail" and "SFT jobs only" in fail[2]
+    rl = [c for c in got["calls"] if c[1] == "rl"]
+    assert [c[2] for c in rl if c[0] == "event"] == ["training_started"] + ["gradient_step"] * 5
+    assert [c[2] for c in rl if c[0] == "upload"] == ["adapter_config.json", "adapter_model.safetensors"]
+    assert rl[-1] == ("complete", "rl")

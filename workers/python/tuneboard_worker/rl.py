@@ -6,6 +6,10 @@ logprobs in `token_id:N` form, else the token string looked up in the vocabulary
 and batch-wide weight/advantage normalisation, the PPO/CISPO objective (rl_loss.py), optional precalculated old
 logprobs from the adapter as it was before the first step, AdamW β 0.9/0.99, weight decay 0.1, clip 0.1, a
 constant learning rate. Each history is one row and one optimizer step.
+
+Under FSDP (torchrun) every rank trains the same row at each step: a step holds one row, so there is nothing to
+split, and FSDP's gradient average over identical gradients is that gradient. The ranks exist to hold a model too
+large for one GPU, not to share rows; the batch order (a seeded shuffle) and every forward pass match on all ranks.
 """
 
 from __future__ import annotations
@@ -244,7 +248,9 @@ def train_rl(model: Any, tokenizer: Any, job_input: dict, config: dict, ctx: Any
         weights = as_t(t["weights"])
         loss, masked = rl_row_loss(lp, mask, as_t(t["old_logprobs"]), weights, as_t(t["advantages"]), cfg)
         loss.backward()
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, 0.1))
+        norm = torch.nn.utils.clip_grad_norm_(params, 0.1)
+        # Sharded (FSDP), the norm is a DTensor over the ranks' shards: its full value is the global norm.
+        grad_norm = float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)
         optimizer.step()
         entropy = float((ents[0].double() * weights * mask).sum() / masked) if masked else 0.0
         value = float(loss.detach())

@@ -161,14 +161,12 @@ class Worker:
         self.stop_now = threading.Event()  # abandon the current job at the next step
         self.device = opts.torch_device()
         # Under torchrun: one process per GPU, one job trained by all of them (FSDP); rank 0 alone talks to the
-        # server. RL is not sharded yet, so such a worker claims SFT jobs only.
+        # server. SFT splits each batch's rows over the ranks (sft.py); RL trains each step's one row on every
+        # rank (rl.py).
         self.world = 1
         if distributed.launched_distributed():
             self.device = distributed.init_process_group()
             self.world = distributed.world_size()
-            self.opts.kinds = tuple(k for k in opts.kinds if k == "sft")
-            if not self.opts.kinds:
-                raise SystemExit("Under torchrun (FSDP) the worker trains SFT jobs only; pass --kinds sft")
         self.info = worker_info(opts)
 
     def capabilities(self) -> dict[str, Any]:
@@ -277,8 +275,6 @@ class Worker:
                 torch.cuda.empty_cache()
 
     def _train(self, job: dict, ctx: Any) -> None:
-        if job["kind"] != "sft" and self.world > 1:
-            raise TrainingError(f"This worker runs under torchrun (FSDP across {self.world} ranks), which trains SFT jobs only; {job['kind']} jobs need a single-GPU worker")
         if job.get("backend") != "hf":
             raise TrainingError(f"This worker trains Hugging Face (hf) models; {job['base_model']} is not one")
         resolve_model_source(job["base_model"], job.get("base_model_path"), self.opts.models_dir)
