@@ -1,8 +1,8 @@
 /**
  * `npm run bench:gateway [-- --quick]`: the gateway under load, on a production server with the embedded
  * database (loopback only, every loop bounded):
- * - health under load: /v1/health latency while 200 API requests and 50 chat streams are in flight
- *   (goal: p99 under 50 ms);
+ * - health under load: /v1/health latency while 200 API requests and 50 chat streams are in flight, probed from a
+ *   thread of its own (goal: p99 under 50 ms);
  * - relay: streamed chat completions through Tuneboard to a stand-in upstream that answers instantly, against
  *   the same requests sent to the stand-in directly, at 1 and 64 concurrent streams (goal: Tuneboard adds at
  *   most 2 ms at p50 and keeps at least 80 % of the direct tokens/s);
@@ -209,8 +209,9 @@ async function healthUnderLoad(key: string, modelId: string) {
   const streams = 50;
   const perLoop = QUICK ? 2 : 10;
   const maxTokens = QUICK ? 16 : 64;
-  let busy = true;
-  const samples = sampleHealth(() => !busy);
+  // Probed from a thread of its own: this one is busy sending 200 request loops and reading 50 streams.
+  const probe = probeHealthOnThread();
+  await probe.started;
   let apiDone = 0;
   const t0 = performance.now();
   const api = Array.from({ length: apiRequests }, async (_, i) => {
@@ -240,8 +241,7 @@ async function healthUnderLoad(key: string, modelId: string) {
   );
   await Promise.all([...api, ...chats]);
   const seconds = (performance.now() - t0) / 1000;
-  busy = false;
-  const loaded = await samples;
+  const loaded = await probe.stop();
   console.log(
     `\nHealth under load: ${apiRequests} API request loops (${perLoop} each) and ${streams} chat streams (${maxTokens} tokens) in flight, ${f1(seconds)} s\n`,
   );
@@ -258,35 +258,48 @@ async function healthUnderLoad(key: string, modelId: string) {
 }
 
 /**
- * /v1/health latencies sampled from a worker thread until stop(): the thread that sends 64 MiB bodies is busy
- * serialising them, and would count its own stalls as the server's.
+ * /v1/health latencies sampled from a worker thread until stop(): the thread that drives the load (64 MiB bodies
+ * to serialise, hundreds of requests and streams to read) is busy, and would count its own stalls as the
+ * server's. Failed probes are counted in `failures` and left out of the latencies.
  */
-function probeHealthOnThread(): { stop(): Promise<number[]> } {
+function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number[]> } {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
     let running = true;
     const out = [];
     parentPort.on('message', () => { running = false; });
     (async () => {
+      // One probe before the load starts: the thread's own start-up and first connection are not the server's.
+      await fetch(workerData + '/v1/health').then((r) => r.arrayBuffer()).catch(() => undefined);
+      parentPort.postMessage('started');
       while (running) {
         const t = performance.now();
-        try { await fetch(workerData + '/v1/health').then((r) => r.arrayBuffer()); } catch {}
-        out.push(performance.now() - t);
+        let ok = false;
+        try { ok = await fetch(workerData + '/v1/health').then(async (r) => (await r.arrayBuffer(), r.ok)); } catch {}
+        // A failed probe is reported as -1: the caller counts it as a failure, not as a latency.
+        out.push(ok ? performance.now() - t : -1);
         await new Promise((r) => setTimeout(r, 10));
       }
       parentPort.postMessage(out);
     })();`,
     { eval: true, workerData: BASE },
   );
+  let onStarted!: () => void;
+  let onSamples!: (out: number[]) => void;
+  const started = new Promise<void>((resolve) => (onStarted = resolve));
+  const samples = new Promise<number[]>((resolve) => (onSamples = resolve));
+  worker.on('message', (message: 'started' | number[]) => {
+    if (message === 'started') return onStarted();
+    void worker.terminate();
+    failures += message.filter((ms) => ms < 0).length;
+    onSamples(message.filter((ms) => ms >= 0));
+  });
   return {
-    stop: () =>
-      new Promise<number[]>((resolve) => {
-        worker.once('message', (out: number[]) => {
-          void worker.terminate();
-          resolve(out);
-        });
-        worker.postMessage('stop');
-      }),
+    started,
+    stop: () => {
+      worker.postMessage('stop');
+      return samples;
+    },
   };
 }
 
@@ -320,6 +333,7 @@ async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
     }
   })();
   const health = probeHealthOnThread();
+  await health.started;
   const t0 = performance.now();
   const results = await Promise.all(
     Array.from({ length: bodies }, async () => {
