@@ -169,6 +169,16 @@ test('a reward-hacked run: reward rises while a logged metric falls, and the car
   await expect(m.stepSelect).toHaveValue('3');
   await expect(m.trajectoryGroups.first()).toBeVisible();
   await expect(page.getByTestId('step-split-means').first()).not.toContainText('val');
+  // J and K walk the trajectory rows, Enter opens one.
+  const rows = page.locator('[data-testid="trajectory"] > summary');
+  await page.keyboard.press('j');
+  await expect(rows.first()).toBeFocused();
+  await page.keyboard.press('j');
+  await expect(rows.nth(1)).toBeFocused();
+  await page.keyboard.press('k');
+  await expect(rows.first()).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('[data-testid="trajectory"]').first()).toHaveAttribute('open', '');
   await shoot(page, 'workspace-trajectories');
 });
 

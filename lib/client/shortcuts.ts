@@ -41,6 +41,14 @@ export const SHORTCUT_GROUPS: { title: string; shortcuts: Shortcut[] }[] = [
     title: 'Playground',
     shortcuts: [{ keys: ['Mod', 'Enter'], description: 'Send the message' }],
   },
+  {
+    title: 'Trajectories',
+    shortcuts: [
+      { keys: ['J'], description: 'Next trajectory' },
+      { keys: ['K'], description: 'Previous trajectory' },
+      { keys: ['Enter'], description: 'Open or close it' },
+    ],
+  },
 ];
 
 /** Where a single-key shortcut must not fire: the user is typing. */

@@ -1,7 +1,7 @@
 'use client';
 
 import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { StepList } from '@/components/trajectories/step-list';
 import { TrajectoryCard } from '@/components/trajectories/trajectory-card';
 import { Alert } from '@/components/ui/alert';
@@ -14,6 +14,7 @@ import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { trajectoriesInfiniteQuery, trajectoryStepsInfiniteQuery } from '@/lib/client/query-keys';
 import { rewardsTie } from '@/lib/client/rl-guardrails';
+import { isTypingTarget } from '@/lib/client/shortcuts';
 import {
   bestAndWorst,
   filterByReward,
@@ -35,6 +36,35 @@ interface TrajectoriesTabProps {
   onSplitChange: (split: string) => void;
 }
 
+/**
+ * J and K move the focus to the next and previous trajectory row (its summary, so Enter or Space opens it), as in
+ * mail readers; only while nobody is typing and no dialog is open (the keys of lib/client/shortcuts.ts).
+ */
+function useRowKeys(container: React.RefObject<HTMLDivElement | null>) {
+  useEffect(() => {
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.defaultPrevented || event.isComposing || event.ctrlKey || event.metaKey || event.altKey) return;
+      const key = event.key.toLowerCase();
+      if (key !== 'j' && key !== 'k') return;
+      if (isTypingTarget(event.target) || document.querySelector('dialog[open]') || !container.current) return;
+      const rows = [...container.current.querySelectorAll<HTMLElement>('[data-testid="trajectory"] > summary')];
+      if (rows.length === 0) return;
+      const current = rows.findIndex((row) => row === document.activeElement);
+      const next =
+        current === -1
+          ? key === 'j'
+            ? 0
+            : rows.length - 1
+          : Math.min(rows.length - 1, Math.max(0, current + (key === 'j' ? 1 : -1)));
+      event.preventDefault();
+      rows[next].focus();
+      rows[next].scrollIntoView({ block: 'nearest' });
+    };
+    window.addEventListener('keydown', onKeyDown);
+    return () => window.removeEventListener('keydown', onKeyDown);
+  }, [container]);
+}
+
 export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitChange }: TrajectoriesTabProps) {
   const stepPages = useInfiniteQuery(trajectoryStepsInfiniteQuery(modelId));
   const stepList = useMemo(() => stepPages.data?.pages.flatMap((p) => p.data) ?? [], [stepPages.data]);
@@ -45,6 +75,8 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
   );
   const effectiveStep = step ?? steps[0] ?? null;
 
+  const container = useRef<HTMLDivElement>(null);
+  useRowKeys(container);
   const [sort, setSort] = useState<RewardSort>('reward-desc');
   const [minText, setMinText] = useState('');
   const [maxText, setMaxText] = useState('');
@@ -93,7 +125,7 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
   }
 
   return (
-    <div className="grid gap-6 lg:grid-cols-[13rem_minmax(0,1fr)]">
+    <div ref={container} className="grid gap-6 lg:grid-cols-[13rem_minmax(0,1fr)]">
       <div className="hidden lg:block">
         {stepPages.isPending ? (
           <Skeleton className="h-64 w-full" />
