@@ -248,6 +248,10 @@ for (const theme of ['light', 'dark'] as const) {
       await page.setViewportSize({ width: 390, height: 844 });
       await page.goto(`/models/${model.id}`);
       await shoot(page, theme, 'mobile-model');
+      // Tables become cards on a phone.
+      await page.goto('/jobs');
+      await expect(page.getByTestId('entity-job-row').first()).toBeVisible();
+      await shoot(page, theme, 'mobile-jobs');
     });
   });
 }

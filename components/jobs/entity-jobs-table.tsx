@@ -36,7 +36,7 @@ export function EntityJobsTable({
   now: number | null;
 }) {
   return (
-    <Table data-testid="entity-jobs-table">
+    <Table stacked data-testid="entity-jobs-table">
       <caption className="sr-only">{caption}</caption>
       <thead>
         <tr>
@@ -61,16 +61,16 @@ export function EntityJobsTable({
           const outcome = jobOutcome(job, typeof groups === 'number' ? { 'train/num_groups_submitted': groups } : null);
           return (
             <Tr key={job.id} data-testid="entity-job-row" className="transition-colors hover:bg-surface-muted/50">
-              <Td>
+              <Td label="Job">
                 <JobLink job={job} href={hrefFor(job)} />
               </Td>
-              <Td>
+              <Td label="Model">
                 <Link href={modelHref(job)} className="text-fg hover:text-accent-text hover:underline">
                   {job.model.name}
                 </Link>
                 <div className="mt-0.5 text-xs text-fg-subtle">{job.model.project}</div>
               </Td>
-              <Td>
+              <Td label="Status">
                 <JobStatusBadge status={job.status} outcome={outcome} cancelled={job.cancelled} />
                 {outcome.kind === 'no-update' ? (
                   <div className="mt-1 max-w-56 text-xs text-fg-muted" data-testid="entity-job-no-update">
@@ -83,7 +83,7 @@ export function EntityJobsTable({
                   </div>
                 ) : null}
               </Td>
-              <Td className="min-w-32">
+              <Td label="Progress" className="min-w-32">
                 {outcome.kind === 'no-update' ? (
                   // A full green bar would read as success: this job took no step.
                   <span className="text-xs text-fg-muted">No gradient steps</span>
@@ -91,11 +91,13 @@ export function EntityJobsTable({
                   <JobProgress job={job} compact />
                 )}
               </Td>
-              <Td className="text-xs whitespace-nowrap text-fg-muted">{settingsOf(job)}</Td>
-              <Td className="text-right whitespace-nowrap text-fg-muted tabular-nums">
+              <Td label="Settings" className="text-xs whitespace-nowrap text-fg-muted">
+                {settingsOf(job)}
+              </Td>
+              <Td label="Duration" className="text-right whitespace-nowrap text-fg-muted tabular-nums">
                 {duration === null ? '—' : formatDuration(duration)}
               </Td>
-              <Td className="text-right whitespace-nowrap text-fg-muted">
+              <Td label="Created" className="text-right whitespace-nowrap text-fg-muted">
                 <RelativeTime iso={job.created_at} />
               </Td>
             </Tr>

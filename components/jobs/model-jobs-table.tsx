@@ -17,7 +17,7 @@ export function ModelJobsTable({
   outcomeFor?: (job: TrainingJobDto) => JobOutcome;
 }) {
   return (
-    <Table data-testid="model-jobs-table">
+    <Table stacked data-testid="model-jobs-table">
       <caption className="sr-only">Training jobs</caption>
       <thead>
         <tr>
@@ -33,10 +33,10 @@ export function ModelJobsTable({
           const outcome = outcomeFor?.(job);
           return (
             <Tr key={job.id} data-testid="model-job-row" className="transition-colors hover:bg-surface-muted/50">
-              <Td>
+              <Td label="Job">
                 <JobLink job={job} href={hrefFor(job)} />
               </Td>
-              <Td>
+              <Td label="Status">
                 <JobStatusBadge status={job.status} outcome={outcome} cancelled={job.cancelled} />
                 {outcome?.kind === 'no-update' ? (
                   <div className="mt-1 max-w-56 text-xs text-fg-muted" data-testid="job-no-update">
@@ -44,7 +44,7 @@ export function ModelJobsTable({
                   </div>
                 ) : null}
               </Td>
-              <Td>
+              <Td label="Progress">
                 {outcome?.kind === 'no-update' ? (
                   // A full green bar would read as success: this job took no step.
                   <span className="text-xs text-fg-muted">No gradient steps</span>
@@ -52,10 +52,10 @@ export function ModelJobsTable({
                   <JobProgress job={job} compact />
                 )}
               </Td>
-              <Td className="text-right whitespace-nowrap text-fg-muted tabular-nums">
+              <Td label="Steps" className="text-right whitespace-nowrap text-fg-muted tabular-nums">
                 {job.base_step ?? '—'} → {job.step ?? '…'}
               </Td>
-              <Td className="text-right whitespace-nowrap text-fg-muted">
+              <Td label="Created" className="text-right whitespace-nowrap text-fg-muted">
                 <RelativeTime iso={job.created_at} />
               </Td>
             </Tr>

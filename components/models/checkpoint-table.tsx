@@ -94,7 +94,7 @@ export function CheckpointTable({
   onDelete,
 }: CheckpointTableProps) {
   return (
-    <Table data-testid="checkpoints-table">
+    <Table stacked data-testid="checkpoints-table">
       <caption className="sr-only">Checkpoints</caption>
       <thead>
         <tr>
@@ -113,7 +113,7 @@ export function CheckpointTable({
       <tbody>
         {checkpoints.map((c) => (
           <Tr key={c.id} data-testid="checkpoint-row" data-step={c.step}>
-            <Td className="text-right whitespace-nowrap tabular-nums">
+            <Td label="Step" className="text-right whitespace-nowrap tabular-nums">
               <span className="inline-flex items-center gap-2">
                 {c.id === bestId ? (
                   <Badge tone="success" className="text-[11px]">
@@ -127,12 +127,12 @@ export function CheckpointTable({
             {metricColumns.map((m) => {
               const v = c.metrics[m];
               return (
-                <Td key={m} className="text-right tabular-nums">
+                <Td label={m} key={m} className="text-right tabular-nums">
                   {typeof v === 'number' ? formatNumber(v) : <span className="text-fg-subtle">—</span>}
                 </Td>
               );
             })}
-            <Td className="text-right whitespace-nowrap text-fg-muted">
+            <Td label="Created" className="text-right whitespace-nowrap text-fg-muted">
               {c.created_at ? <RelativeTime iso={c.created_at} /> : '—'}
             </Td>
             <Td className="text-right">

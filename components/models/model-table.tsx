@@ -14,7 +14,7 @@ interface ModelTableProps {
 
 export function ModelTable({ models, hrefFor }: ModelTableProps) {
   return (
-    <Table data-testid="models-table">
+    <Table stacked data-testid="models-table">
       <caption className="sr-only">Models</caption>
       <thead>
         <tr>
@@ -29,7 +29,7 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
       <tbody>
         {models.map((model) => (
           <Tr key={model.id} data-testid="model-row" className="relative transition-colors hover:bg-surface-muted/50">
-            <Td>
+            <Td label="Name">
               {hrefFor ? (
                 // The link's box covers the row (the row is `relative`), so the whole row is one click target.
                 <Link
@@ -50,11 +50,13 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
                 {model.entity}/{model.project}/{model.name}
               </div>
             </Td>
-            <Td>
+            <Td label="Project">
               <Badge>{model.project}</Badge>
             </Td>
-            <Td className="font-mono text-xs whitespace-nowrap text-fg-muted">{model.base_model}</Td>
-            <Td className="text-right tabular-nums">
+            <Td label="Base model" className="font-mono text-xs whitespace-nowrap text-fg-muted">
+              {model.base_model}
+            </Td>
+            <Td label="Latest step" className="text-right tabular-nums">
               {model.latest_step === null ? (
                 <span className="text-fg-subtle" aria-label="No checkpoints">
                   —
@@ -63,10 +65,10 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
                 <span className="text-fg">{model.latest_step.toLocaleString('en')}</span>
               )}
             </Td>
-            <Td className="text-right whitespace-nowrap" data-testid="model-best-metric">
+            <Td label="Best metric" className="text-right whitespace-nowrap" data-testid="model-best-metric">
               <BestMetricCell best={model.best_metric} />
             </Td>
-            <Td className="text-right whitespace-nowrap text-fg-muted">
+            <Td label="Created" className="text-right whitespace-nowrap text-fg-muted">
               <RelativeTime iso={model.created_at} />
             </Td>
           </Tr>

@@ -30,7 +30,7 @@ interface ApiKeyTableProps {
 export function ApiKeyTable({ keys, onRevoke }: ApiKeyTableProps) {
   const now = useNow();
   return (
-    <Table data-testid="api-keys-table">
+    <Table stacked data-testid="api-keys-table">
       <caption className="sr-only">Your API keys</caption>
       <thead>
         <tr>
@@ -51,28 +51,31 @@ export function ApiKeyTable({ keys, onRevoke }: ApiKeyTableProps) {
           const badge = STATUS_BADGE[status];
           return (
             <Tr key={key.id} data-testid="api-key-row" data-key-status={status}>
-              <Td className={cx('font-medium whitespace-nowrap', status === 'active' ? 'text-fg' : 'text-fg-muted')}>
+              <Td
+                label="Name"
+                className={cx('font-medium whitespace-nowrap', status === 'active' ? 'text-fg' : 'text-fg-muted')}
+              >
                 {key.name}
               </Td>
-              <Td>
+              <Td label="Key">
                 <code className="rounded bg-surface-muted px-1.5 py-0.5 font-mono text-xs text-fg-muted">
                   {key.prefix}…
                 </code>
               </Td>
-              <Td className="whitespace-nowrap text-fg-muted">
+              <Td label="Created" className="whitespace-nowrap text-fg-muted">
                 <RelativeTime iso={key.created_at} />
               </Td>
-              <Td className="whitespace-nowrap text-fg-muted">
+              <Td label="Last used" className="whitespace-nowrap text-fg-muted">
                 {key.last_used_at ? (
                   <RelativeTime iso={key.last_used_at} />
                 ) : (
                   <span className="text-fg-subtle">Never</span>
                 )}
               </Td>
-              <Td className="whitespace-nowrap text-fg-muted">
+              <Td label="Expires" className="whitespace-nowrap text-fg-muted">
                 {key.expires_at ? <RelativeTime iso={key.expires_at} /> : <span className="text-fg-subtle">Never</span>}
               </Td>
-              <Td>
+              <Td label="Status">
                 <Badge tone={badge.tone}>{badge.label}</Badge>
               </Td>
               <Td className="text-right">

@@ -13,7 +13,7 @@ export function TrainingWorkersTable({
   jobHref: (jobId: string) => string;
 }) {
   return (
-    <Table data-testid="training-workers-table">
+    <Table stacked data-testid="training-workers-table">
       <caption className="sr-only">Connected training workers</caption>
       <thead>
         <tr>
@@ -27,20 +27,22 @@ export function TrainingWorkersTable({
       <tbody>
         {workers.map((w) => (
           <Tr key={w.id} data-testid="training-worker-row">
-            <Td>
+            <Td label="Worker">
               <div className="font-mono text-xs text-fg">{w.id}</div>
               {typeof w.info.worker === 'string' ? (
                 <div className="mt-0.5 text-xs text-fg-subtle">{w.info.worker}</div>
               ) : null}
             </Td>
-            <Td className="text-sm text-fg-muted">
+            <Td label="Trains" className="text-sm text-fg-muted">
               {w.backends.map((b) => BACKEND_LABEL[b] ?? b).join(', ')} ({w.kinds.join(', ').toUpperCase()})
               {w.base_models ? (
                 <div className="mt-0.5 text-xs text-fg-subtle">only {w.base_models.join(', ')}</div>
               ) : null}
             </Td>
-            <Td className="text-sm text-fg-muted">{typeof w.info.device === 'string' ? w.info.device : '—'}</Td>
-            <Td className="text-sm">
+            <Td label="Device" className="text-sm text-fg-muted">
+              {typeof w.info.device === 'string' ? w.info.device : '—'}
+            </Td>
+            <Td label="Status" className="text-sm">
               {w.status === 'idle' ? (
                 <span className="text-fg-muted">idle</span>
               ) : w.current_job_id ? (
@@ -51,7 +53,7 @@ export function TrainingWorkersTable({
                 <span className="text-fg-muted">busy (another account&apos;s job)</span>
               )}
             </Td>
-            <Td className="text-right whitespace-nowrap text-fg-muted">
+            <Td label="Last seen" className="text-right whitespace-nowrap text-fg-muted">
               <RelativeTime iso={w.last_seen_at} />
             </Td>
           </Tr>

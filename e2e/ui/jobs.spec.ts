@@ -100,4 +100,15 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
   await expect(page.getByTestId('job-cancelled')).toBeVisible();
   await expect(page.getByTestId('job-status')).toHaveText('Cancelled');
   await expect(page.getByTestId('job-error')).toHaveCount(0);
+
+  // On a phone each job is a card: every cell a line with its column's name, nothing cut off at the side.
+  await page.goto('/jobs');
+  await page.setViewportSize({ width: 390, height: 844 });
+  const card = all.first();
+  await expect(card).toBeVisible();
+  expect(await card.evaluate((el) => getComputedStyle(el).display)).toBe('block');
+  const modelCell = card.locator('td').nth(1);
+  expect(await modelCell.evaluate((el) => getComputedStyle(el, '::before').content)).toBe('"Model"');
+  const box = (await card.boundingBox())!;
+  expect(box.x + box.width).toBeLessThanOrEqual(390);
 });
