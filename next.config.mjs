@@ -1,3 +1,8 @@
+import fs from 'node:fs';
+
+// Shared with the health probe's fast path (lib/api/health-fast-path.ts), which answers before Next applies these.
+const securityHeaders = JSON.parse(fs.readFileSync(new URL('./config/security-headers.json', import.meta.url), 'utf8'));
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // PGlite ships its own WASM and data files; bundling it breaks their resolution.
@@ -17,12 +22,7 @@ const nextConfig = {
     return [
       {
         source: '/:path*',
-        headers: [
-          { key: 'X-Frame-Options', value: 'DENY' },
-          { key: 'Content-Security-Policy', value: "frame-ancestors 'none'" },
-          { key: 'X-Content-Type-Options', value: 'nosniff' },
-          { key: 'Referrer-Policy', value: 'strict-origin-when-cross-origin' },
-        ],
+        headers: Object.entries(securityHeaders).map(([key, value]) => ({ key, value })),
       },
     ];
   },

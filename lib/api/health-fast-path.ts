@@ -1,6 +1,7 @@
 import 'server-only';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import securityHeaders from '@/config/security-headers.json';
 
 /**
  * `GET /v1/health` answered as soon as Node has parsed the request, before Next.js routes it.
@@ -22,6 +23,8 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const given = req.headers['x-request-id'];
   const requestId = typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
   res.writeHead(200, {
+    // What next.config.mjs adds to every other response.
+    ...securityHeaders,
     'content-type': 'application/json',
     'cache-control': 'no-store',
     'content-length': BODY.length,

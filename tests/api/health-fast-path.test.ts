@@ -31,6 +31,9 @@ describe('the health fast path', () => {
     expect(res.headers.get('content-type')).toBe('application/json');
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('x-request-id')).toBe('probe-1');
+    // The security headers every other response gets from next.config.mjs.
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     const head = await fetch(`${base}/v1/health/`, { method: 'HEAD', headers: { 'x-request-id': 'bad id!' } });
     expect(head.status).toBe(200);
     expect(head.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
