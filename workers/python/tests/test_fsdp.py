@@ -3,8 +3,8 @@
 This pins the pieces that make sharded training equal single-process training: for SFT each rank trains its share
 of a batch's rows, the loss is divided by the whole batch's trainable-token count, FSDP sums (not averages) the
 gradients, and ranks with fewer micro-batches run zero-weight passes so the collectives line up; for RL every rank
-trains each step's one row (precalculated old logprobs included) and the gradient norm is the global one; and the
-sharded LoRA weights gather back whole.
+trains each step's one row and the gradient norm is the global one, while the precalculated old logprobs are split
+over the ranks (each row runs forward on one rank) and exchanged; and the sharded LoRA weights gather back whole.
 """
 
 from __future__ import annotations
@@ -162,6 +162,69 @@ def test_rl_on_two_cpu_ranks_trains_the_same_adapter_as_one_process(models_dir: 
         assert a["num_groups_trainable"] == b["num_groups_trainable"] == 2
         for key in ("loss", "grad_norm", "entropy"):
             assert abs(a[key] - b[key]) < 1e-4, (key, a[key], b[key])
+
+
+def _precalculate(model_dir: str, sharded: bool) -> tuple[list[list[float]], list[int], list[int]]:
+    """The RL batch's precalculated old logprobs, the lengths of the sequences this rank ran forward, and the rows'
+    lengths."""
+    from tuneboard_worker import distributed, rl
+    from tuneboard_worker.model import attach_adapter, detach_adapter, load_base, lora_settings
+    from tuneboard_worker.runner import JobContext
+
+    device = torch.device("cpu")
+    base = load_base(model_dir, "test/tiny-qwen3", device, torch.float32, None)
+    torch.manual_seed(0)
+    model = attach_adapter(base, lora_settings({"rank": 4, "alpha": 8, "dropout": 0.0}), None, False)
+    ctx = JobContext(_Events(), {"id": "job"}, threading.Event())
+    if sharded:
+        distributed.shard_model(model, device)
+        ctx = distributed.LeaderContext(ctx) if distributed.rank() == 0 else distributed.FollowerContext()
+    tensors = rl.row_tensors(rl.prepare_rl_batch(RL_GROUPS, base.tokenizer, RL_CONFIG, 256)["rows"], True)
+    ran: list[int] = []
+    forward = rl.sequence_logprobs
+
+    def counting(model, rows, device, **kw):
+        ran.extend(len(r) for r in rows)
+        return forward(model, rows, device, **kw)
+
+    rl.sequence_logprobs = counting
+    try:
+        rl.precalculate_old_logprobs(model, tensors, ctx, device)
+    finally:
+        rl.sequence_logprobs = forward
+        if not sharded:
+            detach_adapter(model)
+    return [t["old_logprobs"] for t in tensors], ran, [len(t["row"]["ids"]) for t in tensors]
+
+
+def _precalculate_main(rank: int, world: int, port: int, model_dir: str, out_dir: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world), RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    from tuneboard_worker import distributed
+
+    distributed.init_process_group()
+    try:
+        torch.save(_precalculate(model_dir, sharded=True), Path(out_dir) / f"rank{rank}.pt")
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def test_rl_precalculated_logprobs_are_shared_out_over_the_ranks(models_dir: Path, tmp_path: Path):
+    model_dir = str(build_tiny_model("qwen3", models_dir / "tiny-qwen3"))
+    single, single_ran, lengths = _precalculate(model_dir, sharded=False)
+    assert len(lengths) == 5 and single_ran == lengths
+    mp.spawn(_precalculate_main, args=(2, _free_port(), model_dir, str(tmp_path)), nprocs=2, join=True)
+    ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
+    # 5 rows over 2 ranks: rank 0 runs rows 0, 2, 4; rank 1 rows 1, 3 and a two-token pass to keep the
+    # collectives in step. Each row runs forward once in all, not once per rank.
+    assert ranks[0][1] == [lengths[0], lengths[2], lengths[4]]
+    assert ranks[1][1] == [lengths[1], lengths[3], 2]
+    for old, _, _ in ranks:
+        assert [len(lp) for lp in old] == [n - 1 for n in lengths]
+        worst = max(abs(a - b) for row, ref in zip(old, single) for a, b in zip(row, ref))
+        assert worst < 1e-5, worst
+    # Distinct rows have distinct logprobs, so a row given another's lp_old would not pass the check above.
+    assert len({tuple(lp) for lp in single}) == 5
 
 
 class _StubServer:

@@ -9,7 +9,9 @@ constant learning rate. Each history is one row and one optimizer step.
 
 Under FSDP (torchrun) every rank trains the same row at each step: a step holds one row, so there is nothing to
 split, and FSDP's gradient average over identical gradients is that gradient. The ranks exist to hold a model too
-large for one GPU, not to share rows; the batch order (a seeded shuffle) and every forward pass match on all ranks.
+large for one GPU, not to share rows; the batch order (a seeded shuffle) matches on all ranks. The one pass that
+does split is precalculate_logprobs: no gradient flows there, so each rank runs its share of the rows and the
+ranks swap their results (precalculate_old_logprobs).
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ import re
 from typing import Any
 
 import torch
+import torch.distributed as dist
 
 from .chat import ConversationError, tokenize_conversation
+from .distributed import rank as this_rank
+from .distributed import world_size
 from .forward import sequence_logprobs
 from .model import TrainingError
 from .rl_loss import LossConfig, balance_advantage, group_advantages, rl_row_loss
@@ -211,6 +216,35 @@ def row_tensors(rows: list[dict], allow_without_logprobs: bool) -> list[dict]:
     return out
 
 
+def precalculate_old_logprobs(model: Any, tensors: list[dict], ctx: Any, device: torch.device) -> None:
+    """lp_old from the adapter as it was before this job's first step, once, for every row (in place).
+
+    Under FSDP rank r computes rows r, r + world, …; every rank holds the same shuffled list, so the shares need no
+    exchange up front. Forward passes are collectives (each one gathers the layers' shards), so every rank runs
+    ceil(rows / world) of them and one that has run out of rows runs a two-token pass whose result is dropped. The
+    logprobs then travel as Python floats (pickled, exact), so every rank ends with the same lp_old for every row,
+    as the training loop that follows needs on all of them.
+    """
+    world, rank = world_size(), this_rank()
+    passes = -(-len(tensors) // world)
+    mine: dict[int, list[float]] = {}
+    model.eval()
+    with torch.no_grad():
+        for p in range(passes):
+            ctx.check()  # every rank checks equally often: the verdict is a broadcast from rank 0
+            i = p * world + rank
+            ids = tensors[i]["row"]["ids"] if i < len(tensors) else tensors[0]["row"]["ids"][:2]
+            lps, _ = sequence_logprobs(model, [ids], device)
+            if i < len(tensors):
+                mine[i] = lps[0].double().cpu().tolist()
+    if world > 1:
+        shares: list[Any] = [None] * world
+        dist.all_gather_object(shares, mine)
+        mine = {i: lp for share in shares for i, lp in share.items()}
+    for i, t in enumerate(tensors):
+        t["old_logprobs"] = mine[i]
+
+
 def train_rl(model: Any, tokenizer: Any, job_input: dict, config: dict, ctx: Any, device: torch.device, opts: Any) -> dict:
     batch = prepare_rl_batch(job_input["trajectory_groups"], tokenizer, config, opts.max_seq_len(model))
     tensors = row_tensors(batch["rows"], bool(config["allow_training_without_logprobs"]))
@@ -230,13 +264,7 @@ def train_rl(model: Any, tokenizer: Any, job_input: dict, config: dict, ctx: Any
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.1)
     if config.get("precalculate_logprobs"):
-        # lp_old from the adapter as it was before this job's first step, once, for every row.
-        model.eval()
-        with torch.no_grad():
-            for t in tensors:
-                ctx.check()
-                lps, _ = sequence_logprobs(model, [t["row"]["ids"]], device)
-                t["old_logprobs"] = lps[0].double().cpu().tolist()
+        precalculate_old_logprobs(model, tensors, ctx, device)
     model.train()
     for t in tensors:
         ctx.check()
