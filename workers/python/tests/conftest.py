@@ -198,3 +198,21 @@ def start_worker(server: str, models_dir: Path, *extra: str, worker_id: str | No
     ]  # fmt: skip
     out = open(log, "wb") if log else subprocess.DEVNULL
     return subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+# resolveRlConfig's defaults (lib/schemas/training-jobs.ts) with a learning rate that moves a tiny model in a few
+# steps: the RL config the worker's tests start from.
+RL_CONFIG_DEFAULTS = {
+    "loss": "ppo",
+    "epsilon": 0.2,
+    "epsilon_high": 0.2,
+    "advantage_balance": 0,
+    "tau": None,
+    "learning_rate": 1e-2,
+    "mask_prob_ratio": False,
+    "max_negative_advantage_importance_sampling_weight": None,
+    "precalculate_logprobs": False,
+    "scale_rewards": True,
+    "importance_sampling_level": "token",
+    "allow_training_without_logprobs": False,
+}

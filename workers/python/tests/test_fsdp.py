@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 import torch.multiprocessing as mp
 
-from conftest import build_tiny_model
+from conftest import RL_CONFIG_DEFAULTS, build_tiny_model
 
 # Three rows over two ranks (2 + 1) and a small micro-batch budget: uneven shares and gradient accumulation.
 EXAMPLES = [
@@ -37,21 +37,8 @@ RL_GROUPS = [
     {"trajectories": [_trajectory("Sea?", "deep green and grey", 0.2), _trajectory("Sea?", "salt", 0.9), _trajectory("Sea?", "wet", 0.5)]},
     {"trajectories": [_trajectory("Grass?", "green", 0.5), _trajectory("Grass?", "green", 0.5)]},
 ]
-# resolveRlConfig's defaults (lib/schemas/training-jobs.ts), trained on text alone, old logprobs from the adapter.
-RL_CONFIG = {
-    "loss": "ppo",
-    "epsilon": 0.2,
-    "epsilon_high": 0.2,
-    "advantage_balance": 0,
-    "tau": None,
-    "learning_rate": 1e-2,
-    "mask_prob_ratio": False,
-    "max_negative_advantage_importance_sampling_weight": None,
-    "precalculate_logprobs": True,
-    "scale_rewards": True,
-    "importance_sampling_level": "token",
-    "allow_training_without_logprobs": True,
-}
+# resolveRlConfig's defaults, trained on text alone, old logprobs from the adapter.
+RL_CONFIG = {**RL_CONFIG_DEFAULTS, "precalculate_logprobs": True, "allow_training_without_logprobs": True}
 
 
 class _Opts:

@@ -14,25 +14,14 @@ from __future__ import annotations
 import pytest
 import torch
 
+from conftest import RL_CONFIG_DEFAULTS
+
 from tuneboard_worker.model import attach_adapter, detach_adapter, load_base, lora_settings, save_adapter
 from tuneboard_worker.rl import train_rl
 
 PROMPT = [{"role": "user", "content": "Pick one."}]
-# resolveRlConfig's defaults (lib/schemas/training-jobs.ts) with the loop's learning rate.
-CONFIG = {
-    "loss": "ppo",
-    "epsilon": 0.2,
-    "epsilon_high": 0.2,
-    "advantage_balance": 0,
-    "tau": None,
-    "learning_rate": 1e-2,
-    "mask_prob_ratio": False,
-    "max_negative_advantage_importance_sampling_weight": None,
-    "precalculate_logprobs": False,
-    "scale_rewards": True,
-    "importance_sampling_level": "token",
-    "allow_training_without_logprobs": False,
-}
+# resolveRlConfig's defaults with the loop's learning rate.
+CONFIG = dict(RL_CONFIG_DEFAULTS)
 
 
 class _Ctx:
