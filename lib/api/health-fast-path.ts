@@ -1,7 +1,7 @@
 import 'server-only';
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import securityHeaders from '@/config/security-headers.json';
+import { requestIdFrom } from './request-id';
 
 /**
  * `GET /v1/health` answered as soon as Node has parsed the request, before Next.js routes it.
@@ -21,7 +21,7 @@ const installed = Symbol.for('tuneboard.healthFastPath');
 
 function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const given = req.headers['x-request-id'];
-  const requestId = typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+  const requestId = requestIdFrom(typeof given === 'string' ? given : undefined);
   res.writeHead(200, {
     // What next.config.mjs adds to every other response.
     ...securityHeaders,

@@ -6,6 +6,7 @@ import { openBodySink } from './body-offload';
 import { ApiError, type ValidationIssue } from '@/lib/errors';
 import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
 import { nulError, validateJsonBody } from '@/lib/body/parse';
+import { requestIdFrom } from './request-id';
 import { prepareBody, type BodyKind, type Prepared } from '@/lib/body/prepared';
 import { errorResponse, json, type ErrorFlavor } from './respond';
 import { assertSessionWriteAllowed } from './session-cookie';
@@ -22,12 +23,6 @@ const log = componentLogger('api');
  * above it the request thread would stall other requests for longer than a health check should wait.
  */
 const OFFLOAD_THRESHOLD_BYTES = 1024 * 1024;
-
-/** A client's own `x-request-id` (as vLLM and most proxies send) when it is a sane token; else a fresh one. */
-function requestIdOf(req: Request): string {
-  const given = req.headers.get('x-request-id');
-  return given && /^[\w.:-]{1,128}$/.test(given) ? given : crypto.randomUUID();
-}
 
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -149,7 +144,7 @@ export function route(
   /* eslint-enable @typescript-eslint/no-explicit-any */
   const flavor = def.flavor ?? 'preview';
   const handle: RouteHandler = async (req, ctx) => {
-    const requestId = requestIdOf(req);
+    const requestId = requestIdFrom(req.headers.get('x-request-id'));
     const response = await withRequestContext(requestId, () => respond(req, ctx));
     try {
       response.headers.set('x-request-id', requestId);
