@@ -137,6 +137,10 @@ for (const theme of ['light', 'dark'] as const) {
       await sft.chooseFile('support-faq.jsonl', sftLines(12));
       await expect(sft.preview).toBeVisible();
       await shoot(page, theme, 'sft-preview');
+      await sft.holdOut.selectOption({ label: '20 % of the examples' });
+      await sft.startFrom.selectOption('base');
+      await expect(sft.estimate).toContainText('held out');
+      await shoot(page, theme, 'sft-hold-out');
       await sft.chooseFile(
         'broken.jsonl',
         [

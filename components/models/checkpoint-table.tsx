@@ -5,7 +5,7 @@ import { useEffect, useState } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { writeClipboard } from '@/components/ui/copy-button';
-import { ChatIcon, CheckIcon, ChevronDownIcon, CopyIcon, TrashIcon } from '@/components/ui/icons';
+import { ChatIcon, CheckIcon, ChevronDownIcon, CopyIcon, SparklesIcon, TrashIcon } from '@/components/ui/icons';
 import { MenuButton } from '@/components/ui/menu';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
@@ -22,6 +22,8 @@ interface CheckpointTableProps {
   /** Every name a client can send as `model` to reach this step (see checkpointNames). */
   namesFor: (step: number) => InferenceName[];
   playgroundHrefFor: (step: number) => string;
+  /** The SFT form, starting from this checkpoint. */
+  fineTuneHrefFor: (step: number) => string;
   onDelete: (checkpoint: CheckpointDto) => void;
 }
 
@@ -91,6 +93,7 @@ export function CheckpointTable({
   bestMetric,
   namesFor,
   playgroundHrefFor,
+  fineTuneHrefFor,
   onDelete,
 }: CheckpointTableProps) {
   return (
@@ -145,6 +148,15 @@ export function CheckpointTable({
                     aria-label={`Open step ${c.step} in the playground`}
                   >
                     <ChatIcon className="size-3.5" />
+                  </Link>
+                </Tooltip>
+                <Tooltip content={`Fine-tune from step ${c.step}`}>
+                  <Link
+                    href={fineTuneHrefFor(c.step)}
+                    className={buttonClassName({ variant: 'ghost', size: 'sm' })}
+                    aria-label={`Fine-tune from step ${c.step}`}
+                  >
+                    <SparklesIcon className="size-3.5" />
                   </Link>
                 </Tooltip>
                 <Tooltip content={`Delete step ${c.step}`}>

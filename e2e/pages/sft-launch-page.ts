@@ -14,6 +14,8 @@ export class SftLaunchPage {
   readonly batchSize: Locator;
   readonly learningRate: Locator;
   readonly epochs: Locator;
+  readonly startFrom: Locator;
+  readonly holdOut: Locator;
   readonly estimate: Locator;
   readonly submit: Locator;
   readonly serverError: Locator;
@@ -32,6 +34,8 @@ export class SftLaunchPage {
     this.batchSize = page.getByLabel('Batch size');
     this.learningRate = page.getByLabel('Learning rate');
     this.epochs = page.getByLabel('Epochs');
+    this.startFrom = page.getByLabel('Start from');
+    this.holdOut = page.getByLabel('Hold out for validation');
     this.estimate = page.getByTestId('sft-estimate');
     this.submit = page.getByTestId('sft-submit');
     this.serverError = page.getByTestId('sft-server-error');

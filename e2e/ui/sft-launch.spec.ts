@@ -2,6 +2,7 @@ import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
 import { createModelViaApi, sftLines } from '../fixtures/models';
 import { expect, test } from '../fixtures/test';
 import { signUpViaApi, uniqueId } from '../fixtures/users';
+import { JobPage } from '../pages/job-page';
 import { SftLaunchPage } from '../pages/sft-launch-page';
 
 test.beforeEach(async ({ page }) => {
@@ -86,6 +87,44 @@ test('launching uploads the dataset, creates the job and lands on the job page',
 
   const datasets = await (await page.request.get('/v1/preview/datasets')).json();
   expect(datasets.data[0]).toMatchObject({ project: 'sft-e2e', name: 'train', num_examples: 4 });
+});
+
+test('holding examples out and starting from the base model: the estimate, the job, and val loss on its chart', async ({
+  page,
+  baseURL,
+}) => {
+  test.slow();
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'sft-e2e', name: `m-${uniqueId()}` });
+  const sft = new SftLaunchPage(page);
+  // Each checkpoint row of the model page links to the form, starting from that step.
+  await page.goto(`/models/${model.id}`);
+  await page.getByRole('link', { name: 'Fine-tune from step 0' }).click();
+  await expect(sft.heading).toBeVisible();
+  await expect(sft.model).toHaveValue(model.id);
+  await expect(sft.startFrom).toHaveValue('0');
+  await expect(sft.startFrom).toHaveAccessibleDescription(/Goes on from step 0/);
+  await sft.chooseFile('train.jsonl', sftLines(10));
+  await expect(sft.holdOut).toHaveValue('0');
+  await expect(sft.estimate).toContainText('10 examples × 10 epochs ÷ batch 4 = 30 steps');
+  await sft.holdOut.selectOption({ label: '20 % of the examples' });
+  await expect(sft.estimate).toContainText('8 examples (2 held out) × 10 epochs ÷ batch 4 = 20 steps');
+  await sft.startFrom.selectOption('base');
+  await expect(sft.startFrom).toHaveAccessibleDescription(/untrained tuneboard\//);
+  await expectNoSeriousA11yViolations(page, 'the SFT form with a hold-out and a start');
+  await sft.submit.click();
+
+  await expect(page).toHaveURL(/\/jobs\/[0-9a-f-]{36}$/, { timeout: 20_000 });
+  const jobId = new URL(page.url()).pathname.split('/').at(-1)!;
+  const body = await (await page.request.get(`/v1/preview/training-jobs/${jobId}`)).json();
+  expect(body.config).toMatchObject({ validation_split: 0.2, start_from: 'base', epochs: 10 });
+  expect(body.base_step).toBeNull();
+  // The built-in runner trains it: the loss chart draws the held-out examples' loss, one point per epoch, over it.
+  const job = new JobPage(page);
+  await expect(job.status).toHaveText('Completed', { timeout: 60_000 });
+  await expect(page.getByTestId('job-base-step')).toHaveText('Base model');
+  await expect(job.chart('loss').getByText('val', { exact: true })).toBeVisible();
+  await expect(job.chartLines('loss')).toHaveCount(2);
+  await expect(job.chart('val/token_accuracy')).toBeVisible();
 });
 
 test('a server error is shown and the form stays usable', async ({ page, baseURL }) => {

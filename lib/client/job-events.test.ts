@@ -17,6 +17,29 @@ describe('gradientStepCharts', () => {
     expect(charts[1].series[0].points[1]).toEqual({ step: 2, value: null });
   });
 
+  it("draws an SFT job's per-epoch val/<k> over <k>'s chart, joined across the epochs; a val key alone gets its own", () => {
+    const step = (loss: number, val?: { loss: number; acc: number }) => ({
+      type: 'gradient_step',
+      data: { loss, ...(val ? { 'val/loss': val.loss, 'val/token_accuracy': val.acc } : {}) },
+    });
+    const charts = gradientStepCharts([
+      step(3),
+      step(2.5, { loss: 2.8, acc: 0.2 }),
+      step(2),
+      step(1.5, { loss: 2.1, acc: 0.5 }),
+    ]);
+    expect(charts.map((c) => c.metric)).toEqual(['loss', 'val/token_accuracy']);
+    expect(charts[0].series.map((s) => [s.name, s.split, s.points.length])).toEqual([
+      ['loss', 'train', 4],
+      ['val/loss', 'val', 2],
+    ]);
+    expect(charts[0].series[1].points).toEqual([
+      { step: 2, value: 2.8 },
+      { step: 4, value: 2.1 },
+    ]);
+    expect(charts[1].series[0].points.map((p) => p.value)).toEqual([0.2, 0.5]);
+  });
+
   it('has no charts without gradient steps', () => {
     expect(gradientStepCharts([{ type: 'training_ended', data: {} }])).toEqual([]);
   });

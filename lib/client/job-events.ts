@@ -1,4 +1,4 @@
-import type { ChartSpec } from './chart-series';
+import type { ChartSeries, ChartSpec } from './chart-series';
 
 interface EventLike {
   type: string;
@@ -8,30 +8,33 @@ interface EventLike {
 /**
  * Charts of a job's gradient steps: one per numeric field of `gradient_step` events (loss first, then
  * grad_norm, learning_rate, the rest alphabetically), x = the step's position within the job, 1-based.
- * A step without a field, or with a non-finite value, is a gap in that chart, never a zero.
+ * A step without a field, or with a non-finite value, is a gap in that chart, never a zero. `val/<k>` (an SFT
+ * job's held-out examples, scored on each epoch's last step) is drawn as a val line over `<k>`'s chart, the two
+ * splits on one axis; it holds points only where it was measured, so the line joins the epochs.
  */
 export function gradientStepCharts(events: readonly EventLike[]): ChartSpec[] {
   const steps = events.filter((e) => e.type === 'gradient_step');
   const keys = new Set<string>();
   for (const e of steps) for (const [k, v] of Object.entries(e.data)) if (typeof v === 'number') keys.add(k);
+  const overlaid = (k: string) => k.startsWith('val/') && keys.has(k.slice(4));
+  const series = (key: string, split: string, sparse: boolean): ChartSeries => {
+    const points = steps.map((e, i) => {
+      const v = e.data[key];
+      return { step: i + 1, value: typeof v === 'number' && Number.isFinite(v) ? v : null };
+    });
+    const kept = sparse ? points.filter((p) => p.value !== null) : points;
+    return { name: key, split, totalPoints: kept.length, points: kept };
+  };
   const order = ['loss', 'grad_norm', 'learning_rate'];
   const rank = (k: string) => (order.includes(k) ? order.indexOf(k) : order.length);
   return [...keys]
+    .filter((k) => !overlaid(k))
     .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
-    .map((key) => ({
-      metric: key,
-      series: [
-        {
-          name: key,
-          split: '',
-          totalPoints: steps.length,
-          points: steps.map((e, i) => {
-            const v = e.data[key];
-            return { step: i + 1, value: typeof v === 'number' && Number.isFinite(v) ? v : null };
-          }),
-        },
-      ],
-    }));
+    .map((key) => {
+      const val = `val/${key}`;
+      if (!keys.has(val)) return { metric: key, series: [series(key, '', key.startsWith('val/'))] };
+      return { metric: key, series: [series(key, 'train', false), series(val, 'val', true)] };
+    });
 }
 
 /** A short, readable summary of an event's data for the events table. */

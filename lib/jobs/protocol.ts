@@ -23,7 +23,15 @@ export interface WorkerEvent {
 }
 
 export type JobInput =
-  { kind: 'rl'; trajectory_groups: Record<string, unknown>[] } | { kind: 'sft'; file: string; examples: SftExample[] };
+  | { kind: 'rl'; trajectory_groups: Record<string, unknown>[] }
+  | {
+      kind: 'sft';
+      file: string;
+      /** The examples to train on: the dataset less the held-out ones. */
+      examples: SftExample[];
+      /** Held out by `validation_split` (validation-split.ts), scored after each epoch; empty without a split. */
+      validation: SftExample[];
+    };
 
 /**
  * What a training worker can do with a job. The built-in runner and external GPU workers use the same

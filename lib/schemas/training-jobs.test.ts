@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
+  createSftJobBodySchema,
   resolveRlConfig,
   resolveSftConfig,
   rlExperimentalConfigSchema,
   RL_DEFAULT_LEARNING_RATE,
   SFT_DEFAULT_BATCH_SIZE,
   SFT_DEFAULT_LEARNING_RATE,
+  validationCount,
 } from './training-jobs';
 
 describe('resolveRlConfig (docs/contract.md §3.1, §5.7)', () => {
@@ -128,10 +130,37 @@ describe('resolveSftConfig (docs/contract.md §3.2)', () => {
   it('defaults batch_size to 2 and learning_rate to 5e-5', () => {
     expect(SFT_DEFAULT_BATCH_SIZE).toBe(2);
     expect(SFT_DEFAULT_LEARNING_RATE).toBe(5e-5);
-    const expected = { batch_size: 2, learning_rate: 5e-5, assistant_turns: 'all', epochs: 1 };
+    const expected = {
+      batch_size: 2,
+      learning_rate: 5e-5,
+      assistant_turns: 'all',
+      epochs: 1,
+      validation_split: 0,
+      start_from: 'latest',
+    };
     expect(resolveSftConfig(body)).toEqual(expected);
     expect(resolveSftConfig({ ...body, config: null })).toEqual(expected);
     expect(resolveSftConfig({ ...body, config: { batch_size: 'auto', learning_rate: null } })).toEqual(expected);
+  });
+
+  it('validation_split: a share in (0, 0.5]; the held-out count is at least one and never every example', () => {
+    const parse = (validation_split: unknown) =>
+      createSftJobBodySchema.safeParse({ ...body, config: { validation_split } }).success;
+    expect([0.1, 0.5, null].map(parse)).toEqual([true, true, true]);
+    expect([0, -0.1, 0.51, 1, '0.1'].map(parse)).toEqual([false, false, false, false, false]);
+    expect(validationCount(20, 0.1)).toBe(2);
+    expect(validationCount(10, 0.01)).toBe(1);
+    expect(validationCount(2, 0.5)).toBe(1);
+    expect(validationCount(1, 0.5)).toBe(0);
+    expect(validationCount(20, 0)).toBe(0);
+  });
+
+  it("start_from: 'latest', 'base' or a step; anything else is refused", () => {
+    const parse = (start_from: unknown) =>
+      createSftJobBodySchema.safeParse({ ...body, config: { start_from } }).success;
+    expect(['latest', 'base', 0, 12, null].map(parse)).toEqual([true, true, true, true, true]);
+    expect(['first', -1, 1.5, '3'].map(parse)).toEqual([false, false, false, false]);
+    expect(resolveSftConfig({ ...body, config: { start_from: 3 } }).start_from).toBe(3);
   });
 
   it('keeps explicit values, learning-rate lists, and assistant_turns from config or the top level', () => {

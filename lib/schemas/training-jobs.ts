@@ -194,6 +194,8 @@ export const createRlJobBodySchema = z.object({
  */
 export const MAX_LEARNING_RATE = 1;
 export const MAX_SFT_EPOCHS = 1000;
+/** Half: a larger held-out share would leave less to train on than to measure with. */
+export const MAX_VALIDATION_SPLIT = 0.5;
 
 const learningRateRange = `at most ${MAX_LEARNING_RATE}`;
 
@@ -216,6 +218,18 @@ export const sftConfigSchema = z.looseObject({
     .nullish(),
   epochs: z.int().min(1).max(MAX_SFT_EPOCHS).nullish().describe('Passes over the dataset (default 1)'),
   assistant_turns: z.enum(['all', 'last']).nullish(),
+  validation_split: rangedNumber(
+    { gt: 0, max: MAX_VALIDATION_SPLIT },
+    `validation_split must be greater than 0 and at most ${MAX_VALIDATION_SPLIT}`,
+  )
+    .nullish()
+    .describe(
+      'Extension: the share of examples held out of training; val/loss and val/token_accuracy are logged after each epoch',
+    ),
+  start_from: z
+    .union([z.enum(['latest', 'base']), z.int().min(0)])
+    .nullish()
+    .describe("Extension: train from the latest checkpoint (default), the base model ('base'), or a checkpoint step"),
   ...loraSettingsSchema.shape,
 });
 const SFT_KNOWN_KEYS = [...Object.keys(sftConfigSchema.shape)];
@@ -265,6 +279,9 @@ export const resolvedSftConfigSchema = z.object({
   // Jobs stored before epochs existed trained one pass.
   epochs: z.int().min(1).default(1),
   assistant_turns: z.enum(['all', 'last']),
+  // Jobs stored before these existed held nothing out and trained from the latest checkpoint.
+  validation_split: z.number().min(0).max(MAX_VALIDATION_SPLIT).default(0),
+  start_from: z.union([z.enum(['latest', 'base']), z.int().min(0)]).default('latest'),
 });
 export type ResolvedSftConfig = z.infer<typeof resolvedSftConfigSchema>;
 
@@ -275,7 +292,18 @@ export function resolveSftConfig(body: z.infer<typeof createSftJobBodySchema>): 
     learning_rate: c.learning_rate ?? SFT_DEFAULT_LEARNING_RATE,
     epochs: c.epochs ?? 1,
     assistant_turns: c.assistant_turns ?? body.assistant_turns ?? 'all',
+    validation_split: c.validation_split ?? 0,
+    start_from: c.start_from ?? 'latest',
   };
+}
+
+/**
+ * How many of `examples` a validation split holds out: the share rounded, but at least one when a split is asked
+ * for and never all (one example always trains). 0 for datasets of fewer than two examples.
+ */
+export function validationCount(examples: number, split: number): number {
+  if (!(split > 0) || examples < 2) return 0;
+  return Math.min(examples - 1, Math.max(1, Math.round(examples * split)));
 }
 
 export const jobCreatedSchema = z.object({ id: idSchema });

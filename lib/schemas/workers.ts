@@ -82,18 +82,20 @@ export const completeBodySchema = z.object({
 
 export const failBodySchema = z.object({ worker_id: workerId, error_message: z.string().min(1).max(20_000) });
 
+const sftInputExample = z.object({
+  line: z.int(),
+  messages: z.array(z.looseObject({ role: z.string(), content: z.string() })),
+  tools: z.array(z.unknown()).optional(),
+});
+
 export const jobInputSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('rl'), trajectory_groups: z.array(z.record(z.string(), z.unknown())) }),
   z.object({
     kind: z.literal('sft'),
     file: z.string(),
-    examples: z.array(
-      z.object({
-        line: z.int(),
-        messages: z.array(z.looseObject({ role: z.string(), content: z.string() })),
-        tools: z.array(z.unknown()).optional(),
-      }),
-    ),
+    examples: z.array(sftInputExample),
+    // Absent from servers older than validation_split: nothing held out.
+    validation: z.array(sftInputExample).default([]),
   }),
 ]);
 

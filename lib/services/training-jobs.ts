@@ -1,7 +1,7 @@
 import 'server-only';
 import type { z } from 'zod';
 import { ApiError } from '@/lib/errors';
-import { getDb } from '@/lib/db/client';
+import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import { toList, type ListEnvelope } from '@/lib/schemas/common';
@@ -96,7 +96,14 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
   const ref = await resolveTrainingData(principal, body.training_data_url);
   const numExamples = await validateTrainingData(ref, body.training_data_url);
   const config = resolveSftConfig(body);
-  const latest = await modelsRepo.latestCheckpoint(db, model.id);
+  if (config.validation_split > 0 && numExamples < 2) {
+    throw ApiError.valueError(
+      ['body', 'config', 'validation_split'],
+      `A validation split needs at least 2 examples (the dataset has ${numExamples}): one to train on, one to hold out`,
+      config.validation_split,
+    );
+  }
+  const start = await sftStartCheckpoint(db, model.id, config.start_from);
   const job = await trainingRepo.insertJob(db, {
     entityId: model.entityId,
     modelId: model.id,
@@ -110,9 +117,20 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
       dataset_file: ref.file,
       num_examples: numExamples,
     },
-    baseStep: latest?.step ?? null,
+    baseStep: start?.step ?? null,
   });
   return { id: job.id };
+}
+
+/** The checkpoint an SFT job will train from; a step that is not a checkpoint of the model is refused now. */
+async function sftStartCheckpoint(db: DbOrTx, modelId: string, from: 'latest' | 'base' | number) {
+  if (from === 'base') return null;
+  if (from === 'latest') return (await modelsRepo.latestCheckpoint(db, modelId)) ?? null;
+  const checkpoint = await modelsRepo.findCheckpointByStep(db, modelId, from);
+  if (!checkpoint) {
+    throw ApiError.valueError(['body', 'config', 'start_from'], `The model has no checkpoint at step ${from}`, from);
+  }
+  return checkpoint;
 }
 
 async function requireJob(principal: Principal, jobId: string) {

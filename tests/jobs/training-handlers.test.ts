@@ -14,6 +14,9 @@ import { runOneJob, TrainingError } from '@/lib/jobs/worker/runner';
 import type { WorkerJob } from '@/lib/jobs/protocol';
 import { resolveRlConfig } from '@/lib/schemas/training-jobs';
 import { storeDataset } from '@/lib/services/datasets';
+import { deleteCheckpoints } from '@/lib/services/checkpoints';
+import { evaluateSft, tokenizeSftExamples } from '@/lib/engine/train/sft';
+import { Trainer } from '@/lib/engine/train/trainer';
 import { readArtifactBytes } from '@/lib/storage';
 import { call, createModel, createUser, principalOf, uniqueName, type TestUser } from '../helpers';
 import { claimOnly } from './claim-only';
@@ -128,6 +131,121 @@ describe('built-in training handlers through the job path', () => {
     expect(trained.forward([{ tokens: [1, 2, 3] }])[0].every(Number.isFinite)).toBe(true);
     trained.release();
     base.release();
+  });
+
+  it('SFT validation_split holds evenly spaced lines out and scores them each epoch; val/* lands on the checkpoint', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const lines = Array.from({ length: 10 }, (_, i) => line(`q${i}?`, `a${i}`));
+    const stored = await storeDataset(await principalOf(user), {
+      project: 'proj',
+      name: uniqueName('data-'),
+      files: { 'train.jsonl': lines.join('\n') + '\n' },
+    });
+    const res = await call(sftJobsRoute, 'POST', '/v1/preview/sft-training-jobs', {
+      key: user.key,
+      body: {
+        model_id: model.id,
+        training_data_url: stored.training_data_url,
+        config: { batch_size: 4, learning_rate: 1e-3, epochs: 3, validation_split: 0.2 },
+      },
+    });
+    expect(res.status).toBe(200);
+    const jobId = res.body.id as string;
+
+    const protocol = protocolFor(model.id);
+    const inputs: Awaited<ReturnType<typeof protocol.input>>[] = [];
+    const recording = { ...protocol, input: async (id: string) => inputs[inputs.push(await protocol.input(id)) - 1] };
+    expect(await runOneJob(recording, trainingHandlers())).toBe(true);
+    // Two of ten, the middle of each half: lines 3 and 8 (1-based); the other eight train, 2 batches × 3 epochs.
+    const input = inputs[0];
+    expect(input.kind === 'sft' && input.validation.map((e) => e.line)).toEqual([3, 8]);
+    expect(input.kind === 'sft' && input.examples.map((e) => e.line)).toEqual([1, 2, 4, 5, 6, 7, 9, 10]);
+    expect(await job(user, jobId)).toMatchObject({ status: 'COMPLETED', num_sequences: 6 });
+
+    const steps = (await events(user, jobId)).filter((e) => e.type === 'gradient_step');
+    expect(steps.map((e) => 'val/loss' in e.data)).toEqual([false, true, false, true, false, true]);
+    for (const e of steps.filter((x) => 'val/loss' in x.data)) {
+      expect(e.data['val/loss']).toBeGreaterThan(0);
+      expect(e.data['val/token_accuracy']).toBeGreaterThanOrEqual(0);
+      expect(e.data['val/token_accuracy']).toBeLessThanOrEqual(1);
+    }
+    const cp = await latestCheckpoint(user, model.id);
+    // The last epoch's figures describe the saved weights; they are not averaged, and not filed under train/.
+    expect(cp.metrics['val/loss']).toBe(steps[5].data['val/loss']);
+    expect(cp.metrics['val/token_accuracy']).toBe(steps[5].data['val/token_accuracy']);
+    expect(Object.keys(cp.metrics).filter((k) => k.startsWith('train/val'))).toEqual([]);
+
+    // The stored weights, scored afresh on the held-out lines, give the same val/loss: it is the checkpoint's.
+    const trained = decodeModel((await readArtifactBytes(checkpointKey(model.id, jobId)))!);
+    const { tokenizer } = loadBaseModel('tuneboard/tiny-random', null);
+    const trainer = new Trainer(trained);
+    const heldOut = tokenizeSftExamples(tokenizer, input.kind === 'sft' ? input.validation : [], trained.config.ctx, {
+      assistantTurns: 'all',
+    });
+    expect(evaluateSft(trainer, heldOut)['val/loss']).toBeCloseTo(cp.metrics['val/loss'], 5);
+    trainer.release();
+    trained.release();
+  });
+
+  it('SFT start_from trains from the base model or a named step; a missing step is 422, a deleted one fails the job', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const stored = await storeDataset(await principalOf(user), {
+      project: 'proj',
+      name: uniqueName('data-'),
+      files: { 'train.jsonl': line('sky?', 'blue') + '\n' },
+    });
+    const submit = (config: Record<string, unknown>) =>
+      call(sftJobsRoute, 'POST', '/v1/preview/sft-training-jobs', {
+        key: user.key,
+        body: { model_id: model.id, training_data_url: stored.training_data_url, config },
+      });
+    const protocol = protocolFor(model.id);
+    const claimed: (WorkerJob | null)[] = [];
+    const recording = { ...protocol, claim: async () => claimed[claimed.push(await protocol.claim()) - 1] };
+    const run = async (config: Record<string, unknown>) => {
+      const res = await submit(config);
+      expect(res.status).toBe(200);
+      await runOneJob(recording, trainingHandlers());
+      return { id: res.body.id as string, claim: claimed.at(-1)! };
+    };
+
+    const first = await run({});
+    expect(first.claim.base_checkpoint?.step).toBe(0);
+    const second = await run({});
+    expect(second.claim.base_checkpoint?.step).toBe(1);
+    // From step 1 again, not the latest (2); the new checkpoint still takes the next number.
+    const fromOne = await run({ start_from: 1 });
+    expect(fromOne.claim.base_checkpoint).toEqual({ step: 1, artifact_key: checkpointKey(model.id, first.id) });
+    expect(await job(user, fromOne.id)).toMatchObject({ status: 'COMPLETED', step: 3, base_step: 1 });
+    const fromBase = await run({ start_from: 'base' });
+    expect(fromBase.claim.base_checkpoint).toBeNull();
+    expect(await job(user, fromBase.id)).toMatchObject({ status: 'COMPLETED', step: 4, base_step: null });
+    // Trained from the base weights: one step on one example from the base gives what the first job gave.
+    const weights = async (id: string) => decodeModel((await readArtifactBytes(checkpointKey(model.id, id)))!);
+    const [a, b] = [await weights(first.id), await weights(fromBase.id)];
+    const name = 'model.layers.0.mlp.up_proj.weight';
+    expect(Array.from(b.getTensor(name))).toEqual(Array.from(a.getTensor(name)));
+    a.release();
+    b.release();
+
+    const missing = await submit({ start_from: 42 });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail[0]).toMatchObject({
+      loc: ['body', 'config', 'start_from'],
+      msg: 'Value error, The model has no checkpoint at step 42',
+    });
+    expect((await submit({ start_from: 'earliest' })).status).toBe(422);
+    expect((await submit({ validation_split: 0.2 })).body.detail[0].msg).toMatch(/at least 2 examples/);
+
+    const doomed = await submit({ start_from: 2 });
+    await deleteCheckpoints(await principalOf(user), model.id, [2]);
+    await runOneJob(recording, trainingHandlers());
+    expect(await job(user, doomed.body.id)).toMatchObject({
+      status: 'FAILED',
+      error_message: 'Checkpoint step 2 was deleted before the job started; nothing to train from',
+    });
   });
 
   it('RL: one gradient_step per trainable history, group counts on the checkpoint, next job from it', async () => {

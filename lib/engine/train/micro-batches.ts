@@ -47,10 +47,19 @@ export function accumulateGradients<T extends { ids: ArrayLike<number> }>(
 }
 
 /** Scores without gradients, chunked the same way. */
-export function scoreSequences(trainer: Trainer, sequences: ReadonlyArray<ArrayLike<number>>): SequenceScores[] {
+export function scoreSequences(
+  trainer: Trainer,
+  sequences: ReadonlyArray<ArrayLike<number>>,
+  options: { argmax?: boolean } = {},
+): SequenceScores[] {
   const out: SequenceScores[] = [];
   for (const chunk of chunkByTokens(sequences.map((ids) => ({ ids })))) {
-    out.push(...trainer.forward(chunk.map((c) => c.ids)));
+    out.push(
+      ...trainer.forward(
+        chunk.map((c) => c.ids),
+        options,
+      ),
+    );
   }
   return out;
 }

@@ -135,6 +135,33 @@ describe('trainSft', () => {
     model.release();
   });
 
+  it('held-out examples are scored after each epoch: val loss and token accuracy of the current weights, never trained', async () => {
+    const config = { ...loadBaseModel('tuneboard/tiny-random', null).spec.config, n_layers: 1 };
+    const model = Model.create(config, { seed: 4 });
+    const steps: SftStepMetrics[] = [];
+    // The held-out example is one the job also trains on, so the epochs must drive its loss down and its
+    // accuracy up: figures of the weights as they are after each epoch, not of the initial ones.
+    await trainSft(model, tok, examples.slice(0, 2), {
+      batchSize: 1,
+      epochs: 15,
+      learningRate: 3e-3,
+      assistantTurns: 'all',
+      validation: [examples[0], { line: 9, messages: [{ role: 'user', content: 'no answer' }] }],
+      onStep: (m) => void steps.push(m),
+    });
+    const scored = steps.flatMap((s, i) => (s['val/loss'] === undefined ? [] : [i]));
+    expect(scored).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29]);
+    const first = steps[1];
+    const last = steps[29];
+    expect(first['val/loss']).toBeGreaterThan(1);
+    expect(first['val/token_accuracy']).toBeLessThan(1);
+    expect(last['val/loss']).toBeLessThan(first['val/loss']! / 4);
+    // "blue" and <|im_end|>: every held-out trained token is now the greedy choice.
+    // (The example without an assistant turn has no token to score, so it cannot pull the accuracy below 1.)
+    expect(last['val/token_accuracy']).toBe(1);
+    model.release();
+  });
+
   it('data-parallel: a helper computing half of each batch gives the same training as one thread', async () => {
     const config = { ...loadBaseModel('tuneboard/tiny-random', null).spec.config, n_layers: 1 };
     const run = async (parallel: boolean) => {

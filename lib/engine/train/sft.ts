@@ -3,7 +3,7 @@ import type { Model } from '../model';
 import type { Tokenizer } from '../tokenizer';
 import { AdamW } from './adamw';
 import { addGradientsIn, copyGradientsOut, copyWeightsIn, copyWeightsOut } from './flat';
-import { accumulateGradients, yieldToEventLoop } from './micro-batches';
+import { accumulateGradients, scoreSequences, yieldToEventLoop } from './micro-batches';
 import { Trainer } from './trainer';
 
 /**
@@ -26,6 +26,10 @@ export interface SftStepMetrics {
   grad_norm: number;
   num_trajectories: number;
   num_trainable_tokens: number;
+  /** On an epoch's last step when examples are held out: mean loss per trained token of the held-out examples. */
+  'val/loss'?: number;
+  /** Same step: the share of held-out trained tokens that are the model's most likely next token. */
+  'val/token_accuracy'?: number;
 }
 
 export interface SftOptions {
@@ -42,6 +46,8 @@ export interface SftOptions {
   signal?: AbortSignal;
   /** Called after each optimizer step; awaited, so a slow reporter paces training. */
   onStep?: (metrics: SftStepMetrics, index: number) => Promise<void> | void;
+  /** Held-out examples, scored after every epoch (never trained on). */
+  validation?: readonly SftExampleInput[];
   /**
    * Another thread that computes part of each batch (data parallelism): half of the batch's tokens go there
    * while this thread computes the rest, and the gradients are summed before the optimizer step.
@@ -149,6 +155,9 @@ export async function trainSft(
   if (!Number.isInteger(options.batchSize) || options.batchSize < 1)
     throw new Error('batch size must be a positive integer');
   const data = tokenizeSftExamples(tokenizer, examples, model.config.ctx, options);
+  const heldOut = tokenizeSftExamples(tokenizer, options.validation ?? [], model.config.ctx, options).filter(
+    (ex) => ex.ids.length >= 2 && ex.mask.slice(1).some((m) => m === 1),
+  );
   const trainer = new Trainer(model);
   const optimizer = new AdamW(trainer, {
     weightDecay: options.weightDecay ?? 0.01,
@@ -196,6 +205,7 @@ export async function trainSft(
         grad_norm: gradNorm,
         num_trajectories: batch.length,
         num_trainable_tokens: tokens,
+        ...(heldOut.length > 0 && b % perEpoch === perEpoch - 1 ? evaluateSft(trainer, heldOut) : {}),
       };
       steps.push(metrics);
       await options.onStep?.(metrics, b);
@@ -206,6 +216,34 @@ export async function trainSft(
     optimizer.release();
     trainer.release();
   }
+}
+
+/**
+ * The held-out examples' loss (summed over their trained tokens, divided by the count, as a batch's training loss
+ * is) and token accuracy (greedy next token = the example's token), on the current weights.
+ */
+export function evaluateSft(
+  trainer: Trainer,
+  examples: readonly TokenizedExample[],
+): { 'val/loss': number; 'val/token_accuracy': number } {
+  const scores = scoreSequences(
+    trainer,
+    examples.map((ex) => ex.ids),
+    { argmax: true },
+  );
+  let lossSum = 0;
+  let hits = 0;
+  let tokens = 0;
+  examples.forEach((ex, i) => {
+    const { logprobs, argmax } = scores[i];
+    for (let t = 0; t < logprobs.length; t++) {
+      if (ex.mask[t + 1] !== 1) continue;
+      tokens++;
+      lossSum -= logprobs[t];
+      hits += argmax![t];
+    }
+  });
+  return { 'val/loss': tokens > 0 ? lossSum / tokens : 0, 'val/token_accuracy': tokens > 0 ? hits / tokens : 0 };
 }
 
 /**

@@ -18,6 +18,8 @@ export interface SequenceScores {
   logprobs: Float32Array;
   /** entropy[t] of the same next-token distribution. */
   entropy: Float32Array;
+  /** With `argmax`: 1 where token t+1 is the most likely next token (ties count), else 0. */
+  argmax?: Uint8Array;
 }
 
 interface LayerActs {
@@ -92,7 +94,10 @@ export class Trainer {
    * Forward over whole sequences (each from position 0, causal). With `keepActivations` the pass is kept
    * for one `backward` call; otherwise it only scores (old logprobs, evaluation).
    */
-  forward(sequences: ReadonlyArray<ArrayLike<number>>, options: { keepActivations?: boolean } = {}): SequenceScores[] {
+  forward(
+    sequences: ReadonlyArray<ArrayLike<number>>,
+    options: { keepActivations?: boolean; argmax?: boolean } = {},
+  ): SequenceScores[] {
     if (this.released) throw new Error('trainer was released');
     this.dropPass();
     const c = this.config;
@@ -208,6 +213,21 @@ export class Trainer {
         for (let t = 0; t < s.length - 1; t++) out[t] = f[pass.softmax + (rowStart[si] + t) * V + s[t + 1]];
         return out;
       });
+      // Token accuracy (SFT validation) needs the row maximum, read from the logits for the same reason.
+      const argmax = options.argmax
+        ? seqs.map((s, si) => {
+            const f = heap.f32;
+            const hit = new Uint8Array(s.length - 1);
+            for (let t = 0; t < s.length - 1; t++) {
+              const row = pass.softmax + (rowStart[si] + t) * V;
+              const target = targetLogits[si][t];
+              let v = 0;
+              while (v < V && f[row + v] <= target) v++;
+              hit[t] = v === V ? 1 : 0;
+            }
+            return hit;
+          })
+        : null;
       const scores: SequenceScores[] = [];
       const stats = heap.alloc(2 * M);
       try {
@@ -222,7 +242,7 @@ export class Trainer {
             logprobs[t] = targetLogits[si][t] - f[stats + 2 * r];
             entropy[t] = f[stats + 2 * r + 1];
           }
-          scores.push({ logprobs, entropy });
+          scores.push(argmax ? { logprobs, entropy, argmax: argmax[si] } : { logprobs, entropy });
         });
       } finally {
         heap.release(stats);

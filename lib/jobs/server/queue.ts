@@ -10,6 +10,7 @@ import * as workersRepo from '@/lib/db/repositories/training-workers';
 import { allBaseModels, trainableBaseModelIds, type WorkerCapabilities } from '@/lib/services/base-models';
 import { artifactExists, probeArtifactStore, putArtifact, putArtifactStream, storageFaultMessage } from '@/lib/storage';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
+import { holdOutValidation } from '../validation-split';
 import { adapterKeys, checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '../protocol';
 import { config } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';
@@ -74,12 +75,15 @@ export async function claimJob(
     ...(info ? { info } : {}),
   });
   if (!job) return null;
-  const [latest, model] = await Promise.all([
-    modelsRepo.latestCheckpoint(db, job.modelId),
-    modelsRepo.findModelById(db, job.modelId),
-  ]);
+  const [start, model] = await Promise.all([startingCheckpoint(db, job), modelsRepo.findModelById(db, job.modelId)]);
   if (!model) {
     // Deleted between claim and now: deletion already failed the job, nothing to run.
+    return null;
+  }
+  if (start === 'missing') {
+    const message = `Checkpoint step ${String(job.config.start_from)} was deleted before the job started; nothing to train from`;
+    await db.transaction(async (tx) => failInTx(tx, (await queueRepo.lockJob(tx, job.id))!, message));
+    await workersRepo.clearWorkerJob(db, workerId, job.id);
     return null;
   }
   // A job that cannot save its checkpoint must not train first and fail at the end with a vague error.
@@ -102,7 +106,7 @@ export async function claimJob(
     backend: entry?.backend === 'hf' ? 'hf' : 'builtin',
     base_model_path: entry?.backend === 'hf' ? (entry.path ?? null) : null,
     config: job.config,
-    base_checkpoint: latest ? { step: latest.step, artifact_key: latest.artifactKey } : null,
+    base_checkpoint: start ? { step: start.step, artifact_key: start.artifactKey } : null,
     attempts: job.attempts,
     lease_seconds: LEASE_SECONDS(),
   };
@@ -236,16 +240,25 @@ export async function completeJob(
     if (!model) throw leaseLost();
     const step = model.lastStep + 1;
 
-    // train/<k> = the mean of each gradient_step key over the job (docs/contract.md §2.6).
+    // train/<k> = the mean of each gradient_step key over the job; val/<k> (an SFT job's held-out examples,
+    // scored after each epoch) = the last value, which describes the weights this checkpoint holds
+    // (docs/contract.md §2.6).
     const steps = await trainingRepo.listEvents(tx, jobId, { limit: 1_000_000 });
     const byKey = new Map<string, number[]>();
     for (const e of steps) {
       if (e.type !== 'gradient_step') continue;
       for (const [k, v] of Object.entries(e.data))
-        if (typeof v === 'number') byKey.set(k, [...(byKey.get(k) ?? []), v]);
+        if (typeof v === 'number') {
+          const values = byKey.get(k);
+          if (values) values.push(v);
+          else byKey.set(k, [v]);
+        }
     }
     const metrics: Record<string, number> = {};
-    for (const [k, values] of byKey) metrics[`train/${k}`] = mean(values);
+    for (const [k, values] of byKey) {
+      if (k.startsWith('val/')) metrics[k] = values.at(-1)!;
+      else metrics[`train/${k}`] = mean(values);
+    }
     for (const [k, v] of Object.entries(input.metrics ?? {})) if (Number.isFinite(v)) metrics[`train/${k}`] = v;
     metrics['train/num_gradient_steps'] = job.completedSteps;
 
@@ -397,7 +410,9 @@ export async function jobInput(
   const key = String(job.config.dataset_key);
   const file = String(job.config.dataset_file ?? key.split('/').at(-1));
   try {
-    return { kind: 'sft', file, examples: await loadExamples(key, file) };
+    const all = await loadExamples(key, file);
+    const { train, validation } = holdOutValidation(all, Number(job.config.validation_split ?? 0));
+    return { kind: 'sft', file, examples: train, validation };
   } catch (err) {
     if (!(err instanceof SftDataError)) throw err;
     // The dataset changed or vanished since the job was accepted: end the job with the precise reason
@@ -405,6 +420,17 @@ export async function jobInput(
     await failJob(jobId, workerId, err.message);
     throw leaseLost();
   }
+}
+
+/**
+ * The checkpoint a job trains from (docs/contract.md §2.7): the latest when it starts, unless an SFT job's
+ * `start_from` names the base model (null) or a step ('missing' once that checkpoint was deleted).
+ */
+async function startingCheckpoint(db: DbOrTx, job: TrainingJobRow) {
+  const from = job.config.start_from;
+  if (from === 'base') return null;
+  if (typeof from === 'number') return (await modelsRepo.findCheckpointByStep(db, job.modelId, from)) ?? 'missing';
+  return (await modelsRepo.latestCheckpoint(db, job.modelId)) ?? null;
 }
 
 /**
@@ -418,8 +444,10 @@ export async function baseWeightsKey(
 ): Promise<string | null> {
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
-  const latest = await modelsRepo.latestCheckpoint(db, job.modelId);
-  const key = latest?.artifactKey ?? null;
+  const start = await startingCheckpoint(db, job);
+  // Deleted after the claim: the worker's own claim answer named it, so it asks for what is gone.
+  if (start === 'missing') throw ApiError.notFound(`Checkpoint step ${String(job.config.start_from)} was deleted`);
+  const key = start?.artifactKey ?? null;
   if (!file || !key) return key;
   return key.endsWith('/adapter_model.safetensors') ? key.replace(/adapter_model\.safetensors$/, file) : null;
 }

@@ -77,6 +77,37 @@ def test_sft_teaches_a_fixed_answer_and_the_adapter_loads_in_peft(api: Api, serv
         assert ANSWER not in greedy(peft_model, tok, PROMPTS[0])
 
 
+def test_sft_validation_split_and_start_from_base(api: Api, server, models_dir):
+    """The server holds 2 of 8 lines out and names the starting checkpoint; the worker scores the held-out lines after
+    each epoch and, told to start from the base model, gets no adapter from the weights route."""
+    model = api.create_model()
+    lines = [{"messages": [{"role": "user", "content": f"Color {i}?"}, {"role": "assistant", "content": ANSWER}]} for i in range(8)]
+    url = api.upload_dataset(lines)
+    config = {"batch_size": 2, "learning_rate": 1e-2, "epochs": 2, "validation_split": 0.25, "lora_rank": 8}
+    first = api.sft(model["id"], url, config)
+    from_base = api.sft(model["id"], url, {**config, "start_from": "base"})
+    worker = start_worker(server, models_dir, "--model-ids", model["id"])
+    try:
+        jobs = [api.wait(first), api.wait(from_base)]
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+    assert [j["status"] for j in jobs] == ["COMPLETED", "COMPLETED"], jobs
+    assert [j["base_step"] for j in jobs] == [0, None]
+    runs = [[e["data"] for e in api.events(j["id"]) if e["type"] == "gradient_step"] for j in jobs]
+    for steps in runs:
+        # 6 lines train: 3 batches per epoch; the held-out 2 are scored at the end of each epoch.
+        assert ["val/loss" in s for s in steps] == [False, False, True, False, False, True]
+        assert 0 <= steps[2]["val/token_accuracy"] <= 1
+        assert steps[5]["val/loss"] < steps[2]["val/loss"]
+    # A fresh LoRA adapter adds nothing before its first step, so a job from the base model starts at the base
+    # model's loss on the same first batch, as the first job did (which started from step 0, the base model).
+    assert runs[1][0]["loss"] == pytest.approx(runs[0][0]["loss"], rel=1e-4)
+    ckpt = next(c for c in api.checkpoints(model["id"]) if c["step"] == 2)
+    assert ckpt["metrics"]["val/loss"] == runs[1][5]["val/loss"]
+    assert "train/val/loss" not in ckpt["metrics"]
+
+
 def _choice(tok, token_id: int, logprob: float) -> dict:
     return {
         "finish_reason": "stop",

@@ -3,7 +3,8 @@
 Consecutive batches of `batch_size` examples (epochs repeat them in order); cross-entropy on assistant tokens
 only, normalised by the batch's trainable-token count; AdamW (β 0.9/0.99, weight decay 0.01), global grad-norm
 clip 1.0; one learning rate per batch (a list runs across all epochs and repeats its last entry); one optimizer
-step and one gradient_step event per batch. A batch is split into micro-batches by tokens (gradient
+step and one gradient_step event per batch; with examples held out (`validation_split`), an epoch's last step also
+carries val/loss and val/token_accuracy. A batch is split into micro-batches by tokens (gradient
 accumulation), so any batch size fits in memory.
 """
 
@@ -41,11 +42,56 @@ def tokenize_examples(tokenizer: Any, examples: list[dict], file: str, assistant
     return out
 
 
+@torch.no_grad()
+def evaluate_sft(model: Any, rows: list[tuple[list[int], list[int]]], device: torch.device, opts: Any) -> dict:
+    """The held-out examples' loss per trained token and token accuracy (greedy next token = the example's), as
+    lib/engine/train/sft.ts's evaluateSft. Under FSDP every rank scores every row: the forward passes are
+    collectives, and identical inputs give every rank the same figures without a reduction."""
+    was_training = model.training
+    model.eval()
+    loss_sum = 0.0
+    hits = 0
+    tokens = 0
+    try:
+        for group in micro_batches([len(ids) for ids, _ in rows], opts.micro_batch_tokens):
+            chunk = [rows[i] for i in group]
+            longest = max(len(ids) for ids, _ in chunk)
+            ids = torch.zeros((len(chunk), longest), dtype=torch.long)
+            attn = torch.zeros((len(chunk), longest), dtype=torch.long)
+            for i, (row, _) in enumerate(chunk):
+                ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+                attn[i, : len(row)] = 1
+            logits = model(input_ids=ids.to(device), attention_mask=attn.to(device)).logits.float()
+            for i, (row, mask) in enumerate(chunk):
+                n = len(row)
+                target = torch.tensor(row[1:], dtype=torch.long, device=device)
+                m = torch.tensor(mask[1:], dtype=torch.bool, device=device)
+                lp = torch.log_softmax(logits[i, : n - 1], dim=-1)
+                target_lp = lp.gather(-1, target[:, None])[:, 0]
+                # Ties count as hits, as in the built-in engine.
+                hit = target_lp >= lp.max(dim=-1).values
+                loss_sum -= float(target_lp[m].sum())
+                hits += int(hit[m].sum())
+                tokens += int(m.sum())
+    finally:
+        if was_training:
+            model.train()
+    return {"val/loss": loss_sum / tokens if tokens else 0.0, "val/token_accuracy": hits / tokens if tokens else 0.0}
+
+
 def train_sft(model: Any, tokenizer: Any, job_input: dict, config: dict, ctx: Any, device: torch.device, opts: Any) -> dict:
     batch_size = int(config["batch_size"])
     epochs = int(config.get("epochs") or 1)
     lr_setting = config["learning_rate"]
-    data = tokenize_examples(tokenizer, job_input["examples"], job_input.get("file", "dataset"), config.get("assistant_turns", "all"), opts.max_seq_len(model))
+    file = job_input.get("file", "dataset")
+    turns = config.get("assistant_turns", "all")
+    data = tokenize_examples(tokenizer, job_input["examples"], file, turns, opts.max_seq_len(model))
+    # Held out by the server's validation_split (absent from older servers); rows without a trained token say nothing.
+    held_out = [
+        (ids, mask)
+        for ids, mask in tokenize_examples(tokenizer, job_input.get("validation") or [], file, turns, opts.max_seq_len(model))
+        if len(ids) >= 2 and any(mask[1:])
+    ]
     per_epoch = math.ceil(len(data) / batch_size)
     total = per_epoch * epochs
     ctx.started(total)
@@ -94,13 +140,14 @@ def train_sft(model: Any, tokenizer: Any, job_input: dict, config: dict, ctx: An
             for g in optimizer.param_groups:
                 g["lr"] = lr
             optimizer.step()
-        ctx.step(
-            {
-                "loss": loss_sum / tokens if tokens > 0 else 0.0,
-                "learning_rate": lr,
-                "grad_norm": grad_norm,
-                "num_trajectories": len(batch),
-                "num_trainable_tokens": tokens,
-            }
-        )
+        metrics = {
+            "loss": loss_sum / tokens if tokens > 0 else 0.0,
+            "learning_rate": lr,
+            "grad_norm": grad_norm,
+            "num_trajectories": len(batch),
+            "num_trainable_tokens": tokens,
+        }
+        if held_out and b % per_epoch == per_epoch - 1:
+            metrics.update(evaluate_sft(model, held_out, device, opts))
+        ctx.step(metrics)
     return {}

@@ -251,8 +251,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity, initialEventView
                 </dd>
               </div>
               <div>
-                <dt className="text-xs text-fg-subtle">Trained from step</dt>
-                <dd className="mt-0.5 text-fg tabular-nums">{job.base_step ?? '—'}</dd>
+                <dt className="text-xs text-fg-subtle">Trained from</dt>
+                {/* No step: the base model's weights (start_from 'base', or every checkpoint was deleted). */}
+                <dd className="mt-0.5 text-fg tabular-nums" data-testid="job-base-step">
+                  {job.base_step === null ? 'Base model' : `Step ${job.base_step}`}
+                </dd>
               </div>
               <div>
                 <dt className="text-xs text-fg-subtle">New checkpoint</dt>

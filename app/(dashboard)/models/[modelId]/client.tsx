@@ -196,7 +196,12 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
             onOpenTrajectories={(s, sp) => openTrajectories(s, sp)}
           />
           <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />
-          <CheckpointsSection model={m} />
+          <CheckpointsSection
+            model={m}
+            fineTuneHrefFor={(step) =>
+              hrefWithEntity(`/sft/new?model=${encodeURIComponent(m.id)}&from=${step}`, entity, defaultEntity)
+            }
+          />
           <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} />
           <Card aria-labelledby="names-title">
             <CardHeader
@@ -409,7 +414,13 @@ function MetricsSection({
 // Three metric columns beside step, age and actions fit a laptop-wide card: more would push the row actions out of view.
 const MAX_METRIC_COLUMNS = 3;
 
-function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
+function CheckpointsSection({
+  model,
+  fineTuneHrefFor,
+}: {
+  model: ModelSummaryDto;
+  fineTuneHrefFor: (step: number) => string;
+}) {
   const queryClient = useQueryClient();
   const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
   const page = useQuery(checkpointPageQuery(model.id, currentCursor(cursors)));
@@ -517,6 +528,7 @@ function CheckpointsSection({ model }: { model: ModelSummaryDto }) {
           bestMetric={metric}
           namesFor={(s) => checkpointNames(model, s)}
           playgroundHrefFor={(s) => playgroundHref(model, s)}
+          fineTuneHrefFor={fineTuneHrefFor}
           onDelete={(c) => {
             remove.reset();
             setToDelete(c);

@@ -17,7 +17,7 @@ import { PageHeader } from '@/components/ui/page-header';
 import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch, isApiClientError } from '@/lib/client/api-fetch';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
+import { checkpointPickerQuery, modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
 import {
   datasetNameFromFile,
   inspectSftText,
@@ -33,6 +33,7 @@ import {
   SFT_DEFAULT_BATCH_SIZE,
   SFT_FORM_DEFAULTS,
   sftStepCount,
+  validationCount,
 } from '@/lib/schemas/training-jobs';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
@@ -40,8 +41,13 @@ interface SftLaunchClientProps {
   entity: string;
   defaultEntity: string;
   initialModelId: string | null;
+  /** `?from=<step>`: preselects that checkpoint as the starting point (when the model has it). */
+  initialStartStep: number | null;
   origin: string;
 }
+
+/** Shares of the dataset the form offers to hold out; the API takes any share up to MAX_VALIDATION_SPLIT. */
+const HOLD_OUT_CHOICES = [0, 0.1, 0.2, 0.3] as const;
 
 interface ChosenFile {
   file: File;
@@ -55,6 +61,8 @@ interface LaunchInput {
   batchSize: 'auto' | number;
   learningRate: number | number[];
   epochs: number;
+  validationSplit: number;
+  startFrom: 'latest' | 'base' | number;
 }
 
 type Stage = 'idle' | 'uploading' | 'creating';
@@ -75,7 +83,13 @@ function groupByEntity(models: ModelSummaryDto[]): [string, ModelSummaryDto[]][]
   return [...groups.entries()];
 }
 
-export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin }: SftLaunchClientProps) {
+export function SftLaunchClient({
+  entity,
+  defaultEntity,
+  initialModelId,
+  initialStartStep,
+  origin,
+}: SftLaunchClientProps) {
   const router = useRouter();
   const queryClient = useQueryClient();
   const models = useQuery(modelPickerQuery(null));
@@ -89,6 +103,11 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
   const [batchSize, setBatchSize] = useState(String(SFT_FORM_DEFAULTS.batchSize));
   const [learningRate, setLearningRate] = useState(String(SFT_FORM_DEFAULTS.learningRate));
   const [epochsText, setEpochsText] = useState(String(SFT_FORM_DEFAULTS.epochs));
+  const [holdOut, setHoldOut] = useState<number>(0);
+  // 'latest', 'base' or a step as text (a select's value).
+  const [startFromChoice, setStartFromChoice] = useState<string>(
+    initialStartStep === null ? 'latest' : String(initialStartStep),
+  );
   const [stage, setStage] = useState<Stage>('idle');
   const [showFieldErrors, setShowFieldErrors] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
@@ -102,6 +121,15 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
     '';
   const model = list.find((m) => m.id === effectiveModelId);
   const missingLinkedModel = Boolean(initialModelId && models.isSuccess && !list.some((m) => m.id === initialModelId));
+  const checkpoints = useQuery({ ...checkpointPickerQuery(effectiveModelId), enabled: Boolean(model) });
+  const checkpointSteps = checkpoints.data?.data.map((c) => c.step) ?? [];
+  // A step the chosen model does not have (another model picked, a stale link) falls back to the latest.
+  const startFrom: 'latest' | 'base' | number =
+    startFromChoice === 'base'
+      ? 'base'
+      : startFromChoice !== 'latest' && checkpointSteps.includes(Number(startFromChoice))
+        ? Number(startFromChoice)
+        : 'latest';
 
   const batch = parseBatchSize(batchSize);
   const parsedLr = parseLearningRate(learningRate);
@@ -136,7 +164,13 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
           json: {
             model_id: input.model.id,
             training_data_url: trainingDataUrl,
-            config: { batch_size: input.batchSize, learning_rate: input.learningRate, epochs: input.epochs },
+            config: {
+              batch_size: input.batchSize,
+              learning_rate: input.learningRate,
+              epochs: input.epochs,
+              ...(input.validationSplit > 0 ? { validation_split: input.validationSplit } : {}),
+              ...(input.startFrom !== 'latest' ? { start_from: input.startFrom } : {}),
+            },
           },
         });
       } catch (err) {
@@ -177,6 +211,19 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
       : inspection && inspection.exampleCount === 0
         ? 'The file has no examples'
         : undefined;
+  // The estimate: steps exactly as the trainer batches; seconds only for built-in models, whose speed is known.
+  const allExamples = inspection && inspection.errorCount === 0 ? inspection.exampleCount : 0;
+  const heldOut = validationCount(allExamples, holdOut);
+  const examples = allExamples - heldOut;
+  const batchValue = 'error' in batch ? null : batch.value === 'auto' ? SFT_DEFAULT_BATCH_SIZE : batch.value;
+  const steps =
+    examples > 0 && batchValue !== null && !('error' in epochs)
+      ? sftStepCount(examples, batchValue, epochs.value)
+      : null;
+  const holdOutProblem =
+    holdOut > 0 && inspection && inspection.errorCount === 0 && allExamples < 2
+      ? 'Holding examples out needs at least 2 examples'
+      : undefined;
   const canSubmit =
     Boolean(model) &&
     !fileProblem &&
@@ -184,14 +231,8 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
     !('error' in lr) &&
     !('error' in epochs) &&
     !nameError &&
+    !holdOutProblem &&
     !reading;
-  // The estimate: steps exactly as the trainer batches; seconds only for built-in models, whose speed is known.
-  const examples = inspection && inspection.errorCount === 0 ? inspection.exampleCount : 0;
-  const batchValue = 'error' in batch ? null : batch.value === 'auto' ? SFT_DEFAULT_BATCH_SIZE : batch.value;
-  const steps =
-    examples > 0 && batchValue !== null && !('error' in epochs)
-      ? sftStepCount(examples, batchValue, epochs.value)
-      : null;
   const builtinBase = model?.base_model.startsWith('tuneboard/') ?? false;
   // Measured: 20 short examples, batch 4, 50 steps in 1.4 s on one core (tests/jobs/sft-form-defaults.test.ts).
   const seconds = steps !== null && builtinBase ? Math.max(1, Math.round(steps * 0.028)) : null;
@@ -210,6 +251,8 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
       batchSize: batch.value,
       learningRate: lr.value,
       epochs: epochs.value,
+      validationSplit: holdOut,
+      startFrom,
     });
   }
 
@@ -424,9 +467,62 @@ export function SftLaunchClient({ entity, defaultEntity, initialModelId, origin 
                 autoComplete="off"
               />
             </div>
+            <div className="grid gap-5 sm:grid-cols-2">
+              <SelectField
+                id="sft-start-from"
+                name="start_from"
+                label="Start from"
+                value={startFrom === 'latest' ? 'latest' : String(startFrom)}
+                onChange={(event) => setStartFromChoice(event.target.value)}
+                hint={
+                  startFrom === 'base'
+                    ? `The untrained ${model?.base_model ?? 'base model'}: earlier jobs' training is left out`
+                    : startFrom === 'latest'
+                      ? 'Continues the model’s training'
+                      : `Goes on from step ${startFrom}; the result still becomes the next step`
+                }
+                disabled={pending}
+              >
+                <option value="latest">
+                  Latest checkpoint{model?.latest_step != null ? ` (step ${model.latest_step})` : ''}
+                </option>
+                <option value="base">Base model</option>
+                {checkpointSteps.length > 0 ? (
+                  <optgroup label="A checkpoint">
+                    {/* The latest step too: pinned, it stays the start even if another job finishes first. */}
+                    {checkpointSteps.map((step) => (
+                      <option key={step} value={String(step)}>
+                        Step {step}
+                      </option>
+                    ))}
+                  </optgroup>
+                ) : null}
+              </SelectField>
+              <SelectField
+                id="sft-hold-out"
+                name="validation_split"
+                label="Hold out for validation"
+                value={String(holdOut)}
+                onChange={(event) => setHoldOut(Number(event.target.value))}
+                error={holdOutProblem}
+                hint={
+                  holdOut > 0
+                    ? 'Never trained on; scored after every epoch (val loss, token accuracy), so the best checkpoint is chosen on them'
+                    : 'Train on every example'
+                }
+                disabled={pending}
+              >
+                {HOLD_OUT_CHOICES.map((share) => (
+                  <option key={share} value={String(share)}>
+                    {share === 0 ? 'None' : `${Math.round(share * 100)} % of the examples`}
+                  </option>
+                ))}
+              </SelectField>
+            </div>
             {steps !== null && batchValue !== null && !('error' in epochs) ? (
               <p className="text-sm text-fg-muted" data-testid="sft-estimate" aria-live="polite">
-                {examples} example{examples === 1 ? '' : 's'} × {epochs.value} epoch{epochs.value === 1 ? '' : 's'} ÷
+                {examples} example{examples === 1 ? '' : 's'}
+                {heldOut > 0 ? ` (${heldOut} held out)` : ''} × {epochs.value} epoch{epochs.value === 1 ? '' : 's'} ÷
                 batch {batchValue} = {steps} step{steps === 1 ? '' : 's'}
                 {seconds !== null
                   ? `, about ${seconds} s on the built-in engine`

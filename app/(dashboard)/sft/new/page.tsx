@@ -34,6 +34,7 @@ export default async function SftLaunchPage({
         entity={entity}
         defaultEntity={session.default_entity}
         initialModelId={params.model ?? null}
+        initialStartStep={params.from ?? null}
         origin={await requestOrigin()}
       />
     </HydrationBoundary>

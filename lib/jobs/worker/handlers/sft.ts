@@ -16,6 +16,8 @@ export const sftHandler: TrainingHandler = async (ctx) => {
     throw new TrainingError('The job configuration is invalid (batch_size, learning_rate, epochs, assistant_turns)');
   const config = parsed.data;
   const { examples, file } = ctx.input;
+  // Servers before validation_split sent no `validation`.
+  const validation = ctx.input.validation ?? [];
   const { model, tokenizer } = await loadTrainingModel(ctx);
   // Half of each batch on a second thread when the worker process allows it (training-threads.ts).
   const helper = config.batch_size > 1 && examples.length > 1 ? SftHelperThread.create(model.config) : null;
@@ -29,6 +31,7 @@ export const sftHandler: TrainingHandler = async (ctx) => {
       assistantTurns: config.assistant_turns,
       file,
       signal: ctx.signal,
+      validation,
       onStep: (m) => ctx.step({ ...m }),
       ...(helper ? { helper } : {}),
     });
