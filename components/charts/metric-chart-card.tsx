@@ -9,7 +9,10 @@ import { cx } from '@/components/ui/cx';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { countNonPositive, groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/chart-series';
+import { trainingCurveCharts } from '@/lib/client/job-events';
 import { historyRangeQuery } from '@/lib/client/query-keys';
+import type { HistoryAxis } from '@/lib/schemas/trajectories';
+import type { ChartMarker } from './metric-chart';
 import { csvFileName, seriesToCsv } from '@/lib/client/csv-export';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import { seriesColor } from './chart-colors';
@@ -42,6 +45,11 @@ interface MetricChartCardProps {
   stepClickHint?: string;
   /** The model whose run history this is: a zoomed, downsampled chart can then fetch its range in full detail. */
   modelId?: string;
+  /** Which of the model's histories the chart draws (the range it fetches in detail comes from the same one). */
+  axis?: HistoryAxis;
+  markers?: readonly ChartMarker[];
+  /** The x-axis' name where it is not a checkpoint step, e.g. "Gradient step". */
+  xLabel?: string;
 }
 
 function downloadText(text: string, fileName: string) {
@@ -56,7 +64,7 @@ function downloadText(text: string, fileName: string) {
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
-function MetricTable({ chart }: { chart: ChartSpec }) {
+function MetricTable({ chart, xLabel }: { chart: ChartSpec; xLabel: string }) {
   const rows = useMemo(() => {
     const steps = new Map<number, Map<number, number | null>>();
     chart.series.forEach((s, i) => {
@@ -71,10 +79,12 @@ function MetricTable({ chart }: { chart: ChartSpec }) {
   return (
     <div className="max-h-[240px] overflow-y-auto" tabIndex={0} role="region" aria-label={`${chart.metric} values`}>
       <Table data-testid="metric-table">
-        <caption className="sr-only">{chart.metric} by step</caption>
+        <caption className="sr-only">
+          {chart.metric} by {xLabel.toLowerCase()}
+        </caption>
         <thead className="sticky top-0">
           <tr>
-            <Th className="text-right">Step</Th>
+            <Th className="text-right">{xLabel}</Th>
             {chart.series.map((s) => (
               <Th key={s.name} className="text-right normal-case">
                 {s.name}
@@ -111,6 +121,9 @@ export function MetricChartCard({
   onStepClick,
   stepClickHint,
   modelId,
+  axis = 'checkpoint',
+  markers,
+  xLabel = 'Step',
 }: MetricChartCardProps) {
   const [view, setView] = useState<'chart' | 'table'>('chart');
   const [zoom, setZoom] = useState<{ from: number; to: number } | null>(null);
@@ -121,9 +134,13 @@ export function MetricChartCard({
   const [chartKey, setChartKey] = useState(0);
   const keys = overview.series.map((s) => s.name);
   const detail = useQuery({
-    ...historyRangeQuery(modelId ?? '', keys, detailRange?.from ?? 0, detailRange?.to ?? 0),
+    ...historyRangeQuery(modelId ?? '', keys, detailRange?.from ?? 0, detailRange?.to ?? 0, axis),
     enabled: Boolean(modelId && detailRange),
-    select: (data) => groupSeriesIntoCharts(data.series, data.bands).find((c) => c.metric === overview.metric) ?? null,
+    select: (data) =>
+      (axis === 'gradient_step'
+        ? trainingCurveCharts(data.series)
+        : groupSeriesIntoCharts(data.series, data.bands)
+      ).find((c) => c.metric === overview.metric) ?? null,
   });
   const chart = detailRange && detail.data ? detail.data : overview;
   const hidden = logScale ? countNonPositive(chart) : 0;
@@ -211,17 +228,19 @@ export function MetricChartCard({
               height={CHART_HEIGHT}
               onStepClick={onStepClick}
               onZoomChange={setZoom}
+              markers={markers}
+              xLabel={xLabel}
             />
           </div>
         ) : (
-          <MetricTable chart={chart} />
+          <MetricTable chart={chart} xLabel={xLabel} />
         )}
       </div>
       {zoom || detailRange || hidden > 0 || downsampled || (onStepClick && stepClickHint) ? (
         <div className="flex flex-wrap items-center gap-x-3 gap-y-1 border-t border-line px-4 py-2 text-xs text-fg-subtle">
           {zoom || detailRange ? (
             <span className="inline-flex items-center gap-2" data-testid="chart-zoom">
-              Steps {shownRange!.from.toLocaleString('en')}–{shownRange!.to.toLocaleString('en')}
+              {xLabel}s {shownRange!.from.toLocaleString('en')}–{shownRange!.to.toLocaleString('en')}
               {canLoadDetail ? (
                 <button
                   type="button"

@@ -1,7 +1,18 @@
 'use client';
 
 import { useMemo, useRef, useState } from 'react';
-import { Area, Brush, CartesianGrid, ComposedChart, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import {
+  Area,
+  Brush,
+  CartesianGrid,
+  ComposedChart,
+  Line,
+  ReferenceLine,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from 'recharts';
 import { bandsAtRow, buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import { seriesColor } from './chart-colors';
@@ -18,6 +29,67 @@ export interface MetricChartProps {
   onStepClick?: (step: number, split: string | undefined) => void;
   /** The brush's current step range, reported so the card can offer "Reset zoom". */
   onZoomChange?: (range: { from: number; to: number } | null) => void;
+  /** Vertical ticks at given x (checkpoints on the training curve), each a button when it has `onSelect`. */
+  markers?: readonly ChartMarker[];
+  /** The x-axis' name in the tooltip ("Step", "Gradient step"). */
+  xLabel?: string;
+}
+
+export interface ChartMarker {
+  x: number;
+  /** Short text on the tick, e.g. the checkpoint's step. */
+  label: string;
+  /** The tick's accessible name, e.g. "Checkpoint step 3". */
+  name: string;
+  selected?: boolean;
+  onSelect?: () => void;
+}
+
+/**
+ * A tick's flag: a small labelled box at the top of its line. An svg element with role=button and tabIndex is
+ * reachable and operable by keyboard like any button.
+ */
+function MarkerFlag({ marker, x, y }: { marker: ChartMarker; x: number; y: number }) {
+  const width = Math.max(18, marker.label.length * 6.5 + 8);
+  const select = marker.onSelect;
+  return (
+    <g
+      role={select ? 'button' : undefined}
+      tabIndex={select ? 0 : undefined}
+      aria-label={marker.name}
+      aria-pressed={select ? Boolean(marker.selected) : undefined}
+      data-testid="chart-marker"
+      style={select ? { cursor: 'pointer' } : undefined}
+      onClick={(event) => {
+        event.stopPropagation();
+        select?.();
+      }}
+      onKeyDown={(event) => {
+        if (!select || (event.key !== 'Enter' && event.key !== ' ')) return;
+        event.preventDefault();
+        select();
+      }}
+    >
+      <rect
+        x={x - width / 2}
+        y={y}
+        width={width}
+        height={15}
+        rx={3}
+        fill={marker.selected ? 'var(--tb-accent)' : 'var(--tb-surface)'}
+        stroke="var(--tb-accent)"
+      />
+      <text
+        x={x}
+        y={y + 11}
+        textAnchor="middle"
+        fontSize={10}
+        fill={marker.selected ? 'var(--tb-accent-fg)' : 'var(--tb-accent-text)'}
+      >
+        {marker.label}
+      </text>
+    </g>
+  );
 }
 
 const AXIS_TICK = { fill: 'var(--tb-fg-subtle)', fontSize: 11 };
@@ -35,16 +107,19 @@ interface TooltipBodyProps {
   lines: ReturnType<typeof buildChartData>['lines'];
   bands: ReturnType<typeof buildChartData>['bands'];
   smoothing: number;
+  xLabel: string;
 }
 
-function TooltipBody({ step, row, chart, lines, bands, smoothing }: TooltipBodyProps) {
+function TooltipBody({ step, row, chart, lines, bands, smoothing, xLabel }: TooltipBodyProps) {
   if (step === undefined || !row) return null;
   const raw = valuesAtRow(row, lines, 'raw');
   const smoothed = valuesAtRow(row, lines, 'smoothed');
   const spread = bandsAtRow(row, bands);
   return (
     <div className="rounded-lg border border-line bg-surface-raised px-3 py-2 text-xs shadow-lg">
-      <p className="mb-1 font-medium text-fg">Step {step.toLocaleString('en')}</p>
+      <p className="mb-1 font-medium text-fg">
+        {xLabel} {step.toLocaleString('en')}
+      </p>
       <ul className="space-y-0.5">
         {chart.series.map((s, i) => {
           const value = smoothing > 0 ? smoothed.get(i) : raw.get(i);
@@ -76,7 +151,16 @@ function TooltipBody({ step, row, chart, lines, bands, smoothing }: TooltipBodyP
  * nothing. Raw values are faded behind the smoothed curve when smoothing is on, as in TensorBoard.
  * Loaded with next/dynamic: recharts and d3 stay out of every route's first-load JavaScript.
  */
-export function MetricChart({ chart, smoothing, logScale, height = 240, onStepClick, onZoomChange }: MetricChartProps) {
+export function MetricChart({
+  chart,
+  smoothing,
+  logScale,
+  height = 240,
+  onStepClick,
+  onZoomChange,
+  markers = [],
+  xLabel = 'Step',
+}: MetricChartProps) {
   const { rows, lines, bands } = useMemo(
     () => buildChartData(chart, { smoothing, logScale }),
     [chart, smoothing, logScale],
@@ -135,6 +219,7 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
               lines={lines}
               bands={bands}
               smoothing={smoothing}
+              xLabel={xLabel}
             />
           )}
         />
@@ -197,6 +282,19 @@ export function MetricChart({ chart, smoothing, logScale, height = 240, onStepCl
             />
           );
         })}
+        {markers.map((marker) => (
+          <ReferenceLine
+            key={`marker-${marker.x}`}
+            x={marker.x}
+            stroke="var(--tb-accent)"
+            strokeOpacity={marker.selected ? 0.9 : 0.45}
+            strokeDasharray="3 3"
+            ifOverflow="hidden"
+            label={(props: { viewBox?: { x?: number; y?: number } }) => (
+              <MarkerFlag marker={marker} x={props.viewBox?.x ?? 0} y={props.viewBox?.y ?? 0} />
+            )}
+          />
+        ))}
         {rows.length > 2 ? (
           <Brush
             dataKey="step"

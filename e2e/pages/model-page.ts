@@ -33,8 +33,9 @@ export class ModelPage {
     this.name = page.getByTestId('model-name');
     this.latestStep = page.getByTestId('model-latest-step');
     this.inferenceNames = page.getByTestId('inference-names');
-    this.charts = page.getByTestId('metric-chart');
-    this.chartCards = page.getByTestId('metric-chart-card');
+    // The Metrics section's charts (one point per checkpoint), not the training curve's below it.
+    this.charts = page.getByTestId('metric-charts').getByTestId('metric-chart');
+    this.chartCards = page.getByTestId('metric-charts').getByTestId('metric-chart-card');
     this.smoothing = page.getByTestId('chart-smoothing').first();
     this.logScale = page.getByTestId('chart-log-scale').first();
     this.checkpointsTable = page.getByTestId('checkpoints-table');
@@ -94,7 +95,9 @@ export class ModelPage {
   }
 
   chart(metric: string): Locator {
-    return this.page.locator(`[data-testid="metric-chart-card"][data-metric="${metric}"]`);
+    return this.page.locator(
+      `[data-testid="metric-charts"] [data-testid="metric-chart-card"][data-metric="${metric}"]`,
+    );
   }
 
   /** The drawn lines of a chart: recharts renders each as an svg path with this class. */

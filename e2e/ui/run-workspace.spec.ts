@@ -247,3 +247,58 @@ test('a click on a val point of the reward chart opens the val trajectories, not
   await page.mouse.click(trainAt.x, trainAt.y);
   await expect(m.splitSelect).toHaveValue('train');
 });
+
+test("the training curve puts every job's gradient steps on one axis; a checkpoint's flag shows that checkpoint", async ({
+  page,
+  request,
+}) => {
+  test.slow();
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'curve', name: `curve-${uniqueId()}` });
+  const jobs = [];
+  for (const reward of [0.3, 0.6]) {
+    const id = await trainingJob(request, key, model.id, [spreadGroup(reward, 1), spreadGroup(reward + 0.1, 1)]);
+    const job = await waitForJob(request, key, id, 60_000);
+    expect(job.status).toBe('COMPLETED');
+    jobs.push(job);
+  }
+  const total = jobs.reduce((n, j) => n + j.completed_steps, 0);
+
+  const m = new ModelPage(page);
+  await m.goto(model.id);
+  const curve = page.getByTestId('training-curve');
+  await expect(curve.getByRole('heading', { name: 'Training curve' })).toBeVisible();
+  await expect(curve).toContainText(`All ${total} gradient steps of 2 jobs`);
+  const loss = curve.locator('[data-testid="metric-chart-card"][data-metric="loss"]');
+  await expect(loss.locator('path.recharts-line-curve').first()).toBeAttached();
+  // Its table lists every gradient step of both jobs, numbered on one axis.
+  await loss.getByRole('button', { name: 'Table' }).click();
+  await expect(loss.getByTestId('metric-table').locator('tbody tr')).toHaveCount(total);
+  await expect(loss.getByRole('columnheader', { name: 'Gradient step' })).toBeVisible();
+  await loss.getByRole('button', { name: 'Chart' }).click();
+
+  const flag = loss.getByRole('button', { name: 'Checkpoint step 2' });
+  await expect(loss.getByRole('button', { name: 'Checkpoint step 1' })).toBeVisible();
+  await flag.click();
+  const panel = page.getByTestId('curve-checkpoint');
+  await expect(panel).toContainText('Step 2');
+  await expect(panel).toContainText(`from the RL job ${jobs[1].id.slice(0, 8)}`);
+  await expect(panel).toContainText(`gradient steps ${jobs[0].completed_steps + 1}–${total}`);
+  await expect(panel.getByRole('link', { name: 'Fine-tune from step 2' })).toHaveAttribute('href', /from=2/);
+  await expect(flag).toHaveAttribute('aria-pressed', 'true');
+  await expectNoSeriousA11yViolations(page, 'the training curve with a checkpoint chosen');
+  await shoot(page, 'model-training-curve');
+  for (const theme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: theme });
+    await curve.screenshot({
+      path: path.join(OUT, `${theme}-model-training-curve-section.png`),
+      animations: 'disabled',
+    });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  // The keyboard works the flags too: Enter on the chosen one closes it.
+  await flag.focus();
+  await page.keyboard.press('Enter');
+  await expect(panel).toHaveCount(0);
+});

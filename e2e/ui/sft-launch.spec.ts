@@ -124,7 +124,8 @@ test('holding examples out and starting from the base model: the estimate, the j
   await expect(page.getByTestId('job-base-step')).toHaveText('Base model');
   await expect(job.chart('loss').getByText('val', { exact: true })).toBeVisible();
   await expect(job.chartLines('loss')).toHaveCount(2);
-  await expect(job.chart('val/token_accuracy')).toBeVisible();
+  // A chart, or a number in the constants row when it never moved (a tiny model may get no held-out token right).
+  await expect(page.getByText('val/token_accuracy').first()).toBeVisible();
 });
 
 test('a server error is shown and the form stays usable', async ({ page, baseURL }) => {

@@ -52,18 +52,29 @@ export function effectiveSmoothing(chart: ChartSpec, smoothing: number): number 
   return longest < MIN_POINTS_TO_SMOOTH ? 0 : smoothing;
 }
 
+/**
+ * Charts that vary, and the value of each that does not (a flat chart says nothing a number does not), except
+ * those `keep` names: they stay charts whatever their values.
+ */
+export function foldConstants(charts: readonly ChartSpec[], keep: (metric: string) => boolean = () => false) {
+  const constants: { metric: string; value: number }[] = [];
+  const varying: ChartSpec[] = [];
+  for (const c of charts) {
+    const v = keep(c.metric) ? null : constantValue(c);
+    if (v === null) varying.push(c);
+    else constants.push({ metric: c.metric, value: v });
+  }
+  return { charts: varying, constants };
+}
+
 /** Charts by section, constants pulled out of each into one summary row. */
 export function sectionCharts(charts: readonly ChartSpec[]) {
-  return CHART_SECTIONS.map((section) => {
-    const mine = charts.filter((c) => chartSection(c.metric) === section.id);
-    const constants: { metric: string; value: number }[] = [];
-    const varying: ChartSpec[] = [];
-    for (const c of mine) {
-      // Reward stays a chart whatever its length: its points are how a person opens the trajectories.
-      const v = c.metric === 'reward' ? null : constantValue(c);
-      if (v === null) varying.push(c);
-      else constants.push({ metric: c.metric, value: v });
-    }
-    return { ...section, charts: varying, constants };
-  }).filter((s) => s.charts.length > 0 || s.constants.length > 0);
+  return CHART_SECTIONS.map((section) => ({
+    ...section,
+    // Reward stays a chart whatever its length: its points are how a person opens the trajectories.
+    ...foldConstants(
+      charts.filter((c) => chartSection(c.metric) === section.id),
+      (metric) => metric === 'reward',
+    ),
+  })).filter((s) => s.charts.length > 0 || s.constants.length > 0);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventSummary, gradientStepCharts } from './job-events';
+import { eventSummary, gradientStepCharts, trainingCurveCharts } from './job-events';
 
 describe('gradientStepCharts', () => {
   it('makes one chart per numeric field, loss first, with gaps for missing values', () => {
@@ -42,6 +42,35 @@ describe('gradientStepCharts', () => {
 
   it('has no charts without gradient steps', () => {
     expect(gradientStepCharts([{ type: 'training_ended', data: {} }])).toEqual([]);
+  });
+});
+
+describe('trainingCurveCharts', () => {
+  it('lays the gradient_step history out as a job page does: loss first, val/<k> over <k>', () => {
+    const charts = trainingCurveCharts([
+      {
+        name: 'zeta',
+        total_points: 2,
+        points: [
+          [1, 1],
+          [2, 2],
+        ],
+      },
+      { name: 'val/loss', total_points: 1, points: [[2, 0.5]] },
+      {
+        name: 'loss',
+        total_points: 2,
+        points: [
+          [1, 0.9],
+          [2, 0.7],
+        ],
+      },
+    ]);
+    expect(charts.map((c) => [c.metric, c.series.map((s) => `${s.split}:${s.name}`)])).toEqual([
+      ['loss', ['train:loss', 'val:val/loss']],
+      ['zeta', [':zeta']],
+    ]);
+    expect(charts[0].series[1].points).toEqual([{ step: 2, value: 0.5 }]);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { ChartSeries, ChartSpec } from './chart-series';
+import type { ChartSeries, ChartSpec, HistorySeries } from './chart-series';
 
 interface EventLike {
   type: string;
@@ -16,7 +16,6 @@ export function gradientStepCharts(events: readonly EventLike[]): ChartSpec[] {
   const steps = events.filter((e) => e.type === 'gradient_step');
   const keys = new Set<string>();
   for (const e of steps) for (const [k, v] of Object.entries(e.data)) if (typeof v === 'number') keys.add(k);
-  const overlaid = (k: string) => k.startsWith('val/') && keys.has(k.slice(4));
   const series = (key: string, split: string, sparse: boolean): ChartSeries => {
     const points = steps.map((e, i) => {
       const v = e.data[key];
@@ -25,16 +24,43 @@ export function gradientStepCharts(events: readonly EventLike[]): ChartSpec[] {
     const kept = sparse ? points.filter((p) => p.value !== null) : points;
     return { name: key, split, totalPoints: kept.length, points: kept };
   };
+  return gradientStepLayout(keys).map(({ metric, train, val }) =>
+    val
+      ? { metric, series: [series(train, 'train', false), series(val, 'val', true)] }
+      : { metric, series: [series(train, '', train.startsWith('val/'))] },
+  );
+}
+
+/**
+ * The model's training curve (history with axis=gradient_step: every job's gradient steps on one x-axis) as charts,
+ * laid out as a job's own: loss first, `val/<k>` drawn over `<k>`.
+ */
+export function trainingCurveCharts(history: readonly HistorySeries[]): ChartSpec[] {
+  const byName = new Map(history.map((s) => [s.name, s]));
+  const series = (name: string, split: string): ChartSeries => {
+    const s = byName.get(name)!;
+    return {
+      name,
+      split,
+      totalPoints: s.total_points,
+      points: s.points.map(([step, value]) => ({ step, value: Number.isFinite(value) ? value : null })),
+    };
+  };
+  return gradientStepLayout(new Set(byName.keys())).map(({ metric, train, val }) => ({
+    metric,
+    series: val ? [series(train, 'train'), series(val, 'val')] : [series(train, '')],
+  }));
+}
+
+/** Which gradient-step keys get a chart, in reading order, and which `val/<k>` goes over which `<k>`. */
+function gradientStepLayout(keys: ReadonlySet<string>): { metric: string; train: string; val?: string }[] {
+  const overlaid = (k: string) => k.startsWith('val/') && keys.has(k.slice(4));
   const order = ['loss', 'grad_norm', 'learning_rate'];
   const rank = (k: string) => (order.includes(k) ? order.indexOf(k) : order.length);
   return [...keys]
     .filter((k) => !overlaid(k))
     .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
-    .map((key) => {
-      const val = `val/${key}`;
-      if (!keys.has(val)) return { metric: key, series: [series(key, '', key.startsWith('val/'))] };
-      return { metric: key, series: [series(key, 'train', false), series(val, 'val', true)] };
-    });
+    .map((k) => (keys.has(`val/${k}`) ? { metric: k, train: k, val: `val/${k}` } : { metric: k, train: k }));
 }
 
 /** A short, readable summary of an event's data for the events table. */

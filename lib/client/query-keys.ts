@@ -14,7 +14,12 @@ import {
   EVENT_TYPES,
   type JobEventDto,
 } from '@/lib/schemas/training-jobs';
-import { historySchema, trajectoryGroupListSchema, trajectoryStepListSchema } from '@/lib/schemas/trajectories';
+import {
+  historySchema,
+  trajectoryGroupListSchema,
+  trajectoryStepListSchema,
+  type HistoryAxis,
+} from '@/lib/schemas/trajectories';
 import { openApiDocumentSchema } from './openapi-document';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
@@ -285,12 +290,32 @@ export const historyQuery = (modelId: string) =>
     queryFn: ({ signal }) => apiFetch(historyUrl(modelId), historySchema, { signal }),
   });
 
-/** The named series within a step range, for a zoomed chart: a long series shows its real detail there. */
-export const historyRangeQuery = (modelId: string, keys: readonly string[], from: number, to: number) =>
+/**
+ * The model's training curve: every job's gradient steps on one x-axis, with the stretch each job covers. Under the
+ * history key, so that the live model page refreshes it with the rest of the history.
+ */
+export const trainingCurveQuery = (modelId: string) =>
   queryOptions({
-    queryKey: [...queryKeys.model.history(modelId), 'range', keys.join(','), from, to] as const,
+    queryKey: [...queryKeys.model.history(modelId), 'gradient_step'] as const,
+    queryFn: ({ signal }) =>
+      apiFetch(`${historyUrl(modelId)}&axis=gradient_step`, historySchema, {
+        signal,
+      }),
+  });
+
+/** The named series within a step range, for a zoomed chart: a long series shows its real detail there. */
+export const historyRangeQuery = (
+  modelId: string,
+  keys: readonly string[],
+  from: number,
+  to: number,
+  axis: HistoryAxis = 'checkpoint',
+) =>
+  queryOptions({
+    queryKey: [...queryKeys.model.history(modelId), 'range', axis, keys.join(','), from, to] as const,
     queryFn: ({ signal }) => {
       const query = new URLSearchParams({
+        axis,
         keys: keys.join(','),
         from_step: String(from),
         to_step: String(to),

@@ -120,6 +120,11 @@ export const models = pgTable(
     runId: text('run_id').notNull(),
     /** Highest step ever created; step numbers are never reused, even after deletion (docs/contract.md §2.4). */
     lastStep: integer('last_step').notNull().default(0),
+    /**
+     * Gradient steps reported by all of the model's jobs so far: the x of the next one on the model's training
+     * curve (its `gradient_steps` run) is this + 1.
+     */
+    gradientSteps: integer('gradient_steps').notNull().default(0),
     createdAt: createdAt(),
   },
   (t) => [
@@ -128,7 +133,11 @@ export const models = pgTable(
   ],
 );
 
-/** The model's tracking run: its identity plus a metric history per step (run_metrics). */
+/**
+ * A model's metric histories (run_metrics). `checkpoints`: the tracking run, one point per checkpoint step
+ * (models.run_id). `gradient_steps`: every gradient_step of every job of the model, x = its position among all of
+ * them (1-based), so that all jobs share one axis; created with the model's first gradient step.
+ */
 export const runs = pgTable(
   'runs',
   {
@@ -136,9 +145,12 @@ export const runs = pgTable(
     modelId: uuid('model_id')
       .notNull()
       .references(() => models.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['checkpoints', 'gradient_steps'] })
+      .notNull()
+      .default('checkpoints'),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('runs_model_key').on(t.modelId)],
+  (t) => [uniqueIndex('runs_model_kind_key').on(t.modelId, t.kind)],
 );
 
 export const runMetrics = pgTable(
@@ -239,6 +251,8 @@ export const trainingJobs = pgTable(
     resultStep: integer('result_step'),
     numSequences: integer('num_sequences'),
     completedSteps: integer('completed_steps').notNull().default(0),
+    /** The x on the model's training curve just before this job's first gradient step (null: it took none). */
+    firstGradientX: integer('first_gradient_x'),
     errorMessage: text('error_message'),
     workerId: text('worker_id'),
     heartbeatAt: ts('heartbeat_at'),

@@ -74,7 +74,17 @@ export const listTrajectoriesQuerySchema = z.object({
   limit: limitQuery,
 });
 
+export const HISTORY_AXES = ['checkpoint', 'gradient_step'] as const;
+export type HistoryAxis = (typeof HISTORY_AXES)[number];
+
 export const historyQuerySchema = z.object({
+  axis: z
+    .enum(HISTORY_AXES)
+    .optional()
+    .default('checkpoint')
+    .describe(
+      'checkpoint: one point per checkpoint step (the run). gradient_step: every gradient_step of every job of the model on one axis, x = its position among them; `segments` say which job each range is',
+    ),
   keys: z.string().optional().describe('Comma-separated metric names; all when absent'),
   max_points: queryInt().pipe(z.int().min(10).max(100_000)).optional().default(1000),
   from_step: queryInt().pipe(z.int().min(0)).optional().describe('Only steps ≥ from_step (a zoomed chart)'),
@@ -92,6 +102,16 @@ export const historyBandSchema = z.object({
     .array(z.tuple([z.int(), z.number(), z.number()]))
     .describe('[step, p10, p90] of every stored trajectory reward of that split, per step or bucket of steps'),
 });
+export const historySegmentSchema = z.object({
+  job_id: z.string(),
+  type: z.enum(['rl', 'sft']),
+  status: z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED']),
+  first_x: z.int(),
+  last_x: z.int(),
+  checkpoint_step: z.int().nullable().describe('The checkpoint the job created (COMPLETED), else null'),
+});
+export type HistorySegment = z.infer<typeof historySegmentSchema>;
+
 export const historySchema = z.object({
   run_id: z.string(),
   series: z.array(historySeriesSchema),
@@ -100,6 +120,10 @@ export const historySchema = z.object({
     // Absent from older servers' answers (and the dashboard's own test stand-ins): no bands.
     .default([])
     .describe('Reward spread per step (p10 to p90) for each requested {split}/reward series with stored trajectories'),
+  segments: z
+    .array(historySegmentSchema)
+    .default([])
+    .describe('axis=gradient_step: the x range of each job that took a gradient step, in x order; [] otherwise'),
 });
 
 /** Dashboard extension: which steps hold stored trajectory groups, newest first, with a summary per split. */

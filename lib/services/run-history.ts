@@ -2,6 +2,9 @@ import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as runMetricsRepo from '@/lib/db/repositories/run-metrics';
+import { gradientRunId } from '@/lib/db/repositories/models';
+import * as trainingRepo from '@/lib/db/repositories/training';
+import type { HistoryAxis } from '@/lib/schemas/trajectories';
 import { rewardBands } from '@/lib/db/repositories/trajectory-steps';
 import { ROLLUP_WIDTHS, type SeriesSummary } from '@/lib/db/repositories/run-metrics';
 import type { Principal } from './accounts';
@@ -16,6 +19,7 @@ import { requireModel } from './models';
 const ROWS_PER_POINT = 4;
 
 export interface HistoryQuery {
+  axis?: HistoryAxis;
   keys?: string;
   max_points: number;
   from_step?: number;
@@ -32,7 +36,9 @@ export async function getHistory(principal: Principal, modelId: string, q: Histo
   if (q.from_step !== undefined && q.to_step !== undefined && q.from_step > q.to_step) {
     throw ApiError.valueError(['query', 'to_step'], 'to_step must be greater than or equal to from_step');
   }
-  const summaries = await runMetricsRepo.seriesSummaries(db, model.runId);
+  const perGradientStep = q.axis === 'gradient_step';
+  const runId = perGradientStep ? gradientRunId(model.id) : model.runId;
+  const summaries = await runMetricsRepo.seriesSummaries(db, runId);
   const byName = new Map(summaries.map((s) => [s.name, s]));
   const names = q.keys
     ? q.keys
@@ -46,7 +52,7 @@ export async function getHistory(principal: Principal, modelId: string, q: Histo
     ? new Map<string, Point[]>()
     : await wholeSeries(
         db,
-        model.runId,
+        runId,
         names.flatMap((n) => byName.get(n) ?? []),
         q.max_points,
       );
@@ -55,9 +61,23 @@ export async function getHistory(principal: Principal, modelId: string, q: Histo
     const summary = byName.get(name);
     if (!summary) series.push({ name, total_points: 0, points: [] });
     else if (!zoomed) series.push({ name, total_points: summary.n, points: whole.get(name) ?? [] });
-    else series.push({ name, ...(await readSeries(db, model.runId, summary, q)) });
+    else series.push({ name, ...(await readSeries(db, runId, summary, q)) });
   }
-  return { run_id: model.runId, series, bands: await bandsFor(db, model.id, names, byName, q) };
+  if (perGradientStep) return { run_id: runId, series, bands: [], segments: await segmentsOf(db, model.id) };
+  return { run_id: runId, series, bands: await bandsFor(db, model.id, names, byName, q), segments: [] };
+}
+
+/** Which job each stretch of the training curve is, and the checkpoint it ended in (a few rows per model). */
+async function segmentsOf(db: DbOrTx, modelId: string) {
+  const jobs = await trainingRepo.jobsOnTrainingCurve(db, modelId);
+  return jobs.map((j) => ({
+    job_id: j.id,
+    type: j.kind,
+    status: j.status,
+    first_x: j.firstGradientX + 1,
+    last_x: j.firstGradientX + j.completedSteps,
+    checkpoint_step: j.status === 'COMPLETED' ? j.resultStep : null,
+  }));
 }
 
 /**

@@ -6,6 +6,11 @@ import { rebuildRollups, ROLLUP_WIDTHS, seriesRollups, upsertRunMetrics } from '
 import { downsampleSummaries } from '@/lib/services/downsample';
 import { runMetricRollups, runMetrics } from '@/lib/db/schema';
 import { historySchema } from '@/lib/schemas/trajectories';
+import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
+import { gradientRunId } from '@/lib/db/repositories/models';
+import { inProcessProtocol } from '@/tests/support/in-process-protocol';
+import { completeJob } from '@/lib/jobs/server/queue';
+import { claimOnly } from '../jobs/claim-only';
 import { call, createModel, createUser, type TestUser } from '../helpers';
 
 function history(user: TestUser, modelId: string, query: Record<string, string | number | undefined> = {}) {
@@ -209,5 +214,82 @@ describe('GET history', () => {
     const negative = await history(user, model.id, { from_step: -1 });
     expect(negative.status).toBe(422);
     expect(negative.body.detail[0]).toMatchObject({ loc: ['query', 'from_step'] });
+  });
+});
+
+describe('the training curve: history?axis=gradient_step', () => {
+  it("puts every job's gradient steps on one axis with a segment per job; the rollups stay exact in batches", async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const protocol = claimOnly(inProcessProtocol(`test:${model.id}`), model.id);
+    const submit = async () => {
+      const res = await call(rlJobsRoute, 'POST', '/v1/preview/training-jobs', {
+        key: user.key,
+        body: { model_id: model.id, trajectory_groups: [] },
+      });
+      expect(res.status).toBe(200);
+      const job = await protocol.claim();
+      expect(job?.id).toBe(res.body.id);
+      return job!.id;
+    };
+    // x's value is a function of x, with one spike, so every point can be checked and the spike must survive.
+    const lossAt = (x: number) => (x === 333 ? 1000 : 5 - x / 200);
+    let x = 0;
+    const steps = async (jobId: string, n: number) => {
+      const events = Array.from({ length: n }, () => {
+        x++;
+        return {
+          type: 'gradient_step' as const,
+          data: { loss: lossAt(x), ...(x % 100 === 0 ? { 'val/loss': x } : {}) },
+        };
+      });
+      await protocol.appendEvents(jobId, events);
+    };
+    const started = (jobId: string, n: number) =>
+      protocol.appendEvents(jobId, [{ type: 'training_started', data: { num_sequences: n } }]);
+
+    // Batches of 1, 9, 90 and 600 cross every rollup width's bucket boundaries.
+    const first = await submit();
+    await started(first, 700);
+    for (const n of [1, 9, 90, 600]) await steps(first, n);
+    // No weights file: the checkpoint row is what this test needs (a null key is the queue's "copy nothing").
+    await completeJob(first, `test:${model.id}`, { artifactKey: null });
+    const failed = await submit();
+    await started(failed, 5);
+    await steps(failed, 5);
+    await protocol.fail(failed, 'boom');
+    const running = await submit();
+    await started(running, 10);
+    await steps(running, 3);
+
+    const res = await history(user, model.id, { axis: 'gradient_step', max_points: 10_000 });
+    expect(res.status).toBe(200);
+    const body = historySchema.parse(res.body);
+    const loss = body.series.find((s) => s.name === 'loss')!;
+    expect(loss.total_points).toBe(708);
+    expect(loss.points).toEqual(Array.from({ length: 708 }, (_, i) => [i + 1, lossAt(i + 1)]));
+    expect(body.series.find((s) => s.name === 'val/loss')!.points).toEqual(
+      [100, 200, 300, 400, 500, 600, 700].map((v) => [v, v]),
+    );
+    expect(body.segments).toEqual([
+      { job_id: first, type: 'rl', status: 'COMPLETED', first_x: 1, last_x: 700, checkpoint_step: 1 },
+      { job_id: failed, type: 'rl', status: 'FAILED', first_x: 701, last_x: 705, checkpoint_step: null },
+      { job_id: running, type: 'rl', status: 'RUNNING', first_x: 706, last_x: 708, checkpoint_step: null },
+    ]);
+    expect(await storedRollups(gradientRunId(model.id))).toEqual(await expectedRollups(gradientRunId(model.id)));
+
+    // Downsampled on the server: few points, the first, last and the spike kept.
+    const small = historySchema.parse((await history(user, model.id, { axis: 'gradient_step', max_points: 50 })).body);
+    const points = small.series.find((s) => s.name === 'loss')!.points;
+    expect(points.length).toBeLessThanOrEqual(50);
+    expect(points).toContainEqual([333, 1000]);
+    expect(points[0]).toEqual([1, lossAt(1)]);
+    expect(points.at(-1)).toEqual([708, lossAt(708)]);
+
+    // The default axis is the run's, one point per checkpoint, without segments.
+    const perCheckpoint = historySchema.parse((await history(user, model.id)).body);
+    expect(perCheckpoint.series.map((s) => s.name)).not.toContain('loss');
+    expect(perCheckpoint.segments).toEqual([]);
+    expect((await history(user, model.id, { axis: 'epoch' })).status).toBe(422);
   });
 });

@@ -101,6 +101,30 @@ export async function lockModel(db: DbOrTx, id: string): Promise<ModelRow | unde
   return row;
 }
 
+/** The id of a model's `gradient_steps` run (schema.ts `runs`): derived, so the append path needs no lookup. */
+export const gradientRunId = (modelId: string) => `${modelId}:gradient-steps`;
+
+/**
+ * Reserves the next `n` x positions of the model's training curve (creating its gradient_steps run on first use)
+ * and answers the x just before them; undefined when the model is gone. The row update serialises writers.
+ */
+export async function advanceGradientSteps(db: DbOrTx, modelId: string, n: number): Promise<number | undefined> {
+  const [row] = await db
+    .update(models)
+    .set({ gradientSteps: sql`${models.gradientSteps} + ${n}` })
+    .where(eq(models.id, modelId))
+    .returning({ gradientSteps: models.gradientSteps });
+  if (!row) return undefined;
+  const before = row.gradientSteps - n;
+  if (before === 0) {
+    await db
+      .insert(runs)
+      .values({ id: gradientRunId(modelId), modelId, kind: 'gradient_steps' })
+      .onConflictDoNothing();
+  }
+  return before;
+}
+
 export async function insertModel(
   db: DbOrTx,
   input: { entityId: string; projectId: string; name: string; baseModel: string; runId: string },

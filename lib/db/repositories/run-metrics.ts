@@ -51,8 +51,64 @@ export async function upsertRunMetrics(db: DbOrTx, runId: string, step: number, 
   if (changed.length > 0) await rebuildRollups(db, runId, { names: changed, step });
 }
 
+/**
+ * Appends points at new steps (the training curve: x only grows), many at once: the points in one insert, and their
+ * rollups summarised here per bucket first, since one INSERT … ON CONFLICT may not touch a row twice, then merged
+ * into the stored buckets with the same rules as foldIntoRollups.
+ */
+export async function appendRunPoints(
+  db: DbOrTx,
+  runId: string,
+  points: readonly { step: number; metrics: Record<string, number> }[],
+) {
+  const rows = points.flatMap(({ step, metrics }) =>
+    Object.entries(metrics).map(([name, value]) => ({ runId, name, step, value })),
+  );
+  if (rows.length === 0) return;
+  await db
+    .insert(runMetrics)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [runMetrics.runId, runMetrics.name, runMetrics.step],
+      set: { value: sql`excluded.value`, updatedAt: sql`now()` },
+    });
+  const buckets = new Map<string, RollupRow>();
+  for (const p of rows) {
+    for (const width of ROLLUP_WIDTHS) {
+      const bucket = Math.floor(p.step / width);
+      const key = `${width}\u0000${p.name}\u0000${bucket}`;
+      const b = buckets.get(key);
+      if (!b) {
+        buckets.set(key, {
+          runId,
+          width,
+          name: p.name,
+          bucket,
+          n: 1,
+          firstStep: p.step,
+          firstValue: p.value,
+          minStep: p.step,
+          minValue: p.value,
+          maxStep: p.step,
+          maxValue: p.value,
+          lastStep: p.step,
+          lastValue: p.value,
+        });
+        continue;
+      }
+      b.n++;
+      if (p.step < b.firstStep) [b.firstStep, b.firstValue] = [p.step, p.value];
+      if (p.value < b.minValue || (p.value === b.minValue && p.step < b.minStep))
+        [b.minStep, b.minValue] = [p.step, p.value];
+      if (p.value > b.maxValue || (p.value === b.maxValue && p.step < b.maxStep))
+        [b.maxStep, b.maxValue] = [p.step, p.value];
+      if (p.step > b.lastStep) [b.lastStep, b.lastValue] = [p.step, p.value];
+    }
+  }
+  await mergeRollups(db, [...buckets.values()]);
+}
+
 async function foldIntoRollups(db: DbOrTx, runId: string, step: number, points: { name: string; value: number }[]) {
-  const r = runMetricRollups;
   const rows = points.flatMap(({ name, value }) =>
     ROLLUP_WIDTHS.map((width) => ({
       runId,
@@ -70,6 +126,12 @@ async function foldIntoRollups(db: DbOrTx, runId: string, step: number, points: 
       lastValue: value,
     })),
   );
+  await mergeRollups(db, rows);
+}
+
+/** Merges bucket summaries into the stored ones: earliest first, lowest min, highest max, latest last. */
+async function mergeRollups(db: DbOrTx, rows: RollupRow[]) {
+  const r = runMetricRollups;
   // Ties keep the earlier step, as the rebuild query does, so both paths store the same row.
   const newMin = sql`(excluded.min_value < ${r.minValue} OR (excluded.min_value = ${r.minValue} AND excluded.min_step < ${r.minStep}))`;
   const newMax = sql`(excluded.max_value > ${r.maxValue} OR (excluded.max_value = ${r.maxValue} AND excluded.max_step < ${r.maxStep}))`;
@@ -79,7 +141,7 @@ async function foldIntoRollups(db: DbOrTx, runId: string, step: number, points: 
     .onConflictDoUpdate({
       target: [r.runId, r.width, r.name, r.bucket],
       set: {
-        n: sql`${r.n} + 1`,
+        n: sql`${r.n} + excluded.n`,
         firstStep: sql`CASE WHEN excluded.first_step < ${r.firstStep} THEN excluded.first_step ELSE ${r.firstStep} END`,
         firstValue: sql`CASE WHEN excluded.first_step < ${r.firstStep} THEN excluded.first_value ELSE ${r.firstValue} END`,
         minStep: sql`CASE WHEN ${newMin} THEN excluded.min_step ELSE ${r.minStep} END`,

@@ -192,3 +192,20 @@ export async function listGroupsOfJob(db: DbOrTx, jobId: string) {
     .where(eq(trajectoryGroups.jobId, jobId))
     .orderBy(asc(trajectoryGroups.groupIndex));
 }
+
+/** The model's jobs that took a gradient step, in training-curve order, with what segmentsOf needs. */
+export async function jobsOnTrainingCurve(db: DbOrTx, modelId: string) {
+  const rows = await db
+    .select({
+      id: trainingJobs.id,
+      kind: trainingJobs.kind,
+      status: trainingJobs.status,
+      firstGradientX: trainingJobs.firstGradientX,
+      completedSteps: trainingJobs.completedSteps,
+      resultStep: trainingJobs.resultStep,
+    })
+    .from(trainingJobs)
+    .where(and(eq(trainingJobs.modelId, modelId), sql`${trainingJobs.firstGradientX} is not null`))
+    .orderBy(asc(trainingJobs.firstGradientX));
+  return rows.map((r) => ({ ...r, firstGradientX: r.firstGradientX! }));
+}

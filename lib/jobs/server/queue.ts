@@ -3,7 +3,7 @@ import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
 import * as modelsRepo from '@/lib/db/repositories/models';
-import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
+import { appendRunPoints, upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
@@ -167,6 +167,8 @@ export async function appendEvents(
       }
       skip = Math.min(events.length, stored - seq);
     }
+    const completedBefore = completed;
+    const curve: Record<string, number>[] = [];
     for (const event of events.slice(skip)) {
       if (event.type === 'training_started') {
         const n = event.data.num_sequences;
@@ -190,8 +192,18 @@ export async function appendEvents(
           );
         }
         completed++;
+        curve.push(event.data as Record<string, number>);
       }
       await trainingRepo.insertEvent(tx, jobId, event.type, event.data);
+    }
+    // The model's training curve: every job's gradient steps on one axis, x continuing from the previous job's.
+    const before = curve.length > 0 ? await modelsRepo.advanceGradientSteps(tx, job.modelId, curve.length) : undefined;
+    if (before !== undefined) {
+      await appendRunPoints(
+        tx,
+        modelsRepo.gradientRunId(job.modelId),
+        curve.map((metrics, i) => ({ step: before + i + 1, metrics })),
+      );
     }
     const now = new Date();
     await trainingRepo.updateJob(tx, jobId, {
@@ -199,6 +211,7 @@ export async function appendEvents(
       completedSteps: completed,
       heartbeatAt: now,
       progressAt: now,
+      ...(before !== undefined && completedBefore === 0 ? { firstGradientX: before } : {}),
     });
     return { appended: events.length - skip };
   });

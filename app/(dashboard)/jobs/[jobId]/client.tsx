@@ -5,6 +5,8 @@ import Link from 'next/link';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { remainingMs, useNowEverySecond } from '@/lib/client/use-now';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
+import { ConstantsRow } from '@/components/charts/constants-row';
+import { effectiveSmoothing, foldConstants } from '@/lib/client/chart-sections';
 import { MetricChartCard } from '@/components/charts/metric-chart-card';
 import { JobConfig } from '@/components/jobs/job-config';
 import { JobEventsTable } from '@/components/jobs/job-events-table';
@@ -116,7 +118,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity, initialEventView
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [smoothing, setSmoothing] = useState(0);
   const [logScale, setLogScale] = useState(false);
-  const charts = useMemo(() => gradientStepCharts(tail.data?.events ?? []), [tail.data]);
+  const { charts, constants } = useMemo(() => foldConstants(gradientStepCharts(tail.data?.events ?? [])), [tail.data]);
   const now = useNowEverySecond(job?.status === 'RUNNING');
 
   const cancel = useMutation({
@@ -291,7 +293,8 @@ export function JobDetailClient({ jobId, entity, defaultEntity, initialEventView
               />
             ) : null}
           </div>
-          {charts.length === 0 ? (
+          <ConstantsRow constants={constants} />
+          {charts.length + constants.length === 0 ? (
             <Card>
               <EmptyState
                 title={terminal ? 'No gradient steps' : 'No gradient steps yet'}
@@ -306,9 +309,10 @@ export function JobDetailClient({ jobId, entity, defaultEntity, initialEventView
                 <MetricChartCard
                   key={chart.metric}
                   chart={chart}
-                  smoothing={smoothing}
+                  smoothing={effectiveSmoothing(chart, smoothing)}
                   logScale={logScale}
                   filePrefix={`job-${job.id.slice(0, 8)}`}
+                  xLabel="Gradient step"
                 />
               ))}
             </div>

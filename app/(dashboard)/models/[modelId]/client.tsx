@@ -5,9 +5,11 @@ import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useMemo, useState } from 'react';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
+import { ConstantsRow } from '@/components/charts/constants-row';
 import { MetricChartCard, preloadMetricChart } from '@/components/charts/metric-chart-card';
 import { ModelJobsTable } from '@/components/jobs/model-jobs-table';
 import { CheckpointTable } from '@/components/models/checkpoint-table';
+import { TrainingCurveSection } from '@/components/models/training-curve';
 import { RewardHackingCard, RunSummaryStrip } from '@/components/models/run-summary';
 import { DeleteModelDialog } from '@/components/models/delete-model-dialog';
 import { InferenceNamesList } from '@/components/models/inference-names-list';
@@ -35,7 +37,6 @@ import { effectiveSmoothing, MIN_POINTS_TO_SMOOTH, sectionCharts } from '@/lib/c
 import { isTerminalStatus } from '@/lib/client/poll-backoff';
 import { detectRewardHacking, jobOutcome, runVerdict } from '@/lib/client/rl-guardrails';
 import { useModelLive } from '@/lib/client/use-model-live';
-import { formatNumber } from '@/lib/client/trajectory-view';
 import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { checkpointNames, inferenceNames, modelBaseName, playgroundHref, stepName } from '@/lib/client/inference-names';
@@ -115,6 +116,8 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
     setTab('trajectories');
     window.scrollTo({ top: 0 });
   }
+  const fineTuneHrefFor = (step: number) =>
+    hrefWithEntity(`/sft/new?model=${encodeURIComponent(m.id)}&from=${step}`, entity, defaultEntity);
 
   return (
     <>
@@ -196,12 +199,13 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
             onOpenTrajectories={(s, sp) => openTrajectories(s, sp)}
           />
           <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />
-          <CheckpointsSection
+          <TrainingCurveSection
             model={m}
-            fineTuneHrefFor={(step) =>
-              hrefWithEntity(`/sft/new?model=${encodeURIComponent(m.id)}&from=${step}`, entity, defaultEntity)
-            }
+            jobHrefFor={(id) => hrefWithEntity(`/jobs/${id}`, entity, defaultEntity)}
+            playgroundHrefFor={(s) => playgroundHref(m, s)}
+            fineTuneHrefFor={fineTuneHrefFor}
           />
+          <CheckpointsSection model={m} fineTuneHrefFor={fineTuneHrefFor} />
           <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} />
           <Card aria-labelledby="names-title">
             <CardHeader
@@ -292,21 +296,6 @@ function RunOverview({
       />
       <RewardHackingCard signals={signals} onOpenTrajectories={onOpenTrajectories} />
     </>
-  );
-}
-
-function ConstantsRow({ constants }: { constants: { metric: string; value: number }[] }) {
-  if (constants.length === 0) return null;
-  return (
-    <p className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-fg-muted" data-testid="constant-metrics">
-      <span className="font-medium">Constant:</span>
-      {constants.map((c) => (
-        <span key={c.metric}>
-          <span className="font-mono">{c.metric}</span>{' '}
-          <span className="text-fg tabular-nums">{formatNumber(c.value)}</span>
-        </span>
-      ))}
-    </p>
   );
 }
 
