@@ -12,6 +12,7 @@ import * as datasets from './preview/datasets/route';
 import * as checkpoints from './preview/models/[model_id]/checkpoints/route';
 import * as checkpointDownload from './preview/models/[model_id]/checkpoints/[step]/download/route';
 import * as history from './preview/models/[model_id]/history/route';
+import * as abVotes from './preview/models/[model_id]/ab-votes/route';
 import * as log from './preview/models/[model_id]/log/route';
 import * as model from './preview/models/[model_id]/route';
 import * as modelJobs from './preview/models/[model_id]/training-jobs/route';
@@ -57,6 +58,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/models/{model_id}/checkpoints/{step}/download', module: checkpointDownload },
   { path: '/v1/preview/models/{model_id}/log', module: log },
   { path: '/v1/preview/models/{model_id}/history', module: history },
+  { path: '/v1/preview/models/{model_id}/ab-votes', module: abVotes },
   { path: '/v1/preview/models/{model_id}/trajectories', module: trajectories },
   { path: '/v1/preview/models/{model_id}/trajectory-steps', module: trajectorySteps },
   { path: '/v1/preview/models/{model_id}/training-jobs', module: modelJobs },

@@ -39,6 +39,8 @@ interface ChatPaneProps {
   onModelChange: (model: string) => void;
   onRemove: () => void;
   onExport: () => void;
+  /** Blind A/B: the pane is shown only as "Answer A" or "B", without its model, picker or code. */
+  blind?: 'A' | 'B';
 }
 
 const FINISH_LABEL: Record<string, { text: string; tone: 'neutral' | 'warning' }> = {
@@ -108,56 +110,67 @@ export function ChatPane({
   onModelChange,
   onRemove,
   onExport,
+  blind,
 }: ChatPaneProps) {
-  const label = paneCount > 1 ? `Model ${index + 1}` : 'Model';
+  const label = blind ? `Answer ${blind}` : paneCount > 1 ? `Model ${index + 1}` : 'Model';
   const last = pane.turns.at(-1);
   const waiting = pane.streaming && (last?.role !== 'assistant' || last.reply.choices.length === 0);
 
   return (
     <Card
       className="flex min-w-0 flex-col overflow-visible"
-      aria-label={`${label}: ${pane.model}`}
+      aria-label={blind ? label : `${label}: ${pane.model}`}
       data-testid="chat-pane"
+      data-blind={blind}
     >
-      <div className="flex flex-col gap-2.5 rounded-t-xl border-b border-line bg-surface-muted/50 px-3 pt-2 pb-3">
-        <div className="flex items-start justify-between gap-2">
-          <div className="flex min-w-0 flex-col gap-0.5 pt-0.5 pl-0.5">
-            <span className="text-[11px] font-medium tracking-wide text-fg-subtle uppercase" aria-hidden="true">
-              {label}
-            </span>
-            <PaneModelHeading value={pane.model} trainedModels={trainedModels} />
-          </div>
-          <div className="-mr-1 flex shrink-0 items-center gap-0.5">
-            <Button variant="ghost" size="sm" className="h-7" onClick={onExport} data-testid="export-code-button">
-              <CodeIcon className="size-3.5" />
-              Code
-            </Button>
-            {paneCount > 1 ? (
-              <Tooltip content={`Remove ${label.toLowerCase()} from the comparison`}>
-                <Button
-                  variant="ghost"
-                  size="sm"
-                  className="h-7 w-7 px-0"
-                  onClick={onRemove}
-                  disabled={pane.streaming}
-                  aria-label={`Remove ${label.toLowerCase()} from the comparison`}
-                >
-                  <CloseIcon className="size-4" />
-                </Button>
-              </Tooltip>
-            ) : null}
-          </div>
+      {blind ? (
+        <div className="rounded-t-xl border-b border-line bg-surface-muted/50 px-4 py-2.5">
+          <p className="text-sm font-semibold text-fg" data-testid="blind-label">
+            {label}
+          </p>
+          <p className="text-xs text-fg-subtle">Which checkpoint this is stays hidden until you vote.</p>
         </div>
-        <ModelPicker
-          value={pane.model}
-          onChange={onModelChange}
-          baseModels={baseModels}
-          trainedModels={trainedModels}
-          label={label}
-          idPrefix={`pane-${pane.id}`}
-          disabled={pane.streaming}
-        />
-      </div>
+      ) : (
+        <div className="flex flex-col gap-2.5 rounded-t-xl border-b border-line bg-surface-muted/50 px-3 pt-2 pb-3">
+          <div className="flex items-start justify-between gap-2">
+            <div className="flex min-w-0 flex-col gap-0.5 pt-0.5 pl-0.5">
+              <span className="text-[11px] font-medium tracking-wide text-fg-subtle uppercase" aria-hidden="true">
+                {label}
+              </span>
+              <PaneModelHeading value={pane.model} trainedModels={trainedModels} />
+            </div>
+            <div className="-mr-1 flex shrink-0 items-center gap-0.5">
+              <Button variant="ghost" size="sm" className="h-7" onClick={onExport} data-testid="export-code-button">
+                <CodeIcon className="size-3.5" />
+                Code
+              </Button>
+              {paneCount > 1 ? (
+                <Tooltip content={`Remove ${label.toLowerCase()} from the comparison`}>
+                  <Button
+                    variant="ghost"
+                    size="sm"
+                    className="h-7 w-7 px-0"
+                    onClick={onRemove}
+                    disabled={pane.streaming}
+                    aria-label={`Remove ${label.toLowerCase()} from the comparison`}
+                  >
+                    <CloseIcon className="size-4" />
+                  </Button>
+                </Tooltip>
+              ) : null}
+            </div>
+          </div>
+          <ModelPicker
+            value={pane.model}
+            onChange={onModelChange}
+            baseModels={baseModels}
+            trainedModels={trainedModels}
+            label={label}
+            idPrefix={`pane-${pane.id}`}
+            disabled={pane.streaming}
+          />
+        </div>
+      )}
 
       <div className="flex flex-1 flex-col gap-4 px-4 py-4" aria-live="polite" aria-busy={pane.streaming || undefined}>
         {pane.turns.length === 0 ? (

@@ -3,8 +3,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Badge } from '@/components/ui/badge';
 import { Select } from '@/components/ui/input';
-import { joinModelName, modelLabel, splitModelName } from '@/lib/client/model-choice';
+import { headlineMetrics, joinModelName, modelLabel, splitModelName } from '@/lib/client/model-choice';
 import { checkpointPickerQuery } from '@/lib/client/query-keys';
+import { formatNumber } from '@/lib/client/trajectory-view';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 interface ModelPickerProps {
@@ -41,6 +42,10 @@ export function PaneModelHeading({
   const { model, step } = splitModelName(value);
   const trained = trainedModels.get(model);
   const { name, scope } = modelLabel(model);
+  // The same query as the checkpoint select below: no request of its own.
+  const checkpoints = useQuery({ ...checkpointPickerQuery(trained?.id ?? ''), enabled: Boolean(trained) });
+  const shownStep = step ?? trained?.latest_step ?? null;
+  const metrics = headlineMetrics(checkpoints.data?.data.find((c) => c.step === shownStep)?.metrics ?? {});
   const stepText =
     step !== null
       ? `Step ${step}`
@@ -63,6 +68,16 @@ export function PaneModelHeading({
         <p className="font-mono text-[11.5px] leading-4 wrap-anywhere text-fg-subtle" data-testid="pane-model-scope">
           {scope}
         </p>
+      ) : null}
+      {metrics.length > 0 ? (
+        <dl className="mt-1 flex flex-wrap gap-x-3 gap-y-0.5 text-[11.5px] leading-4" data-testid="pane-model-metrics">
+          {metrics.map(([key, v]) => (
+            <div key={key} className="flex gap-1">
+              <dt className="font-mono text-fg-subtle">{key}</dt>
+              <dd className="text-fg tabular-nums">{formatNumber(v)}</dd>
+            </div>
+          ))}
+        </dl>
       ) : null}
     </div>
   );

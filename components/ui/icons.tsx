@@ -292,3 +292,12 @@ export const MonitorIcon = (p: IconProps) => (
     <path d="M12 17v4" />
   </Icon>
 );
+
+export const EyeOffIcon = (p: IconProps) => (
+  <Icon {...p}>
+    <path d="M10.7 5.1A10.7 10.7 0 0 1 12 5c7 0 10 7 10 7a13.2 13.2 0 0 1-1.7 2.7" />
+    <path d="M14.1 14.2a3 3 0 0 1-4.2-4.2" />
+    <path d="M17.5 17.5A10.8 10.8 0 0 1 12 19c-7 0-10-7-10-7a13.2 13.2 0 0 1 4.5-5.5" />
+    <path d="m2 2 20 20" />
+  </Icon>
+);

@@ -1,7 +1,8 @@
+import path from 'node:path';
 import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
 import { createModelViaApi } from '../fixtures/models';
 import { expect, test } from '../fixtures/test';
-import { createRlJob, waitForJob } from '../fixtures/seed';
+import { createRlJob, logGroups, trajectoryGroup, waitForJob } from '../fixtures/seed';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
 import { PlaygroundPage } from '../pages/playground-page';
 
@@ -192,3 +193,90 @@ test('Compare beside a base model still adds another model', async ({ page }) =>
   // Base models sample as usual.
   await expect(playground.temperature).toHaveValue('0.7');
 });
+
+test('blind A/B between two checkpoints: names hidden until the vote, which is stored with the model', async ({
+  page,
+  request,
+  baseURL,
+}) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const name = `blind-${uniqueId()}`;
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'ab', name });
+  const full = `${model.entity}/ab/${name}`;
+  const job = await waitForJob(request, key, await createRlJob(request, key, model.id));
+  test.skip(job.status !== 'COMPLETED', 'training jobs do not complete on this server');
+  const step = job.step!;
+  // An evaluation logged on the new checkpoint: its val/reward heads the pane.
+  await logGroups(request, key, model.id, 'val', [trajectoryGroup(0.5)]);
+
+  const playground = new PlaygroundPage(page);
+  await playground.goto(`${full}:step${step}`);
+  await expect(playground.pane(0).getByTestId('pane-model-metrics')).toContainText('val/reward0.5');
+  const blindToggle = page.getByTestId('blind-toggle');
+  // One pane is nothing to compare; a base model beside a checkpoint is not two checkpoints.
+  await expect(blindToggle).toBeDisabled();
+  await playground.goto(`${full}:step${step}`, `${full}:step0`);
+  await expect(blindToggle).toBeEnabled();
+  await blindToggle.click();
+  await expect(blindToggle).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('blind-label')).toHaveText(['Answer A', 'Answer B']);
+  await expect(page.getByTestId('pane-model')).toHaveCount(0);
+  await expect(page.getByTestId('model-select')).toHaveCount(0);
+  await expect(playground.pane(0)).toHaveAccessibleName('Answer A');
+
+  await playground.maxTokens.fill('8');
+  await playground.sendMessage('Which colour is the sky?');
+  const vote = page.getByTestId('blind-vote');
+  await expect(vote.getByRole('button', { name: 'A is better' })).toBeEnabled({ timeout: 30_000 });
+  await expectNoSeriousA11yViolations(page, 'a blind round waiting for the vote');
+  await shoot(page, 'playground-blind');
+  await vote.getByRole('button', { name: 'B is better' }).click();
+  const reveal = page.getByTestId('blind-reveal');
+  await expect(reveal).toContainText('You preferred B');
+  await expect(reveal).toContainText(/A was step \d+, B was step \d+/);
+  // Named after the vote: B's pane says which step it is, and it is the one the reveal names.
+  const [, bStep] = /B was step (\d+)/.exec((await reveal.textContent()) ?? '')!;
+  await expect(playground.pane(1).getByTestId('pane-model-step')).toHaveText(`Step ${bStep}`);
+  await shoot(page, 'playground-blind-voted');
+
+  const summary = await request.get(`/v1/preview/models/${model.id}/ab-votes`, {
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  const low = Math.min(step, 0);
+  const high = Math.max(step, 0);
+  expect(await summary.json()).toEqual({
+    data: [
+      {
+        low_step: low,
+        high_step: high,
+        votes: 1,
+        low_wins: Number(bStep) === low ? 1 : 0,
+        high_wins: Number(bStep) === high ? 1 : 0,
+        ties: 0,
+        both_bad: 0,
+      },
+    ],
+  });
+  // The model page tallies it.
+  await page.goto(`/models/${model.id}`);
+  await expect(page.getByTestId('ab-vote-row')).toContainText(`Step ${high} vs step ${low}`);
+  await expect(page.getByTestId('ab-vote-row')).toContainText(`Step ${bStep}`);
+  await page.getByTestId('ab-votes').scrollIntoViewIfNeeded();
+  await shoot(page, 'model-ab-votes', page.getByTestId('ab-votes'));
+});
+
+/** Light and dark screenshots for review (test-results/screenshots), of the page or of one element. */
+async function shoot(
+  page: import('@playwright/test').Page,
+  name: string,
+  element?: import('@playwright/test').Locator,
+) {
+  for (const theme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: theme });
+    const file = path.resolve('test-results/screenshots', `${theme}-${name}.png`);
+    if (element) await element.screenshot({ path: file, animations: 'disabled' });
+    else await page.screenshot({ path: file, animations: 'disabled' });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}

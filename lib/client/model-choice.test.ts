@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { joinModelName, modelLabel, modelsFromSearchParam, otherStepOfModel, splitModelName } from './model-choice';
+import {
+  headlineMetrics,
+  joinModelName,
+  modelLabel,
+  modelsFromSearchParam,
+  otherStepOfModel,
+  splitModelName,
+} from './model-choice';
 
 describe('model names', () => {
   it('splits and joins checkpoint names', () => {
@@ -51,5 +58,26 @@ describe('modelLabel', () => {
     });
     expect(modelLabel('tuneboard/tiny-random')).toEqual({ name: 'tiny-random', scope: 'tuneboard' });
     expect(modelLabel('plain')).toEqual({ name: 'plain', scope: '' });
+  });
+});
+
+describe('headlineMetrics', () => {
+  it('picks up to three figures of quality: val/reward, other val metrics, then train reward and loss', () => {
+    expect(
+      headlineMetrics({
+        'train/loss': 0.4,
+        'train/grad_norm': 2,
+        'val/loss': 0.8,
+        'train/reward': 0.6,
+        'val/reward': 0.7,
+        'val/token_accuracy': 0.5,
+      }),
+    ).toEqual([
+      ['val/reward', 0.7],
+      ['val/loss', 0.8],
+      ['val/token_accuracy', 0.5],
+    ]);
+    expect(headlineMetrics({ 'train/loss': 0.4, 'train/grad_norm': 2 })).toEqual([['train/loss', 0.4]]);
+    expect(headlineMetrics({})).toEqual([]);
   });
 });

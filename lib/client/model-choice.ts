@@ -76,3 +76,13 @@ export function modelLabel(model: string): ModelLabel {
   if (slash <= 0 || slash === model.length - 1) return { name: model, scope: '' };
   return { name: model.slice(slash + 1), scope: model.slice(0, slash) };
 }
+
+/** Up to three figures that say how good a checkpoint is: held-out ones first, then reward, then loss. */
+export function headlineMetrics(metrics: Record<string, number>): [string, number][] {
+  const rank = (k: string) =>
+    k === 'val/reward' ? 0 : k.startsWith('val/') ? 1 : k === 'train/reward' ? 2 : k === 'train/loss' ? 3 : 9;
+  return Object.entries(metrics)
+    .filter(([k, v]) => typeof v === 'number' && Number.isFinite(v) && rank(k) < 9)
+    .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
+    .slice(0, 3);
+}

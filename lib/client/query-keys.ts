@@ -22,6 +22,7 @@ import {
 } from '@/lib/schemas/trajectories';
 import { openApiDocumentSchema } from './openapi-document';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
+import { abVoteSummarySchema } from '@/lib/schemas/ab-votes';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
 import { usageListSchema } from '@/lib/schemas/usage';
 import { trainingWorkerListSchema } from '@/lib/schemas/workers';
@@ -73,6 +74,7 @@ export const queryKeys = {
       [...queryKeys.model.checkpoints(modelId), 'page', cursor ?? null] as const,
     allCheckpoints: (modelId: string) => [...queryKeys.model.checkpoints(modelId), 'all'] as const,
     history: (modelId: string) => [...queryKeys.model.all(modelId), 'history'] as const,
+    abVotes: (modelId: string) => [...queryKeys.model.all(modelId), 'ab-votes'] as const,
     jobs: (modelId: string) => [...queryKeys.model.all(modelId), 'jobs'] as const,
     trajectories: (modelId: string, filters: TrajectoryFilters) =>
       [...queryKeys.model.all(modelId), 'trajectories', filters] as const,
@@ -301,6 +303,13 @@ export const trainingCurveQuery = (modelId: string) =>
       apiFetch(`${historyUrl(modelId)}&axis=gradient_step`, historySchema, {
         signal,
       }),
+  });
+
+/** Blind A/B votes between the model's checkpoints, tallied per pair of steps. */
+export const abVotesQuery = (modelId: string) =>
+  queryOptions({
+    queryKey: queryKeys.model.abVotes(modelId),
+    queryFn: ({ signal }) => apiFetch(`${modelPath(modelId)}/ab-votes`, abVoteSummarySchema, { signal }),
   });
 
 /** The named series within a step range, for a zoomed chart: a long series shows its real detail there. */

@@ -425,3 +425,25 @@ export const trainingWorkers = pgTable(
   },
   (t) => [index('training_workers_last_seen_idx').on(t.lastSeenAt)],
 );
+
+/**
+ * Blind A/B votes from the playground: a person saw two checkpoints' answers to one prompt without knowing which
+ * was which, and chose. Stored with the model so that its page can say which step people prefer.
+ */
+export const abVotes = pgTable(
+  'ab_votes',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    modelId: uuid('model_id')
+      .notNull()
+      .references(() => models.id, { onDelete: 'cascade' }),
+    /** The checkpoint shown as A and as B. */
+    aStep: integer('a_step').notNull(),
+    bStep: integer('b_step').notNull(),
+    winner: text('winner', { enum: ['a', 'b', 'tie', 'both_bad'] }).notNull(),
+    prompt: text('prompt').notNull(),
+    voterId: uuid('voter_id').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+  },
+  (t) => [index('ab_votes_model_idx').on(t.modelId, t.createdAt)],
+);

@@ -3,6 +3,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { ChatPane, type PaneState, type PaneTurn, type TextView } from '@/components/playground/chat-pane';
+import { BlindVote } from '@/components/playground/blind-vote';
 import { ExportCodeDialog } from '@/components/playground/export-code-dialog';
 import { ParametersPanel } from '@/components/playground/parameters-panel';
 import { TokenLegend } from '@/components/playground/token-view';
@@ -10,7 +11,8 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardHeader } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
-import { ColumnsIcon, SendIcon, StopIcon, TrashIcon } from '@/components/ui/icons';
+import { ColumnsIcon, EyeOffIcon, SendIcon, StopIcon, TrashIcon } from '@/components/ui/icons';
+import { Tooltip } from '@/components/ui/tooltip';
 import { PageHeader } from '@/components/ui/page-header';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Textarea } from '@/components/ui/textarea';
@@ -82,6 +84,10 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
   const [view, setView] = useState<TextView>('text');
   const [exportPaneId, setExportPaneId] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
+  // Blind A/B: which pane is shown as A is drawn at random each round; `voted` ends a round.
+  const [blind, setBlind] = useState(false);
+  const [swapped, setSwapped] = useState(false);
+  const [voted, setVoted] = useState(false);
   const abortRef = useRef<AbortController | null>(null);
   const draftRef = useRef<HTMLTextAreaElement>(null);
 
@@ -116,6 +122,26 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
     [chosenParams, chosenTemperature, comparesTrained],
   );
   const paramErrors = useMemo(() => validateParams(params), [params]);
+
+  // A blind comparison needs exactly two checkpoints of one trained model ("latest" resolved to its step).
+  const blindSteps = useMemo(() => {
+    if (panes.length !== 2) return null;
+    const resolved = panes.map((p) => {
+      const { model, step } = splitModelName(p.model);
+      const record = trainedModels.get(model);
+      return record ? { record, step: step ?? record.latest_step } : null;
+    });
+    const [x, y] = resolved;
+    if (!x || !y || x.record.id !== y.record.id || x.step === null || y.step === null || x.step === y.step) return null;
+    return { modelId: x.record.id, steps: [x.step, y.step] as const };
+  }, [panes, trainedModels]);
+  const blindOn = blind && blindSteps !== null;
+  const shownPanes = blindOn && swapped ? [...panes].reverse() : panes;
+  const lastPrompt = [...(panes[0]?.turns ?? [])].reverse().find((t) => t.role === 'user');
+  const answered = panes.every((p) => {
+    const last = p.turns.at(-1);
+    return !p.streaming && !p.error && last?.role === 'assistant' && last.reply.choices.length > 0;
+  });
   const hasParamErrors = Object.keys(paramErrors).length > 0;
 
   // The URL follows the compared models, so that a comparison can be shared or reloaded.
@@ -179,9 +205,14 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
     }
     const controller = new AbortController();
     abortRef.current = controller;
+    // Blind rounds are one prompt each, from a fresh conversation, with A and B drawn again.
+    if (blindOn) {
+      setSwapped(Math.random() < 0.5);
+      setVoted(false);
+    }
     const jobs = panes.map((pane) => ({
       pane,
-      request: buildChatRequest(pane.model, paneMessages(system, pane.turns, text), params),
+      request: buildChatRequest(pane.model, paneMessages(system, blindOn ? [] : pane.turns, text), params),
     }));
     setPanes((all) =>
       all.map((pane) => {
@@ -192,7 +223,11 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
           streaming: true,
           error: null,
           lastRequest: job.request,
-          turns: [...pane.turns, { role: 'user', content: text }, { role: 'assistant', reply: emptyReply() }],
+          turns: [
+            ...(blindOn ? [] : pane.turns),
+            { role: 'user', content: text },
+            { role: 'assistant', reply: emptyReply() },
+          ],
         };
       }),
     );
@@ -276,6 +311,29 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
               <ColumnsIcon className="size-4" />
               Compare
             </Button>
+            <Tooltip
+              content={
+                blindSteps
+                  ? 'Hide which checkpoint wrote which answer, then vote; the votes are kept with the model'
+                  : 'Compare two checkpoints of one model to vote blind'
+              }
+            >
+              <Button
+                variant={blindOn ? 'primary' : 'secondary'}
+                aria-pressed={blindOn}
+                disabled={!blindSteps || streaming}
+                onClick={() => {
+                  setBlind(!blindOn);
+                  setSwapped(Math.random() < 0.5);
+                  setVoted(false);
+                  clear();
+                }}
+                data-testid="blind-toggle"
+              >
+                <EyeOffIcon className="size-4" />
+                Blind A/B
+              </Button>
+            </Tooltip>
             <Button
               variant="ghost"
               onClick={clear}
@@ -331,11 +389,12 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
             )}
             data-testid="chat-panes"
           >
-            {panes.map((pane, index) => (
+            {shownPanes.map((pane, index) => (
               <ChatPane
                 key={pane.id}
                 pane={pane}
                 index={index}
+                blind={blindOn && !voted ? (index === 0 ? 'A' : 'B') : undefined}
                 paneCount={panes.length}
                 view={view}
                 baseModels={baseModels}
@@ -346,6 +405,21 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
               />
             ))}
           </div>
+
+          {blindOn && blindSteps && lastPrompt ? (
+            <BlindVote
+              // A new round (a new prompt, or A and B drawn again) is a new vote.
+              key={`${lastPrompt.content}|${swapped}|${panes[0].turns.length}`}
+              pair={{
+                modelId: blindSteps.modelId,
+                a: blindSteps.steps[swapped ? 1 : 0],
+                b: blindSteps.steps[swapped ? 0 : 1],
+              }}
+              prompt={lastPrompt.role === 'user' ? lastPrompt.content : ''}
+              ready={answered}
+              onVoted={() => setVoted(true)}
+            />
+          ) : null}
 
           <form onSubmit={send} aria-label="Message composer">
             <Card className="shadow-md dark:shadow-none">

@@ -8,6 +8,7 @@ import { ChartControls } from '@/components/charts/metric-charts-panel';
 import { ConstantsRow } from '@/components/charts/constants-row';
 import { MetricChartCard, preloadMetricChart } from '@/components/charts/metric-chart-card';
 import { ModelJobsTable } from '@/components/jobs/model-jobs-table';
+import { AbVotesCard } from '@/components/models/ab-votes-card';
 import { CheckpointTable } from '@/components/models/checkpoint-table';
 import { TrainingCurveSection } from '@/components/models/training-curve';
 import { RewardHackingCard, RunSummaryStrip } from '@/components/models/run-summary';
@@ -206,6 +207,7 @@ export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: M
             fineTuneHrefFor={fineTuneHrefFor}
           />
           <CheckpointsSection model={m} fineTuneHrefFor={fineTuneHrefFor} />
+          <AbVotesCard modelId={m.id} />
           <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} />
           <Card aria-labelledby="names-title">
             <CardHeader
