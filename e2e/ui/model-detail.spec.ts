@@ -371,3 +371,36 @@ test("a checkpoint row's actions show their labels on hover and focus, and its c
     expect(res.status(), `${name}: ${await res.text()}`).toBe(200);
   }
 });
+
+test('trajectories: the same prompts at two steps, with how reward and length moved, side by side', async ({
+  page,
+  request,
+}) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const model = await createModelViaApi(request, key, { project: 'traj', name: `compare-${uniqueId()}` });
+  // The same three prompts logged at step 0 and, after a job, at step 1 with higher rewards.
+  await logGroups(request, key, model.id, 'train', [trajectoryGroup(0.2)]);
+  const job = await waitForJob(request, key, await createRlJob(request, key, model.id), 60_000);
+  test.skip(job.status !== 'COMPLETED', 'training jobs do not complete on this server');
+  await logGroups(request, key, model.id, 'train', [trajectoryGroup(0.7)]);
+
+  const m = new ModelPage(page);
+  await m.goto(model.id, `?tab=trajectories&step=${job.step}`);
+  const compare = page.getByTestId('step-compare');
+  await expect(compare.getByLabel(`Step ${job.step} with step`)).toHaveValue('0');
+  const rows = compare.getByTestId('step-compare-row');
+  await expect(rows).toHaveCount(3);
+  // Each prompt's single rollout moved from 0.1/0.2/0.3 to 0.6/0.7/0.8: +0.5 each.
+  await expect(rows.getByTestId('reward-delta')).toHaveText(['+0.5', '+0.5', '+0.5']);
+  await expect(rows.first()).toContainText('±0');
+  await rows.first().getByRole('button', { name: 'Side by side' }).click();
+  const pair = compare.getByTestId('step-compare-pair');
+  await expect(pair).toContainText('Step 0 · best of 1');
+  await expect(pair).toContainText(`Step ${job.step} · best of 1`);
+  await expectNoSeriousA11yViolations(page, 'two steps side by side');
+  for (const theme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: theme });
+    await compare.screenshot({ path: `test-results/screenshots/${theme}-step-compare.png`, animations: 'disabled' });
+  }
+});

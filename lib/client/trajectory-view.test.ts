@@ -10,6 +10,9 @@ import {
   groupTrajectories,
   sortByReward,
   toDisplayMessage,
+  comparePrompts,
+  promptKey,
+  toDisplayTrajectory,
 } from './trajectory-view';
 
 describe('toDisplayMessage', () => {
@@ -116,5 +119,48 @@ describe('trajectoryPreview / rewardFraction / parseRewardBound', () => {
     expect(parseRewardBound('-0.5')).toEqual({ value: -0.5, error: null });
     expect(parseRewardBound('abc').error).toMatch(/number/);
     expect(parseRewardBound('Infinity').error).not.toBeNull();
+  });
+});
+
+describe('comparePrompts', () => {
+  const rollout = (question: string, answer: string, reward: number, index = 0) =>
+    toDisplayTrajectory(
+      {
+        reward,
+        messages_and_choices: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: question },
+          { finish_reason: 'stop', index: 0, logprobs: null, message: { role: 'assistant', content: answer } },
+        ],
+      },
+      index,
+    );
+
+  it('pairs the prompts of two steps, with mean reward and answer length per side and deltas b − a', () => {
+    const before = [rollout('2+2?', 'four', 0), rollout('2+2?', 'It is four', 0.5, 1), rollout('Sky?', 'blue', 1)];
+    const after = [rollout('2+2?', '4', 1), rollout('2+2?', '4', 1, 1), rollout('Only later?', 'x', 1)];
+    const rows = comparePrompts(before, after);
+    expect(rows).toHaveLength(1);
+    const [row] = rows;
+    expect(row.preview).toBe('2+2?');
+    expect(row.a).toMatchObject({ count: 2, meanReward: 0.25, meanLength: 7 });
+    expect(row.b).toMatchObject({ count: 2, meanReward: 1, meanLength: 1 });
+    expect(row.rewardDelta).toBe(0.75);
+    expect(row.lengthDelta).toBe(-6);
+    // The best rollout of each side is the one shown.
+    expect(row.a.sample.messages.at(-1)!.content).toBe('It is four');
+  });
+
+  it('keys a prompt by what was asked, whitespace aside, not by the answer', () => {
+    expect(promptKey(rollout('a  b', 'one', 0))).toBe(promptKey(rollout('a b', 'two', 1)));
+    expect(promptKey(rollout('a b', 'one', 0))).not.toBe(promptKey(rollout('a c', 'one', 0)));
+  });
+
+  it('puts the prompts whose reward moved most first', () => {
+    const rows = comparePrompts(
+      [rollout('p', 'x', 0.5), rollout('q', 'x', 0.5)],
+      [rollout('p', 'x', 0.6), rollout('q', 'x', 0)],
+    );
+    expect(rows.map((r) => r.preview)).toEqual(['q', 'p']);
   });
 });

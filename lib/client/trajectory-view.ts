@@ -175,3 +175,85 @@ export function parseRewardBound(text: string): { value: number | null; error: s
   const n = Number(trimmed);
   return Number.isFinite(n) ? { value: n, error: null } : { value: null, error: 'Enter a number, e.g. 0.5' };
 }
+
+/**
+ * What a trajectory was asked: every message before the policy's first answer (a Choice, else the first assistant
+ * message), role and text, whitespace collapsed. Rollouts of one prompt, at one step or another, share it.
+ */
+export function promptKey(t: Pick<DisplayTrajectory, 'messages'>): string {
+  const first = t.messages.findIndex((m) => m.isChoice || m.role === 'assistant');
+  const asked = first === -1 ? t.messages : t.messages.slice(0, first);
+  return asked.map((m) => `${m.role}: ${m.content.replace(/\s+/g, ' ').trim()}`).join('\n');
+}
+
+/** Characters the policy wrote: every answer (Choice or assistant message) of the trajectory. */
+export function answerLength(t: Pick<DisplayTrajectory, 'messages'>): number {
+  return t.messages
+    .filter((m) => m.isChoice || m.role === 'assistant')
+    .reduce((n, m) => n + m.content.length + m.toolCalls.reduce((k, c) => k + c.arguments.length, 0), 0);
+}
+
+export interface PromptSide<T> {
+  count: number;
+  meanReward: number;
+  meanLength: number;
+  /** The rollout to show: the highest-rewarded one. */
+  sample: T;
+}
+
+export interface PromptComparison<T> {
+  key: string;
+  /** The last message before the answer, for a one-line label. */
+  preview: string;
+  a: PromptSide<T>;
+  b: PromptSide<T>;
+  rewardDelta: number;
+  lengthDelta: number;
+}
+
+/**
+ * The prompts rolled out at both of two steps, each side summarised (mean reward and answer length over its
+ * rollouts), deltas b − a; the prompts whose reward moved most first.
+ */
+export function comparePrompts<T extends DisplayTrajectory>(
+  atA: readonly T[],
+  atB: readonly T[],
+): PromptComparison<T>[] {
+  const side = (items: readonly T[]) => {
+    const by = new Map<string, T[]>();
+    for (const t of items) {
+      const key = promptKey(t);
+      const list = by.get(key);
+      if (list) list.push(t);
+      else by.set(key, [t]);
+    }
+    return new Map(
+      [...by].map(([key, list]): [string, PromptSide<T>] => [
+        key,
+        {
+          count: list.length,
+          meanReward: list.reduce((s, t) => s + t.reward, 0) / list.length,
+          meanLength: list.reduce((s, t) => s + answerLength(t), 0) / list.length,
+          sample: list.reduce((best, t) => (t.reward > best.reward ? t : best)),
+        },
+      ]),
+    );
+  };
+  const a = side(atA);
+  const b = side(atB);
+  const out: PromptComparison<T>[] = [];
+  for (const [key, sa] of a) {
+    const sb = b.get(key);
+    if (!sb) continue;
+    const last = key.split('\n').at(-1) ?? '';
+    out.push({
+      key,
+      preview: last.replace(/^[a-z]+: /, ''),
+      a: sa,
+      b: sb,
+      rewardDelta: sb.meanReward - sa.meanReward,
+      lengthDelta: sb.meanLength - sa.meanLength,
+    });
+  }
+  return out.sort((x, y) => Math.abs(y.rewardDelta) - Math.abs(x.rewardDelta) || x.key.localeCompare(y.key));
+}

@@ -2,6 +2,7 @@
 
 import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { StepCompare } from '@/components/trajectories/step-compare';
 import { StepList } from '@/components/trajectories/step-list';
 import { TrajectoryCard } from '@/components/trajectories/trajectory-card';
 import { Alert } from '@/components/ui/alert';
@@ -289,6 +290,9 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
                   <TrajectoryCard trajectory={extremes.worst} label={extremes.worst.where} tone="worst" />
                 </div>
               </section>
+            ) : null}
+            {effectiveStep !== null && steps.length > 1 ? (
+              <StepCompare modelId={modelId} step={effectiveStep} split={split} steps={steps} trajectories={all} />
             ) : null}
             <section aria-labelledby="groups-title" className="flex flex-col gap-4">
               <h2 id="groups-title" className="text-[15px] font-semibold text-fg">
