@@ -67,20 +67,7 @@ function ChoiceBody({
         <TokenView tokens={choice.tokens} label={label} />
       ) : (
         <p className="text-sm leading-relaxed break-words whitespace-pre-wrap text-fg" data-testid="assistant-text">
-          {splitInvalidBytes(choice.content, choice.tokens).map((piece, i) =>
-            piece.kind === 'text' ? (
-              piece.text
-            ) : (
-              <span
-                key={i}
-                title="Bytes that are not valid UTF-8 on their own (the model stopped or switched mid-character)"
-                className="mx-px rounded bg-surface-muted px-1 font-mono text-xs text-fg-muted ring-1 ring-line"
-                data-testid="invalid-bytes"
-              >
-                {piece.label}
-              </span>
-            ),
-          )}
+          <AnswerText choice={choice} />
           {streaming && !choice.finishReason ? (
             <span
               aria-hidden="true"
@@ -96,6 +83,24 @@ function ChoiceBody({
         </div>
       ) : null}
     </div>
+  );
+}
+
+/** An answer's text, with bytes that are not valid UTF-8 on their own shown as chips, never as tofu. */
+export function AnswerText({ choice }: { choice: Pick<ChoiceReply, 'content' | 'tokens'> }) {
+  return splitInvalidBytes(choice.content, choice.tokens).map((piece, i) =>
+    piece.kind === 'text' ? (
+      piece.text
+    ) : (
+      <span
+        key={i}
+        title="Bytes that are not valid UTF-8 on their own (the model stopped or switched mid-character)"
+        className="mx-px rounded bg-surface-muted px-1 font-mono text-xs text-fg-muted ring-1 ring-line"
+        data-testid="invalid-bytes"
+      >
+        {piece.label}
+      </span>
+    ),
   );
 }
 

@@ -280,3 +280,34 @@ async function shoot(
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }
+
+test('a saved prompt set runs every prompt on every model and is there again after a reload', async ({ page }) => {
+  const playground = new PlaygroundPage(page);
+  await playground.goto(MODEL);
+  await playground.compare.click();
+  await expect(playground.panes).toHaveCount(2);
+  await playground.maxTokens.fill('6');
+  const set = page.getByTestId('prompt-set');
+  const prompts = set.getByLabel('Prompts');
+  await set.getByRole('button', { name: 'Run on 2 models' }).click();
+  await expect(prompts).toHaveAccessibleDescription('Write at least one prompt, one per line');
+  await prompts.fill('Capital of France?\n\nWrite one word.\n');
+  await set.getByLabel('Name').fill('smoke');
+  await set.getByRole('button', { name: 'Save set' }).click();
+  await set.getByRole('button', { name: 'Run on 2 models' }).click();
+  const rows = set.getByTestId('prompt-set-row');
+  await expect(rows).toHaveCount(2);
+  await expect(rows.nth(0)).toContainText('Capital of France?');
+  await expect(rows.nth(1)).toContainText('Write one word.');
+  await expect(set.getByTestId('prompt-set-answer')).toHaveCount(4);
+  await expect(set.getByRole('button', { name: 'Run on 2 models' })).toBeEnabled({ timeout: 30_000 });
+  for (const cell of await set.getByTestId('prompt-set-answer').all()) await expect(cell).not.toBeEmpty();
+  await expectNoSeriousA11yViolations(page, 'a prompt set with its answers');
+  await shoot(page, 'playground-prompt-set', set);
+
+  await page.reload();
+  const saved = page.getByTestId('prompt-set-saved');
+  await expect(saved.locator('option')).toHaveText(['Open a saved set…', 'smoke (2)']);
+  await saved.selectOption('smoke');
+  await expect(page.getByTestId('prompt-set').getByLabel('Prompts')).toHaveValue('Capital of France?\nWrite one word.');
+});

@@ -6,6 +6,7 @@ import { ChatPane, type PaneState, type PaneTurn, type TextView } from '@/compon
 import { BlindVote } from '@/components/playground/blind-vote';
 import { ExportCodeDialog } from '@/components/playground/export-code-dialog';
 import { ParametersPanel } from '@/components/playground/parameters-panel';
+import { PromptSetPanel } from '@/components/playground/prompt-set';
 import { TokenLegend } from '@/components/playground/token-view';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
@@ -468,6 +469,13 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
               </div>
             </Card>
           </form>
+
+          <PromptSetPanel
+            models={panes.map((p) => p.model)}
+            system={system}
+            params={params}
+            disabled={streaming || blindOn || hasParamErrors}
+          />
         </div>
 
         <aside aria-labelledby="parameters-title" className="lg:sticky lg:top-6 lg:self-start">
