@@ -113,7 +113,7 @@ for (const theme of ['light', 'dark'] as const) {
       const playground = new PlaygroundPage(page);
       await playground.goto('tuneboard/tiny-random');
       await playground.compare.click();
-      await playground.pane(1).getByTestId('model-select').selectOption(`${user.username}/support-bot/faq-assistant`);
+      await playground.chooseModel(1, `${user.username}/support-bot/faq-assistant`);
       await playground.systemPrompt.fill('You are a concise assistant.');
       await playground.seed.fill('7');
       await playground.maxTokens.fill('48');

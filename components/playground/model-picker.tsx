@@ -2,7 +2,9 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { Badge } from '@/components/ui/badge';
+import { useMemo } from 'react';
 import { Select } from '@/components/ui/input';
+import { ModelCombobox } from './model-combobox';
 import { headlineMetrics, joinModelName, modelLabel, splitModelName } from '@/lib/client/model-choice';
 import { checkpointPickerQuery } from '@/lib/client/query-keys';
 import { formatNumber } from '@/lib/client/trajectory-view';
@@ -19,12 +21,6 @@ interface ModelPickerProps {
   label: string;
   idPrefix: string;
   disabled?: boolean;
-}
-
-/** A trained model's option text: its own name first, so that a narrow select cuts off the project, not the name. */
-function optionText(name: string): string {
-  const { name: own, scope } = modelLabel(name);
-  return scope ? `${own} — ${scope}` : own;
 }
 
 /**
@@ -84,7 +80,7 @@ export function PaneModelHeading({
 }
 
 /**
- * Two selects: the model (base models, then trained ones) and, for a trained model, which checkpoint
+ * The model (a searchable list: base models, then trained ones) and, for a trained model, which checkpoint
  * (latest or a step). A name not in either list, e.g. from a hand-edited link, stays selectable so that
  * the server can say what is wrong with it.
  */
@@ -100,43 +96,24 @@ export function ModelPicker({
   const { model, step } = splitModelName(value);
   const trained = trainedModels.get(model);
   const checkpoints = useQuery({ ...checkpointPickerQuery(trained?.id ?? ''), enabled: Boolean(trained) });
-  const known = baseModels.includes(model) || trained !== undefined;
   const steps = checkpoints.data?.data.map((c) => c.step) ?? [];
   if (step !== null && !steps.includes(step)) steps.unshift(step);
   const latest = trained?.latest_step ?? null;
+  const trainedNames = useMemo(() => [...trainedModels.keys()], [trainedModels]);
 
   return (
     <div className="flex min-w-0 flex-1 flex-wrap gap-2">
       <label htmlFor={`${idPrefix}-model`} className="sr-only">
         {label}
       </label>
-      <Select
+      <ModelCombobox
         id={`${idPrefix}-model`}
         value={model}
+        onChange={onChange}
+        baseModels={baseModels}
+        trainedModels={trainedNames}
         disabled={disabled}
-        onChange={(event) => onChange(event.target.value)}
-        className="min-w-0 flex-[3_1_10rem]"
-        title={model}
-        data-testid="model-select"
-      >
-        {!known ? <option value={model}>{model}</option> : null}
-        <optgroup label="Base models">
-          {baseModels.map((id) => (
-            <option key={id} value={id}>
-              {id}
-            </option>
-          ))}
-        </optgroup>
-        {trainedModels.size > 0 ? (
-          <optgroup label="Your models">
-            {[...trainedModels.keys()].map((name) => (
-              <option key={name} value={name} title={name}>
-                {optionText(name)}
-              </option>
-            ))}
-          </optgroup>
-        ) : null}
-      </Select>
+      />
       {trained ? (
         <>
           <label htmlFor={`${idPrefix}-checkpoint`} className="sr-only">

@@ -40,8 +40,18 @@ export class PlaygroundPage {
     return this.panes.nth(index);
   }
 
+  /** The pane's model combobox; its `data-value` holds the chosen model's full name. */
   modelSelect(index: number): Locator {
     return this.pane(index).getByTestId('model-select');
+  }
+
+  /** Searches the pane's model list for `name` and picks the option whose full name it is. */
+  async chooseModel(index: number, name: string) {
+    const input = this.modelSelect(index);
+    await input.click();
+    await input.fill(name);
+    await this.page.locator(`[data-testid="model-option"][data-value="${name}"]`).click();
+    await expect(input).toHaveAttribute('data-value', name);
   }
 
   checkpointSelect(index: number): Locator {

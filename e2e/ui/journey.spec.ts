@@ -191,12 +191,12 @@ test('a new person signs up, fine-tunes a model from the form, watches it train 
     await modelPage.openInPlayground(1).click();
     await expect(playground.heading).toBeVisible();
     await expect(playground.panes).toHaveCount(1);
-    await expect(playground.modelSelect(0)).toHaveValue(inferenceName);
+    await expect(playground.modelSelect(0)).toHaveAttribute('data-value', inferenceName);
     await expect(playground.checkpointSelect(0)).toHaveValue('1');
 
     await playground.compare.click();
     await expect(playground.panes).toHaveCount(2);
-    await playground.modelSelect(1).selectOption(inferenceName);
+    await playground.chooseModel(1, inferenceName);
     await playground.checkpointSelect(1).selectOption('0');
     await expect(page).toHaveURL(
       `/playground?${new URLSearchParams([
