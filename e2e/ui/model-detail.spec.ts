@@ -302,6 +302,7 @@ test("a checkpoint row's actions show their labels on hover and focus, and its c
   await expect(m.openInPlayground(latest)).toBeFocused();
   await expect(tooltip).toHaveText(`Open step ${latest} in the playground`);
   await expectNoSeriousA11yViolations(page, 'a checkpoint action tooltip');
+  await page.screenshot({ path: 'test-results/screenshots/light-checkpoint-tooltip.png' });
   await page.keyboard.press('Escape');
   await expect(tooltip).toHaveCount(0);
   await expect(m.openInPlayground(latest)).toBeFocused();
@@ -324,6 +325,7 @@ test("a checkpoint row's actions show their labels on hover and focus, and its c
   await expect(m.copyMenuItems).toHaveCount(names.length);
   for (const [i, name] of names.entries()) await expect(m.copyMenuItems.nth(i)).toContainText(name);
   await expect(m.copyMenuItems.first()).toBeFocused();
+  await page.screenshot({ path: 'test-results/screenshots/light-checkpoint-copy-menu.png' });
   await page.keyboard.press('ArrowDown');
   await expect(m.copyMenuItems.nth(1)).toBeFocused();
   await page.keyboard.press('ArrowUp');
