@@ -79,7 +79,7 @@ async function main() {
       '/models',
       `/models/${seed.modelId}`,
       '/playground',
-      '/sft',
+      '/sft/new',
       '/settings/api-keys',
       '/settings/usage',
       '/docs',

@@ -1,123 +1,46 @@
 'use client';
 
-import { Combobox } from '@base-ui/react/combobox';
-import { useMemo } from 'react';
-import { cx } from '@/components/ui/cx';
+import { afterHydration } from '@/components/ui/after-hydration';
 import { ChevronDownIcon } from '@/components/ui/icons';
 import { modelLabel } from '@/lib/client/model-choice';
 
-interface ModelGroup {
-  value: string;
-  items: string[];
-}
-
-/** What the closed input shows: a trained model's own name (the pane's heading above names it in full). */
-function inputLabel(model: string): string {
-  return modelLabel(model).name || model;
-}
-
-/**
- * The model of a pane, searchable: type any part of a name (entity, project, model) to narrow the list. Options
- * wrap instead of being cut, each a trained model's own name over its entity/project. Base UI's combobox gives the
- * ARIA pattern, keyboard and positioning.
- */
-export function ModelCombobox({
-  id,
-  value,
-  onChange,
-  baseModels,
-  trainedModels,
-  disabled,
-}: {
+export interface ModelComboboxProps {
   id: string;
   value: string;
   onChange: (value: string) => void;
   baseModels: readonly string[];
   trainedModels: readonly string[];
   disabled?: boolean;
-}) {
-  const groups = useMemo<ModelGroup[]>(() => {
-    const known = baseModels.includes(value) || trainedModels.includes(value);
-    return [
-      // A name in neither list (a hand-edited link) stays choosable, so that the server can say what is wrong.
-      ...(known ? [] : [{ value: 'Current', items: [value] }]),
-      { value: 'Base models', items: [...baseModels] },
-      ...(trainedModels.length > 0 ? [{ value: 'Your models', items: [...trainedModels] }] : []),
-    ];
-  }, [baseModels, trainedModels, value]);
-
-  return (
-    <Combobox.Root
-      items={groups}
-      value={value}
-      onValueChange={(next) => {
-        if (typeof next === 'string' && next !== '') onChange(next);
-      }}
-      itemToStringLabel={inputLabel}
-      // Matches anywhere in the full name, so "support" finds every model of that project.
-      filter={(item: string, query: string) => item.toLowerCase().includes(query.trim().toLowerCase())}
-      disabled={disabled}
-      autoHighlight
-    >
-      <div className="relative min-w-0 flex-[3_1_10rem]">
-        <Combobox.Input
-          id={id}
-          title={value}
-          data-testid="model-select"
-          data-value={value}
-          placeholder="Search models…"
-          className="h-9 w-full rounded-lg border border-line-strong bg-surface pr-8 pl-3 text-sm text-fg shadow-xs outline-none placeholder:text-fg-subtle focus:border-accent focus:ring-2 focus:ring-accent/25 disabled:opacity-55"
-        />
-        <Combobox.Trigger
-          aria-label="Show all models"
-          className="absolute inset-y-0 right-0 flex w-8 items-center justify-center text-fg-muted hover:text-fg"
-        >
-          <ChevronDownIcon className="size-4" />
-        </Combobox.Trigger>
-      </div>
-      <Combobox.Portal>
-        <Combobox.Positioner sideOffset={4} className="z-50">
-          <Combobox.Popup
-            className="max-h-[min(24rem,var(--available-height))] w-[max(var(--anchor-width),18rem)] max-w-[calc(100vw-2rem)] overflow-y-auto rounded-lg border border-line bg-surface p-1 text-sm shadow-lg"
-            data-testid="model-options"
-          >
-            <Combobox.Empty className="px-3 py-2 text-fg-muted empty:hidden">No model matches</Combobox.Empty>
-            <Combobox.List>
-              {(group: ModelGroup) => (
-                <Combobox.Group key={group.value} items={group.items} className="py-1">
-                  <Combobox.GroupLabel className="px-2 pt-1 pb-0.5 text-[11px] font-medium tracking-wide text-fg-subtle uppercase">
-                    {group.value}
-                  </Combobox.GroupLabel>
-                  <Combobox.Collection>
-                    {(item: string) => {
-                      const { name, scope } = modelLabel(item);
-                      return (
-                        <Combobox.Item
-                          key={item}
-                          value={item}
-                          className={cx(
-                            'cursor-default rounded-md px-2 py-1.5 outline-none select-none',
-                            'data-[highlighted]:bg-accent-soft data-[selected]:font-semibold',
-                          )}
-                          data-testid="model-option"
-                          data-value={item}
-                        >
-                          <span className="block leading-5 wrap-anywhere text-fg">{name || item}</span>
-                          {scope ? (
-                            <span className="block font-mono text-[11.5px] leading-4 wrap-anywhere text-fg-subtle">
-                              {scope}
-                            </span>
-                          ) : null}
-                        </Combobox.Item>
-                      );
-                    }}
-                  </Combobox.Collection>
-                </Combobox.Group>
-              )}
-            </Combobox.List>
-          </Combobox.Popup>
-        </Combobox.Positioner>
-      </Combobox.Portal>
-    </Combobox.Root>
-  );
 }
+
+export const COMBOBOX_INPUT_CLASS =
+  'h-9 w-full rounded-lg border border-line-strong bg-surface pr-8 pl-3 text-sm text-fg shadow-xs outline-none placeholder:text-fg-subtle focus:border-accent focus:ring-2 focus:ring-accent/25 disabled:opacity-55';
+
+/** What the closed input shows: a trained model's own name (the pane's heading above names it in full). */
+export function inputLabel(model: string): string {
+  return modelLabel(model).name || model;
+}
+
+/**
+ * The model of a pane, searchable (model-combobox-popup.tsx, on Base UI). Its code loads after hydration; until
+ * then the chosen model is shown in the same input, read-only.
+ */
+export const ModelCombobox = afterHydration<ModelComboboxProps>(
+  () => import('./model-combobox-popup'),
+  ({ id, value }) => (
+    <div className="relative min-w-0 flex-[3_1_10rem]">
+      <input
+        id={id}
+        readOnly
+        value={inputLabel(value)}
+        title={value}
+        data-testid="model-select"
+        data-value={value}
+        className={COMBOBOX_INPUT_CLASS}
+      />
+      <span className="pointer-events-none absolute inset-y-0 right-0 flex w-8 items-center justify-center text-fg-muted">
+        <ChevronDownIcon className="size-4" />
+      </span>
+    </div>
+  ),
+);

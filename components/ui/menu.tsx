@@ -1,7 +1,7 @@
 'use client';
 
-import { Menu } from '@base-ui/react/menu';
 import type { ReactNode } from 'react';
+import { afterHydration } from './after-hydration';
 import { buttonClassName, type ButtonSize, type ButtonVariant } from './button';
 import { cx } from './cx';
 
@@ -12,7 +12,7 @@ export interface MenuItem {
   'data-testid'?: string;
 }
 
-interface MenuButtonProps {
+export interface MenuButtonProps {
   /** The trigger's accessible name. */
   label: string;
   /** The trigger's visible content (an icon, text or both). */
@@ -27,52 +27,21 @@ interface MenuButtonProps {
 }
 
 /**
- * A button that opens a menu (WAI-ARIA menu button, by Base UI): Enter, Space or ↓ opens it on the first item;
- * ↑/↓/Home/End move and wrap; Enter or Space picks; Escape closes and focus goes back to the button. The menu
- * floats in a portal so that a scrolling table does not clip it, and flips to stay on screen.
+ * A button that opens a menu (menu-popup.tsx, on Base UI). Its code loads after hydration; until then the same
+ * button is drawn, closed.
  */
-export function MenuButton({
-  label,
-  children,
-  items,
-  variant = 'ghost',
-  size = 'sm',
-  className,
-  menuClassName,
-  onOpenChange,
-  ...rest
-}: MenuButtonProps) {
-  return (
-    <Menu.Root onOpenChange={(open) => onOpenChange?.(open)} loopFocus>
-      <Menu.Trigger
-        aria-label={label}
-        className={cx(buttonClassName({ variant, size }), className)}
-        data-testid={rest['data-testid']}
-      >
-        {children}
-      </Menu.Trigger>
-      <Menu.Portal>
-        <Menu.Positioner side="bottom" align="end" sideOffset={3} collisionPadding={8} className="z-50">
-          <Menu.Popup
-            aria-label={label}
-            className={cx(
-              'flex max-w-[min(34rem,calc(100vw-1rem))] min-w-56 flex-col rounded-lg border border-line bg-surface-raised p-1 shadow-lg outline-none',
-              menuClassName,
-            )}
-          >
-            {items.map((item) => (
-              <Menu.Item
-                key={item.key}
-                className="flex flex-col items-start gap-0.5 rounded-md px-2.5 py-1.5 text-left text-[13px] text-fg outline-none select-none data-[highlighted]:bg-surface-muted data-[highlighted]:ring-2 data-[highlighted]:ring-ring"
-                onClick={() => item.onSelect()}
-                data-testid={item['data-testid']}
-              >
-                {item.content}
-              </Menu.Item>
-            ))}
-          </Menu.Popup>
-        </Menu.Positioner>
-      </Menu.Portal>
-    </Menu.Root>
-  );
-}
+export const MenuButton = afterHydration<MenuButtonProps>(
+  () => import('./menu-popup'),
+  ({ label, children, variant = 'ghost', size = 'sm', className, ...rest }) => (
+    <button
+      type="button"
+      aria-label={label}
+      aria-haspopup="menu"
+      aria-expanded={false}
+      className={cx(buttonClassName({ variant, size }), className)}
+      data-testid={rest['data-testid']}
+    >
+      {children}
+    </button>
+  ),
+);

@@ -1,9 +1,9 @@
 'use client';
 
-import { Tooltip as BaseTooltip } from '@base-ui/react/tooltip';
-import type { ReactNode } from 'react';
+import { lazy, Suspense, useState, type ReactNode } from 'react';
+import { preloaded, useHydrated } from './after-hydration';
 
-interface TooltipProps {
+export interface TooltipProps {
   /** The visible label; for an icon-only control, the same words as its accessible name. */
   content: ReactNode;
   children: ReactNode;
@@ -11,31 +11,33 @@ interface TooltipProps {
   disabled?: boolean;
 }
 
-const HOVER_DELAY_MS = 250;
+const TooltipPopup = lazy(preloaded(() => import('./tooltip-popup')));
 
 /**
- * A short label above a control, shown on hover and on keyboard focus, hidden by Escape, pointer leave or blur
- * (WCAG 1.4.13); Base UI places it (in a portal, so tables and cards do not clip it, flipped to stay on screen).
- * For icon-only controls: give the control an aria-label with the same words; the tooltip is what sighted people
- * read, the label what assistive technology reads.
+ * A short label above a control on hover and keyboard focus (tooltip-popup.tsx, on Base UI). Its code loads after
+ * hydration, off the first-load budget; until then the control is drawn in the same wrapper, which notes a hover
+ * or keyboard focus so that the label opens at once when the code arrives instead of waiting for the next one.
  */
 export function Tooltip({ content, children, disabled = false }: TooltipProps) {
+  const hydrated = useHydrated();
+  const [wanted, setWanted] = useState(false);
+  const placeholder = (
+    <span
+      className="inline-flex"
+      onPointerEnter={(event) => setWanted(event.pointerType !== 'touch')}
+      onPointerLeave={() => setWanted(false)}
+      onFocus={(event) => setWanted((event.target as HTMLElement).matches(':focus-visible'))}
+      onBlur={() => setWanted(false)}
+    >
+      {children}
+    </span>
+  );
+  if (!hydrated) return placeholder;
   return (
-    <BaseTooltip.Root disabled={disabled}>
-      {/* A wrapper, not the control itself: the control keeps its own element, ref and handlers. */}
-      <BaseTooltip.Trigger delay={HOVER_DELAY_MS} render={<span className="inline-flex" />}>
+    <Suspense fallback={placeholder}>
+      <TooltipPopup content={content} disabled={disabled} defaultOpen={wanted && !disabled}>
         {children}
-      </BaseTooltip.Trigger>
-      <BaseTooltip.Portal>
-        <BaseTooltip.Positioner side="top" sideOffset={6} collisionPadding={8} className="z-50">
-          <BaseTooltip.Popup
-            role="tooltip"
-            className="pointer-events-none max-w-64 rounded-md border border-line bg-surface-raised px-2 py-1 text-xs font-medium text-fg shadow-md"
-          >
-            {content}
-          </BaseTooltip.Popup>
-        </BaseTooltip.Positioner>
-      </BaseTooltip.Portal>
-    </BaseTooltip.Root>
+      </TooltipPopup>
+    </Suspense>
   );
 }
