@@ -1,6 +1,7 @@
 'use client';
 
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { NuqsAdapter } from 'nuqs/adapters/next/app';
 import type { ReactNode } from 'react';
 import { isApiClientError } from '@/lib/client/api-fetch';
 import { signInPath } from '@/lib/client/redirect-target';
@@ -40,5 +41,10 @@ function getQueryClient(): QueryClient {
 }
 
 export function Providers({ children }: { children: ReactNode }) {
-  return <QueryClientProvider client={getQueryClient()}>{children}</QueryClientProvider>;
+  return (
+    // Pages keep their shareable state in the URL through nuqs (useQueryState), on Next's router.
+    <NuqsAdapter>
+      <QueryClientProvider client={getQueryClient()}>{children}</QueryClientProvider>
+    </NuqsAdapter>
+  );
 }

@@ -1,4 +1,5 @@
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
+import { createLoader, parseAsStringLiteral } from 'nuqs/server';
 import { sessionSchema } from '@/lib/schemas/accounts';
 import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { modelListSchema } from '@/lib/schemas/models';
@@ -435,14 +436,26 @@ export interface EventListView {
 }
 export const DEFAULT_EVENT_VIEW: EventListView = { newestFirst: true, type: null };
 
-/** The view a job page URL asks for (`?events=oldest`, `?event_type=gradient_step`); anything unknown is the default. */
+/**
+ * The job page's URL state (`?events=oldest`, `?event_type=gradient_step`): nuqs parsers, read on the server for the
+ * prefetch and kept in the URL by the client. Anything unknown is the default.
+ */
+export const eventViewParsers = {
+  events: parseAsStringLiteral(['newest', 'oldest'] as const).withDefault('newest'),
+  event_type: parseAsStringLiteral(EVENT_TYPES),
+};
+export const loadEventViewParams = createLoader(eventViewParsers);
+
+export function eventViewOf(params: {
+  events: 'newest' | 'oldest';
+  event_type: JobEventDto['type'] | null;
+}): EventListView {
+  return { newestFirst: params.events !== 'oldest', type: params.event_type };
+}
+
+/** The view a job page URL asks for; anything unknown is the default. */
 export function eventViewFromSearchParams(raw: Record<string, string | string[] | undefined>): EventListView {
-  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-  const type = one(raw.event_type);
-  return {
-    newestFirst: one(raw.events) !== 'oldest',
-    type: (EVENT_TYPES as readonly string[]).includes(type ?? '') ? (type as JobEventDto['type']) : null,
-  };
+  return eventViewOf(loadEventViewParams(raw));
 }
 
 export const jobEventPageQuery = (

@@ -2,8 +2,9 @@
 
 import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
+import { debounce, useQueryStates } from 'nuqs';
 import { useRouter, useSearchParams } from 'next/navigation';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { CreateModelDialog } from '@/components/models/create-model-dialog';
 import { ModelFilters } from '@/components/models/model-filters';
 import { ModelSearch } from '@/components/models/model-search';
@@ -20,51 +21,33 @@ import { hrefWithEntity } from '@/lib/client/entity';
 import { baseModelsQuery, modelsInfiniteQuery, projectsQuery, queryKeys } from '@/lib/client/query-keys';
 import { useDebouncedValue } from '@/lib/client/use-debounced-value';
 import { modelSchema, type CreateModelBody } from '@/lib/schemas/models';
+import { modelsSearchParsers } from './search-params';
 
 interface ModelsClientProps {
   entity: string;
   defaultEntity: string;
-  initialSearch: string;
-  initialProject: string;
-  initialBaseModel: string;
   origin: string;
   exampleBaseModel: string;
 }
 
-export function ModelsClient({
-  entity,
-  defaultEntity,
-  initialSearch,
-  initialProject,
-  initialBaseModel,
-  origin,
-  exampleBaseModel,
-}: ModelsClientProps) {
+export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }: ModelsClientProps) {
   const router = useRouter();
   const queryClient = useQueryClient();
-  const [searchInput, setSearchInput] = useState(initialSearch);
-  const [project, setProject] = useState(initialProject);
-  const [baseModel, setBaseModel] = useState(initialBaseModel);
+  // Search and filters live in the URL (shareable, kept on reload; history replaced, no server round trip). The
+  // search box updates the URL 250 ms after the last key, and the list follows the same pause.
+  const [{ search: searchInput, project, base_model: baseModel }, setFilters] = useQueryStates(modelsSearchParsers, {
+    history: 'replace',
+  });
+  const setSearchInput = (value: string) =>
+    void setFilters({ search: value || null }, { limitUrlUpdates: debounce(250) });
+  const setProject = (value: string) => void setFilters({ project: value || null });
+  const setBaseModel = (value: string) => void setFilters({ base_model: value || null });
   const [creating, setCreating] = useState(false);
   // Links keep `?entity=` exactly as the URL has it (absent for the personal entity).
   const entityParam = useSearchParams().get('entity');
   const entityHref = (path: string) => (entityParam ? `${path}?entity=${encodeURIComponent(entityParam)}` : path);
   const search = useDebouncedValue(searchInput.trim(), 250);
   const filtered = search !== '' || project !== '' || baseModel !== '';
-
-  // The URL follows search and filters so that they can be shared and survive a reload, without a server round trip.
-  useEffect(() => {
-    const url = new URL(window.location.href);
-    for (const [key, value] of [
-      ['search', search],
-      ['project', project],
-      ['base_model', baseModel],
-    ] as const) {
-      if (value) url.searchParams.set(key, value);
-      else url.searchParams.delete(key);
-    }
-    if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
-  }, [search, project, baseModel]);
 
   const projects = useQuery(projectsQuery(entity));
   const baseModels = useQuery(baseModelsQuery());

@@ -18,8 +18,8 @@ export default async function ModelsPage({
 }) {
   const principal = await requirePrincipal();
   const params = parseModelsSearchParams(await searchParams);
-  const entity = resolveEntity(toSessionDto(principal), params.entity);
-  const filters = { entity, search: params.search, project: params.project, baseModel: params.baseModel };
+  const entity = resolveEntity(toSessionDto(principal), params.entity ?? undefined);
+  const filters = { entity, search: params.search, project: params.project, baseModel: params.base_model };
 
   // The first page comes from the service layer in this render; "Load more" and searches go through /v1.
   const queryClient = new QueryClient();
@@ -30,7 +30,7 @@ export default async function ModelsPage({
         entity,
         search: params.search || undefined,
         project: params.project || undefined,
-        base_model: params.baseModel || undefined,
+        base_model: params.base_model || undefined,
         limit: MODEL_PAGE_SIZE,
       }),
   });
@@ -54,9 +54,6 @@ export default async function ModelsPage({
         key={entity}
         entity={entity}
         defaultEntity={principal.personalEntity.name}
-        initialSearch={params.search}
-        initialProject={params.project}
-        initialBaseModel={params.baseModel}
         origin={await requestOrigin()}
         exampleBaseModel={exampleBaseModel}
       />

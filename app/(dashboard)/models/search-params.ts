@@ -1,23 +1,21 @@
-/** The models page's URL state: `?entity=` (see lib/client/entity.ts), `?search=`, `?project=`, `?base_model=`. */
-export interface ModelsSearchParams {
-  entity: string | undefined;
-  search: string;
-  project: string;
-  baseModel: string;
-}
+import { createLoader, createParser, parseAsString } from 'nuqs/server';
 
-type RawSearchParams = Record<string, string | string[] | undefined>;
+/** Text cut to what the API accepts: a longer value from a hand-edited URL would only earn a 422. */
+const textUpTo = (max: number, trim = false) =>
+  createParser({
+    parse: (value) => (trim ? value.trim() : value).slice(0, max),
+    serialize: (value: string) => value,
+  });
 
-function first(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
+/**
+ * The models page's URL state: `?entity=` (see lib/client/entity.ts), `?search=`, `?project=`, `?base_model=`.
+ * Parsed on the server for the prefetch, kept in the URL by the client (nuqs).
+ */
+export const modelsSearchParsers = {
+  entity: parseAsString,
+  search: textUpTo(200, true).withDefault(''),
+  project: textUpTo(128).withDefault(''),
+  base_model: textUpTo(256).withDefault(''),
+};
 
-export function parseModelsSearchParams(raw: RawSearchParams): ModelsSearchParams {
-  return {
-    entity: first(raw.entity) || undefined,
-    // The API caps search at 200 characters; a longer one from a hand-edited URL would only earn a 422.
-    search: (first(raw.search) ?? '').trim().slice(0, 200),
-    project: (first(raw.project) ?? '').slice(0, 128),
-    baseModel: (first(raw.base_model) ?? '').slice(0, 256),
-  };
-}
+export const parseModelsSearchParams = createLoader(modelsSearchParsers);

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { remainingMs, useNowEverySecond } from '@/lib/client/use-now';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
 import { ConstantsRow } from '@/components/charts/constants-row';
@@ -31,8 +31,11 @@ import { formatDateTime, formatDuration } from '@/lib/client/format-time';
 import { playgroundHref } from '@/lib/client/inference-names';
 import { gradientStepCharts } from '@/lib/client/job-events';
 import { isTerminalStatus, pollDelay } from '@/lib/client/poll-backoff';
+import { useQueryStates } from 'nuqs';
 import {
   EVENT_PAGE_SIZE,
+  eventViewOf,
+  eventViewParsers,
   fetchEventsAfter,
   jobEventPageQuery,
   type EventListView,
@@ -47,7 +50,6 @@ interface JobDetailClientProps {
   entity: string;
   defaultEntity: string;
   /** From the URL: the events' order and type filter. */
-  initialEventView: EventListView;
 }
 
 /**
@@ -88,33 +90,22 @@ function useJobTail(jobId: string) {
   });
 }
 
-/** Keeps the events' order and type filter in the URL (`?events=oldest&event_type=…`), so a reload or a link keeps them. */
-function useEventViewInUrl(view: EventListView) {
-  useEffect(() => {
-    const url = new URL(window.location.href);
-    if (view.newestFirst) url.searchParams.delete('events');
-    else url.searchParams.set('events', 'oldest');
-    if (view.type) url.searchParams.set('event_type', view.type);
-    else url.searchParams.delete('event_type');
-    if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
-  }, [view.newestFirst, view.type]);
-}
-
-export function JobDetailClient({ jobId, entity, defaultEntity, initialEventView }: JobDetailClientProps) {
+export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClientProps) {
   const queryClient = useQueryClient();
   const summary = useQuery(jobQuery(jobId));
   const tail = useJobTail(jobId);
   const job = tail.data?.job ?? summary.data;
   const model = useQuery({ ...modelQuery(job?.model_id ?? ''), enabled: Boolean(job), retry: false });
   const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
-  const [eventView, setEventViewState] = useState<EventListView>(initialEventView);
+  // The events' order and type filter live in the URL (`?events=oldest&event_type=…`): a reload or a link keeps them.
+  const [viewParams, setViewParams] = useQueryStates(eventViewParsers, { history: 'replace' });
+  const eventView = eventViewOf(viewParams);
   const { newestFirst } = eventView;
   const page = useQuery(jobEventPageQuery(jobId, currentCursor(cursors), eventView));
   const setEventView = (view: EventListView) => {
-    setEventViewState(view);
+    void setViewParams({ events: view.newestFirst ? null : 'oldest', event_type: view.type });
     setCursors(FIRST_PAGE);
   };
-  useEventViewInUrl(eventView);
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [smoothing, setSmoothing] = useState(0);
   const [logScale, setLogScale] = useState(false);

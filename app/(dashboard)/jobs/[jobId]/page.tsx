@@ -58,12 +58,7 @@ export default async function JobPage({ params, searchParams }: JobPageProps) {
 
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <JobDetailClient
-        jobId={jobId}
-        entity={entity}
-        defaultEntity={session.default_entity}
-        initialEventView={eventView}
-      />
+      <JobDetailClient jobId={jobId} entity={entity} defaultEntity={session.default_entity} />
     </HydrationBoundary>
   );
 }

@@ -51,38 +51,26 @@ import {
 } from '@/lib/client/query-keys';
 import { deleteCheckpointsResponseSchema, type CheckpointDto } from '@/lib/schemas/checkpoints';
 import { deleteModelResponseSchema, type ModelSummaryDto } from '@/lib/schemas/models';
-import type { ModelSearchParams, ModelTab } from './search-params';
+import { useQueryStates } from 'nuqs';
+import { modelSearchParsers, type ModelTab } from './search-params';
 import { TrajectoriesTab } from './trajectories-tab';
 
 interface ModelDetailClientProps {
   modelId: string;
   entity: string;
   defaultEntity: string;
-  initial: ModelSearchParams;
 }
 
-/** Writes the tab state into the URL without a server round trip, so that it can be shared and survives a reload. */
-function useUrlState(state: { tab: ModelTab; step: number | null; split: string }) {
-  useEffect(() => {
-    const url = new URL(window.location.href);
-    const set = (key: string, value: string | null) =>
-      value ? url.searchParams.set(key, value) : url.searchParams.delete(key);
-    set('tab', state.tab === 'overview' ? null : state.tab);
-    set('step', state.tab === 'trajectories' && state.step !== null ? String(state.step) : null);
-    set('split', state.tab === 'trajectories' ? state.split : null);
-    if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
-  }, [state.tab, state.step, state.split]);
-}
-
-export function ModelDetailClient({ modelId, entity, defaultEntity, initial }: ModelDetailClientProps) {
+export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetailClientProps) {
   const router = useRouter();
   const queryClient = useQueryClient();
   const model = useQuery(modelQuery(modelId));
-  const [tab, setTab] = useState<ModelTab>(initial.tab);
-  const [step, setStep] = useState<number | null>(initial.step);
-  const [split, setSplit] = useState(initial.split);
+  // The tab state lives in the URL (shareable, kept on reload), through the parsers the server page uses too.
+  const [{ tab, step, split }, setUrlState] = useQueryStates(modelSearchParsers, { history: 'replace' });
+  const setTab = (next: ModelTab) => void setUrlState({ tab: next });
+  const setStep = (next: number | null) => void setUrlState({ step: next });
+  const setSplit = (next: string) => void setUrlState({ split: next });
   const [deleting, setDeleting] = useState(false);
-  useUrlState({ tab, step, split });
   useModelLive(modelId);
 
   const deleteModel = useMutation({

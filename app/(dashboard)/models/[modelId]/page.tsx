@@ -19,7 +19,6 @@ import { listCheckpoints } from '@/lib/services/checkpoints';
 import { getModel } from '@/lib/services/models';
 import { listJobsOfModel } from '@/lib/services/training-jobs';
 import { ModelDetailClient } from './client';
-import { parseModelSearchParams } from './search-params';
 
 export const metadata: Metadata = { title: 'Model' };
 
@@ -34,7 +33,6 @@ export default async function ModelPage({ params, searchParams }: ModelPageProps
   // A malformed id can name no model; answering 404 here also keeps it away from the database.
   if (!idSchema.safeParse(modelId).success) notFound();
   const raw = await searchParams;
-  const search = parseModelSearchParams(raw);
   const session = toSessionDto(principal);
   const entity = resolveEntity(session, Array.isArray(raw.entity) ? raw.entity[0] : raw.entity);
 
@@ -64,7 +62,7 @@ export default async function ModelPage({ params, searchParams }: ModelPageProps
 
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <ModelDetailClient modelId={modelId} entity={entity} defaultEntity={session.default_entity} initial={search} />
+      <ModelDetailClient modelId={modelId} entity={entity} defaultEntity={session.default_entity} />
     </HydrationBoundary>
   );
 }

@@ -3,7 +3,8 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import Link from 'next/link';
-import { useEffect, useMemo, useState } from 'react';
+import { useQueryStates } from 'nuqs';
+import { useMemo } from 'react';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { Badge } from '@/components/ui/badge';
 import { buttonClassName } from '@/components/ui/button';
@@ -16,6 +17,7 @@ import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { USAGE_DAY_OPTIONS, usageQuery } from '@/lib/client/query-keys';
 import { useNow } from '@/lib/client/use-now';
 import { formatCount, usageChartData, usageTable, usageTotals, type UsageGroupBy } from '@/lib/client/usage';
+import { usageSearchParsers } from './search-params';
 
 // recharts is large and only this tab needs it: it loads when the chart first renders, in the browser only.
 const UsageChart = dynamic(() => import('@/components/usage/usage-chart'), {
@@ -31,8 +33,6 @@ const GROUP_OPTIONS = [
 
 interface UsageClientProps {
   entity: string;
-  initialDays: number;
-  initialGroup: UsageGroupBy;
 }
 
 function Stat({ label, value, testId }: { label: string; value: number; testId: string }) {
@@ -46,19 +46,13 @@ function Stat({ label, value, testId }: { label: string; value: number; testId: 
   );
 }
 
-export function UsageClient({ entity, initialDays, initialGroup }: UsageClientProps) {
-  const [days, setDays] = useState(initialDays);
-  const [group, setGroup] = useState<UsageGroupBy>(initialGroup);
+export function UsageClient({ entity }: UsageClientProps) {
+  // The choices live in the URL, so that a link shows the same view (history replaced, no server round trip).
+  const [{ days, group }, setView] = useQueryStates(usageSearchParsers, { history: 'replace' });
+  const setDays = (next: number) => void setView({ days: next as (typeof USAGE_DAY_OPTIONS)[number] });
+  const setGroup = (next: UsageGroupBy) => void setView({ group: next });
   const usage = useQuery({ ...usageQuery(entity, days), placeholderData: keepPreviousData });
   const now = useNow();
-
-  // The URL follows the choices so that a link shows the same view, without a server round trip.
-  useEffect(() => {
-    const url = new URL(window.location.href);
-    url.searchParams.set('days', String(days));
-    url.searchParams.set('group', group);
-    if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
-  }, [days, group]);
 
   const rows = useMemo(() => usage.data?.data ?? [], [usage.data]);
   const totals = useMemo(() => usageTotals(rows), [rows]);

@@ -18,7 +18,7 @@ export default async function UsagePage({
   const principal = await requirePrincipal();
   const params = parseUsageSearchParams(await searchParams);
   // Usage is billed per entity, so this tab follows the selected one (unlike keys and teams).
-  const entity = resolveEntity(toSessionDto(principal), params.entity);
+  const entity = resolveEntity(toSessionDto(principal), params.entity ?? undefined);
   const queryClient = new QueryClient();
   await queryClient.prefetchQuery({
     ...usageQuery(entity, params.days),
@@ -26,7 +26,7 @@ export default async function UsagePage({
   });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <UsageClient key={entity} entity={entity} initialDays={params.days} initialGroup={params.group} />
+      <UsageClient key={entity} entity={entity} />
     </HydrationBoundary>
   );
 }
