@@ -1,6 +1,7 @@
 'use client';
 
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import dynamic from 'next/dynamic';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useMemo, useState } from 'react';
@@ -53,7 +54,10 @@ import { deleteCheckpointsResponseSchema, type CheckpointDto } from '@/lib/schem
 import { deleteModelResponseSchema, type ModelSummaryDto } from '@/lib/schemas/models';
 import { useQueryStates } from 'nuqs';
 import { modelSearchParsers, type ModelTab } from './search-params';
-import { TrajectoriesTab } from './trajectories-tab';
+// Its own chunk: the overview is what most visits open, and the model page is the heaviest route (bench:ui).
+const TrajectoriesTab = dynamic(() => import('./trajectories-tab').then((m) => m.TrajectoriesTab), {
+  loading: () => <Skeleton className="h-64 w-full" />,
+});
 
 interface ModelDetailClientProps {
   modelId: string;
