@@ -79,21 +79,7 @@ export async function appendRunPoints(
       const key = `${width}\u0000${p.name}\u0000${bucket}`;
       const b = buckets.get(key);
       if (!b) {
-        buckets.set(key, {
-          runId,
-          width,
-          name: p.name,
-          bucket,
-          n: 1,
-          firstStep: p.step,
-          firstValue: p.value,
-          minStep: p.step,
-          minValue: p.value,
-          maxStep: p.step,
-          maxValue: p.value,
-          lastStep: p.step,
-          lastValue: p.value,
-        });
+        buckets.set(key, pointRollup(runId, width, p.name, p.step, p.value));
         continue;
       }
       b.n++;
@@ -109,24 +95,29 @@ export async function appendRunPoints(
 }
 
 async function foldIntoRollups(db: DbOrTx, runId: string, step: number, points: { name: string; value: number }[]) {
-  const rows = points.flatMap(({ name, value }) =>
-    ROLLUP_WIDTHS.map((width) => ({
-      runId,
-      width,
-      name,
-      bucket: Math.floor(step / width),
-      n: 1,
-      firstStep: step,
-      firstValue: value,
-      minStep: step,
-      minValue: value,
-      maxStep: step,
-      maxValue: value,
-      lastStep: step,
-      lastValue: value,
-    })),
+  await mergeRollups(
+    db,
+    points.flatMap(({ name, value }) => ROLLUP_WIDTHS.map((width) => pointRollup(runId, width, name, step, value))),
   );
-  await mergeRollups(db, rows);
+}
+
+/** The rollup row of one point alone in its bucket of `width`. */
+function pointRollup(runId: string, width: number, name: string, step: number, value: number): RollupRow {
+  return {
+    runId,
+    width,
+    name,
+    bucket: Math.floor(step / width),
+    n: 1,
+    firstStep: step,
+    firstValue: value,
+    minStep: step,
+    minValue: value,
+    maxStep: step,
+    maxValue: value,
+    lastStep: step,
+    lastValue: value,
+  };
 }
 
 /** Merges bucket summaries into the stored ones: earliest first, lowest min, highest max, latest last. */
