@@ -1,6 +1,7 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useDeleteCheckpoints } from '@/lib/client/mutations';
+import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { CheckpointTable } from '@/components/models/checkpoint-table';
 import { RetryAlert } from '@/components/ui/retry-alert';
@@ -10,7 +11,6 @@ import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
-import { apiFetch } from '@/lib/client/api-fetch';
 import {
   checkpointMetricKeys,
   defaultBestMetric,
@@ -20,8 +20,8 @@ import {
 } from '@/lib/client/best-checkpoint';
 import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/cursor-stack';
 import { checkpointNames, playgroundHref, stepName } from '@/lib/client/inference-names';
-import { allCheckpointsQuery, checkpointPageQuery, queryKeys } from '@/lib/client/query-keys';
-import { deleteCheckpointsResponseSchema, type CheckpointDto } from '@/lib/schemas/checkpoints';
+import { allCheckpointsQuery, checkpointPageQuery } from '@/lib/client/query-keys';
+import { type CheckpointDto } from '@/lib/schemas/checkpoints';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 // Three metric columns beside step, age and actions fit a laptop-wide card: more would push the row actions out of view.
@@ -35,7 +35,6 @@ export function CheckpointsSection({
   model: ModelSummaryDto;
   fineTuneHrefFor: (step: number) => string;
 }) {
-  const queryClient = useQueryClient();
   const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
   const page = useQuery(checkpointPageQuery(model.id, currentCursor(cursors)));
   const all = useQuery(allCheckpointsQuery(model.id));
@@ -52,20 +51,7 @@ export function CheckpointsSection({
   const best = metric && all.data ? selectBestCheckpoint(all.data.data, metric, dir) : null;
   const columns = metric ? [metric, ...keys.filter((k) => k !== metric)].slice(0, MAX_METRIC_COLUMNS) : [];
 
-  const remove = useMutation({
-    mutationFn: (c: CheckpointDto) =>
-      apiFetch(`/v1/preview/models/${model.id}/checkpoints`, deleteCheckpointsResponseSchema, {
-        method: 'DELETE',
-        json: { steps: [c.step] },
-      }),
-    onSuccess: async () => {
-      // Deleting the only row of a later page would leave it empty: step back instead of showing nothing.
-      if (rows.length === 1) setCursors(popCursor);
-      await queryClient.invalidateQueries({ queryKey: queryKeys.model.all(model.id) });
-      await queryClient.invalidateQueries({ queryKey: queryKeys.models.lists() });
-      setToDelete(null);
-    },
-  });
+  const remove = useDeleteCheckpoints(model.id);
 
   const rows = page.data?.data ?? [];
 
@@ -167,7 +153,16 @@ export function CheckpointsSection({
         confirmLabel="Delete checkpoint"
         pending={remove.isPending}
         error={remove.error?.message ?? null}
-        onConfirm={() => toDelete && remove.mutate(toDelete)}
+        onConfirm={() =>
+          toDelete &&
+          remove.mutate([toDelete.step], {
+            onSuccess: () => {
+              // Deleting the only row of a later page would leave it empty: step back instead of showing nothing.
+              if (rows.length === 1) setCursors(popCursor);
+              setToDelete(null);
+            },
+          })
+        }
         onCancel={() => setToDelete(null)}
       />
     </Card>

@@ -1,12 +1,10 @@
 'use client';
 
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useAbVote } from '@/lib/client/mutations';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';
-import { apiFetch } from '@/lib/client/api-fetch';
-import { queryKeys } from '@/lib/client/query-keys';
-import { abVoteCreatedSchema, type AbWinner } from '@/lib/schemas/ab-votes';
+import { type AbWinner } from '@/lib/schemas/ab-votes';
 
 export interface BlindPair {
   modelId: string;
@@ -44,24 +42,13 @@ export function BlindVote({
   ready: boolean;
   onVoted: (winner: AbWinner) => void;
 }) {
-  const queryClient = useQueryClient();
-  const vote = useMutation({
-    mutationFn: (winner: AbWinner) =>
-      apiFetch(`/v1/preview/models/${encodeURIComponent(pair.modelId)}/ab-votes`, abVoteCreatedSchema, {
-        method: 'POST',
-        json: { a_step: pair.a, b_step: pair.b, winner, prompt },
-      }),
-    onSuccess: async (_data, winner) => {
-      onVoted(winner);
-      await queryClient.invalidateQueries({ queryKey: queryKeys.model.abVotes(pair.modelId) });
-    },
-  });
+  const vote = useAbVote(pair.modelId);
 
   if (vote.isSuccess) {
     return (
       <Card className="px-4 py-3" data-testid="blind-reveal" aria-live="polite">
         <p className="text-sm text-fg">
-          <span className="font-semibold">{REVEAL[vote.variables]}.</span> A was{' '}
+          <span className="font-semibold">{REVEAL[vote.variables.winner]}.</span> A was{' '}
           <span className="font-semibold">step {pair.a}</span>, B was{' '}
           <span className="font-semibold">step {pair.b}</span>. Your vote is saved with the model; send another message
           for the next blind round.
@@ -81,7 +68,9 @@ export function BlindVote({
             variant="secondary"
             size="sm"
             disabled={!ready || vote.isPending}
-            onClick={() => vote.mutate(c.winner)}
+            onClick={() =>
+              vote.mutate({ a: pair.a, b: pair.b, winner: c.winner, prompt }, { onSuccess: () => onVoted(c.winner) })
+            }
           >
             {c.label}
           </Button>

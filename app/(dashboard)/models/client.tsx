@@ -1,6 +1,7 @@
 'use client';
 
-import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useCreateModel } from '@/lib/client/mutations';
+import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { debounce, useQueryStates } from 'nuqs';
 import { useRouter, useSearchParams } from 'next/navigation';
@@ -16,11 +17,9 @@ import { Card, CardFooter } from '@/components/ui/card';
 import { SparklesIcon } from '@/components/ui/icons';
 import { PlusIcon } from '@/components/ui/icons';
 import { PageHeader } from '@/components/ui/page-header';
-import { apiFetch } from '@/lib/client/api-fetch';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { baseModelsQuery, modelsInfiniteQuery, projectsQuery, queryKeys } from '@/lib/client/query-keys';
+import { baseModelsQuery, modelsInfiniteQuery, projectsQuery } from '@/lib/client/query-keys';
 import { useDebouncedValue } from '@/lib/client/use-debounced-value';
-import { modelSchema, type CreateModelBody } from '@/lib/schemas/models';
 import { modelsSearchParsers } from './search-params';
 
 interface ModelsClientProps {
@@ -32,7 +31,6 @@ interface ModelsClientProps {
 
 export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }: ModelsClientProps) {
   const router = useRouter();
-  const queryClient = useQueryClient();
   // Search and filters live in the URL (shareable, kept on reload; history replaced, no server round trip). The
   // search box updates the URL 250 ms after the last key, and the list follows the same pause.
   const [{ search: searchInput, project, base_model: baseModel }, setFilters] = useQueryStates(modelsSearchParsers, {
@@ -53,17 +51,7 @@ export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }
   const baseModels = useQuery(baseModelsQuery());
   const projectNames = (projects.data?.data ?? []).filter((p) => p.entity === entity).map((p) => p.name);
 
-  const create = useMutation({
-    mutationFn: (body: CreateModelBody) => apiFetch('/v1/preview/models', modelSchema, { method: 'POST', json: body }),
-    onSuccess: async (model) => {
-      await Promise.all([
-        queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),
-        queryClient.invalidateQueries({ queryKey: queryKeys.projects.all() }),
-      ]);
-      setCreating(false);
-      router.push(hrefWithEntity(`/models/${model.id}`, entity, defaultEntity));
-    },
-  });
+  const create = useCreateModel();
 
   const models = useInfiniteQuery({
     ...modelsInfiniteQuery({ entity, search, project, baseModel }),
@@ -197,7 +185,14 @@ export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }
         baseModels={baseModels.data?.data ?? []}
         pending={create.isPending}
         error={create.error}
-        onSubmit={(body) => create.mutate(body)}
+        onSubmit={(body) =>
+          create.mutate(body, {
+            onSuccess: (model) => {
+              setCreating(false);
+              router.push(hrefWithEntity(`/models/${model.id}`, entity, defaultEntity));
+            },
+          })
+        }
         onClose={() => setCreating(false)}
       />
     </>

@@ -1,6 +1,7 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useCancelJob } from '@/lib/client/mutations';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useMemo, useRef, useState } from 'react';
 import { remainingMs, useNowEverySecond } from '@/lib/client/use-now';
@@ -91,7 +92,6 @@ function useJobTail(jobId: string) {
 }
 
 export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClientProps) {
-  const queryClient = useQueryClient();
   const summary = useQuery(jobQuery(jobId));
   const tail = useJobTail(jobId);
   const job = tail.data?.job ?? summary.data;
@@ -112,15 +112,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
   const { charts, constants } = useMemo(() => foldConstants(gradientStepCharts(tail.data?.events ?? [])), [tail.data]);
   const now = useNowEverySecond(job?.status === 'RUNNING');
 
-  const cancel = useMutation({
-    mutationFn: () => apiFetch(`/v1/preview/training-jobs/${jobId}/cancel`, trainingJobSchema, { method: 'POST' }),
-    onSuccess: async (updated) => {
-      queryClient.setQueryData(queryKeys.jobs.summary(jobId), updated);
-      await queryClient.invalidateQueries({ queryKey: queryKeys.jobs.detail(jobId) });
-      if (updated.model_id) await queryClient.invalidateQueries({ queryKey: queryKeys.model.all(updated.model_id) });
-      setConfirmCancel(false);
-    },
-  });
+  const cancel = useCancelJob(jobId);
 
   if (!job) {
     return summary.isError ? (
@@ -409,7 +401,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
         confirmLabel="Cancel job"
         pending={cancel.isPending}
         error={cancel.error?.message ?? null}
-        onConfirm={() => cancel.mutate()}
+        onConfirm={() => cancel.mutate(undefined, { onSuccess: () => setConfirmCancel(false) })}
         onCancel={() => setConfirmCancel(false)}
       />
     </>

@@ -1,6 +1,7 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useDeleteModel } from '@/lib/client/mutations';
+import { useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
@@ -20,12 +21,10 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
 import { ChevronRightIcon, SparklesIcon, TrashIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
-import { apiFetch } from '@/lib/client/api-fetch';
 import { useModelLive } from '@/lib/client/use-model-live';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { inferenceNames, playgroundHref } from '@/lib/client/inference-names';
-import { modelQuery, queryKeys } from '@/lib/client/query-keys';
-import { deleteModelResponseSchema } from '@/lib/schemas/models';
+import { modelQuery } from '@/lib/client/query-keys';
 import { useQueryStates } from 'nuqs';
 import { modelSearchParsers, type ModelTab } from './search-params';
 // Its own chunk: the overview is what most visits open, and the model page is the heaviest route (bench:ui).
@@ -41,7 +40,6 @@ interface ModelDetailClientProps {
 
 export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetailClientProps) {
   const router = useRouter();
-  const queryClient = useQueryClient();
   const model = useQuery(modelQuery(modelId));
   // The tab state lives in the URL (shareable, kept on reload), through the parsers the server page uses too.
   const [{ tab, step, split }, setUrlState] = useQueryStates(modelSearchParsers, { history: 'replace' });
@@ -51,14 +49,7 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
   const [deleting, setDeleting] = useState(false);
   useModelLive(modelId);
 
-  const deleteModel = useMutation({
-    mutationFn: () => apiFetch(`/v1/preview/models/${modelId}`, deleteModelResponseSchema, { method: 'DELETE' }),
-    onSuccess: async () => {
-      queryClient.removeQueries({ queryKey: queryKeys.model.all(modelId) });
-      await queryClient.invalidateQueries({ queryKey: queryKeys.models.lists() });
-      router.push(hrefWithEntity('/models', entity, defaultEntity));
-    },
-  });
+  const deleteModel = useDeleteModel(modelId);
 
   if (model.isPending) {
     return (
@@ -209,7 +200,11 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
         checkpointCount={m.checkpoint_count}
         pending={deleteModel.isPending}
         error={deleteModel.error?.message ?? null}
-        onConfirm={() => deleteModel.mutate()}
+        onConfirm={() =>
+          deleteModel.mutate(undefined, {
+            onSuccess: () => router.push(hrefWithEntity('/models', entity, defaultEntity)),
+          })
+        }
         onCancel={() => {
           deleteModel.reset();
           setDeleting(false);
