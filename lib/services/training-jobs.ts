@@ -1,7 +1,7 @@
 import 'server-only';
 import type { z } from 'zod';
 import { ApiError } from '@/lib/errors';
-import { getDb, type DbOrTx } from '@/lib/db/client';
+import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import { toList, type ListEnvelope } from '@/lib/schemas/common';
@@ -103,7 +103,14 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
       config.validation_split,
     );
   }
-  const start = await sftStartCheckpoint(db, model.id, config.start_from);
+  const start = await modelsRepo.startingCheckpoint(db, model.id, config.start_from);
+  if (start === 'missing') {
+    throw ApiError.valueError(
+      ['body', 'config', 'start_from'],
+      `The model has no checkpoint at step ${String(config.start_from)}`,
+      config.start_from,
+    );
+  }
   const job = await trainingRepo.insertJob(db, {
     entityId: model.entityId,
     modelId: model.id,
@@ -120,17 +127,6 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
     baseStep: start?.step ?? null,
   });
   return { id: job.id };
-}
-
-/** The checkpoint an SFT job will train from; a step that is not a checkpoint of the model is refused now. */
-async function sftStartCheckpoint(db: DbOrTx, modelId: string, from: 'latest' | 'base' | number) {
-  if (from === 'base') return null;
-  if (from === 'latest') return (await modelsRepo.latestCheckpoint(db, modelId)) ?? null;
-  const checkpoint = await modelsRepo.findCheckpointByStep(db, modelId, from);
-  if (!checkpoint) {
-    throw ApiError.valueError(['body', 'config', 'start_from'], `The model has no checkpoint at step ${from}`, from);
-  }
-  return checkpoint;
 }
 
 async function requireJob(principal: Principal, jobId: string) {

@@ -268,6 +268,16 @@ export async function latestCheckpoint(db: DbOrTx, modelId: string) {
   return row;
 }
 
+/**
+ * The checkpoint a job trains from (docs/contract.md §2.7): the latest, none for the base model (null), or a named
+ * step ('missing' when the model has no checkpoint there). The job's acceptance and its claim both ask this.
+ */
+export async function startingCheckpoint(db: DbOrTx, modelId: string, from: unknown) {
+  if (from === 'base') return null;
+  if (typeof from === 'number') return (await findCheckpointByStep(db, modelId, from)) ?? 'missing';
+  return (await latestCheckpoint(db, modelId)) ?? null;
+}
+
 /** Keyset page by step: `afterStep` excludes itself, in the requested direction. */
 export async function listCheckpoints(
   db: DbOrTx,

@@ -75,7 +75,10 @@ export async function claimJob(
     ...(info ? { info } : {}),
   });
   if (!job) return null;
-  const [start, model] = await Promise.all([startingCheckpoint(db, job), modelsRepo.findModelById(db, job.modelId)]);
+  const [start, model] = await Promise.all([
+    modelsRepo.startingCheckpoint(db, job.modelId, job.config.start_from),
+    modelsRepo.findModelById(db, job.modelId),
+  ]);
   if (!model) {
     // Deleted between claim and now: deletion already failed the job, nothing to run.
     return null;
@@ -436,17 +439,6 @@ export async function jobInput(
 }
 
 /**
- * The checkpoint a job trains from (docs/contract.md §2.7): the latest when it starts, unless an SFT job's
- * `start_from` names the base model (null) or a step ('missing' once that checkpoint was deleted).
- */
-async function startingCheckpoint(db: DbOrTx, job: TrainingJobRow) {
-  const from = job.config.start_from;
-  if (from === 'base') return null;
-  if (typeof from === 'number') return (await modelsRepo.findCheckpointByStep(db, job.modelId, from)) ?? 'missing';
-  return (await modelsRepo.latestCheckpoint(db, job.modelId)) ?? null;
-}
-
-/**
  * The artifact key of the checkpoint the job trains from; null when it starts from the base model. `file`
  * asks for the adapter_config.json beside a LoRA checkpoint's weights (readers find it by file name).
  */
@@ -457,7 +449,7 @@ export async function baseWeightsKey(
 ): Promise<string | null> {
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
-  const start = await startingCheckpoint(db, job);
+  const start = await modelsRepo.startingCheckpoint(db, job.modelId, job.config.start_from);
   // Deleted after the claim: the worker's own claim answer named it, so it asks for what is gone.
   if (start === 'missing') throw ApiError.notFound(`Checkpoint step ${String(job.config.start_from)} was deleted`);
   const key = start?.artifactKey ?? null;
