@@ -1,7 +1,9 @@
 'use client';
 
 import { afterHydration } from '@/components/ui/after-hydration';
+import { cx } from '@/components/ui/cx';
 import { ChevronDownIcon } from '@/components/ui/icons';
+import { CONTROL } from '@/components/ui/input';
 import { modelLabel } from '@/lib/client/model-choice';
 
 export interface ModelComboboxProps {
@@ -13,8 +15,8 @@ export interface ModelComboboxProps {
   disabled?: boolean;
 }
 
-export const COMBOBOX_INPUT_CLASS =
-  'h-9 w-full rounded-lg border border-line-strong bg-surface pr-8 pl-3 text-sm text-fg shadow-xs outline-none placeholder:text-fg-subtle focus:border-accent focus:ring-2 focus:ring-accent/25 disabled:opacity-55';
+/** The app's text control, with room for the chevron. */
+export const COMBOBOX_INPUT_CLASS = cx(CONTROL, 'pr-8');
 
 /** What the closed input shows: a trained model's own name (the pane's heading above names it in full). */
 export function inputLabel(model: string): string {

@@ -2,7 +2,8 @@ import type { InputHTMLAttributes, SelectHTMLAttributes } from 'react';
 import { cx } from './cx';
 import { ChevronDownIcon } from './icons';
 
-const CONTROL = cx(
+/** The look of every text control (inputs, selects, the playground's model combobox). */
+export const CONTROL = cx(
   'h-9 w-full rounded-lg border border-line-strong bg-surface px-3 text-sm text-fg shadow-xs transition-[border-color,box-shadow]',
   'placeholder:text-fg-subtle focus:border-accent focus:ring-3 focus:ring-accent/20 focus:outline-none',
   'disabled:cursor-not-allowed disabled:opacity-60',
