@@ -41,6 +41,24 @@ async function up(): Promise<void> {
   throw new Error('server did not start');
 }
 
+/**
+ * Waits until every process of the server's group has exited. The spawned process is npm, which exits before the
+ * Next.js server under it has finished its shutdown; until then that server still answers on the keep-alive
+ * sockets this test's fetch pools, so a restarted server's `up()` could be answered by the old one, and the old
+ * one's exit a moment later refused the test's next request.
+ */
+async function gone(server: ChildProcess): Promise<void> {
+  for (let i = 0; i < 240; i++) {
+    try {
+      process.kill(-server.pid!, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('the stopped server is still running');
+}
+
 async function call<T>(key: string | null, p: string, init: RequestInit = {}): Promise<T> {
   const res = await fetch(`${BASE}${p}`, {
     ...init,
@@ -99,7 +117,7 @@ test('a killed server recovers its running job on restart', async () => {
       )
       .toBeGreaterThan(2);
     process.kill(-server.pid!, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 500));
+    await gone(server);
 
     server = start();
     await up();
@@ -190,6 +208,7 @@ test('a server stopped with SIGTERM writes the usage it had not yet written', as
     const exited = new Promise((r) => server.once('exit', r));
     process.kill(-server.pid!, 'SIGTERM');
     await exited;
+    await gone(server);
 
     server = start();
     await up();
