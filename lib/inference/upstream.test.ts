@@ -1,5 +1,7 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { forwardChatCompletion, replaceTopLevelString } from './upstream';
+import { forwardChatCompletion, relayPost, replaceTopLevelString, SseRelay } from './upstream';
 
 const enc = new TextEncoder();
 
@@ -76,5 +78,99 @@ describe('forwardChatCompletion', () => {
     const result = await call(sseServer([json], 'application/json'), {});
     expect(await readAll(result.body)).toBe(json.replace('"model":"base"', '"model":"me/p/m"'));
     expect(await result.usage).toEqual({ prompt_tokens: 2, completion_tokens: 5 });
+  });
+});
+
+describe('SseRelay (LF-framed answers, as vLLM writes them)', () => {
+  const events = [`data: ${chunk('')}\n\n`, `data: ${chunk('')}\n\n`, `data: ${usageChunk}\n\n`, 'data: [DONE]\n\n'];
+  const raw = events.join('');
+  const relayAll = (relay: SseRelay, pieces: string[]) => {
+    const out: string[] = [];
+    const dec = new TextDecoder();
+    for (const piece of pieces) {
+      const bytes = relay.push(enc.encode(piece));
+      if (bytes) out.push(dec.decode(bytes));
+    }
+    const rest = relay.end();
+    if (rest) out.push(dec.decode(rest));
+    return out.join('');
+  };
+  const everySplit = (size: number) => raw.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g'))!;
+
+  it('relays every byte as it came when nothing changes, reading the usage split anywhere', () => {
+    for (const size of [1, 7, 64, raw.length]) {
+      const relay = new SseRelay({ dropUsage: false });
+      expect(relayAll(relay, everySplit(size))).toBe(raw);
+      expect(relay.usage).toEqual({ prompt_tokens: 3, completion_tokens: 1 });
+    }
+  });
+
+  it('drops only the usage chunk the client did not ask for, the other events byte for byte', () => {
+    for (const size of [1, 5, raw.length]) {
+      const relay = new SseRelay({ dropUsage: true });
+      expect(relayAll(relay, everySplit(size))).toBe(events[0] + events[1] + events[3]);
+      expect(relay.usage).toEqual({ prompt_tokens: 3, completion_tokens: 1 });
+    }
+  });
+
+  it('renames model in every event, keeping float text and other fields', () => {
+    const relay = new SseRelay({
+      rename: (json) => replaceTopLevelString(json, 'model', 'me/p/m'),
+      dropUsage: false,
+    });
+    const withId = `id: 7\ndata: ${chunk('')}\n\n${raw}`;
+    const out = relayAll(relay, [withId.slice(0, 30), withId.slice(30)]);
+    expect(out).toBe(withId.replaceAll('"model":"base"', '"model":"me/p/m"'));
+    expect(out).toContain('"logprob":-1e-05');
+  });
+
+  it('sends an unterminated last event, and does not hold back events already complete', () => {
+    const relay = new SseRelay({ dropUsage: true });
+    expect(new TextDecoder().decode(relay.push(enc.encode(`${events[0]}data: [DO`))!)).toBe(events[0]);
+    expect(relay.push(enc.encode('NE]'))).toBeNull();
+    expect(new TextDecoder().decode(relay.end()!)).toBe('data: [DONE]');
+  });
+
+  it('switches to the SSE parser when a CR appears mid-answer, losing no held-back bytes', () => {
+    const relay = new SseRelay({ dropUsage: true });
+    const out = relayAll(relay, [`${events[0]}data: ${usageChunk}`, '\r\n\r\ndata: [DONE]\r\n\r\n']);
+    expect(out).toBe(`${events[0]}data: [DONE]\n\n`);
+    expect(relay.usage).toEqual({ prompt_tokens: 3, completion_tokens: 1 });
+  });
+});
+
+describe('relayPost', () => {
+  it("POSTs on a kept-alive socket and hands back the answer's status, type and bytes as they stream", async () => {
+    const sockets = new Set<unknown>();
+    const server = http.createServer((req, res) => {
+      sockets.add(req.socket);
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        res.writeHead(201, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify({ got: JSON.parse(body), auth: req.headers.authorization })}\n\n`);
+        setTimeout(() => res.end('data: [DONE]\n\n'), 20);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+    try {
+      for (let i = 0; i < 2; i++) {
+        const reply = await relayPost(url, '{"n":1}', { authorization: 'Bearer k' }, new AbortController().signal);
+        expect(reply.status).toBe(201);
+        expect(reply.contentType).toBe('text/event-stream');
+        const pieces: string[] = [];
+        for await (const piece of reply.body) pieces.push(Buffer.from(piece).toString());
+        expect(pieces).toEqual(['data: {"got":{"n":1},"auth":"Bearer k"}\n\n', 'data: [DONE]\n\n']);
+      }
+      expect(sockets.size).toBe(1);
+      const aborted = new AbortController();
+      aborted.abort();
+      await expect(relayPost(url, '{}', {}, aborted.signal)).rejects.toThrow(/abort/i);
+      await expect(relayPost('http://127.0.0.1:1/v1', '{}', {}, new AbortController().signal)).rejects.toThrow();
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
