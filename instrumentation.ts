@@ -6,8 +6,8 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME !== 'nodejs' || process.env.NEXT_PHASE === 'phase-production-build') return;
   // First: the liveness probe answers ahead of Next.js's routing, even while migrations run (see the module).
-  const { installHealthFastPath } = await import('./lib/api/health-fast-path');
-  installHealthFastPath();
+  const { installFastPath } = await import('./lib/api/fast-path');
+  installFastPath();
   // A bad TUNEBOARD_* value stops the server here, every bad variable named, before anything is served.
   const { assertValidConfig, ConfigError } = await import('./lib/config');
   let settings;

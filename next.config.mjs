@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 
-// Shared with the health probe's fast path (lib/api/health-fast-path.ts), which answers before Next applies these.
+// Shared with the health probe's fast path (lib/api/fast-path.ts), which answers before Next applies these.
 const securityHeaders = JSON.parse(fs.readFileSync(new URL('./config/security-headers.json', import.meta.url), 'utf8'));
 
 /** @type {import('next').NextConfig} */

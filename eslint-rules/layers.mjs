@@ -61,7 +61,7 @@ const RULES = [
     from: (f) => !f.startsWith('lib/api/') && !f.startsWith('lib/openapi/') && !/^app\/v1\/.*route\.ts$/.test(f),
     forbid: ['lib/api'],
     // The server's bootstrap (instrumentation.ts) installs the liveness probe's fast path on Node's HTTP server.
-    allow: ['lib/api/health-fast-path'],
+    allow: ['lib/api/fast-path'],
     why: 'lib/api is the HTTP layer of the app/v1 route handlers; services, jobs, inference and pages throw lib/errors and call services',
   },
   {

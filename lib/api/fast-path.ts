@@ -1,23 +1,61 @@
 import 'server-only';
 import http from 'node:http';
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import securityHeaders from '@/config/security-headers.json';
+import { config } from '@/lib/config';
+import { componentLogger } from '@/lib/logger';
 import { requestIdFrom } from './request-id';
 
 /**
- * `GET /v1/health` answered as soon as Node has parsed the request, before Next.js routes it.
+ * Requests answered as soon as Node has parsed them, before Next.js routes them: the liveness probe, and every
+ * /v1 API route.
  *
- * Health is a liveness probe: it must say "this process is alive and its event loop turns" quickly, whatever
- * else the server is doing. Through Next.js it waits its turn behind every request in flight: each one's
- * routing, handler and response streaming is a chain of promise hops that interleaves with the others, and with
- * 250 requests in flight a probe took over 100 ms at p99 on a 2-core machine (bench:gateway), where a 1 s probe
- * timeout is common. Answered here, it costs one event-loop turn. Only the exact GET (or HEAD) of the route is
- * taken; its body and headers are the route's (`app/v1/health/route.ts`, which still serves every other method
- * and documents the route in the OpenAPI document).
+ * Next's app router spends about 1 ms of the request thread on every request before a handler runs (routing,
+ * its request and response wrappers, compression, a chain of promise hops per request), which capped any API
+ * route at about 1,100 requests/s on a 2-core machine however little the handler did, and made a relayed chat
+ * completion cost several times what the engine behind it spent (bench:api, bench:gateway). Under load those
+ * hops interleave with every other request in flight, so a health probe waited over 100 ms at p99 where a 1 s
+ * probe timeout is common. Next keeps serving the pages.
+ *
+ * - **Health** costs one event-loop turn here. Only the exact GET (or HEAD) of the route is taken; its body and
+ *   headers are the route's (`app/v1/health/route.ts`).
+ * - **API routes** run the route file's own handlers (the same functions Next would call, from the same loaded
+ *   module, so one copy of every cache and engine): each route file names its path in `methods()`
+ *   (lib/api/route.ts), which registers it here when Next loads the module (at start-up, or on the first
+ *   request to it). A handler gets a web Request made from Node's; its Response is written back with the
+ *   security headers next.config.mjs adds to every other response, gzipped as Next would. The /v1 API has no
+ *   middleware (proxy.ts matches pages only) and its handlers use no Next request APIs (`headers()`,
+ *   `cookies()`, `after()`), so nothing Next would add is skipped. HEAD, OPTIONS, unknown paths and unusual
+ *   URLs (empty, dot or percent-encoded segments) still go to Next.
+ * - Only a production server registers routes: in `next dev` a route edited on disk must be recompiled by Next,
+ *   which a registered handler would bypass. `TUNEBOARD_FAST_ROUTES=0` turns registration off.
  */
 
+const log = componentLogger('api');
 const BODY = Buffer.from('{"status":"ok"}');
 const PATHS = new Set(['/v1/health', '/v1/health/']);
-const installed = Symbol.for('tuneboard.healthFastPath');
+const installed = Symbol.for('tuneboard.fastPath');
+
+/** A route file's handler for one method (lib/api/route.ts's RouteHandler). */
+export type FastHandler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+export type FastMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+interface FastRoute {
+  pattern: string;
+  /** Path segments; null where a `[name]` segment captures a parameter. */
+  segments: (string | null)[];
+  names: string[];
+  handlers: Partial<Record<FastMethod, FastHandler>>;
+}
+
+// On globalThis: instrumentation and the route files are bundled apart and would each get their own module state.
+const registry = ((globalThis as Record<symbol, unknown>)[Symbol.for('tuneboard.fastRoutes')] ??= {
+  byPattern: new Map<string, FastRoute>(),
+  // By segment count; static segments before parameters at the first place two patterns differ, as Next ranks.
+  byLength: new Map<number, FastRoute[]>(),
+}) as { byPattern: Map<string, FastRoute>; byLength: Map<number, FastRoute[]> };
 
 function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
   const given = req.headers['x-request-id'];
@@ -39,11 +77,203 @@ export function isHealthProbe(req: Pick<http.IncomingMessage, 'method' | 'url'>)
 }
 
 /**
+ * Serves a route file's handlers on its path (Next's syntax: `/v1/preview/models/[model_id]`) from now on,
+ * ahead of Next.js. A no-op outside a production server (see the module comment).
+ */
+export function registerFastRoutes(pattern: string, handlers: Partial<Record<FastMethod, FastHandler>>): void {
+  if (!config.isProduction || !config.fastRoutes) return;
+  const parts = pattern.split('/').slice(1);
+  const route: FastRoute = {
+    pattern,
+    segments: parts.map((p) => (/^\[[^.\]]+\]$/.test(p) ? null : p)),
+    names: parts.filter((p) => p.startsWith('[')).map((p) => p.slice(1, -1)),
+    handlers,
+  };
+  if (parts.some((p) => p.startsWith('[...') || p.startsWith('[[')))
+    throw new Error(`fast path: catch-all segments are left to Next (${pattern})`);
+  registry.byPattern.set(pattern, route);
+  const sameLength = [...registry.byPattern.values()].filter((r) => r.segments.length === route.segments.length);
+  const rank = (r: FastRoute) => r.segments.map((s) => (s === null ? '1' : '0')).join('');
+  registry.byLength.set(
+    route.segments.length,
+    sameLength.sort((a, b) => (rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0)),
+  );
+}
+
+// Plain segments only: anything else (empty, `.`/`..`, percent-encoded) is left to Next's own normalisation.
+const PLAIN_PATH = /^\/v1(?:\/[A-Za-z0-9_~:@!$&'()*+,;=-][A-Za-z0-9._~:@!$&'()*+,;=-]*)+\/?$/;
+
+/** The handler and path parameters for a request, or undefined when Next should have it. */
+export function matchFastRoute(
+  method: string | undefined,
+  url: string,
+): { handler: FastHandler; params: Record<string, string> } | undefined {
+  if (registry.byPattern.size === 0) return undefined;
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (!PLAIN_PATH.test(path)) return undefined;
+  const parts = (path.endsWith('/') ? path.slice(0, -1) : path).split('/').slice(1);
+  for (const route of registry.byLength.get(parts.length) ?? []) {
+    if (!route.segments.every((s, i) => s === null || s === parts[i])) continue;
+    const handler = route.handlers[method as FastMethod];
+    if (!handler) return undefined;
+    const params: Record<string, string> = {};
+    let n = 0;
+    route.segments.forEach((s, i) => {
+      if (s === null) params[route.names[n++]] = parts[i];
+    });
+    return { handler, params };
+  }
+  return undefined;
+}
+
+/**
+ * The handler's Request, made from Node's; throws on what a Request cannot carry (an unparsable Host), which
+ * then goes to Next.
+ */
+function toRequest(req: http.IncomingMessage, res: http.ServerResponse): Request {
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  // The handler's req.signal: aborted when the client goes away before the answer is written, which is what
+  // stops an upstream relay or the engine's generation (as Next's own request signal does).
+  const aborter = new AbortController();
+  // Checked before the body is touched: a request Next gets back must still have all of it.
+  const url = new URL(`http://${req.headers.host ?? 'localhost'}${req.url}`);
+  const request = new Request(url, {
+    method: req.method,
+    headers,
+    // A GET's body (which HTTP allows and no route reads) cannot be given to a Request.
+    body: req.method === 'GET' ? undefined : (Readable.toWeb(req) as ReadableStream<Uint8Array>),
+    duplex: 'half',
+    signal: aborter.signal,
+  } as RequestInit);
+  res.once('close', () => {
+    if (!res.writableFinished) aborter.abort();
+  });
+  return request;
+}
+
+async function serveRegistered(
+  handler: FastHandler,
+  params: Record<string, string>,
+  request: Request,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+) {
+  let response: Response;
+  try {
+    // route() turns every error into a response; this catches only a bug in that.
+    response = await handler(request, { params: Promise.resolve(params) });
+  } catch (err) {
+    log.error({ err }, 'route handler threw');
+    response = Response.json(
+      { error: { message: 'Internal Server Error', type: 'InternalServerError', param: null, code: 500 } },
+      { status: 500 },
+    );
+  }
+  const out: Record<string, string | string[]> = { ...securityHeaders };
+  response.headers.forEach((value, key) => {
+    if (key !== 'set-cookie') out[key] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) out['set-cookie'] = cookies;
+  // Answered before the body was read (a 401 or 413): the rest of it is still on the socket, so the connection
+  // cannot carry another request.
+  if (!req.complete) out.connection = 'close';
+  if (res.destroyed) {
+    await response.body?.cancel().catch(() => undefined);
+    return;
+  }
+  if (!response.body) {
+    res.writeHead(response.status, out);
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const gone = () => void reader.cancel().catch(() => undefined);
+  res.once('close', gone);
+  try {
+    if (!compressible(out)) {
+      res.writeHead(response.status, out);
+      await pipeBody(reader, res);
+      return;
+    }
+    out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
+    // A JSON answer is one chunk: read whole, it is sent with its length, and gzipped (on libuv's thread pool,
+    // not this thread) when the client takes gzip and it is worth it, as Next did. A longer body goes out as it
+    // comes, uncompressed.
+    const first = await reader.read();
+    const second = first.done ? first : await reader.read();
+    if (!second.done) {
+      res.writeHead(response.status, out);
+      if (!res.write(first.value)) await drained(res);
+      if (!res.write(second.value)) await drained(res);
+      await pipeBody(reader, res);
+      return;
+    }
+    const body = first.value ?? new Uint8Array(0);
+    const accepts = /\bgzip\b(?!;\s*q=0(?:\.0*)?(?:[,\s]|$))/i.test(String(req.headers['accept-encoding'] ?? ''));
+    if (body.byteLength >= GZIP_MIN_BYTES && accepts) {
+      const zipped = await gzip(body);
+      if (res.destroyed) return;
+      out['content-encoding'] = 'gzip';
+      out['content-length'] = String(zipped.byteLength);
+      res.writeHead(response.status, out);
+      res.end(zipped);
+      return;
+    }
+    out['content-length'] = String(body.byteLength);
+    res.writeHead(response.status, out);
+    res.end(body);
+  } catch {
+    // The body failed midway (an upstream that hung up): end the response so the client sees it cut.
+    res.destroy();
+  } finally {
+    res.off('close', gone);
+  }
+}
+
+/** Smaller answers go as they are: gzip's header and the thread-pool hop cost more than the bytes saved. */
+const GZIP_MIN_BYTES = 1024;
+const gzip = promisify(zlib.gzip);
+
+/** Text worth compressing (JSON, HTML, plain text), unless it streams events or says not to transform it. */
+function compressible(headers: Record<string, string | string[]>): boolean {
+  const type = String(headers['content-type'] ?? '');
+  if (headers['content-encoding'] || /no-transform/i.test(String(headers['cache-control'] ?? ''))) return false;
+  return /^(?:application\/(?:[\w.+-]*\+)?json|text\/(?!event-stream))/i.test(type);
+}
+
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const go = () => {
+      res.off('drain', go);
+      res.off('close', go);
+      resolve();
+    };
+    res.on('drain', go);
+    res.on('close', go);
+  });
+}
+
+/** Writes the rest of a web body to Node's response as it comes (each SSE chunk flushed). */
+async function pipeBody(reader: ReadableStreamDefaultReader<Uint8Array>, res: http.ServerResponse): Promise<void> {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (res.destroyed) return;
+    if (!res.write(value)) await drained(res);
+  }
+  res.end();
+}
+
+/**
  * Installs the fast path on every HTTP server of this process (Next.js creates its own; this runs from
  * instrumentation.ts). Idempotent: Next's dev server may evaluate instrumentation more than once. Returns the
  * uninstall (a no-op from a repeated install).
  */
-export function installHealthFastPath(): () => void {
+export function installFastPath(): () => void {
   const proto = http.Server.prototype as http.Server & { [installed]?: boolean };
   if (proto[installed]) return () => undefined;
   proto[installed] = true;
@@ -55,6 +285,20 @@ export function installHealthFastPath(): () => void {
         answer(req, res);
         return true;
       }
+      const route = matchFastRoute(req.method, req.url ?? '');
+      let request: Request | undefined;
+      try {
+        request = route && toRequest(req, res);
+      } catch {
+        // left to Next
+      }
+      if (route && request) {
+        serveRegistered(route.handler, route.params, request, req, res).catch((err) => {
+          log.error({ err }, 'fast path failed');
+          res.destroy();
+        });
+        return true;
+      }
     }
     return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
   } as typeof proto.emit;
@@ -63,4 +307,10 @@ export function installHealthFastPath(): () => void {
     proto.emit = emit;
     delete proto[installed];
   };
+}
+
+/** Tests: forget registered routes. */
+export function clearFastRoutes(): void {
+  registry.byPattern.clear();
+  registry.byLength.clear();
 }

@@ -90,6 +90,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     inferenceThreads: num(raw.TUNEBOARD_INFERENCE_THREADS, defaultThreadCount()),
     modelCacheBytes: num(raw.TUNEBOARD_MODEL_CACHE_MB, 512) * MiB,
     maxLogprobs: num(raw.TUNEBOARD_MAX_LOGPROBS, 20),
+    /** lib/api/fast-path.ts serves /v1 ahead of Next.js (production servers only). */
+    fastRoutes: raw.TUNEBOARD_FAST_ROUTES !== '0',
     runnerConcurrency: num(raw.TUNEBOARD_RUNNER_CONCURRENCY, 1),
     trainThreads: num(raw.TUNEBOARD_TRAIN_THREADS, defaultThreadCount()),
     workerToken: text(raw.TUNEBOARD_WORKER_TOKEN),

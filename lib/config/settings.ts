@@ -177,6 +177,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning: "Most `top_logprobs` / `prompt_logprobs` a chat request may ask for (vLLM's `--max-logprobs`)",
   },
   {
+    env: 'TUNEBOARD_FAST_ROUTES',
+    schema: optionalText.pipe(z.enum(['0', '1']).optional()),
+    defaultText: '`1`',
+    meaning:
+      '`0`: every `/v1` request goes through Next.js routing; by default a production server serves them ahead of it (`lib/api/fast-path.ts`)',
+  },
+  {
     env: 'TUNEBOARD_RUNNER_CONCURRENCY',
     schema: count,
     defaultText: '`1`',

@@ -1,16 +1,24 @@
 import http from 'node:http';
+import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installHealthFastPath, isHealthProbe } from '@/lib/api/health-fast-path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  clearFastRoutes,
+  installFastPath,
+  isHealthProbe,
+  matchFastRoute,
+  registerFastRoutes,
+  type FastHandler,
+} from '@/lib/api/fast-path';
 
-describe('the health fast path', () => {
+describe('the fast path', () => {
   let server: http.Server;
   let base: string;
   const seen: string[] = [];
   let uninstall: () => void;
   beforeAll(async () => {
-    uninstall = installHealthFastPath();
-    installHealthFastPath(); // a second install (Next's dev server re-runs instrumentation) changes nothing
+    uninstall = installFastPath();
+    installFastPath(); // a second install (Next's dev server re-runs instrumentation) changes nothing
     // Stands in for Next.js: whatever reaches the server's own handler is recorded and answered 418.
     server = http.createServer((req, res) => {
       seen.push(`${req.method} ${req.url}`);
@@ -52,5 +60,174 @@ describe('the health fast path', () => {
     expect(seen).toEqual(['POST /v1/health', 'GET /v1/health?verbose=1', 'GET /v1/healthz', 'GET /v1/models']);
     expect(isHealthProbe({ method: 'GET', url: '/v1/health' })).toBe(true);
     expect(isHealthProbe({ method: 'DELETE', url: '/v1/health' })).toBe(false);
+  });
+
+  describe('registered routes', () => {
+    afterEach(() => {
+      clearFastRoutes();
+      vi.unstubAllEnvs();
+    });
+    const register = (handler: FastHandler) => {
+      vi.stubEnv('NODE_ENV', 'production');
+      registerFastRoutes('/v1/fast', { POST: handler });
+    };
+
+    it("run the route's handler with the request as sent, and stream its response with the security headers", async () => {
+      let seenReq: { method: string; url: string; auth: string | null; body: string } | undefined;
+      register(async (req) => {
+        seenReq = { method: req.method, url: req.url, auth: req.headers.get('authorization'), body: await req.text() };
+        const headers = new Headers({ 'content-type': 'text/event-stream', 'x-request-id': 'r-1' });
+        headers.append('set-cookie', 'a=1');
+        headers.append('set-cookie', 'b=2');
+        let n = 0;
+        const body = new ReadableStream<Uint8Array>({
+          async pull(c) {
+            await new Promise((r) => setTimeout(r, 5));
+            if (n === 3) return c.close();
+            c.enqueue(new TextEncoder().encode(`data: ${n++}\n\n`));
+          },
+        });
+        return new Response(body, { status: 201, headers });
+      });
+      const res = await fetch(`${base}/v1/fast/?x=1`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({ hello: 'world' }),
+      });
+      expect(res.status).toBe(201);
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('x-request-id')).toBe('r-1');
+      expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+      const pieces: string[] = [];
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) pieces.push(r.value);
+      // Each chunk went out as the handler made it (a stream is not buffered to its end).
+      expect(pieces.length).toBeGreaterThan(1);
+      expect(pieces.join('')).toBe('data: 0\n\ndata: 1\n\ndata: 2\n\n');
+      expect(seenReq).toEqual({
+        method: 'POST',
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/fast\/\?x=1$/),
+        auth: 'Bearer k',
+        body: '{"hello":"world"}',
+      });
+      expect(seen).toEqual(expect.not.arrayContaining([expect.stringContaining('/v1/fast')]));
+    });
+
+    it("abort the handler's signal when the client goes away mid-answer", async () => {
+      let signal: AbortSignal | undefined;
+      register(async (req) => {
+        signal = req.signal;
+        return new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('data: 1\n\n')) }));
+      });
+      const client = new AbortController();
+      const res = await fetch(`${base}/v1/fast`, { method: 'POST', body: '{}', signal: client.signal });
+      await res.body!.getReader().read();
+      client.abort();
+      await vi.waitFor(() => expect(signal?.aborted).toBe(true));
+    });
+
+    it('close the connection after answering without reading a large body, instead of hanging', async () => {
+      register(async () => Response.json({ error: 'no' }, { status: 401 }));
+      const big = 'x'.repeat(4 * 1024 * 1024);
+      const res = await fetch(`${base}/v1/fast`, { method: 'POST', body: big }).catch((err: Error) => err);
+      // The answer arrives, or the client sees the socket closed while it was still sending: never a hang.
+      if (!(res instanceof Error)) {
+        expect(res.status).toBe(401);
+        expect(res.headers.get('connection')).toBe('close');
+      }
+    });
+
+    it('leave other methods and paths to the server', async () => {
+      register(async () => new Response('fast'));
+      seen.length = 0;
+      expect((await fetch(`${base}/v1/fast`, { method: 'PUT' })).status).toBe(418);
+      expect((await fetch(`${base}/v1/fastx`, { method: 'POST' })).status).toBe(418);
+      expect(seen).toEqual(['PUT /v1/fast', 'POST /v1/fastx']);
+    });
+
+    it('register nothing outside a production server (next dev recompiles edited routes itself)', async () => {
+      // Fresh modules: the configuration caches a production environment once it has seen one.
+      vi.resetModules();
+      vi.stubEnv('NODE_ENV', 'development');
+      const fresh = await import('@/lib/api/fast-path');
+      fresh.registerFastRoutes('/v1/elsewhere', { POST: async () => new Response('fast') });
+      expect(fresh.matchFastRoute('POST', '/v1/elsewhere')).toBeUndefined();
+      vi.stubEnv('TUNEBOARD_FAST_ROUTES', '0');
+      vi.stubEnv('NODE_ENV', 'production');
+      vi.resetModules();
+      const off = await import('@/lib/api/fast-path');
+      off.registerFastRoutes('/v1/elsewhere', { POST: async () => new Response('fast') });
+      expect(off.matchFastRoute('POST', '/v1/elsewhere')).toBeUndefined();
+    });
+
+    it('match path parameters, plain static segments first, with or without a trailing slash', () => {
+      vi.stubEnv('NODE_ENV', 'production');
+      const byId: FastHandler = async () => new Response('id');
+      const list: FastHandler = async () => new Response('list');
+      const events: FastHandler = async () => new Response('events');
+      registerFastRoutes('/v1/jobs/[job_id]', { GET: byId });
+      registerFastRoutes('/v1/jobs/latest', { GET: list });
+      registerFastRoutes('/v1/jobs/[job_id]/events/[seq]', { GET: events });
+      expect(matchFastRoute('GET', '/v1/jobs/abc-1')).toEqual({ handler: byId, params: { job_id: 'abc-1' } });
+      expect(matchFastRoute('GET', '/v1/jobs/latest/?x=1')).toEqual({ handler: list, params: {} });
+      expect(matchFastRoute('GET', '/v1/jobs/j/events/42?limit=1')).toEqual({
+        handler: events,
+        params: { job_id: 'j', seq: '42' },
+      });
+      // Left to Next: another method, unknown paths, and URLs Next normalises (dots, empty or encoded segments).
+      for (const [method, url] of [
+        ['HEAD', '/v1/jobs/abc'],
+        ['GET', '/v1/jobs'],
+        ['GET', '/v1/jobs/a/b'],
+        ['GET', '/v1/jobs/..'],
+        ['GET', '/v1//jobs/abc'],
+        ['GET', '/v1/jobs/a%2Fb'],
+        ['GET', '/v2/jobs/abc'],
+      ])
+        expect(matchFastRoute(method, url), `${method} ${url}`).toBeUndefined();
+    });
+
+    it('gzip a JSON answer of 1 KiB or more when the client takes gzip, as Next did', async () => {
+      const big = { items: Array.from({ length: 200 }, (_, i) => ({ i, name: `item ${i}` })) };
+      vi.stubEnv('NODE_ENV', 'production');
+      registerFastRoutes('/v1/fast', {
+        GET: async (req) => Response.json(new URL(req.url).searchParams.has('small') ? { ok: true } : big),
+        POST: async () =>
+          new Response('plain text, not worth compressing'.repeat(100), {
+            headers: { 'content-type': 'text/plain', 'cache-control': 'no-transform' },
+          }),
+      });
+      const raw = (path: string, acceptEncoding: string, method = 'GET') =>
+        new Promise<http.IncomingMessage & { bytes: Buffer }>((resolve, reject) => {
+          const req = http.request(
+            `${base}${path}`,
+            { method, headers: { 'accept-encoding': acceptEncoding } },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => resolve(Object.assign(res, { bytes: Buffer.concat(chunks) })));
+            },
+          );
+          req.on('error', reject);
+          req.end();
+        });
+      const zipped = await raw('/v1/fast', 'gzip, deflate, br');
+      expect(zipped.headers['content-encoding']).toBe('gzip');
+      expect(zipped.headers.vary).toBe('Accept-Encoding');
+      expect(Number(zipped.headers['content-length'])).toBe(zipped.bytes.length);
+      expect(JSON.parse(zlib.gunzipSync(zipped.bytes).toString())).toEqual(big);
+      for (const [path, accept, method] of [
+        ['/v1/fast', 'identity', 'GET'],
+        ['/v1/fast', 'gzip;q=0', 'GET'],
+        ['/v1/fast?small', 'gzip', 'GET'],
+        ['/v1/fast', 'gzip', 'POST'],
+      ]) {
+        const res = await raw(path, accept, method);
+        expect(res.headers['content-encoding'], `${method} ${path} ${accept}`).toBeUndefined();
+        // JSON is sent whole, with its length; other bodies stream.
+        if (method === 'GET') expect(Number(res.headers['content-length'])).toBe(res.bytes.length);
+        expect(res.bytes.length).toBeGreaterThan(0);
+      }
+    });
   });
 });

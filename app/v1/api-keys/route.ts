@@ -4,7 +4,7 @@ import { createApiKey, listApiKeys } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/api-keys', {
   GET: route(
     {
       summary: 'List the caller’s API keys (never the secrets)',

@@ -5,6 +5,7 @@ import { listServableModels } from '@/lib/services/chat-models';
 export const dynamic = 'force-dynamic';
 
 export const { GET, POST, PUT, PATCH, DELETE } = methods(
+  '/v1/models',
   {
     GET: route(
       {

@@ -4,7 +4,7 @@ import { systemCheck } from '@/lib/services/health';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/system-check', {
   GET: route(
     {
       summary: 'Checks the database and both job queues; 503 when any check fails; public',

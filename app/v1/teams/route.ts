@@ -4,7 +4,7 @@ import { createTeam, listTeams } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/teams', {
   GET: route(
     {
       summary: 'Teams the caller belongs to, with members',

@@ -4,7 +4,7 @@ import { listUsage } from '@/lib/services/usage';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/usage', {
   GET: route(
     {
       summary: 'Chat token usage per entity, project, model and UTC day',

@@ -7,7 +7,7 @@ import { revokeApiKey } from '@/lib/services/accounts';
 export const dynamic = 'force-dynamic';
 
 /** Revokes the key; it keeps its row (shown as revoked) so its history stays visible. */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/api-keys/[key_id]', {
   DELETE: route(
     {
       summary: 'Revoke an API key',

@@ -7,7 +7,7 @@ import { principalFromSession, signIn, toSessionDto } from '@/lib/services/accou
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/auth/sign-in', {
   POST: route(
     {
       summary: 'Sign in; sets the session cookie',

@@ -7,7 +7,7 @@ import { signOut } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/auth/sign-out', {
   POST: route(
     {
       summary: 'Sign out; clears the session',

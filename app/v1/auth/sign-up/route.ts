@@ -6,7 +6,7 @@ import { principalFromSession, signUp, toSessionDto } from '@/lib/services/accou
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/auth/sign-up', {
   POST: route(
     {
       summary: 'Create an account; sets the session cookie',

@@ -6,7 +6,7 @@ import { createApiKeyWithPassword } from '@/lib/services/accounts';
 export const dynamic = 'force-dynamic';
 
 /** For scripts and CI: email + password in, a new API key out (shown once). */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/auth/token', {
   POST: route(
     {
       summary: 'Exchange email and password for a new API key (for scripts and CI)',

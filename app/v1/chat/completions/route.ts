@@ -10,6 +10,7 @@ export const dynamic = 'force-dynamic';
  * vLLM's own order, which a generic parse here would break.
  */
 export const { GET, POST, PUT, PATCH, DELETE } = methods(
+  '/v1/chat/completions',
   {
     POST: route(
       {

@@ -5,7 +5,7 @@ import { baseModelDtos } from '@/lib/services/base-models';
 export const dynamic = 'force-dynamic';
 
 /** Extension: the base models of this server, who trains and serves each, and whether it can be served now. */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/base-models', {
   GET: route(
     {
       summary:

@@ -39,7 +39,7 @@ const datasetUploadBody = {
   },
 };
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/datasets', {
   POST: route(
     {
       summary: 'Upload an SFT dataset (train.jsonl, or trajectories.jsonl + metadata.json) as a new version',

@@ -4,7 +4,7 @@ import { createModel, listModels } from '@/lib/services/models';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models', {
   POST: route(
     {
       summary: 'Create a model (or return the existing one with return_existing)',

@@ -6,7 +6,7 @@ import { listProjects } from '@/lib/services/models';
 export const dynamic = 'force-dynamic';
 
 /** Extension: projects of the caller's entities (created on first use by model creation). */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/projects', {
   GET: route(
     {
       summary: 'Projects of the caller’s entities',

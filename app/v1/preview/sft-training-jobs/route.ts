@@ -4,7 +4,7 @@ import { createSftJob } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/sft-training-jobs', {
   POST: route(
     {
       summary: 'Create an SFT training job from an uploaded dataset',

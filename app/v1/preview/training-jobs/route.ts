@@ -9,7 +9,7 @@ import { createRlJob, listEntityJobs } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/training-jobs', {
   GET: route(
     {
       summary: "The caller's training jobs across models, newest first (or only the active ones)",

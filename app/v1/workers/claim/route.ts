@@ -4,7 +4,7 @@ import { claimBodySchema, claimResponseSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/claim', {
   POST: route(
     {
       auth: 'worker',

@@ -6,7 +6,7 @@ export const dynamic = 'force-dynamic';
 
 const params = modelIdParamsSchema;
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]', {
   /** Extension: one model with its latest step. */
   GET: route(
     {

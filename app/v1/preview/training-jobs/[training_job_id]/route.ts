@@ -4,7 +4,7 @@ import { getJob, JOB_NOT_FOUND } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/training-jobs/[training_job_id]', {
   GET: route(
     {
       summary: 'Get a training job with its status',

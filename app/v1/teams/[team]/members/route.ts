@@ -5,7 +5,7 @@ import { addTeamMember } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/teams/[team]/members', {
   POST: route(
     {
       summary: 'Add a member to a team by email (owners and admins)',

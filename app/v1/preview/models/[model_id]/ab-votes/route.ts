@@ -7,7 +7,7 @@ import { MODEL_NOT_FOUND } from '@/lib/services/models';
 export const dynamic = 'force-dynamic';
 
 /** Extension: blind A/B votes between two checkpoints (the playground's), and their tally per pair of steps. */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]/ab-votes', {
   GET: route(
     {
       summary: 'Blind A/B votes between checkpoints, tallied per pair of steps',

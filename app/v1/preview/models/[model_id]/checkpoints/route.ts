@@ -13,7 +13,7 @@ export const dynamic = 'force-dynamic';
 
 const params = modelIdParamsSchema;
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]/checkpoints', {
   GET: route(
     {
       summary: 'List checkpoints by step (cursor paging with after/limit/order)',

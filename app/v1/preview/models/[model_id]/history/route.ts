@@ -7,7 +7,7 @@ import { getHistory } from '@/lib/services/run-history';
 export const dynamic = 'force-dynamic';
 
 /** Extension: the run's metric history per step, downsampled for charts. */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]/history', {
   GET: route(
     {
       summary: 'Metric history of the model’s run, downsampled per series',

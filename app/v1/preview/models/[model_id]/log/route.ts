@@ -6,7 +6,7 @@ import { logTrajectories } from '@/lib/services/trajectories';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]/log', {
   POST: route(
     {
       summary: 'Log trajectory groups and store their metrics on the latest checkpoint',

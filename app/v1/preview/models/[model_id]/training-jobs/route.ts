@@ -7,7 +7,7 @@ import { listJobsOfModel } from '@/lib/services/training-jobs';
 export const dynamic = 'force-dynamic';
 
 /** Extension: a model's training jobs, newest first. */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]/training-jobs', {
   GET: route(
     {
       summary: 'Training jobs of a model, newest first',

@@ -7,7 +7,7 @@ import { listTrajectoryGroups } from '@/lib/services/trajectories';
 export const dynamic = 'force-dynamic';
 
 /** Extension: logged and trained trajectory groups. */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]/trajectories', {
   GET: route(
     {
       summary: 'Stored trajectory groups (logged and trained), by step and split',

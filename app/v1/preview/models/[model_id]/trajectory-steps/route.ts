@@ -7,7 +7,7 @@ import { listTrajectorySteps } from '@/lib/services/trajectory-steps';
 export const dynamic = 'force-dynamic';
 
 /** Extension: the steps that hold trajectories, so that people can browse them without knowing a step. */
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]/trajectory-steps', {
   GET: route(
     {
       summary: 'Steps with stored trajectory groups, newest first, with counts and rewards per split',

@@ -4,7 +4,7 @@ import { cancelTrainingJob, JOB_NOT_FOUND } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/training-jobs/[training_job_id]/cancel', {
   POST: route(
     {
       summary: 'Cancel a queued or running job: it ends with training_failed "cancelled"; finished jobs are unchanged',

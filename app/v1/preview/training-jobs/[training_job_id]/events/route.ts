@@ -4,7 +4,7 @@ import { JOB_NOT_FOUND, listEvents } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/training-jobs/[training_job_id]/events', {
   GET: route(
     {
       summary: 'Events of a training job, chronological, cursor-paged',

@@ -6,7 +6,7 @@ import { removeTeamMember } from '@/lib/services/accounts';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/teams/[team]/members/[user_id]', {
   DELETE: route(
     {
       summary: 'Remove a member from a team (or leave it)',

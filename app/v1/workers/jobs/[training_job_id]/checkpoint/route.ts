@@ -6,7 +6,7 @@ import { checkpointUploadQuerySchema, workerJobParamsSchema } from '@/lib/schema
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[training_job_id]/checkpoint', {
   PUT: route(
     {
       auth: 'worker',

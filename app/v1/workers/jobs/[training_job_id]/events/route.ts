@@ -5,7 +5,7 @@ import { appendEventsBodySchema, workerJobParamsSchema } from '@/lib/schemas/wor
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[training_job_id]/events', {
   POST: route(
     {
       auth: 'worker',

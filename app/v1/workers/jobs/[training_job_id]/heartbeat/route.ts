@@ -5,7 +5,7 @@ import { heartbeatBodySchema, workerJobParamsSchema } from '@/lib/schemas/worker
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[training_job_id]/heartbeat', {
   POST: route(
     {
       auth: 'worker',

@@ -5,7 +5,7 @@ import { jobInputSchema, workerIdQuerySchema, workerJobParamsSchema } from '@/li
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[training_job_id]/input', {
   GET: route(
     {
       auth: 'worker',

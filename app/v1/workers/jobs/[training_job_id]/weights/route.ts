@@ -5,7 +5,7 @@ import { artifactWebStream } from '@/lib/storage';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[training_job_id]/weights', {
   GET: route(
     {
       auth: 'worker',

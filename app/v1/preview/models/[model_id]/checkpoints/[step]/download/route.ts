@@ -5,7 +5,7 @@ import { checkpointFile } from '@/lib/services/checkpoint-files';
 
 export const dynamic = 'force-dynamic';
 
-export const { GET, POST, PUT, PATCH, DELETE } = methods({
+export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[model_id]/checkpoints/[step]/download', {
   GET: route(
     {
       summary:
