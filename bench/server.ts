@@ -1,5 +1,6 @@
 /** Starting and stopping the production server the HTTP benchmarks measure (`npm run build` first). */
 import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -9,6 +10,29 @@ export interface BenchServer {
   stop(): Promise<void>;
   /** Resident memory of the server (the largest process in its group: npx's wrapper is not the server), in MiB. */
   rssMiB(): number;
+  /** CPU seconds (user + system) the server's process group has used so far, every thread included. */
+  cpuSeconds(): number;
+}
+
+const CLOCK_TICKS = 100;
+
+function groupCpuSeconds(pgid: number): number {
+  const pids = execFileSync('ps', ['-o', 'pid=', '-g', String(pgid)], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields 14 and 15 of /proc/<pid>/stat, counted after the command name (which may hold spaces).
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited between ps and the read
+    }
+  }
+  return ticks / CLOCK_TICKS;
 }
 
 function groupRssMiB(pgid: number): number {
@@ -22,6 +46,21 @@ function groupRssMiB(pgid: number): number {
         .map((l) => Number(l.trim())),
     ) / 1024
   );
+}
+
+/**
+ * Waits until the server is idle: after it answers, Next.js goes on loading every route's code in the
+ * background (about 3 CPU seconds here), which would be counted against whatever is measured first.
+ */
+async function settle(pgid: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  let last = groupCpuSeconds(pgid);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = groupCpuSeconds(pgid);
+    if (now - last < 0.05) return;
+    last = now;
+  }
 }
 
 /**
@@ -54,7 +93,15 @@ export async function startServer(
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`${base}${readyPath}`)).ok) return { base, stop, rssMiB: () => groupRssMiB(child.pid!) };
+      if ((await fetch(`${base}${readyPath}`)).ok) {
+        await settle(child.pid!);
+        return {
+          base,
+          stop,
+          rssMiB: () => groupRssMiB(child.pid!),
+          cpuSeconds: () => groupCpuSeconds(child.pid!),
+        };
+      }
     } catch {
       // not listening yet
     }
