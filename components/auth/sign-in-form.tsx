@@ -1,44 +1,32 @@
 'use client';
 
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRouter } from 'next/navigation';
 import { useRef, useState, type FormEvent } from 'react';
 import { flushSync } from 'react-dom';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { TextField } from '@/components/ui/field';
-import { apiFetch } from '@/lib/client/api-fetch';
 import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors } from '@/lib/client/form-errors';
-import { queryKeys } from '@/lib/client/query-keys';
-import { sessionSchema, signInBodySchema } from '@/lib/schemas/accounts';
+import { useSignIn } from '@/lib/client/mutations';
+import { signInBodySchema } from '@/lib/schemas/accounts';
 
 const FIELDS = ['email', 'password'] as const;
 
 export function SignInForm({ next }: { next: string }) {
   const router = useRouter();
-  const queryClient = useQueryClient();
   const formRef = useRef<HTMLFormElement>(null);
   const [fieldErrors, setFieldErrors] = useState<FieldErrors>({});
   const [formError, setFormError] = useState<string | null>(null);
 
-  const signIn = useMutation({
-    mutationFn: (body: { email: string; password: string }) =>
-      apiFetch('/v1/auth/sign-in', sessionSchema, { method: 'POST', json: body }),
-    onSuccess: (session) => {
-      // Whatever a previous user left in the cache is not this user's.
-      queryClient.clear();
-      queryClient.setQueryData(queryKeys.session(), session);
-      router.replace(next);
-    },
-    onError: (error) => {
-      const split = splitSubmitError(error, FIELDS);
-      flushSync(() => {
-        setFieldErrors(split.fieldErrors);
-        setFormError(split.formError);
-      });
-      focusFirstInvalid(formRef.current, split.fieldErrors, FIELDS);
-    },
-  });
+  const signIn = useSignIn();
+  const onError = (error: unknown) => {
+    const split = splitSubmitError(error, FIELDS);
+    flushSync(() => {
+      setFieldErrors(split.fieldErrors);
+      setFormError(split.formError);
+    });
+    focusFirstInvalid(formRef.current, split.fieldErrors, FIELDS);
+  };
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -58,7 +46,7 @@ export function SignInForm({ next }: { next: string }) {
       focusFirstInvalid(formRef.current, all, FIELDS);
       return;
     }
-    signIn.mutate(parsed.data);
+    signIn.mutate(parsed.data, { onSuccess: () => router.replace(next), onError });
   }
 
   // Stays disabled after success too, while the next page loads.

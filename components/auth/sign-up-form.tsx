@@ -1,6 +1,5 @@
 'use client';
 
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useRef, useState, type FormEvent } from 'react';
@@ -8,38 +7,30 @@ import { flushSync } from 'react-dom';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { TextField } from '@/components/ui/field';
-import { apiFetch, isApiClientError } from '@/lib/client/api-fetch';
+import { isApiClientError } from '@/lib/client/api-fetch';
 import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors } from '@/lib/client/form-errors';
-import { queryKeys } from '@/lib/client/query-keys';
-import { sessionSchema, signUpBodySchema, type SignUpBody } from '@/lib/schemas/accounts';
+import { useSignUp } from '@/lib/client/mutations';
+import { signUpBodySchema } from '@/lib/schemas/accounts';
 
 const FIELDS = ['name', 'email', 'username', 'password'] as const;
 
 export function SignUpForm({ next, signInHref }: { next: string; signInHref: string }) {
   const router = useRouter();
-  const queryClient = useQueryClient();
   const formRef = useRef<HTMLFormElement>(null);
   const [fieldErrors, setFieldErrors] = useState<FieldErrors>({});
   const [formError, setFormError] = useState<string | null>(null);
   const [emailTaken, setEmailTaken] = useState(false);
 
-  const signUp = useMutation({
-    mutationFn: (body: SignUpBody) => apiFetch('/v1/auth/sign-up', sessionSchema, { method: 'POST', json: body }),
-    onSuccess: (session) => {
-      queryClient.clear();
-      queryClient.setQueryData(queryKeys.session(), session);
-      router.replace(next);
-    },
-    onError: (error) => {
-      const split = splitSubmitError(error, FIELDS);
-      flushSync(() => {
-        setFieldErrors(split.fieldErrors);
-        setFormError(split.formError);
-        setEmailTaken(isApiClientError(error) && error.status === 409 && /email/i.test(error.message));
-      });
-      focusFirstInvalid(formRef.current, split.fieldErrors, FIELDS);
-    },
-  });
+  const signUp = useSignUp();
+  const onError = (error: unknown) => {
+    const split = splitSubmitError(error, FIELDS);
+    flushSync(() => {
+      setFieldErrors(split.fieldErrors);
+      setFormError(split.formError);
+      setEmailTaken(isApiClientError(error) && error.status === 409 && /email/i.test(error.message));
+    });
+    focusFirstInvalid(formRef.current, split.fieldErrors, FIELDS);
+  };
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -65,7 +56,7 @@ export function SignUpForm({ next, signInHref }: { next: string; signInHref: str
       focusFirstInvalid(formRef.current, all, FIELDS);
       return;
     }
-    signUp.mutate(parsed.data);
+    signUp.mutate(parsed.data, { onSuccess: () => router.replace(next), onError });
   }
 
   const busy = signUp.isPending || signUp.isSuccess;

@@ -1,6 +1,6 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useMemo, useRef, useState, type FormEvent } from 'react';
@@ -15,9 +15,10 @@ import { SelectField, TextField } from '@/components/ui/field';
 import { BoxIcon, CheckIcon } from '@/components/ui/icons';
 import { PageHeader } from '@/components/ui/page-header';
 import { Skeleton } from '@/components/ui/skeleton';
-import { apiFetch, isApiClientError } from '@/lib/client/api-fetch';
+import { isApiClientError } from '@/lib/client/api-fetch';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { checkpointPickerQuery, modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
+import { useLaunchSftJob } from '@/lib/client/mutations';
+import { checkpointPickerQuery, modelPickerQuery } from '@/lib/client/query-keys';
 import {
   datasetNameFromFile,
   inspectSftText,
@@ -26,9 +27,7 @@ import {
   parseLearningRate,
   type SftInspection,
 } from '@/lib/client/sft-dataset';
-import { uploadDataset } from '@/lib/client/upload-dataset';
 import {
-  jobCreatedSchema,
   MAX_SFT_EPOCHS,
   SFT_DEFAULT_BATCH_SIZE,
   SFT_FORM_DEFAULTS,
@@ -54,29 +53,6 @@ interface ChosenFile {
   inspection: SftInspection;
 }
 
-interface LaunchInput {
-  model: ModelSummaryDto;
-  file: File;
-  datasetName: string;
-  batchSize: 'auto' | number;
-  learningRate: number | number[];
-  epochs: number;
-  validationSplit: number;
-  startFrom: 'latest' | 'base' | number;
-}
-
-type Stage = 'idle' | 'uploading' | 'creating';
-
-/** Which step of the two-call launch failed decides the wording: a rejected file is not a rejected job. */
-class LaunchStepError extends Error {
-  constructor(
-    readonly step: 'upload' | 'job',
-    readonly cause: unknown,
-  ) {
-    super(cause instanceof Error ? cause.message : String(cause));
-  }
-}
-
 function groupByEntity(models: ModelSummaryDto[]): [string, ModelSummaryDto[]][] {
   const groups = new Map<string, ModelSummaryDto[]>();
   for (const model of models) groups.set(model.entity, [...(groups.get(model.entity) ?? []), model]);
@@ -91,7 +67,6 @@ export function SftLaunchClient({
   origin,
 }: SftLaunchClientProps) {
   const router = useRouter();
-  const queryClient = useQueryClient();
   const models = useQuery(modelPickerQuery(null));
   const list = useMemo(() => models.data?.data ?? [], [models.data]);
 
@@ -108,7 +83,6 @@ export function SftLaunchClient({
   const [startFromChoice, setStartFromChoice] = useState<string>(
     initialStartStep === null ? 'latest' : String(initialStartStep),
   );
-  const [stage, setStage] = useState<Stage>('idle');
   const [showFieldErrors, setShowFieldErrors] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
 
@@ -144,48 +118,7 @@ export function SftLaunchClient({
         ? "Must not contain '/' or ':'"
         : undefined;
 
-  const launch = useMutation({
-    mutationFn: async (input: LaunchInput) => {
-      setStage('uploading');
-      let trainingDataUrl: string;
-      try {
-        const dataset = await uploadDataset(
-          { entity: input.model.entity, project: input.model.project, name: input.datasetName },
-          input.file,
-        );
-        trainingDataUrl = dataset.training_data_url;
-      } catch (err) {
-        throw new LaunchStepError('upload', err);
-      }
-      setStage('creating');
-      try {
-        return await apiFetch('/v1/preview/sft-training-jobs', jobCreatedSchema, {
-          method: 'POST',
-          json: {
-            model_id: input.model.id,
-            training_data_url: trainingDataUrl,
-            config: {
-              batch_size: input.batchSize,
-              learning_rate: input.learningRate,
-              epochs: input.epochs,
-              ...(input.validationSplit > 0 ? { validation_split: input.validationSplit } : {}),
-              ...(input.startFrom !== 'latest' ? { start_from: input.startFrom } : {}),
-            },
-          },
-        });
-      } catch (err) {
-        throw new LaunchStepError('job', err);
-      }
-    },
-    onSuccess: async (job) => {
-      await Promise.all([
-        queryClient.invalidateQueries({ queryKey: queryKeys.datasets.all() }),
-        queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),
-      ]);
-      router.push(hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity));
-    },
-    onSettled: () => setStage('idle'),
-  });
+  const launch = useLaunchSftJob();
 
   async function onFile(file: File) {
     setReading(true);
@@ -244,22 +177,27 @@ export function SftLaunchClient({
       formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
       return;
     }
-    launch.mutate({
-      model,
-      file: chosen.file,
-      datasetName: datasetName.trim(),
-      batchSize: batch.value,
-      learningRate: lr.value,
-      epochs: epochs.value,
-      validationSplit: holdOut,
-      startFrom,
-    });
+    launch.mutate(
+      {
+        model,
+        file: chosen.file,
+        datasetName: datasetName.trim(),
+        config: {
+          batch_size: batch.value,
+          learning_rate: lr.value,
+          epochs: epochs.value,
+          ...(holdOut > 0 ? { validation_split: holdOut } : {}),
+          ...(startFrom !== 'latest' ? { start_from: startFrom } : {}),
+        },
+      },
+      { onSuccess: (job) => router.push(hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity)) },
+    );
   }
 
-  const launchError = launch.error instanceof LaunchStepError ? launch.error : null;
+  const launchError = launch.error;
   const serverDetail = launchError
-    ? isApiClientError(launchError.cause) && Object.keys(launchError.cause.fieldErrors).length > 0
-      ? Object.values(launchError.cause.fieldErrors).join('; ')
+    ? isApiClientError(launchError) && Object.keys(launchError.fieldErrors).length > 0
+      ? Object.values(launchError.fieldErrors).join('; ')
       : launchError.message
     : null;
 
@@ -535,12 +473,10 @@ export function SftLaunchClient({
               <Alert
                 tone="danger"
                 role="alert"
-                title={
-                  launchError.step === 'upload' ? 'The server rejected the dataset' : 'The job could not be started'
-                }
+                title={launch.step === 'upload' ? 'The server rejected the dataset' : 'The job could not be started'}
               >
                 <span data-testid="sft-server-error">{serverDetail}</span>
-                {launchError.step === 'job' ? (
+                {launch.step === 'job' ? (
                   <span className="block">The dataset was uploaded; submitting again adds a new version.</span>
                 ) : null}
               </Alert>
@@ -548,12 +484,12 @@ export function SftLaunchClient({
           </CardBody>
           <CardFooter>
             <p className="mr-auto text-sm text-fg-muted" role="status" aria-live="polite">
-              {stage === 'uploading'
-                ? 'Uploading the dataset…'
-                : stage === 'creating'
-                  ? 'Starting the job…'
-                  : // A disabled button cannot say why; this line does.
-                    (fileProblem ?? '')}
+              {pending
+                ? launch.step === 'upload'
+                  ? 'Uploading the dataset…'
+                  : 'Starting the job…'
+                : // A disabled button cannot say why; this line does.
+                  (fileProblem ?? '')}
             </p>
             <Link
               href={hrefWithEntity('/models', entity, defaultEntity)}
