@@ -38,16 +38,10 @@ export function ApiKeysClient({ origin }: { origin: string }) {
             <NewApiKeyNotice name={created.name} secret={created.key} onDismiss={() => setCreated(null)} />
           ) : null}
           <ApiKeyCreateForm
-            pending={create.isPending}
-            error={create.error}
-            onSubmit={(input, done) => {
+            onSubmit={async (body) => {
               setCreated(null);
-              create.mutate(input, {
-                onSuccess: (key) => {
-                  setCreated({ name: key.name, key: key.key });
-                  done();
-                },
-              });
+              const key = await create.mutateAsync(body);
+              setCreated({ name: key.name, key: key.key });
             }}
           />
         </CardBody>

@@ -41,11 +41,7 @@ export function TeamsClient({ currentUserId, defaultEntity }: TeamsClientProps) 
           description="Teams own models together. You become the team’s owner and can add members."
         />
         <CardBody>
-          <TeamCreateForm
-            pending={createTeam.isPending}
-            error={createTeam.error}
-            onSubmit={(input, done) => createTeam.mutate(input, { onSuccess: done })}
-          />
+          <TeamCreateForm onSubmit={(body) => createTeam.mutateAsync(body)} />
         </CardBody>
       </Card>
 
@@ -79,9 +75,7 @@ export function TeamsClient({ currentUserId, defaultEntity }: TeamsClientProps) 
               team={team}
               currentUserId={currentUserId}
               modelsHref={hrefWithEntity('/models', team.name, defaultEntity)}
-              addPending={addMember.isPending && addMember.variables?.team === team.name}
-              addError={addMember.variables?.team === team.name ? addMember.error : null}
-              onAddMember={(body, done) => addMember.mutate({ team: team.name, body }, { onSuccess: done })}
+              onAddMember={(body) => addMember.mutateAsync({ team: team.name, body })}
               onRemoveMember={(member) => setToRemove({ team: team.name, member })}
             />
           ))
