@@ -10,6 +10,7 @@ import {
   createTeamFormSchema,
   signInFormSchema,
   signUpFormSchema,
+  sftSettingsFormSchema,
 } from './form-schemas';
 
 /** What a form shows: the message of each field the resolver flags, as react-hook-form receives it. */
@@ -100,6 +101,45 @@ describe('form schemas over the request bodies', () => {
         'A new project name must be a slug: use lower-case letters, digits, ".", "_" or "-", starting with a letter or digit',
       name: "Must not contain '/' or ':'",
       base_model: 'Choose a base model',
+    });
+  });
+
+  it('SFT settings: text becomes the job config, and a bad value is explained at its field', async () => {
+    const defaults = {
+      model_id: '',
+      dataset_name: 'train',
+      batch_size: 'auto',
+      learning_rate: '',
+      epochs: '3',
+      validation_split: '0',
+      start_from: 'latest',
+    };
+    expect((await check(sftSettingsFormSchema, defaults)).values).toEqual({
+      ...defaults,
+      batch_size: 'auto',
+      learning_rate: 1e-3,
+      epochs: 3,
+      validation_split: undefined,
+    });
+    expect(
+      (await check(sftSettingsFormSchema, { ...defaults, learning_rate: '1e-4, 5e-5', validation_split: '0.2' }))
+        .values,
+    ).toMatchObject({ learning_rate: [1e-4, 5e-5], validation_split: 0.2 });
+    expect(
+      (
+        await check(sftSettingsFormSchema, {
+          ...defaults,
+          dataset_name: 'a/b',
+          batch_size: '0',
+          learning_rate: '5',
+          epochs: '1001',
+        })
+      ).errors,
+    ).toEqual({
+      dataset_name: "Must not contain '/' or ':'",
+      batch_size: 'Use "auto" or a whole number of at least 1',
+      learning_rate: 'Use a positive number up to 1 such as 5e-5, or a comma-separated list of them',
+      epochs: 'Use a whole number from 1 to 1000',
     });
   });
 });

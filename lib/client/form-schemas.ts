@@ -7,6 +7,9 @@ import {
   signUpBodySchema,
 } from '@/lib/schemas/accounts';
 import { createModelBodySchema, NEW_PROJECT_NAME, NEW_PROJECT_NAME_HINT } from '@/lib/schemas/models';
+import { uploadDatasetQuerySchema } from '@/lib/schemas/datasets';
+import { MAX_LEARNING_RATE, MAX_SFT_EPOCHS, SFT_FORM_DEFAULTS, sftConfigSchema } from '@/lib/schemas/training-jobs';
+import { parseBatchSize, parseEpochs, parseLearningRate } from './sft-dataset';
 
 /*
  * The dashboard's forms, as schemas over what their inputs hold (always strings), each field piped into the field of
@@ -38,6 +41,17 @@ export function optionalText<T extends z.ZodType>(field: T) {
       .transform((text) => text || undefined),
     field,
   );
+}
+
+/** A text input read by a parser that explains what it expects (`{ error }`), then the body field's rules. */
+function parsedText<T extends z.ZodType>(parse: (text: string) => { value: unknown } | { error: string }, field: T) {
+  const text = z.string().transform((value, ctx) => {
+    const parsed = parse(value);
+    if ('value' in parsed) return parsed.value;
+    ctx.addIssue({ code: 'custom', message: parsed.error });
+    return z.NEVER;
+  });
+  return into(text, field);
 }
 
 export const signInFormSchema = signInBodySchema.extend({
@@ -88,3 +102,30 @@ export function createModelFormSchema(existingProjects: readonly string[]) {
     base_model: into(z.string().min(1, 'Choose a base model'), shape.base_model),
   });
 }
+
+const sftConfig = sftConfigSchema.shape;
+
+/**
+ * The SFT form's settings, turned into the job's config. An emptied learning rate is the form's default, not the
+ * API's (which is for clients that bring their own). The model and the starting point are choices among what the
+ * page loaded; the form resolves them.
+ */
+export const sftSettingsFormSchema = z.object({
+  /** Empty: the model the page preselected. */
+  model_id: z.string(),
+  dataset_name: requiredText(uploadDatasetQuerySchema.shape.name, 'Name the dataset'),
+  batch_size: parsedText(parseBatchSize, sftConfig.batch_size),
+  learning_rate: parsedText((text) => {
+    const parsed = parseLearningRate(text, MAX_LEARNING_RATE);
+    return 'error' in parsed ? parsed : { value: parsed.value ?? SFT_FORM_DEFAULTS.learningRate };
+  }, sftConfig.learning_rate),
+  epochs: parsedText((text) => parseEpochs(text, MAX_SFT_EPOCHS), sftConfig.epochs),
+  // The select offers shares; none is no split at all.
+  validation_split: into(
+    z.string().transform((share) => (Number(share) > 0 ? Number(share) : undefined)),
+    sftConfig.validation_split,
+  ),
+  /** 'latest', 'base' or a step. */
+  start_from: z.string(),
+});
+export type SftSettingsFormValues = z.input<typeof sftSettingsFormSchema>;
