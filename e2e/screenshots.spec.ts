@@ -10,6 +10,7 @@ import { SignInPage } from './pages/sign-in-page';
 import { PlaygroundPage } from './pages/playground-page';
 import { SftLaunchPage } from './pages/sft-launch-page';
 import { SignUpPage } from './pages/sign-up-page';
+import { TeamsPage } from './pages/teams-page';
 import { UsagePage } from './pages/usage-page';
 
 /*
@@ -92,6 +93,9 @@ for (const theme of ['light', 'dark'] as const) {
       await page.getByTestId('dismiss-new-api-key').click();
       await keys.revoke('old laptop');
       await expect(keys.row('old laptop')).toContainText('Revoked');
+      await keys.create.click();
+      await expect(keys.name).toBeFocused();
+      await shoot(page, theme, 'api-keys-form-error', false);
       await keys.createKey('ci-runner', '90');
       await shoot(page, theme, 'api-keys');
       await keys
@@ -104,6 +108,13 @@ for (const theme of ['light', 'dark'] as const) {
 
       await page.goto('/settings/teams');
       await shoot(page, theme, 'teams');
+      const teams = new TeamsPage(page);
+      await teams.teamName.fill('Not A Handle');
+      await teams.create.click();
+      await expect(teams.teamName).toBeFocused();
+      await teams.addMember(team, 'nobody@example.test');
+      await expect(teams.card(team).getByRole('alert')).toBeVisible();
+      await shoot(page, theme, 'teams-errors');
       await page.goto('/settings/profile');
       await shoot(page, theme, 'profile');
       await page.goto('/playground');
@@ -141,6 +152,12 @@ for (const theme of ['light', 'dark'] as const) {
       await sft.startFrom.selectOption('base');
       await expect(sft.estimate).toContainText('held out');
       await shoot(page, theme, 'sft-hold-out');
+      await sft.learningRate.fill('5');
+      await sft.epochs.fill('0');
+      await expect(sft.epochs).toHaveAttribute('aria-invalid', 'true');
+      await shoot(page, theme, 'sft-setting-errors');
+      await sft.learningRate.fill('');
+      await sft.epochs.fill('10');
       await sft.chooseFile(
         'broken.jsonl',
         [
@@ -223,7 +240,18 @@ for (const theme of ['light', 'dark'] as const) {
       await page.getByTestId('new-model').click();
       await expect(page.getByTestId('create-model-dialog')).toBeVisible();
       await shoot(page, theme, 'models-create-dialog', false);
+      await page.getByTestId('create-model-submit').click();
+      await expect(page.getByTestId('create-model-project')).toBeFocused();
+      await shoot(page, theme, 'models-create-dialog-errors', false);
       await page.getByTestId('create-model-dialog').getByRole('button', { name: 'Cancel' }).click();
+
+      // The playground's checkpoint picker, open: each step with its headline metric.
+      const playground = new PlaygroundPage(page);
+      await playground.goto(`${user.username}/support-bot/faq-assistant`);
+      await playground.checkpointSelect(0).click();
+      await expect(page.getByTestId('checkpoint-option').first()).toBeVisible();
+      await shoot(page, theme, 'playground-checkpoint-picker', false);
+      await page.keyboard.press('Escape');
 
       await page.goto(`/models/${model.id}`);
       await expect(page.getByTestId('metric-chart').first().locator('path.recharts-line-curve').first()).toBeAttached();

@@ -1,71 +1,30 @@
 'use client';
 
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRouter } from 'next/navigation';
-import { useRef, useState, type FormEvent } from 'react';
-import { flushSync } from 'react-dom';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { TextField } from '@/components/ui/field';
-import { apiFetch } from '@/lib/client/api-fetch';
-import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors } from '@/lib/client/form-errors';
-import { queryKeys } from '@/lib/client/query-keys';
-import { sessionSchema, signInBodySchema } from '@/lib/schemas/accounts';
-
-const FIELDS = ['email', 'password'] as const;
+import { signInFormSchema } from '@/lib/client/form-schemas';
+import { useSignIn } from '@/lib/client/mutations';
+import { useApiForm } from '@/lib/client/use-api-form';
 
 export function SignInForm({ next }: { next: string }) {
   const router = useRouter();
-  const queryClient = useQueryClient();
-  const formRef = useRef<HTMLFormElement>(null);
-  const [fieldErrors, setFieldErrors] = useState<FieldErrors>({});
-  const [formError, setFormError] = useState<string | null>(null);
-
-  const signIn = useMutation({
-    mutationFn: (body: { email: string; password: string }) =>
-      apiFetch('/v1/auth/sign-in', sessionSchema, { method: 'POST', json: body }),
-    onSuccess: (session) => {
-      // Whatever a previous user left in the cache is not this user's.
-      queryClient.clear();
-      queryClient.setQueryData(queryKeys.session(), session);
+  const signIn = useSignIn();
+  const { submit, pending, formError, field } = useApiForm({
+    schema: signInFormSchema,
+    defaultValues: { email: '', password: '' },
+    onSubmit: async (body) => {
+      await signIn.mutateAsync(body);
       router.replace(next);
-    },
-    onError: (error) => {
-      const split = splitSubmitError(error, FIELDS);
-      flushSync(() => {
-        setFieldErrors(split.fieldErrors);
-        setFormError(split.formError);
-      });
-      focusFirstInvalid(formRef.current, split.fieldErrors, FIELDS);
     },
   });
 
-  function submit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const data = new FormData(event.currentTarget);
-    const email = String(data.get('email') ?? '');
-    const password = String(data.get('password') ?? '');
-    const errors: FieldErrors = {};
-    if (!email.trim()) errors.email = 'Enter your email address';
-    if (!password) errors.password = 'Enter your password';
-    const parsed = signInBodySchema.safeParse({ email, password });
-    const all = { ...(parsed.success ? {} : zodFieldErrors(parsed.error)), ...errors };
-    flushSync(() => {
-      setFieldErrors(all);
-      setFormError(null);
-    });
-    if (Object.keys(all).length > 0 || !parsed.success) {
-      focusFirstInvalid(formRef.current, all, FIELDS);
-      return;
-    }
-    signIn.mutate(parsed.data);
-  }
-
   // Stays disabled after success too, while the next page loads.
-  const busy = signIn.isPending || signIn.isSuccess;
+  const busy = pending || signIn.isSuccess;
 
   return (
-    <form ref={formRef} onSubmit={submit} noValidate aria-label="Sign in" data-testid="sign-in-form">
+    <form onSubmit={submit} noValidate aria-label="Sign in" data-testid="sign-in-form">
       {formError ? (
         <Alert tone="danger" role="alert" className="mb-5" id="sign-in-error">
           {formError}
@@ -74,23 +33,21 @@ export function SignInForm({ next }: { next: string }) {
       <fieldset disabled={busy} className="flex flex-col gap-4">
         <TextField
           id="sign-in-email"
-          name="email"
           type="email"
           label="Email"
           autoComplete="email"
           inputMode="email"
           spellCheck={false}
           required
-          error={fieldErrors.email}
+          {...field('email')}
         />
         <TextField
           id="sign-in-password"
-          name="password"
           type="password"
           label="Password"
           autoComplete="current-password"
           required
-          error={fieldErrors.password}
+          {...field('password')}
         />
         <Button type="submit" pending={busy} className="mt-2 w-full">
           {busy ? 'Signing in…' : 'Sign in'}

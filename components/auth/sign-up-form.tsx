@@ -1,77 +1,33 @@
 'use client';
 
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
-import { useRef, useState, type FormEvent } from 'react';
-import { flushSync } from 'react-dom';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { TextField } from '@/components/ui/field';
-import { apiFetch, isApiClientError } from '@/lib/client/api-fetch';
-import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors } from '@/lib/client/form-errors';
-import { queryKeys } from '@/lib/client/query-keys';
-import { sessionSchema, signUpBodySchema, type SignUpBody } from '@/lib/schemas/accounts';
-
-const FIELDS = ['name', 'email', 'username', 'password'] as const;
+import { isApiClientError } from '@/lib/client/api-fetch';
+import { signUpFormSchema } from '@/lib/client/form-schemas';
+import { useSignUp } from '@/lib/client/mutations';
+import { useApiForm } from '@/lib/client/use-api-form';
 
 export function SignUpForm({ next, signInHref }: { next: string; signInHref: string }) {
   const router = useRouter();
-  const queryClient = useQueryClient();
-  const formRef = useRef<HTMLFormElement>(null);
-  const [fieldErrors, setFieldErrors] = useState<FieldErrors>({});
-  const [formError, setFormError] = useState<string | null>(null);
-  const [emailTaken, setEmailTaken] = useState(false);
-
-  const signUp = useMutation({
-    mutationFn: (body: SignUpBody) => apiFetch('/v1/auth/sign-up', sessionSchema, { method: 'POST', json: body }),
-    onSuccess: (session) => {
-      queryClient.clear();
-      queryClient.setQueryData(queryKeys.session(), session);
+  const signUp = useSignUp();
+  const { submit, pending, formError, field } = useApiForm({
+    schema: signUpFormSchema,
+    defaultValues: { name: '', email: '', username: '', password: '' },
+    onSubmit: async (body) => {
+      await signUp.mutateAsync(body);
       router.replace(next);
-    },
-    onError: (error) => {
-      const split = splitSubmitError(error, FIELDS);
-      flushSync(() => {
-        setFieldErrors(split.fieldErrors);
-        setFormError(split.formError);
-        setEmailTaken(isApiClientError(error) && error.status === 409 && /email/i.test(error.message));
-      });
-      focusFirstInvalid(formRef.current, split.fieldErrors, FIELDS);
     },
   });
 
-  function submit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const data = new FormData(event.currentTarget);
-    const text = (key: string) => String(data.get(key) ?? '').trim();
-    const input = {
-      name: text('name') || undefined,
-      email: text('email'),
-      username: text('username') || undefined,
-      password: String(data.get('password') ?? ''),
-    };
-    const errors: FieldErrors = {};
-    if (!input.email) errors.email = 'Enter your email address';
-    if (!input.password) errors.password = 'Choose a password';
-    const parsed = signUpBodySchema.safeParse(input);
-    const all = { ...(parsed.success ? {} : zodFieldErrors(parsed.error)), ...errors };
-    flushSync(() => {
-      setFieldErrors(all);
-      setFormError(null);
-      setEmailTaken(false);
-    });
-    if (Object.keys(all).length > 0 || !parsed.success) {
-      focusFirstInvalid(formRef.current, all, FIELDS);
-      return;
-    }
-    signUp.mutate(parsed.data);
-  }
-
-  const busy = signUp.isPending || signUp.isSuccess;
+  const busy = pending || signUp.isSuccess;
+  const emailTaken =
+    isApiClientError(signUp.error) && signUp.error.status === 409 && /email/i.test(signUp.error.message);
 
   return (
-    <form ref={formRef} onSubmit={submit} noValidate aria-label="Create account" data-testid="sign-up-form">
+    <form onSubmit={submit} noValidate aria-label="Create account" data-testid="sign-up-form">
       {formError ? (
         <Alert
           tone="danger"
@@ -89,39 +45,36 @@ export function SignUpForm({ next, signInHref }: { next: string; signInHref: str
         </Alert>
       ) : null}
       <fieldset disabled={busy} className="flex flex-col gap-4">
-        <TextField id="sign-up-name" name="name" label="Name" autoComplete="name" optional error={fieldErrors.name} />
+        <TextField id="sign-up-name" label="Name" autoComplete="name" optional {...field('name')} />
         <TextField
           id="sign-up-email"
-          name="email"
           type="email"
           label="Email"
           autoComplete="email"
           inputMode="email"
           spellCheck={false}
           required
-          error={fieldErrors.email}
+          {...field('email')}
         />
         <TextField
           id="sign-up-username"
-          name="username"
           label="Username"
           autoComplete="username"
           autoCapitalize="none"
           spellCheck={false}
           optional
           hint="Your handle in model names (username/project/model). Lower-case letters, digits, “.”, “_” and “-”. Taken from your email if left empty."
-          error={fieldErrors.username}
+          {...field('username')}
         />
         <TextField
           id="sign-up-password"
-          name="password"
           type="password"
           label="Password"
           autoComplete="new-password"
           required
           minLength={8}
           hint="At least 8 characters."
-          error={fieldErrors.password}
+          {...field('password')}
         />
         <Button type="submit" pending={busy} className="mt-2 w-full">
           {busy ? 'Creating account…' : 'Create account'}

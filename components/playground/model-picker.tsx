@@ -3,8 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Badge } from '@/components/ui/badge';
 import { useMemo } from 'react';
-import { Select } from '@/components/ui/input';
-import { ModelCombobox } from './model-combobox';
+import { Combobox, type ComboboxGroup, type ComboboxOption } from '@/components/ui/combobox';
 import { headlineMetrics, joinModelName, modelLabel, splitModelName } from '@/lib/client/model-choice';
 import { checkpointPickerQuery } from '@/lib/client/query-keys';
 import { formatNumber } from '@/lib/client/trajectory-view';
@@ -25,7 +24,7 @@ interface ModelPickerProps {
 
 /**
  * What a pane holds, readable however narrow the pane: the model's name (wrapping, never cut) and the step,
- * with entity/project below it; the full name is the title. Sits above the two selects, whose closed state
+ * with entity/project below it; the full name is the title. Sits above the two pickers, whose closed inputs
  * cannot wrap.
  */
 export function PaneModelHeading({
@@ -38,7 +37,7 @@ export function PaneModelHeading({
   const { model, step } = splitModelName(value);
   const trained = trainedModels.get(model);
   const { name, scope } = modelLabel(model);
-  // The same query as the checkpoint select below: no request of its own.
+  // The same query as the checkpoint picker below: no request of its own.
   const checkpoints = useQuery({ ...checkpointPickerQuery(trained?.id ?? ''), enabled: Boolean(trained) });
   const shownStep = step ?? trained?.latest_step ?? null;
   const metrics = headlineMetrics(checkpoints.data?.data.find((c) => c.step === shownStep)?.metrics ?? {});
@@ -79,10 +78,16 @@ export function PaneModelHeading({
   );
 }
 
+/** A model as an option: its own name over where it lives (entity/project, or a base model's organisation). */
+function modelOption(model: string): ComboboxOption {
+  const { name, scope } = modelLabel(model);
+  return { value: model, label: name || model, detail: scope || undefined };
+}
+
 /**
  * The model (a searchable list: base models, then trained ones) and, for a trained model, which checkpoint
- * (latest or a step). A name not in either list, e.g. from a hand-edited link, stays selectable so that
- * the server can say what is wrong with it.
+ * (latest or a step, searchable too, each with its headline metric). A name not in either list, e.g. from a
+ * hand-edited link, stays selectable so that the server can say what is wrong with it.
  */
 export function ModelPicker({
   value,
@@ -96,48 +101,78 @@ export function ModelPicker({
   const { model, step } = splitModelName(value);
   const trained = trainedModels.get(model);
   const checkpoints = useQuery({ ...checkpointPickerQuery(trained?.id ?? ''), enabled: Boolean(trained) });
-  const steps = checkpoints.data?.data.map((c) => c.step) ?? [];
-  if (step !== null && !steps.includes(step)) steps.unshift(step);
   const latest = trained?.latest_step ?? null;
-  const trainedNames = useMemo(() => [...trainedModels.keys()], [trainedModels]);
+
+  const modelGroups = useMemo<ComboboxGroup[]>(() => {
+    const trainedNames = [...trainedModels.keys()];
+    const known = baseModels.includes(model) || trainedModels.has(model);
+    return [
+      ...(known ? [] : [{ label: 'Current', options: [modelOption(model)] }]),
+      { label: 'Base models', options: baseModels.map(modelOption) },
+      ...(trainedNames.length > 0 ? [{ label: 'Your models', options: trainedNames.map(modelOption) }] : []),
+    ];
+  }, [baseModels, trainedModels, model]);
+
+  const checkpointGroups = useMemo<ComboboxGroup[]>(() => {
+    const list = checkpoints.data?.data ?? [];
+    const headline = (s: number | null) => {
+      const first = headlineMetrics(list.find((c) => c.step === s)?.metrics ?? {})[0];
+      return first ? `${first[0]} ${formatNumber(first[1])}` : undefined;
+    };
+    const steps = list.map((c) => c.step);
+    // A step from the link that the list does not hold (deleted, or past the newest 100) stays choosable.
+    if (step !== null && !steps.includes(step)) steps.unshift(step);
+    // "Latest" alone as its label: the closed input is narrow beside the model's, and the step is in the heading.
+    const latestDetail = [latest !== null ? `step ${latest}` : null, headline(latest)].filter(Boolean).join(' · ');
+    return [
+      {
+        options: [
+          { value: 'latest', label: 'Latest', detail: latestDetail || undefined },
+          ...steps.map((s) => ({ value: String(s), label: `Step ${s}`, detail: headline(s) })),
+        ],
+      },
+    ];
+  }, [checkpoints.data, step, latest]);
 
   return (
     <div className="flex min-w-0 flex-1 flex-wrap gap-2">
       <label htmlFor={`${idPrefix}-model`} className="sr-only">
         {label}
       </label>
-      <ModelCombobox
+      <Combobox
         id={`${idPrefix}-model`}
         value={model}
         onChange={onChange}
-        baseModels={baseModels}
-        trainedModels={trainedNames}
+        groups={modelGroups}
+        title={model}
+        placeholder="Search models…"
+        showAllLabel="Show all models"
+        emptyText="No model matches"
+        className="flex-[3_1_10rem]"
         disabled={disabled}
+        data-testid="model-select"
+        optionTestId="model-option"
+        popupTestId="model-options"
       />
       {trained ? (
         <>
           <label htmlFor={`${idPrefix}-checkpoint`} className="sr-only">
             {`Checkpoint of ${label.toLowerCase()}`}
           </label>
-          <Select
+          <Combobox
             id={`${idPrefix}-checkpoint`}
             value={step === null ? 'latest' : String(step)}
+            onChange={(next) => onChange(joinModelName({ model, step: next === 'latest' ? null : Number(next) }))}
+            groups={checkpointGroups}
+            placeholder="Search steps…"
+            showAllLabel="Show all checkpoints"
+            emptyText="No checkpoint matches"
+            className="flex-[1_1_6.5rem]"
             disabled={disabled}
-            onChange={(event) =>
-              onChange(
-                joinModelName({ model, step: event.target.value === 'latest' ? null : Number(event.target.value) }),
-              )
-            }
-            className="min-w-0 flex-[1_1_6.5rem]"
             data-testid="checkpoint-select"
-          >
-            <option value="latest">{latest !== null ? `Latest (step ${latest})` : 'Latest'}</option>
-            {steps.map((s) => (
-              <option key={s} value={String(s)}>
-                Step {s}
-              </option>
-            ))}
-          </Select>
+            optionTestId="checkpoint-option"
+            popupTestId="checkpoint-options"
+          />
         </>
       ) : null}
     </div>

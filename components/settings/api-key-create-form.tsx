@@ -1,17 +1,14 @@
 'use client';
 
-import { useRef, useState, type FormEvent } from 'react';
-import { flushSync } from 'react-dom';
+import type { z } from 'zod';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { SelectField, TextField } from '@/components/ui/field';
 import { PlusIcon } from '@/components/ui/icons';
-import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors } from '@/lib/client/form-errors';
-import { createApiKeyBodySchema } from '@/lib/schemas/accounts';
+import { createApiKeyFormSchema } from '@/lib/client/form-schemas';
+import { useApiForm } from '@/lib/client/use-api-form';
 
-export type CreateApiKeyInput = { name: string; expires_in_days?: number | null };
-
-const FIELDS = ['name', 'expires_in_days'] as const;
+export type CreateApiKeyBody = z.output<typeof createApiKeyFormSchema>;
 
 const EXPIRY_OPTIONS = [
   { value: '', label: 'Never' },
@@ -22,63 +19,37 @@ const EXPIRY_OPTIONS = [
 ];
 
 interface ApiKeyCreateFormProps {
-  pending: boolean;
-  error: unknown;
-  onSubmit: (input: CreateApiKeyInput, done: () => void) => void;
+  /** Creates the key; the form is cleared for the next one once it resolves. */
+  onSubmit: (body: CreateApiKeyBody) => Promise<unknown>;
 }
 
-export function ApiKeyCreateForm({ pending, error, onSubmit }: ApiKeyCreateFormProps) {
-  const formRef = useRef<HTMLFormElement>(null);
-  const [localErrors, setLocalErrors] = useState<FieldErrors | null>(null);
-  const server = error ? splitSubmitError(error, FIELDS) : { fieldErrors: {}, formError: null };
-  // Errors of this attempt's client-side check win; otherwise show what the server said.
-  const fieldErrors = localErrors ?? server.fieldErrors;
-
-  function submit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
-    const name = String(data.get('name') ?? '').trim();
-    const expiry = String(data.get('expires_in_days') ?? '');
-    const parsed = createApiKeyBodySchema.safeParse({ name, expires_in_days: expiry ? Number(expiry) : null });
-    const errors: FieldErrors = parsed.success ? {} : zodFieldErrors(parsed.error);
-    if (!name) errors.name = 'Give the key a name, such as the machine or script that will use it';
-    if (!parsed.success || Object.keys(errors).length > 0) {
-      flushSync(() => setLocalErrors(errors));
-      focusFirstInvalid(formRef.current, errors, FIELDS);
-      return;
-    }
-    setLocalErrors(null);
-    onSubmit(parsed.data, () => form.reset());
-  }
+export function ApiKeyCreateForm({ onSubmit }: ApiKeyCreateFormProps) {
+  const { submit, pending, formError, field } = useApiForm({
+    schema: createApiKeyFormSchema,
+    defaultValues: { name: '', expires_in_days: '' },
+    onSubmit,
+    resetOnSuccess: true,
+  });
 
   return (
-    <form ref={formRef} onSubmit={submit} noValidate aria-label="Create API key" data-testid="create-api-key-form">
-      {server.formError && !localErrors ? (
+    <form onSubmit={submit} noValidate aria-label="Create API key" data-testid="create-api-key-form">
+      {formError ? (
         <Alert tone="danger" role="alert" className="mb-4">
-          {server.formError}
+          {formError}
         </Alert>
       ) : null}
       <fieldset disabled={pending} className="grid gap-4 sm:grid-cols-[minmax(0,1fr)_11rem_auto] sm:items-start">
         <TextField
           id="api-key-name"
-          name="name"
           label="Name"
           placeholder="e.g. laptop, ci-runner"
           maxLength={100}
           autoComplete="off"
           required
-          error={fieldErrors.name}
           data-testid="api-key-name"
+          {...field('name')}
         />
-        <SelectField
-          id="api-key-expiry"
-          name="expires_in_days"
-          label="Expires"
-          defaultValue=""
-          error={fieldErrors.expires_in_days}
-          data-testid="api-key-expiry"
-        >
+        <SelectField id="api-key-expiry" label="Expires" data-testid="api-key-expiry" {...field('expires_in_days')}>
           {EXPIRY_OPTIONS.map((o) => (
             <option key={o.value} value={o.value}>
               {o.label}

@@ -8,7 +8,7 @@ import { Card } from '@/components/ui/card';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import type { TeamDto } from '@/lib/schemas/accounts';
-import { AddMemberForm, type AddMemberInput } from './add-member-form';
+import { AddMemberForm, type AddMemberBody } from './add-member-form';
 import { ROLE_TONE } from './role-tone';
 
 type Member = TeamDto['members'][number];
@@ -17,21 +17,11 @@ interface TeamCardProps {
   team: TeamDto;
   currentUserId: string;
   modelsHref: string;
-  addPending: boolean;
-  addError: unknown;
-  onAddMember: (input: AddMemberInput, done: () => void) => void;
+  onAddMember: (body: AddMemberBody) => Promise<unknown>;
   onRemoveMember: (member: Member) => void;
 }
 
-export function TeamCard({
-  team,
-  currentUserId,
-  modelsHref,
-  addPending,
-  addError,
-  onAddMember,
-  onRemoveMember,
-}: TeamCardProps) {
+export function TeamCard({ team, currentUserId, modelsHref, onAddMember, onRemoveMember }: TeamCardProps) {
   const canManage = team.role === 'owner' || team.role === 'admin';
   return (
     <Card data-testid="team-card" data-team={team.name} aria-labelledby={`team-${team.id}`}>
@@ -105,7 +95,7 @@ export function TeamCard({
       </Table>
       {canManage ? (
         <div className="border-t border-line bg-surface-muted/40 px-5 py-4">
-          <AddMemberForm team={team.name} pending={addPending} error={addError} onSubmit={onAddMember} />
+          <AddMemberForm team={team.name} onSubmit={onAddMember} />
         </div>
       ) : null}
     </Card>

@@ -1,58 +1,36 @@
 'use client';
 
-import { useRef, useState, type FormEvent } from 'react';
-import { flushSync } from 'react-dom';
+import type { z } from 'zod';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { TextField } from '@/components/ui/field';
 import { PlusIcon } from '@/components/ui/icons';
-import { focusFirstInvalid, splitSubmitError, zodFieldErrors, type FieldErrors } from '@/lib/client/form-errors';
-import { createTeamBodySchema } from '@/lib/schemas/accounts';
-
-const FIELDS = ['name'] as const;
+import { createTeamFormSchema } from '@/lib/client/form-schemas';
+import { useApiForm } from '@/lib/client/use-api-form';
 
 interface TeamCreateFormProps {
-  pending: boolean;
-  error: unknown;
-  onSubmit: (input: { name: string }, done: () => void) => void;
+  /** Creates the team; the form is cleared once it resolves. */
+  onSubmit: (body: z.output<typeof createTeamFormSchema>) => Promise<unknown>;
 }
 
-export function TeamCreateForm({ pending, error, onSubmit }: TeamCreateFormProps) {
-  const formRef = useRef<HTMLFormElement>(null);
-  const [localErrors, setLocalErrors] = useState<FieldErrors | null>(null);
-  const server = error ? splitSubmitError(error, FIELDS) : { fieldErrors: {}, formError: null };
-  const fieldErrors = localErrors ?? server.fieldErrors;
-
-  function submit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    const name = String(new FormData(form).get('name') ?? '').trim();
-    const parsed = createTeamBodySchema.safeParse({ name });
-    if (!parsed.success || !name) {
-      const errors = name
-        ? parsed.success
-          ? {}
-          : zodFieldErrors(parsed.error)
-        : { name: 'Enter a name for the team' };
-      flushSync(() => setLocalErrors(errors));
-      focusFirstInvalid(formRef.current, errors, FIELDS);
-      return;
-    }
-    setLocalErrors(null);
-    onSubmit(parsed.data, () => form.reset());
-  }
+export function TeamCreateForm({ onSubmit }: TeamCreateFormProps) {
+  const { submit, pending, formError, field } = useApiForm({
+    schema: createTeamFormSchema,
+    defaultValues: { name: '' },
+    onSubmit,
+    resetOnSuccess: true,
+  });
 
   return (
-    <form ref={formRef} onSubmit={submit} noValidate aria-label="Create team" data-testid="create-team-form">
-      {server.formError && !localErrors ? (
+    <form onSubmit={submit} noValidate aria-label="Create team" data-testid="create-team-form">
+      {formError ? (
         <Alert tone="danger" role="alert" className="mb-4">
-          {server.formError}
+          {formError}
         </Alert>
       ) : null}
       <fieldset disabled={pending} className="grid gap-4 sm:grid-cols-[minmax(0,1fr)_auto] sm:items-start">
         <TextField
           id="team-name"
-          name="name"
           label="Team name"
           placeholder="e.g. research"
           autoComplete="off"
@@ -61,8 +39,8 @@ export function TeamCreateForm({ pending, error, onSubmit }: TeamCreateFormProps
           maxLength={40}
           required
           hint="Appears in model names (team/project/model): lower-case letters, digits, “.”, “_” and “-”."
-          error={fieldErrors.name}
           data-testid="team-name"
+          {...field('name')}
         />
         <Button type="submit" pending={pending} className="sm:mt-[26px]" data-testid="create-team">
           {pending ? null : <PlusIcon className="size-4" />}

@@ -10,6 +10,8 @@ import { signOutResultSchema } from '@/lib/schemas/accounts';
 export function SignOutButton() {
   const router = useRouter();
   const queryClient = useQueryClient();
+  // Not in lib/client/mutations.ts with the other writes: the shell is on every page, and that module, with every
+  // write's schemas, would add about 3 kB to the first load of pages that write nothing (bench:ui, /docs).
   const signOut = useMutation({
     mutationFn: () => apiFetch('/v1/auth/sign-out', signOutResultSchema, { method: 'POST' }),
     // Leave even if the call failed: the user asked to go, and the cookie may already be gone.

@@ -1,4 +1,4 @@
-import type { InputHTMLAttributes, ReactNode, SelectHTMLAttributes } from 'react';
+import type { ComponentPropsWithRef, ReactNode } from 'react';
 import { cx } from './cx';
 import { AlertCircleIcon } from './icons';
 import { Input, Select } from './input';
@@ -43,7 +43,7 @@ function FieldShell({ id, label, hint, error, optional, className, children }: F
   );
 }
 
-type TextFieldProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id'> & {
+type TextFieldProps = Omit<ComponentPropsWithRef<'input'>, 'id'> & {
   id: string;
   label: ReactNode;
   hint?: ReactNode;
@@ -52,7 +52,10 @@ type TextFieldProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id'> & {
   fieldClassName?: string;
 };
 
-/** Label, input, hint and error wired together: the error is announced with the field when it gets focus. */
+/**
+ * Label, input, hint and error wired together: the error is announced with the field when it gets focus. Takes a
+ * form's `field(name)` (useApiForm) as props: the input's registration, ref included, and its error.
+ */
 export function TextField({ id, label, hint, error, optional, fieldClassName, ...props }: TextFieldProps) {
   return (
     <FieldShell id={id} label={label} hint={hint} error={error} optional={optional} className={fieldClassName}>
@@ -66,7 +69,7 @@ export function TextField({ id, label, hint, error, optional, fieldClassName, ..
   );
 }
 
-type SelectFieldProps = Omit<SelectHTMLAttributes<HTMLSelectElement>, 'id'> & {
+type SelectFieldProps = Omit<ComponentPropsWithRef<'select'>, 'id'> & {
   id: string;
   label: ReactNode;
   hint?: ReactNode;

@@ -1,4 +1,4 @@
-import type { InputHTMLAttributes, SelectHTMLAttributes } from 'react';
+import type { ComponentPropsWithRef } from 'react';
 import { cx } from './cx';
 import { ChevronDownIcon } from './icons';
 
@@ -10,11 +10,11 @@ export const CONTROL = cx(
   'aria-[invalid=true]:border-danger aria-[invalid=true]:focus:ring-danger/20',
 );
 
-export function Input({ className, ...props }: InputHTMLAttributes<HTMLInputElement>) {
+export function Input({ className, ...props }: ComponentPropsWithRef<'input'>) {
   return <input className={cx(CONTROL, className)} {...props} />;
 }
 
-export function Select({ className, children, ...props }: SelectHTMLAttributes<HTMLSelectElement>) {
+export function Select({ className, children, ...props }: ComponentPropsWithRef<'select'>) {
   return (
     <span className={cx('relative block', className)}>
       <select className={cx(CONTROL, 'cursor-pointer appearance-none pr-9')} {...props}>

@@ -54,8 +54,19 @@ export class PlaygroundPage {
     await expect(input).toHaveAttribute('data-value', name);
   }
 
+  /** The pane's checkpoint combobox; its `data-value` is `latest` or the chosen step. */
   checkpointSelect(index: number): Locator {
     return this.pane(index).getByTestId('checkpoint-select');
+  }
+
+  /** Searches the pane's checkpoint list for the step (or `latest`) and picks it. */
+  async chooseCheckpoint(index: number, step: number | 'latest') {
+    const input = this.checkpointSelect(index);
+    const value = String(step);
+    await input.click();
+    await input.fill(value);
+    await this.page.locator(`[data-testid="checkpoint-option"][data-value="${value}"]`).click();
+    await expect(input).toHaveAttribute('data-value', value);
   }
 
   /** The pane's heading: the model's own name (never cut off), its step and entity/project. */

@@ -192,12 +192,12 @@ test('a new person signs up, fine-tunes a model from the form, watches it train 
     await expect(playground.heading).toBeVisible();
     await expect(playground.panes).toHaveCount(1);
     await expect(playground.modelSelect(0)).toHaveAttribute('data-value', inferenceName);
-    await expect(playground.checkpointSelect(0)).toHaveValue('1');
+    await expect(playground.checkpointSelect(0)).toHaveAttribute('data-value', '1');
 
     await playground.compare.click();
     await expect(playground.panes).toHaveCount(2);
     await playground.chooseModel(1, inferenceName);
-    await playground.checkpointSelect(1).selectOption('0');
+    await playground.chooseCheckpoint(1, 0);
     await expect(page).toHaveURL(
       `/playground?${new URLSearchParams([
         ['model', `${inferenceName}:step1`],

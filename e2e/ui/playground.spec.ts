@@ -2,7 +2,13 @@ import path from 'node:path';
 import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
 import { createModelViaApi } from '../fixtures/models';
 import { expect, test } from '../fixtures/test';
-import { createRlJob, logGroups, trajectoryGroup, waitForJob } from '../fixtures/seed';
+import {
+  createModelViaApi as createModelViaSeed,
+  createRlJob,
+  logGroups,
+  trajectoryGroup,
+  waitForJob,
+} from '../fixtures/seed';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
 import { PlaygroundPage } from '../pages/playground-page';
 
@@ -83,7 +89,7 @@ test('two models answer the same message side by side, and the exported code car
   await playground.compare.click();
   await expect(playground.panes).toHaveCount(2);
   await playground.chooseModel(1, `${entity}/playground/${name}`);
-  await expect(playground.pane(1).getByTestId('checkpoint-select')).toHaveValue('latest');
+  await expect(playground.checkpointSelect(1)).toHaveAttribute('data-value', 'latest');
   await expect(page).toHaveURL(new RegExp(`model=${encodeURIComponent(`${entity}/playground/${name}`)}`));
 
   await playground.seed.fill('4242');
@@ -153,7 +159,7 @@ test('Compare beside a checkpoint adds the same model at step 0, and every pane 
   await playground.compare.click();
   await expect(playground.panes).toHaveCount(2);
   await expect(playground.modelSelect(1)).toHaveAttribute('data-value', full);
-  await expect(playground.checkpointSelect(1)).toHaveValue('0');
+  await expect(playground.checkpointSelect(1)).toHaveAttribute('data-value', '0');
   await expect(playground.paneModelStep(1)).toHaveText('Step 0');
   // Every step shown: the next click falls back to another model. The URL holds every pane.
   await playground.compare.click();
@@ -192,7 +198,41 @@ test('Compare beside a checkpoint adds the same model at step 0, and every pane 
   // A reload keeps the comparison.
   await page.reload();
   await expect(playground.panes).toHaveCount(4);
-  await expect(playground.checkpointSelect(1)).toHaveValue('0');
+  await expect(playground.checkpointSelect(1)).toHaveAttribute('data-value', '0');
+});
+
+test("the checkpoint list is searchable, with each step's headline metric", async ({ page, request }) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const name = `ckpt-${uniqueId()}`;
+  const seeded = await createModelViaSeed(request, key, { project: 'steps', name });
+  // Rewards 0.65 and 0.75 on the latest checkpoint (step 0): val/reward 0.7.
+  await logGroups(request, key, seeded.id, 'val', [trajectoryGroup(0.7, 2)]);
+  const full = `${seeded.entity}/steps/${name}`;
+
+  const playground = new PlaygroundPage(page);
+  await playground.goto(full);
+  const picker = playground.checkpointSelect(0);
+  await expect(picker).toHaveAttribute('data-value', 'latest');
+  await expect(picker).toHaveValue('Latest');
+  await expect(picker).toHaveAccessibleName('Checkpoint of model');
+  await expectNoSeriousA11yViolations(page, 'the checkpoint picker');
+
+  await picker.click();
+  const options = page.getByTestId('checkpoint-option');
+  await expect(options).toHaveCount(2);
+  await expect(options.nth(0)).toHaveText(/^Lateststep 0 · val\/reward 0\.7$/);
+  await expect(options.nth(1)).toHaveText(/^Step 0val\/reward 0\.7$/);
+  await picker.fill('no such step');
+  await expect(page.getByTestId('checkpoint-options')).toContainText('No checkpoint matches');
+  await page.keyboard.press('Escape');
+
+  await playground.chooseCheckpoint(0, 0);
+  await expect(picker).toHaveValue('Step 0');
+  await expect(playground.paneModelStep(0)).toHaveText('Step 0');
+  await expect.poll(() => new URL(page.url()).searchParams.getAll('model')).toEqual([`${full}:step0`]);
+  await playground.chooseCheckpoint(0, 'latest');
+  await expect.poll(() => new URL(page.url()).searchParams.getAll('model')).toEqual([full]);
 });
 
 test('Compare beside a base model still adds another model', async ({ page }) => {

@@ -60,3 +60,31 @@ test('a team name that breaks the handle rules is explained next to the field', 
   await expect(teams.teamName).toHaveAccessibleDescription(/Use lower-case letters/);
   await expect(teams.cards).toHaveCount(0);
 });
+
+test("the server's refusal lands on the field it names, anything else in the form's line", async ({ page }) => {
+  const keys = new ApiKeysPage(page);
+  await keys.goto();
+  let answer: { status: number; json: unknown } = {
+    status: 422,
+    json: {
+      detail: [{ loc: ['body', 'name'], msg: 'Value error, a key named so already exists', type: 'value_error' }],
+    },
+  };
+  await page.route('**/v1/api-keys', (route) =>
+    route.request().method() === 'POST' ? route.fulfill(answer) : route.fallback(),
+  );
+  await keys.name.fill('laptop');
+  await keys.create.click();
+  await expect(keys.name).toBeFocused();
+  await expect(keys.name).toHaveAttribute('aria-invalid', 'true');
+  await expect(keys.name).toHaveAccessibleDescription(/A key named so already exists/);
+  await expect(keys.createForm.getByRole('alert')).toHaveCount(0);
+  // Typing clears the field's error; a failure that is about no field is said for the whole form.
+  await keys.name.fill('laptop 2');
+  await expect(keys.name).not.toHaveAttribute('aria-invalid', 'true');
+  answer = { status: 500, json: { detail: '' } };
+  await keys.create.click();
+  await expect(keys.createForm.getByRole('alert')).toHaveText('The server had a problem. Try again in a moment.');
+  await expect(keys.create).toBeEnabled();
+  await expect(keys.name).toHaveValue('laptop 2');
+});

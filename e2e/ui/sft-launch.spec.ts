@@ -147,6 +147,39 @@ test('a server error is shown and the form stays usable', async ({ page, baseURL
   await expect(page.getByRole('alert').filter({ hasText: 'The job could not be started' })).toBeVisible();
   await expect(sft.serverError).toHaveText('The dataset is not ready');
   await expect(sft.submit).toBeEnabled();
+
+  // A refused setting is shown at its input, which gets focus.
+  await page.unroute('**/v1/preview/sft-training-jobs');
+  await page.route('**/v1/preview/sft-training-jobs', (route) =>
+    route.fulfill({
+      status: 422,
+      json: {
+        detail: [{ loc: ['body', 'config', 'epochs'], msg: 'Value error, at most 3 here', type: 'value_error' }],
+      },
+    }),
+  );
+  await sft.submit.click();
+  await expect(sft.epochs).toBeFocused();
+  await expect(sft.epochs).toHaveAccessibleDescription(/At most 3 here/);
+  await expect(sft.serverError).toHaveText('See the fields marked above.');
+  await sft.epochs.fill('3');
+  await expect(sft.epochs).not.toHaveAttribute('aria-invalid', 'true');
+  await expect(sft.submit).toBeEnabled();
+});
+
+test('a learning rate the API would refuse is explained before anything is sent', async ({ page, baseURL }) => {
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'sft-e2e', name: `m-${uniqueId()}` });
+  const sft = new SftLaunchPage(page);
+  await sft.goto(model.id);
+  await sft.chooseFile('train.jsonl', sftLines(2));
+  await sft.learningRate.fill('5');
+  await expect(sft.learningRate).toHaveAccessibleDescription(/positive number up to 1/);
+  await expect(sft.submit).toBeDisabled();
+  await sft.learningRate.fill('abc');
+  await expect(sft.learningRate).toHaveAccessibleDescription(/positive number up to 1/);
+  await expect(sft.estimate).toContainText('2 examples × 10 epochs');
+  await sft.learningRate.fill('');
+  await expect(sft.submit).toBeEnabled();
 });
 
 test('the navigation leads to the form, which asks for a model when there is none', async ({ page }) => {

@@ -1,12 +1,34 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useRouter } from 'next/navigation';
+import { useState } from 'react';
+import type { z } from 'zod';
 import { abVoteCreatedSchema, type AbWinner } from '@/lib/schemas/ab-votes';
+import {
+  addMemberBodySchema,
+  apiKeySchema,
+  createApiKeyBodySchema,
+  createdApiKeySchema,
+  createTeamBodySchema,
+  memberRemovedSchema,
+  sessionSchema,
+  signInBodySchema,
+  teamSchema,
+  type SignUpBody,
+  type TeamDto,
+} from '@/lib/schemas/accounts';
 import { deleteCheckpointsResponseSchema } from '@/lib/schemas/checkpoints';
-import { deleteModelResponseSchema, modelSchema, type CreateModelBody } from '@/lib/schemas/models';
-import { trainingJobSchema } from '@/lib/schemas/training-jobs';
+import {
+  deleteModelResponseSchema,
+  modelSchema,
+  type CreateModelBody,
+  type ModelSummaryDto,
+} from '@/lib/schemas/models';
+import { jobCreatedSchema, trainingJobSchema, type sftConfigSchema } from '@/lib/schemas/training-jobs';
 import { apiFetch } from './api-fetch';
 import { queryKeys } from './query-keys';
+import { uploadDataset } from './upload-dataset';
 
 /*
  * The dashboard's writes, one hook per action, each with the caches it makes stale: a page adds only what is its
@@ -79,4 +101,138 @@ export function useAbVote(modelId: string) {
       }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.model.abVotes(modelId) }),
   });
+}
+
+/*
+ * The session. Signing in or up changes whose data every cached answer is: the cache starts over. (Signing out is
+ * the shell's own: components/shell/sign-out-button.tsx.)
+ */
+
+export function useSignIn() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: z.infer<typeof signInBodySchema>) =>
+      apiFetch('/v1/auth/sign-in', sessionSchema, { method: 'POST', json: body }),
+    onSuccess: (session) => {
+      // Whatever a previous user left in the cache is not this user's.
+      queryClient.clear();
+      queryClient.setQueryData(queryKeys.session(), session);
+    },
+  });
+}
+
+export function useSignUp() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: SignUpBody) => apiFetch('/v1/auth/sign-up', sessionSchema, { method: 'POST', json: body }),
+    onSuccess: (session) => {
+      queryClient.clear();
+      queryClient.setQueryData(queryKeys.session(), session);
+    },
+  });
+}
+
+/* API keys. */
+
+export function useCreateApiKey() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: z.infer<typeof createApiKeyBodySchema>) =>
+      apiFetch('/v1/api-keys', createdApiKeySchema, { method: 'POST', json: body }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all() }),
+  });
+}
+
+export function useRevokeApiKey() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (keyId: string) =>
+      apiFetch(`/v1/api-keys/${encodeURIComponent(keyId)}`, apiKeySchema, { method: 'DELETE' }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all() }),
+  });
+}
+
+/* Teams. */
+
+const teamPath = (team: string) => `/v1/teams/${encodeURIComponent(team)}`;
+
+/**
+ * After the user's own memberships change (a team created, a team left): the teams list, the session's entities,
+ * and the server-rendered shell, whose entity switcher lists them too.
+ */
+function useMembershipRefresh() {
+  const queryClient = useQueryClient();
+  const router = useRouter();
+  return async () => {
+    await Promise.all([
+      queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() }),
+      queryClient.invalidateQueries({ queryKey: queryKeys.session() }),
+    ]);
+    router.refresh();
+  };
+}
+
+export function useCreateTeam() {
+  const refresh = useMembershipRefresh();
+  return useMutation({
+    mutationFn: (body: z.infer<typeof createTeamBodySchema>) =>
+      apiFetch('/v1/teams', teamSchema, { method: 'POST', json: body }),
+    onSuccess: refresh,
+  });
+}
+
+export function useAddTeamMember() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ team, body }: { team: string; body: z.input<typeof addMemberBodySchema> }) =>
+      apiFetch(`${teamPath(team)}/members`, teamSchema, { method: 'POST', json: body }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() }),
+  });
+}
+
+/** Removes a member, or (the user's own row) leaves the team, which changes the user's entities too. */
+export function useRemoveTeamMember(currentUserId: string) {
+  const queryClient = useQueryClient();
+  const refresh = useMembershipRefresh();
+  return useMutation({
+    mutationFn: ({ team, member }: { team: string; member: TeamDto['members'][number] }) =>
+      apiFetch(`${teamPath(team)}/members/${encodeURIComponent(member.user_id)}`, memberRemovedSchema, {
+        method: 'DELETE',
+      }),
+    onSuccess: (_removed, { member }) =>
+      member.user_id === currentUserId ? refresh() : queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() }),
+  });
+}
+
+/* SFT jobs. */
+
+export interface SftLaunch {
+  model: ModelSummaryDto;
+  file: File;
+  datasetName: string;
+  config: z.input<typeof sftConfigSchema>;
+}
+
+/**
+ * Uploads the dataset, then starts the job on it: two calls. `step` says which one is under way, or which one
+ * failed: a rejected file is not a rejected job, and after a failed job the dataset is stored all the same.
+ */
+export function useLaunchSftJob() {
+  const queryClient = useQueryClient();
+  const [step, setStep] = useState<'upload' | 'job'>('upload');
+  const mutation = useMutation({
+    mutationFn: async ({ model, file, datasetName, config }: SftLaunch) => {
+      setStep('upload');
+      const dataset = await uploadDataset({ entity: model.entity, project: model.project, name: datasetName }, file);
+      setStep('job');
+      return apiFetch('/v1/preview/sft-training-jobs', jobCreatedSchema, {
+        method: 'POST',
+        json: { model_id: model.id, training_data_url: dataset.training_data_url, config },
+      });
+    },
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),
+    // Also when the job was refused: its dataset is stored all the same.
+    onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.datasets.all() }),
+  });
+  return { ...mutation, step };
 }

@@ -66,5 +66,10 @@ describe('form fields', () => {
     expect(parseLearningRate('1e-4, 5e-5')).toEqual({ value: [1e-4, 5e-5] });
     expect(parseLearningRate('0')).toHaveProperty('error');
     expect(parseLearningRate('1e-4,,')).toHaveProperty('error');
+    // The API's ceiling, when given: 1e308 would only blow the weights up.
+    expect(parseLearningRate('2', 1)).toEqual({
+      error: 'Use a positive number up to 1 such as 5e-5, or a comma-separated list of them',
+    });
+    expect(parseLearningRate('1, 0.5', 1)).toEqual({ value: [1, 0.5] });
   });
 });

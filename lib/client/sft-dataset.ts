@@ -80,14 +80,16 @@ export function parseEpochs(text: string, max: number): { value: number } | { er
 
 /**
  * One learning rate, or a comma-separated schedule (one value per optimizer step, as the SFT config
- * takes a list). Empty means the server's default.
+ * takes a list), each above 0 and at most `max`. Empty means the default.
  */
-export function parseLearningRate(text: string): LearningRateInput {
+export function parseLearningRate(text: string, max = Infinity): LearningRateInput {
   const raw = text.trim();
   if (raw === '') return { value: undefined };
   const parts = raw.split(',').map((p) => p.trim());
   const values = parts.map(Number);
-  if (parts.some((p) => p === '') || values.some((v) => !Number.isFinite(v) || v <= 0))
-    return { error: 'Use a positive number such as 5e-5, or a comma-separated list of them' };
+  if (parts.some((p) => p === '') || values.some((v) => !Number.isFinite(v) || v <= 0 || v > max))
+    return {
+      error: `Use a positive number${Number.isFinite(max) ? ` up to ${max}` : ''} such as 5e-5, or a comma-separated list of them`,
+    };
   return { value: values.length === 1 ? values[0] : values };
 }

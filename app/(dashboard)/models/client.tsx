@@ -61,10 +61,7 @@ export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }
 
   const rows = models.data?.pages.flatMap((page) => page.data) ?? [];
 
-  function openCreate() {
-    create.reset();
-    setCreating(true);
-  }
+  const openCreate = () => setCreating(true);
 
   let body;
   if (models.isPending) {
@@ -183,16 +180,11 @@ export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }
         entity={entity}
         projects={projectNames}
         baseModels={baseModels.data?.data ?? []}
-        pending={create.isPending}
-        error={create.error}
-        onSubmit={(body) =>
-          create.mutate(body, {
-            onSuccess: (model) => {
-              setCreating(false);
-              router.push(hrefWithEntity(`/models/${model.id}`, entity, defaultEntity));
-            },
-          })
-        }
+        onSubmit={async (body) => {
+          const model = await create.mutateAsync(body);
+          setCreating(false);
+          router.push(hrefWithEntity(`/models/${model.id}`, entity, defaultEntity));
+        }}
         onClose={() => setCreating(false)}
       />
     </>

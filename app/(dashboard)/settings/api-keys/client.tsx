@@ -1,8 +1,8 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ApiKeyCreateForm, type CreateApiKeyInput } from '@/components/settings/api-key-create-form';
+import { ApiKeyCreateForm } from '@/components/settings/api-key-create-form';
 import { ApiKeyTable } from '@/components/settings/api-key-table';
 import { NewApiKeyNotice } from '@/components/settings/new-api-key-notice';
 import { RetryAlert } from '@/components/ui/retry-alert';
@@ -12,33 +12,16 @@ import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { KeyIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
-import { apiFetch } from '@/lib/client/api-fetch';
-import { apiKeysQuery, queryKeys } from '@/lib/client/query-keys';
-import { apiKeySchema, createdApiKeySchema, type ApiKeyDto } from '@/lib/schemas/accounts';
+import { useCreateApiKey, useRevokeApiKey } from '@/lib/client/mutations';
+import { apiKeysQuery } from '@/lib/client/query-keys';
+import type { ApiKeyDto } from '@/lib/schemas/accounts';
 
 export function ApiKeysClient({ origin }: { origin: string }) {
-  const queryClient = useQueryClient();
   const keys = useQuery(apiKeysQuery());
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [toRevoke, setToRevoke] = useState<ApiKeyDto | null>(null);
-
-  const create = useMutation({
-    mutationFn: (input: CreateApiKeyInput) =>
-      apiFetch('/v1/api-keys', createdApiKeySchema, { method: 'POST', json: input }),
-    onSuccess: (key) => {
-      setCreated({ name: key.name, key: key.key });
-      return queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all() });
-    },
-  });
-
-  const revoke = useMutation({
-    mutationFn: (key: ApiKeyDto) =>
-      apiFetch(`/v1/api-keys/${encodeURIComponent(key.id)}`, apiKeySchema, { method: 'DELETE' }),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all() });
-      setToRevoke(null);
-    },
-  });
+  const create = useCreateApiKey();
+  const revoke = useRevokeApiKey();
 
   const list = keys.data?.data ?? [];
 
@@ -55,11 +38,10 @@ export function ApiKeysClient({ origin }: { origin: string }) {
             <NewApiKeyNotice name={created.name} secret={created.key} onDismiss={() => setCreated(null)} />
           ) : null}
           <ApiKeyCreateForm
-            pending={create.isPending}
-            error={create.error}
-            onSubmit={(input, done) => {
+            onSubmit={async (body) => {
               setCreated(null);
-              create.mutate(input, { onSuccess: done });
+              const key = await create.mutateAsync(body);
+              setCreated({ name: key.name, key: key.key });
             }}
           />
         </CardBody>
@@ -119,7 +101,7 @@ export function ApiKeysClient({ origin }: { origin: string }) {
         confirmLabel="Revoke key"
         pending={revoke.isPending}
         error={revoke.error?.message}
-        onConfirm={() => toRevoke && revoke.mutate(toRevoke)}
+        onConfirm={() => toRevoke && revoke.mutate(toRevoke.id, { onSuccess: () => setToRevoke(null) })}
         onCancel={() => {
           setToRevoke(null);
           revoke.reset();

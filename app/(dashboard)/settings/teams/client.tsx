@@ -1,9 +1,7 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRouter } from 'next/navigation';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import type { AddMemberInput } from '@/components/settings/add-member-form';
 import { TeamCard } from '@/components/settings/team-card';
 import { TeamCreateForm } from '@/components/settings/team-create-form';
 import { RetryAlert } from '@/components/ui/retry-alert';
@@ -12,11 +10,10 @@ import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { UsersIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
-import { apiFetch } from '@/lib/client/api-fetch';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { memberRemovedSchema } from '@/lib/schemas/accounts';
-import { queryKeys, teamsQuery } from '@/lib/client/query-keys';
-import { teamSchema, type TeamDto } from '@/lib/schemas/accounts';
+import { useAddTeamMember, useCreateTeam, useRemoveTeamMember } from '@/lib/client/mutations';
+import { teamsQuery } from '@/lib/client/query-keys';
+import type { TeamDto } from '@/lib/schemas/accounts';
 
 type Member = TeamDto['members'][number];
 
@@ -26,46 +23,11 @@ interface TeamsClientProps {
 }
 
 export function TeamsClient({ currentUserId, defaultEntity }: TeamsClientProps) {
-  const router = useRouter();
-  const queryClient = useQueryClient();
   const teams = useQuery(teamsQuery());
   const [toRemove, setToRemove] = useState<{ team: string; member: Member } | null>(null);
-
-  // Team changes alter the user's entities, which the server-rendered shell lists: refresh it too.
-  async function afterMembershipChange() {
-    await Promise.all([
-      queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() }),
-      queryClient.invalidateQueries({ queryKey: queryKeys.session() }),
-    ]);
-    router.refresh();
-  }
-
-  const createTeam = useMutation({
-    mutationFn: (input: { name: string }) => apiFetch('/v1/teams', teamSchema, { method: 'POST', json: input }),
-    onSuccess: afterMembershipChange,
-  });
-
-  const addMember = useMutation({
-    mutationFn: ({ team, input }: { team: string; input: AddMemberInput }) =>
-      apiFetch(`/v1/teams/${encodeURIComponent(team)}/members`, teamSchema, { method: 'POST', json: input }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() }),
-  });
-
-  const removeMember = useMutation({
-    mutationFn: ({ team, member }: { team: string; member: Member }) =>
-      apiFetch(
-        `/v1/teams/${encodeURIComponent(team)}/members/${encodeURIComponent(member.user_id)}`,
-        memberRemovedSchema,
-        {
-          method: 'DELETE',
-        },
-      ),
-    onSuccess: async (_result, { member }) => {
-      if (member.user_id === currentUserId) await afterMembershipChange();
-      else await queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() });
-      setToRemove(null);
-    },
-  });
+  const createTeam = useCreateTeam();
+  const addMember = useAddTeamMember();
+  const removeMember = useRemoveTeamMember(currentUserId);
 
   const list = teams.data?.data ?? [];
   const leaving = toRemove?.member.user_id === currentUserId;
@@ -79,11 +41,7 @@ export function TeamsClient({ currentUserId, defaultEntity }: TeamsClientProps) 
           description="Teams own models together. You become the team’s owner and can add members."
         />
         <CardBody>
-          <TeamCreateForm
-            pending={createTeam.isPending}
-            error={createTeam.error}
-            onSubmit={(input, done) => createTeam.mutate(input, { onSuccess: done })}
-          />
+          <TeamCreateForm onSubmit={(body) => createTeam.mutateAsync(body)} />
         </CardBody>
       </Card>
 
@@ -117,9 +75,7 @@ export function TeamsClient({ currentUserId, defaultEntity }: TeamsClientProps) 
               team={team}
               currentUserId={currentUserId}
               modelsHref={hrefWithEntity('/models', team.name, defaultEntity)}
-              addPending={addMember.isPending && addMember.variables?.team === team.name}
-              addError={addMember.variables?.team === team.name ? addMember.error : null}
-              onAddMember={(input, done) => addMember.mutate({ team: team.name, input }, { onSuccess: done })}
+              onAddMember={(body) => addMember.mutateAsync({ team: team.name, body })}
               onRemoveMember={(member) => setToRemove({ team: team.name, member })}
             />
           ))
@@ -137,7 +93,7 @@ export function TeamsClient({ currentUserId, defaultEntity }: TeamsClientProps) 
         confirmLabel={leaving ? 'Leave team' : 'Remove member'}
         pending={removeMember.isPending}
         error={removeMember.error?.message}
-        onConfirm={() => toRemove && removeMember.mutate(toRemove)}
+        onConfirm={() => toRemove && removeMember.mutate(toRemove, { onSuccess: () => setToRemove(null) })}
         onCancel={() => {
           setToRemove(null);
           removeMember.reset();

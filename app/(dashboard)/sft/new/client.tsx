@@ -1,9 +1,12 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useMemo, useRef, useState, type FormEvent } from 'react';
+import { flushSync } from 'react-dom';
+import { useController, useWatch } from 'react-hook-form';
+import type { z } from 'zod';
 import { DatasetDropZone } from '@/components/sft/dataset-drop-zone';
 import { DatasetErrors, DatasetPreview } from '@/components/sft/dataset-preview';
 import { Alert } from '@/components/ui/alert';
@@ -15,26 +18,13 @@ import { SelectField, TextField } from '@/components/ui/field';
 import { BoxIcon, CheckIcon } from '@/components/ui/icons';
 import { PageHeader } from '@/components/ui/page-header';
 import { Skeleton } from '@/components/ui/skeleton';
-import { apiFetch, isApiClientError } from '@/lib/client/api-fetch';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { checkpointPickerQuery, modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
-import {
-  datasetNameFromFile,
-  inspectSftText,
-  parseBatchSize,
-  parseEpochs,
-  parseLearningRate,
-  type SftInspection,
-} from '@/lib/client/sft-dataset';
-import { uploadDataset } from '@/lib/client/upload-dataset';
-import {
-  jobCreatedSchema,
-  MAX_SFT_EPOCHS,
-  SFT_DEFAULT_BATCH_SIZE,
-  SFT_FORM_DEFAULTS,
-  sftStepCount,
-  validationCount,
-} from '@/lib/schemas/training-jobs';
+import { useLaunchSftJob } from '@/lib/client/mutations';
+import { checkpointPickerQuery, modelPickerQuery } from '@/lib/client/query-keys';
+import { sftSettingsFormSchema } from '@/lib/client/form-schemas';
+import { datasetNameFromFile, inspectSftText, type SftInspection } from '@/lib/client/sft-dataset';
+import { useApiForm } from '@/lib/client/use-api-form';
+import { SFT_DEFAULT_BATCH_SIZE, SFT_FORM_DEFAULTS, sftStepCount, validationCount } from '@/lib/schemas/training-jobs';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 interface SftLaunchClientProps {
@@ -54,29 +44,6 @@ interface ChosenFile {
   inspection: SftInspection;
 }
 
-interface LaunchInput {
-  model: ModelSummaryDto;
-  file: File;
-  datasetName: string;
-  batchSize: 'auto' | number;
-  learningRate: number | number[];
-  epochs: number;
-  validationSplit: number;
-  startFrom: 'latest' | 'base' | number;
-}
-
-type Stage = 'idle' | 'uploading' | 'creating';
-
-/** Which step of the two-call launch failed decides the wording: a rejected file is not a rejected job. */
-class LaunchStepError extends Error {
-  constructor(
-    readonly step: 'upload' | 'job',
-    readonly cause: unknown,
-  ) {
-    super(cause instanceof Error ? cause.message : String(cause));
-  }
-}
-
 function groupByEntity(models: ModelSummaryDto[]): [string, ModelSummaryDto[]][] {
   const groups = new Map<string, ModelSummaryDto[]>();
   for (const model of models) groups.set(model.entity, [...(groups.get(model.entity) ?? []), model]);
@@ -91,30 +58,65 @@ export function SftLaunchClient({
   origin,
 }: SftLaunchClientProps) {
   const router = useRouter();
-  const queryClient = useQueryClient();
   const models = useQuery(modelPickerQuery(null));
   const list = useMemo(() => models.data?.data ?? [], [models.data]);
 
-  const [modelId, setModelId] = useState<string>('');
   const [chosen, setChosen] = useState<ChosenFile | null>(null);
   const [reading, setReading] = useState(false);
   const [readError, setReadError] = useState<string | null>(null);
-  const [datasetName, setDatasetName] = useState('');
-  const [batchSize, setBatchSize] = useState(String(SFT_FORM_DEFAULTS.batchSize));
-  const [learningRate, setLearningRate] = useState(String(SFT_FORM_DEFAULTS.learningRate));
-  const [epochsText, setEpochsText] = useState(String(SFT_FORM_DEFAULTS.epochs));
-  const [holdOut, setHoldOut] = useState<number>(0);
-  // 'latest', 'base' or a step as text (a select's value).
-  const [startFromChoice, setStartFromChoice] = useState<string>(
-    initialStartStep === null ? 'latest' : String(initialStartStep),
-  );
-  const [stage, setStage] = useState<Stage>('idle');
-  const [showFieldErrors, setShowFieldErrors] = useState(false);
+  const [showFileProblem, setShowFileProblem] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
+  const launch = useLaunchSftJob();
+
+  const { form, submit, pending, formError, field } = useApiForm({
+    schema: sftSettingsFormSchema,
+    defaultValues: {
+      model_id: '',
+      dataset_name: '',
+      batch_size: String(SFT_FORM_DEFAULTS.batchSize),
+      learning_rate: String(SFT_FORM_DEFAULTS.learningRate),
+      epochs: String(SFT_FORM_DEFAULTS.epochs),
+      start_from: initialStartStep === null ? 'latest' : String(initialStartStep),
+      validation_split: '0',
+    },
+    // A setting is explained as it is typed: the estimate below follows the same values.
+    mode: 'onChange',
+    onSubmit: async (settings) => {
+      if (!model || !chosen) return;
+      const job = await launch.mutateAsync({
+        model,
+        file: chosen.file,
+        datasetName: settings.dataset_name,
+        config: {
+          batch_size: settings.batch_size,
+          learning_rate: settings.learning_rate,
+          epochs: settings.epochs,
+          ...(settings.validation_split ? { validation_split: settings.validation_split } : {}),
+          ...(startFrom !== 'latest' ? { start_from: startFrom } : {}),
+        },
+      });
+      router.push(hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity));
+    },
+    // The upload's query and the job's config, as the server names them.
+    serverFields: {
+      name: 'dataset_name',
+      'config.batch_size': 'batch_size',
+      'config.learning_rate': 'learning_rate',
+      'config.epochs': 'epochs',
+      'config.validation_split': 'validation_split',
+      'config.start_from': 'start_from',
+    },
+    // The alert above says which call failed; "training_data_url: …" would only add the server's word for it.
+    namedFields: false,
+  });
+  const values = useWatch({ control: form.control });
+  // The selects whose options arrive with their queries are controlled: what they show is resolved below.
+  const modelField = useController({ control: form.control, name: 'model_id' });
+  const startFromField = useController({ control: form.control, name: 'start_from' });
 
   // The preselection: the linked model, else the first one of the selected entity, else the first one.
   const effectiveModelId =
-    modelId ||
+    values.model_id ||
     (initialModelId && list.some((m) => m.id === initialModelId) ? initialModelId : '') ||
     list.find((m) => m.entity === entity)?.id ||
     list[0]?.id ||
@@ -124,68 +126,13 @@ export function SftLaunchClient({
   const checkpoints = useQuery({ ...checkpointPickerQuery(effectiveModelId), enabled: Boolean(model) });
   const checkpointSteps = checkpoints.data?.data.map((c) => c.step) ?? [];
   // A step the chosen model does not have (another model picked, a stale link) falls back to the latest.
+  const startFromChoice = values.start_from ?? 'latest';
   const startFrom: 'latest' | 'base' | number =
     startFromChoice === 'base'
       ? 'base'
       : startFromChoice !== 'latest' && checkpointSteps.includes(Number(startFromChoice))
         ? Number(startFromChoice)
         : 'latest';
-
-  const batch = parseBatchSize(batchSize);
-  const parsedLr = parseLearningRate(learningRate);
-  // An emptied field means the form's default, not the API's (which is for clients that bring their own).
-  const lr: { value: number | number[] } | { error: string } =
-    'error' in parsedLr ? parsedLr : { value: parsedLr.value ?? SFT_FORM_DEFAULTS.learningRate };
-  const epochs = parseEpochs(epochsText, MAX_SFT_EPOCHS);
-  const nameError =
-    datasetName.trim() === ''
-      ? 'Name the dataset'
-      : /[/:]/.test(datasetName)
-        ? "Must not contain '/' or ':'"
-        : undefined;
-
-  const launch = useMutation({
-    mutationFn: async (input: LaunchInput) => {
-      setStage('uploading');
-      let trainingDataUrl: string;
-      try {
-        const dataset = await uploadDataset(
-          { entity: input.model.entity, project: input.model.project, name: input.datasetName },
-          input.file,
-        );
-        trainingDataUrl = dataset.training_data_url;
-      } catch (err) {
-        throw new LaunchStepError('upload', err);
-      }
-      setStage('creating');
-      try {
-        return await apiFetch('/v1/preview/sft-training-jobs', jobCreatedSchema, {
-          method: 'POST',
-          json: {
-            model_id: input.model.id,
-            training_data_url: trainingDataUrl,
-            config: {
-              batch_size: input.batchSize,
-              learning_rate: input.learningRate,
-              epochs: input.epochs,
-              ...(input.validationSplit > 0 ? { validation_split: input.validationSplit } : {}),
-              ...(input.startFrom !== 'latest' ? { start_from: input.startFrom } : {}),
-            },
-          },
-        });
-      } catch (err) {
-        throw new LaunchStepError('job', err);
-      }
-    },
-    onSuccess: async (job) => {
-      await Promise.all([
-        queryClient.invalidateQueries({ queryKey: queryKeys.datasets.all() }),
-        queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),
-      ]);
-      router.push(hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity));
-    },
-    onSettled: () => setStage('idle'),
-  });
 
   async function onFile(file: File) {
     setReading(true);
@@ -194,7 +141,7 @@ export function SftLaunchClient({
     try {
       const text = await file.text();
       setChosen({ file, inspection: inspectSftText('train.jsonl', text) });
-      setDatasetName(datasetNameFromFile(file.name));
+      form.setValue('dataset_name', datasetNameFromFile(file.name), { shouldValidate: true });
     } catch {
       setChosen(null);
       setReadError('The file could not be read. Choose it again.');
@@ -211,57 +158,41 @@ export function SftLaunchClient({
       : inspection && inspection.exampleCount === 0
         ? 'The file has no examples'
         : undefined;
+  // The settings as the form reads them (each its own parse, so that one bad field leaves the others' estimate).
+  const setting = <K extends keyof typeof sftSettingsFormSchema.shape>(key: K) => {
+    const parsed = sftSettingsFormSchema.shape[key].safeParse(values[key] ?? '');
+    return parsed.success ? (parsed.data as z.output<(typeof sftSettingsFormSchema.shape)[K]>) : null;
+  };
+  const batch = setting('batch_size');
+  const epochs = setting('epochs');
+  const holdOut = setting('validation_split') ?? 0;
   // The estimate: steps exactly as the trainer batches; seconds only for built-in models, whose speed is known.
   const allExamples = inspection && inspection.errorCount === 0 ? inspection.exampleCount : 0;
   const heldOut = validationCount(allExamples, holdOut);
   const examples = allExamples - heldOut;
-  const batchValue = 'error' in batch ? null : batch.value === 'auto' ? SFT_DEFAULT_BATCH_SIZE : batch.value;
+  const batchValue = batch === null || batch === undefined ? null : batch === 'auto' ? SFT_DEFAULT_BATCH_SIZE : batch;
   const steps =
-    examples > 0 && batchValue !== null && !('error' in epochs)
-      ? sftStepCount(examples, batchValue, epochs.value)
-      : null;
+    examples > 0 && batchValue !== null && epochs != null ? sftStepCount(examples, batchValue, epochs) : null;
   const holdOutProblem =
     holdOut > 0 && inspection && inspection.errorCount === 0 && allExamples < 2
       ? 'Holding examples out needs at least 2 examples'
       : undefined;
-  const canSubmit =
-    Boolean(model) &&
-    !fileProblem &&
-    !('error' in batch) &&
-    !('error' in lr) &&
-    !('error' in epochs) &&
-    !nameError &&
-    !holdOutProblem &&
-    !reading;
+  const settingsValid = sftSettingsFormSchema.safeParse(values).success;
+  const canSubmit = Boolean(model) && !fileProblem && settingsValid && !holdOutProblem && !reading;
   const builtinBase = model?.base_model.startsWith('tuneboard/') ?? false;
   // Measured: 20 short examples, batch 4, 50 steps in 1.4 s on one core (tests/jobs/sft-form-defaults.test.ts).
   const seconds = steps !== null && builtinBase ? Math.max(1, Math.round(steps * 0.028)) : null;
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    setShowFieldErrors(true);
-    if (!model || !chosen || !canSubmit || 'error' in batch || 'error' in lr || 'error' in epochs) {
+    // What the settings' schema cannot see (the file, the hold-out against its size) is checked first.
+    if (!model || fileProblem || holdOutProblem || reading) {
+      event.preventDefault();
+      flushSync(() => setShowFileProblem(true));
       formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
       return;
     }
-    launch.mutate({
-      model,
-      file: chosen.file,
-      datasetName: datasetName.trim(),
-      batchSize: batch.value,
-      learningRate: lr.value,
-      epochs: epochs.value,
-      validationSplit: holdOut,
-      startFrom,
-    });
+    void submit(event);
   }
-
-  const launchError = launch.error instanceof LaunchStepError ? launch.error : null;
-  const serverDetail = launchError
-    ? isApiClientError(launchError.cause) && Object.keys(launchError.cause.fieldErrors).length > 0
-      ? Object.values(launchError.cause.fieldErrors).join('; ')
-      : launchError.message
-    : null;
 
   if (models.isPending) {
     return (
@@ -308,7 +239,6 @@ export function SftLaunchClient({
     );
   }
 
-  const pending = launch.isPending;
   const errorsId = 'dataset-errors';
 
   return (
@@ -337,15 +267,15 @@ export function SftLaunchClient({
             ) : null}
             <SelectField
               id="sft-model"
-              name="model_id"
               label="Model"
               hint={
                 model
                   ? `Base model ${model.base_model} · ${model.latest_step === null ? 'no checkpoints yet' : `latest step ${model.latest_step}`}`
                   : undefined
               }
+              {...modelField.field}
               value={effectiveModelId}
-              onChange={(event) => setModelId(event.target.value)}
+              error={modelField.fieldState.error?.message}
               disabled={pending}
             >
               {groupByEntity(list).map(([group, items]) => (
@@ -365,11 +295,11 @@ export function SftLaunchClient({
                 fileName={chosen?.file.name ?? null}
                 onFile={onFile}
                 disabled={pending}
-                invalid={Boolean(showFieldErrors && fileProblem) || Boolean(inspection && inspection.errorCount > 0)}
+                invalid={Boolean(showFileProblem && fileProblem) || Boolean(inspection && inspection.errorCount > 0)}
                 describedBy={[
                   'dataset-hint',
                   inspection && inspection.errorCount > 0 ? errorsId : null,
-                  showFieldErrors && fileProblem ? 'dataset-problem' : null,
+                  showFileProblem && fileProblem ? 'dataset-problem' : null,
                 ]
                   .filter(Boolean)
                   .join(' ')}
@@ -378,7 +308,7 @@ export function SftLaunchClient({
                 JSONL: one <code className="font-mono">{'{"messages": [...]}'}</code> object per line; roles system,
                 developer, user, assistant or tool; the last message of each line is the assistant’s.
               </p>
-              {showFieldErrors && fileProblem && !(inspection && inspection.errorCount > 0) ? (
+              {showFileProblem && fileProblem && !(inspection && inspection.errorCount > 0) ? (
                 <p id="dataset-problem" className="text-xs font-medium text-danger-text">
                   {fileProblem}
                 </p>
@@ -420,23 +350,19 @@ export function SftLaunchClient({
             <div className="grid gap-5 sm:grid-cols-2 lg:grid-cols-4">
               <TextField
                 id="sft-dataset-name"
-                name="dataset_name"
                 label="Dataset name"
-                value={datasetName}
-                onChange={(event) => setDatasetName(event.target.value)}
-                error={showFieldErrors || datasetName !== '' ? nameError : undefined}
-                hint={model ? `Saved as ${model.entity}/${model.project}/${datasetName.trim() || '…'}` : undefined}
+                {...field('dataset_name')}
+                hint={
+                  model ? `Saved as ${model.entity}/${model.project}/${values.dataset_name?.trim() || '…'}` : undefined
+                }
                 disabled={pending}
                 autoComplete="off"
                 spellCheck={false}
               />
               <TextField
                 id="sft-batch-size"
-                name="batch_size"
                 label="Batch size"
-                value={batchSize}
-                onChange={(event) => setBatchSize(event.target.value)}
-                error={'error' in batch ? batch.error : undefined}
+                {...field('batch_size')}
                 hint="“auto” or a whole number"
                 inputMode="text"
                 disabled={pending}
@@ -444,11 +370,8 @@ export function SftLaunchClient({
               />
               <TextField
                 id="sft-learning-rate"
-                name="learning_rate"
                 label="Learning rate"
-                value={learningRate}
-                onChange={(event) => setLearningRate(event.target.value)}
-                error={'error' in lr ? lr.error : undefined}
+                {...field('learning_rate')}
                 placeholder={String(SFT_FORM_DEFAULTS.learningRate)}
                 hint="One value, or a comma-separated schedule"
                 disabled={pending}
@@ -456,11 +379,8 @@ export function SftLaunchClient({
               />
               <TextField
                 id="sft-epochs"
-                name="epochs"
                 label="Epochs"
-                value={epochsText}
-                onChange={(event) => setEpochsText(event.target.value)}
-                error={'error' in epochs ? epochs.error : undefined}
+                {...field('epochs')}
                 hint="Passes over the dataset"
                 inputMode="numeric"
                 disabled={pending}
@@ -470,10 +390,10 @@ export function SftLaunchClient({
             <div className="grid gap-5 sm:grid-cols-2">
               <SelectField
                 id="sft-start-from"
-                name="start_from"
                 label="Start from"
+                {...startFromField.field}
                 value={startFrom === 'latest' ? 'latest' : String(startFrom)}
-                onChange={(event) => setStartFromChoice(event.target.value)}
+                error={startFromField.fieldState.error?.message}
                 hint={
                   startFrom === 'base'
                     ? `The untrained ${model?.base_model ?? 'base model'}: earlier jobs' training is left out`
@@ -500,11 +420,9 @@ export function SftLaunchClient({
               </SelectField>
               <SelectField
                 id="sft-hold-out"
-                name="validation_split"
                 label="Hold out for validation"
-                value={String(holdOut)}
-                onChange={(event) => setHoldOut(Number(event.target.value))}
-                error={holdOutProblem}
+                {...field('validation_split')}
+                error={field('validation_split').error ?? holdOutProblem}
                 hint={
                   holdOut > 0
                     ? 'Never trained on; scored after every epoch (val loss, token accuracy), so the best checkpoint is chosen on them'
@@ -519,11 +437,11 @@ export function SftLaunchClient({
                 ))}
               </SelectField>
             </div>
-            {steps !== null && batchValue !== null && !('error' in epochs) ? (
+            {steps !== null && batchValue !== null && epochs != null ? (
               <p className="text-sm text-fg-muted" data-testid="sft-estimate" aria-live="polite">
                 {examples} example{examples === 1 ? '' : 's'}
-                {heldOut > 0 ? ` (${heldOut} held out)` : ''} × {epochs.value} epoch{epochs.value === 1 ? '' : 's'} ÷
-                batch {batchValue} = {steps} step{steps === 1 ? '' : 's'}
+                {heldOut > 0 ? ` (${heldOut} held out)` : ''} × {epochs} epoch{epochs === 1 ? '' : 's'} ÷ batch{' '}
+                {batchValue} = {steps} step{steps === 1 ? '' : 's'}
                 {seconds !== null
                   ? `, about ${seconds} s on the built-in engine`
                   : ' (time depends on the worker that trains it)'}
@@ -531,16 +449,14 @@ export function SftLaunchClient({
               </p>
             ) : null}
 
-            {launchError ? (
+            {launch.isError ? (
               <Alert
                 tone="danger"
                 role="alert"
-                title={
-                  launchError.step === 'upload' ? 'The server rejected the dataset' : 'The job could not be started'
-                }
+                title={launch.step === 'upload' ? 'The server rejected the dataset' : 'The job could not be started'}
               >
-                <span data-testid="sft-server-error">{serverDetail}</span>
-                {launchError.step === 'job' ? (
+                <span data-testid="sft-server-error">{formError ?? 'See the fields marked above.'}</span>
+                {launch.step === 'job' ? (
                   <span className="block">The dataset was uploaded; submitting again adds a new version.</span>
                 ) : null}
               </Alert>
@@ -548,12 +464,12 @@ export function SftLaunchClient({
           </CardBody>
           <CardFooter>
             <p className="mr-auto text-sm text-fg-muted" role="status" aria-live="polite">
-              {stage === 'uploading'
-                ? 'Uploading the dataset…'
-                : stage === 'creating'
-                  ? 'Starting the job…'
-                  : // A disabled button cannot say why; this line does.
-                    (fileProblem ?? '')}
+              {pending
+                ? launch.step === 'upload'
+                  ? 'Uploading the dataset…'
+                  : 'Starting the job…'
+                : // A disabled button cannot say why; this line does.
+                  (fileProblem ?? '')}
             </p>
             <Link
               href={hrefWithEntity('/models', entity, defaultEntity)}
