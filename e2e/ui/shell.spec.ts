@@ -40,6 +40,26 @@ test('Ctrl+K opens the quick switcher: find a model by name and open it with the
   await expect(page).toHaveURL(/\/models\?project=quick$/);
 });
 
+test('the quick switcher puts a model named exactly as typed above pages, one row selected', async ({
+  page,
+  request,
+}) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  // "play" is also the start of the Playground page's name, which used to rank first.
+  await createModelViaApi(request, key, { project: 'quick', name: 'play' });
+
+  await page.goto('/models');
+  const shell = new AppShell(page);
+  await shell.openPalette();
+  await shell.paletteInput.fill('play');
+  await expect(shell.paletteOptions.first()).toContainText('quick');
+  await expect(shell.paletteOption('Playground')).toBeVisible();
+  await expect(shell.palette.locator('[aria-selected="true"]')).toHaveCount(1);
+  await page.keyboard.press('Enter');
+  await expect(new ModelPage(page).name).toHaveText('play');
+});
+
 test('the quick switcher moves between entities and says when nothing matches', async ({ page, baseURL }) => {
   await signUpViaApi(page.request, newUser());
   const team = `team-${uniqueId().slice(-6)}`;

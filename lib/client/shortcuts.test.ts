@@ -27,6 +27,23 @@ describe('filterCommands', () => {
     expect(filterCommands(commands, 'support').map((c) => c.id)).toEqual(['5', '3']);
   });
 
+  it('puts an exact label first, with its group', () => {
+    const withPlay: Command[] = [...commands, { id: '6', group: 'Models', label: 'play', href: '/models/c' }];
+    expect(filterCommands(withPlay, 'Play').map((c) => c.id)).toEqual(['6', '2']);
+  });
+
+  it('keeps each group together, groups in the order of their best result', () => {
+    const mixed: Command[] = [
+      { id: 'p1', group: 'Pages', label: 'Usage', href: '/usage' },
+      { id: 'p2', group: 'Pages', label: 'API usage docs', href: '/docs' },
+      { id: 'm1', group: 'Models', label: 'usage-model', href: '/models/u' },
+      { id: 'e1', group: 'Entities', label: 'team', detail: 'usage', href: '/models' },
+    ];
+    // By score alone: p1 (exact), m1 (prefix), p2 (contains), e1 (detail), which would show Pages twice.
+    expect(filterCommands(mixed, 'usage').map((c) => c.id)).toEqual(['p1', 'p2', 'm1', 'e1']);
+    expect(filterCommands(mixed, '').map((c) => c.id)).toEqual(['p1', 'p2', 'm1', 'e1']);
+  });
+
   it('needs every word somewhere in the label, detail or group', () => {
     expect(filterCommands(commands, 'faq support').map((c) => c.id)).toEqual(['3']);
     expect(filterCommands(commands, 'nothing here')).toEqual([]);

@@ -81,19 +81,40 @@ export interface Command {
 }
 
 /**
- * Commands whose label or detail contain every word of the query (case-insensitive), best first: a label
- * that starts with the query, then one that contains it, then the rest; ties keep the given order.
+ * Commands whose label or detail contain every word of the query (case-insensitive), best first: a label equal
+ * to the query, then one that starts with it, then one that contains it, then the rest; ties keep the given
+ * order. Results stay together by group (the list shows one heading per group, and the row order is the
+ * keyboard order), groups ordered by their best result: typing a model's exact name puts Models, and that
+ * model, first even when a page's name also starts with it.
  */
 export function filterCommands(commands: readonly Command[], query: string): Command[] {
   const q = query.trim().toLowerCase();
-  if (!q) return [...commands];
+  if (!q) return groupTogether(commands.map((c, i) => ({ c, i, score: 0 })));
   const words = q.split(/\s+/);
-  const scored: { c: Command; score: number; i: number }[] = [];
+  const scored: Scored[] = [];
   commands.forEach((c, i) => {
     const label = c.label.toLowerCase();
     const text = `${label} ${c.detail?.toLowerCase() ?? ''} ${c.group.toLowerCase()}`;
     if (!words.every((w) => text.includes(w))) return;
-    scored.push({ c, i, score: label.startsWith(q) ? 0 : label.includes(q) ? 1 : 2 });
+    scored.push({ c, i, score: label === q ? 0 : label.startsWith(q) ? 1 : label.includes(q) ? 2 : 3 });
   });
-  return scored.sort((a, b) => a.score - b.score || a.i - b.i).map((s) => s.c);
+  return groupTogether(scored);
+}
+
+interface Scored {
+  c: Command;
+  i: number;
+  score: number;
+}
+
+function groupTogether(scored: Scored[]): Command[] {
+  const byRank = (a: Scored, b: Scored) => a.score - b.score || a.i - b.i;
+  const groups = new Map<string, Scored[]>();
+  for (const s of [...scored].sort(byRank)) {
+    const group = groups.get(s.c.group);
+    if (group) group.push(s);
+    else groups.set(s.c.group, [s]);
+  }
+  // Map keeps insertion order: each group where its best result came.
+  return [...groups.values()].flat().map((s) => s.c);
 }
