@@ -2,7 +2,7 @@ import Link from 'next/link';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { formatDuration } from '@/lib/client/format-time';
-import { jobOutcome } from '@/lib/client/rl-guardrails';
+import { groupCountsFromConfig, jobOutcome } from '@/lib/client/rl-guardrails';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
 import { JobLink } from './job-link';
@@ -16,9 +16,34 @@ function settingsOf(job: EntityJobDto): string {
     lr !== undefined ? `lr ${lr}` : null,
     c.batch_size !== undefined ? `batch ${c.batch_size}` : null,
     c.epochs !== undefined && job.type === 'sft' ? `${c.epochs} epoch${c.epochs === 1 ? '' : 's'}` : null,
-    job.type === 'rl' && c.num_groups !== undefined ? `${c.num_groups} group${c.num_groups === 1 ? '' : 's'}` : null,
   ];
   return parts.filter(Boolean).join(' · ') || '—';
+}
+
+const plural = (n: number, word: string) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * What the job trained on: an SFT job's dataset (the artifact's name and version, its full URL on hover) and size,
+ * an RL job's trajectory groups (sent with the job, so they have no name).
+ */
+function DataCell({ job }: { job: EntityJobDto }) {
+  const c = job.config as Record<string, unknown>;
+  if (job.type === 'sft' && typeof c.training_data_url === 'string') {
+    const url = c.training_data_url;
+    return (
+      <>
+        <div className="max-w-48 truncate font-mono text-xs text-fg" title={url} data-testid="entity-job-dataset">
+          {url.split('/').at(-1) || url}
+        </div>
+        {typeof c.num_examples === 'number' ? (
+          <div className="mt-0.5 text-xs text-fg-subtle">{plural(c.num_examples, 'example')}</div>
+        ) : null}
+      </>
+    );
+  }
+  if (job.type === 'rl' && typeof c.num_groups === 'number')
+    return <span className="text-xs text-fg-muted">{plural(c.num_groups, 'trajectory group')}</span>;
+  return <span className="text-xs text-fg-subtle">—</span>;
 }
 
 export function EntityJobsTable({
@@ -44,6 +69,7 @@ export function EntityJobsTable({
           <Th>Model</Th>
           <Th>Status</Th>
           <Th>Progress</Th>
+          <Th>Data</Th>
           <Th>Settings</Th>
           <Th className="text-right">Duration</Th>
           <Th className="text-right">Created</Th>
@@ -57,14 +83,13 @@ export function EntityJobsTable({
           // As on the model page: an RL job that took no gradient step is a neutral "No update", not a green
           // "Completed". Its checkpoint's group counts (the reason) are on the model and job pages; a job sent
           // without groups says so from its config.
-          const groups = (job.config as { num_groups?: unknown }).num_groups;
-          const outcome = jobOutcome(job, typeof groups === 'number' ? { 'train/num_groups_submitted': groups } : null);
+          const outcome = jobOutcome(job, groupCountsFromConfig(job.config));
           return (
             <Tr key={job.id} data-testid="entity-job-row" className="transition-colors hover:bg-surface-muted/50">
               <Td label="Job">
                 <JobLink job={job} href={hrefFor(job)} />
               </Td>
-              <Td label="Model">
+              <Td label="Model" className="whitespace-nowrap">
                 <Link href={modelHref(job)} className="text-fg hover:text-accent-text hover:underline">
                   {job.model.name}
                 </Link>
@@ -90,6 +115,9 @@ export function EntityJobsTable({
                 ) : (
                   <JobProgress job={job} compact />
                 )}
+              </Td>
+              <Td label="Data">
+                <DataCell job={job} />
               </Td>
               <Td label="Settings" className="text-xs whitespace-nowrap text-fg-muted">
                 {settingsOf(job)}

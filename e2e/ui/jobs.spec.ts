@@ -63,6 +63,9 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
   await expect(active).toHaveCount(1);
   await expect(active.first()).toContainText(sftModel.name);
   await expect(active.first()).toContainText('batch 1');
+  // What each job trained on: the dataset by name and size, or the RL job's groups.
+  await expect(active.first().getByTestId('entity-job-dataset')).toHaveText(training_data_url.split('/').at(-1)!);
+  await expect(active.first()).toContainText('400 examples');
   await expect(active.first().getByTestId('job-status')).toHaveText(/Queued|Running/);
 
   const all = page.getByRole('region', { name: 'All jobs' }).getByTestId('entity-job-row');
@@ -73,6 +76,7 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
   await expect(all.nth(1).getByTestId('entity-job-no-update')).toHaveText('the weights did not change');
   await expect(all.nth(1)).toContainText('No gradient steps');
   await expect(all.nth(2).getByTestId('job-status')).toHaveText('Completed');
+  await expect(all.nth(2)).toContainText('2 trajectory groups');
   await expectNoSeriousA11yViolations(page, 'the Jobs page');
 
   // Running jobs are in the quick switcher too.

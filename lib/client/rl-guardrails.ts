@@ -55,6 +55,15 @@ export function jobOutcome(job: JobLike, metrics?: Record<string, number> | null
   };
 }
 
+/**
+ * The group count a job was sent with (its config's num_groups), as the checkpoint metric jobOutcome reads: enough
+ * to tell "no groups at all" from "no group had a spread" where the checkpoint's own counts are not at hand.
+ */
+export function groupCountsFromConfig(jobConfig: unknown): Record<string, number> | null {
+  const groups = (jobConfig as { num_groups?: unknown } | null)?.num_groups;
+  return typeof groups === 'number' ? { 'train/num_groups_submitted': groups } : null;
+}
+
 /** True when there are at least two rewards and all are equal: no "best" or "worst" exists to show. */
 export function rewardsTie(items: readonly { reward: number }[]): boolean {
   if (items.length < 2) return false;

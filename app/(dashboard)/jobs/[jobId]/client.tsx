@@ -32,6 +32,7 @@ import { formatDateTime, formatDuration } from '@/lib/client/format-time';
 import { playgroundHref } from '@/lib/client/inference-names';
 import { gradientStepCharts } from '@/lib/client/job-events';
 import { isTerminalStatus, pollDelay } from '@/lib/client/poll-backoff';
+import { groupCountsFromConfig, jobOutcome } from '@/lib/client/rl-guardrails';
 import { useQueryStates } from 'nuqs';
 import {
   EVENT_PAGE_SIZE,
@@ -40,6 +41,7 @@ import {
   fetchEventsAfter,
   jobEventPageQuery,
   type EventListView,
+  allCheckpointsQuery,
   jobQuery,
   modelQuery,
   queryKeys,
@@ -113,6 +115,16 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
   const now = useNowEverySecond(job?.status === 'RUNNING');
 
   const cancel = useCancelJob(jobId);
+  // An RL job that completed without a gradient step changed nothing; its checkpoint's group counts say why. The
+  // same list the model page caches, fetched only for such a job.
+  const noStep = job?.type === 'rl' && job.status === 'COMPLETED' && (job.num_sequences ?? job.completed_steps) === 0;
+  const checkpoints = useQuery({ ...allCheckpointsQuery(job?.model_id ?? ''), enabled: Boolean(noStep) });
+  const outcome = job
+    ? jobOutcome(
+        job,
+        checkpoints.data?.data.find((c) => c.step === job.step)?.metrics ?? groupCountsFromConfig(job.config),
+      )
+    : undefined;
 
   if (!job) {
     return summary.isError ? (
@@ -161,7 +173,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
         <div className="min-w-0">
           <h1 className="flex flex-wrap items-center gap-3 text-2xl font-semibold tracking-tight text-fg">
             {jobKindLabel(job.type)} training job
-            <JobStatusBadge status={job.status} cancelled={job.cancelled} />
+            <JobStatusBadge status={job.status} outcome={outcome} cancelled={job.cancelled} />
           </h1>
           <p className="mt-1 font-mono text-xs text-fg-subtle">{job.id}</p>
         </div>
@@ -181,6 +193,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
                 See the connected workers
               </Link>
             </p>
+          </Alert>
+        ) : null}
+        {outcome?.kind === 'no-update' ? (
+          <Alert tone="info" title={outcome.label} role="status">
+            <p data-testid="job-no-update">{outcome.detail}</p>
           </Alert>
         ) : null}
         {job.cancelled ? (
@@ -207,7 +224,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
             description={terminal ? undefined : 'Updates live while the job runs.'}
           />
           <CardBody className="space-y-5">
-            <JobProgress job={job} />
+            {outcome?.kind === 'no-update' ? (
+              <p className="text-sm text-fg-muted">No gradient steps</p>
+            ) : (
+              <JobProgress job={job} />
+            )}
             <dl className="grid grid-cols-2 gap-4 text-sm sm:grid-cols-4">
               <div>
                 <dt className="text-xs text-fg-subtle">Created</dt>
