@@ -251,7 +251,8 @@ export function MetricChart({
               name={line.seriesName}
               type="linear"
               stroke={seriesColor(line.seriesIndex)}
-              strokeOpacity={faded ? 0.28 : 1}
+              // The faded opacity is the theme's (globals.css --tb-raw-series-opacity): dark needs more.
+              className={faded ? 'tb-raw-series' : undefined}
               strokeWidth={faded ? 1.25 : 1.75}
               // A lone sample is a point, not a line: without a dot it would be invisible.
               dot={single ? { r: 3, fill: seriesColor(line.seriesIndex) } : false}

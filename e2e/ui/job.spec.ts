@@ -59,6 +59,17 @@ test('the job page follows a job live and shows its events, loss chart and confi
         page.locator('[data-testid="metric-chart-card"][data-metric="loss"] path.recharts-line-curve').first(),
       ).toBeAttached();
     }
+    // 28 trajectories with logprobs allowed: one gradient step each, enough points for smoothing to apply.
+    expect(final.completed_steps).toBeGreaterThanOrEqual(20);
+    // Smoothed, the raw series stays drawn behind the smoothed line, faint in light and still visible in dark.
+    await page.getByTestId('chart-smoothing').fill('0.6');
+    const raw = page.locator('[data-testid="metric-chart-card"][data-metric="loss"] .tb-raw-series path').first();
+    const opacity = () => raw.evaluate((el) => getComputedStyle(el).strokeOpacity);
+    await expect.poll(opacity).toBe('0.3');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect.poll(opacity).toBe('0.6');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.getByTestId('chart-smoothing').fill('0');
     // training_started, one gradient_step per completed step, training_ended.
     if (final.completed_steps + 2 > 25) {
       await expect(job.eventRows).toHaveCount(25);
@@ -114,6 +125,10 @@ test('a failed job shows its full error', async ({ page, request }) => {
     await expect(job.status).toHaveText('Failed');
     await expect(job.error).toHaveText(final.error_message!);
     await expect(job.cancelButton).toHaveCount(0);
+  } else if (final.status === 'COMPLETED' && (final.num_sequences ?? final.completed_steps) === 0) {
+    // Completed without a gradient step (no token had a logprob to train on): the weights did not change.
+    await expect(job.status).toHaveText('No update');
+    await expect(page.getByTestId('job-no-update')).toBeVisible();
   } else {
     await expect(job.status).toHaveText(/Queued|Running|Completed/);
   }
