@@ -25,7 +25,7 @@ export function RunOverview({
   model: ModelSummaryDto;
   entity: string;
   defaultEntity: string;
-  onOpenTrajectories: (step: number, split: string) => void;
+  onOpenTrajectories: (step: number, split: string, compareWith: number) => void;
 }) {
   const history = useQuery(historyQuery(model.id));
   const all = useQuery(allCheckpointsQuery(model.id));

@@ -128,7 +128,8 @@ export function RewardHackingCard({
   onOpenTrajectories,
 }: {
   signals: readonly HackingSignal[];
-  onOpenTrajectories: (step: number, split: string) => void;
+  /** Opens the trajectories at `step`, compared with `compareWith` (where the signal began). */
+  onOpenTrajectories: (step: number, split: string, compareWith: number) => void;
 }) {
   if (signals.length === 0) return null;
   return (
@@ -164,10 +165,11 @@ export function RewardHackingCard({
                 <button
                   type="button"
                   className="font-medium underline underline-offset-2 hover:no-underline"
-                  onClick={() => onOpenTrajectories(s.steps[1], split)}
+                  onClick={() => onOpenTrajectories(s.steps[1], split, s.steps[0])}
                   data-testid="hacking-trajectories"
                 >
-                  Read the step {s.steps[1].toLocaleString('en')} {split} trajectories
+                  Compare the {split} trajectories of step {s.steps[0].toLocaleString('en')} and step{' '}
+                  {s.steps[1].toLocaleString('en')}
                 </button>
               </li>
             );

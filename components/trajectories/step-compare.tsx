@@ -1,7 +1,7 @@
 'use client';
 
 import { useInfiniteQuery } from '@tanstack/react-query';
-import { Fragment, useMemo, useState } from 'react';
+import { Fragment, useEffect, useMemo, useRef, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Card, CardHeader } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
@@ -37,6 +37,8 @@ export function StepCompare({
   split,
   steps,
   trajectories,
+  compareWith,
+  onCompareWithChange,
 }: {
   modelId: string;
   step: number;
@@ -45,11 +47,22 @@ export function StepCompare({
   steps: readonly number[];
   /** The trajectories loaded at `step`. */
   trajectories: readonly DisplayTrajectory[];
+  /** The step to compare with (kept in the URL by the page); null = the step before this one. */
+  compareWith: number | null;
+  onCompareWithChange: (step: number) => void;
 }) {
   const others = steps.filter((s) => s !== step);
   // The step before this one by default: "what changed since the last step".
-  const [chosen, setChosen] = useState<number | null>(null);
-  const other = chosen !== null && others.includes(chosen) ? chosen : (others.find((s) => s < step) ?? others[0]);
+  const other =
+    compareWith !== null && others.includes(compareWith) ? compareWith : (others.find((s) => s < step) ?? others[0]);
+  // Opened on a comparison (the reward-hacking card's link names where the rise began): that is what the person came
+  // to read, further down the tab than the first screen.
+  const card = useRef<HTMLElement>(null);
+  const named = useRef(compareWith !== null);
+  useEffect(() => {
+    if (named.current && other !== undefined) card.current?.scrollIntoView({ block: 'start' });
+    named.current = false;
+  }, [other]);
   const [open, setOpen] = useState<string | null>(null);
   const [showAll, setShowAll] = useState(false);
   const groups = useInfiniteQuery({
@@ -71,7 +84,7 @@ export function StepCompare({
   const shown = showAll ? rows : rows.slice(0, FIRST_ROWS);
 
   return (
-    <Card aria-labelledby="step-compare-title" data-testid="step-compare">
+    <Card ref={card} aria-labelledby="step-compare-title" data-testid="step-compare">
       <CardHeader
         id="step-compare-title"
         title="Same prompts at two steps"
@@ -85,7 +98,7 @@ export function StepCompare({
               id="compare-step"
               value={String(other)}
               onChange={(e) => {
-                setChosen(Number(e.target.value));
+                onCompareWithChange(Number(e.target.value));
                 setOpen(null);
               }}
               className="w-24"

@@ -98,6 +98,17 @@ test('an RL job in which no group had a reward spread is "No update", and tied r
   await m.minReward.fill('');
   await expect(page.getByTestId('trajectory-preview').first()).toContainText('Answer');
   await expect(page.getByTestId('trajectory-reward-bar').first()).toBeAttached();
+
+  // The job's own page says the same, not a green "Completed" with a full bar of 0 / 0 steps.
+  await page.goto(`/jobs/${job.id}`);
+  await expect(page.getByTestId('job-status')).toHaveText('No update');
+  await expect(
+    page.getByRole('status').filter({ hasText: 'No update: 0 of 3 groups had a reward spread' }),
+  ).toBeVisible();
+  await expect(page.getByTestId('job-no-update')).toContainText('the weights did not change');
+  await expect(page.getByRole('progressbar', { name: 'Training progress' })).toHaveCount(0);
+  await expectNoSeriousA11yViolations(page, 'a no-op job page');
+  await shoot(page, 'job-noop');
 });
 
 test('a step whose rewards all tie says so instead of one trajectory as both best and worst', async ({
@@ -163,10 +174,17 @@ test('a reward-hacked run: reward rises while a logged metric falls, and the car
   await expectNoSeriousA11yViolations(page, 'a reward-hacked run');
   await shoot(page, 'workspace-hacked');
 
-  await card.getByTestId('hacking-trajectories').click();
+  // The link compares where the rise began with where it ended: the prompts whose reward moved most come first.
+  const link = card.getByTestId('hacking-trajectories');
+  const [, from, to] = (await link.textContent())!.match(/step (\d+) and step (\d+)/)!;
+  expect(Number(from)).toBeLessThan(Number(to));
+  await link.click();
   await expect(m.trajectoriesTab).toHaveAttribute('aria-selected', 'true');
   await expect(m.splitSelect).toHaveValue('train');
-  await expect(m.stepSelect).toHaveValue('3');
+  await expect(m.stepSelect).toHaveValue(to);
+  await expect(page.getByTestId('compare-step')).toHaveValue(from);
+  await expect(page.getByTestId('step-compare')).toBeInViewport();
+  await expect.poll(() => new URL(page.url()).searchParams.get('compare')).toBe(from);
   await expect(m.trajectoryGroups.first()).toBeVisible();
   await expect(page.getByTestId('step-split-means').first()).not.toContainText('val');
   // J and K walk the trajectory rows, Enter opens one.

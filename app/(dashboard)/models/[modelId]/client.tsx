@@ -42,9 +42,8 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
   const router = useRouter();
   const model = useQuery(modelQuery(modelId));
   // The tab state lives in the URL (shareable, kept on reload), through the parsers the server page uses too.
-  const [{ tab, step, split }, setUrlState] = useQueryStates(modelSearchParsers, { history: 'replace' });
+  const [{ tab, step, split, compare }, setUrlState] = useQueryStates(modelSearchParsers, { history: 'replace' });
   const setTab = (next: ModelTab) => void setUrlState({ tab: next });
-  const setStep = (next: number | null) => void setUrlState({ step: next });
   const setSplit = (next: string) => void setUrlState({ split: next });
   const [deleting, setDeleting] = useState(false);
   useModelLive(modelId);
@@ -68,9 +67,13 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
   }
   const m = model.data;
 
-  function openTrajectories(atStep: number | null, atSplit?: string) {
-    setStep(atStep);
-    if (atSplit !== undefined) setSplit(atSplit);
+  /** `compareWith`: the step the tab's side-by-side comparison starts from (else the one before `atStep`). */
+  function openTrajectories(atStep: number | null, atSplit?: string, compareWith?: number) {
+    void setUrlState({
+      step: atStep,
+      compare: compareWith ?? null,
+      ...(atSplit !== undefined ? { split: atSplit } : {}),
+    });
     setTab('trajectories');
     window.scrollTo({ top: 0 });
   }
@@ -150,12 +153,7 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
 
       {tab === 'overview' ? (
         <div role="tabpanel" id="panel-overview" aria-labelledby="tab-overview" className="flex flex-col gap-6">
-          <RunOverview
-            model={m}
-            entity={entity}
-            defaultEntity={defaultEntity}
-            onOpenTrajectories={(s, sp) => openTrajectories(s, sp)}
-          />
+          <RunOverview model={m} entity={entity} defaultEntity={defaultEntity} onOpenTrajectories={openTrajectories} />
           <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />
           <TrainingCurveSection
             model={m}
@@ -188,8 +186,10 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
             modelId={modelId}
             step={step}
             split={split}
-            onStepChange={setStep}
+            compare={compare}
+            onStepChange={(next) => void setUrlState({ step: next, compare: null })}
             onSplitChange={setSplit}
+            onCompareChange={(next) => void setUrlState({ compare: next })}
           />
         </div>
       )}

@@ -1,6 +1,6 @@
 import { createParser, parseAsStringLiteral } from 'nuqs';
 
-/** The model page's URL state: `?tab=trajectories`, `?step=`, `?split=` (and `?entity=`, see lib/client/entity.ts). */
+/** The model page's URL state: `?tab=trajectories`, `?step=`, `?split=`, `?compare=` (and `?entity=`, see lib/client/entity.ts). */
 export const MODEL_TABS = ['overview', 'trajectories'] as const;
 export type ModelTab = (typeof MODEL_TABS)[number];
 
@@ -21,4 +21,6 @@ export const modelSearchParsers = {
   /** The trajectories tab's step; null = the latest logged step. */
   step: stepParser,
   split: splitParser.withDefault(''),
+  /** The step the trajectories tab compares `step` with; null = the step before it. */
+  compare: stepParser,
 };

@@ -35,6 +35,9 @@ interface TrajectoriesTabProps {
   split: string;
   onStepChange: (step: number | null) => void;
   onSplitChange: (split: string) => void;
+  /** The step compared with `step` side by side (the URL's `?compare=`); null = the step before it. */
+  compare: number | null;
+  onCompareChange: (step: number) => void;
 }
 
 /**
@@ -66,7 +69,15 @@ function useRowKeys(container: React.RefObject<HTMLDivElement | null>) {
   }, [container]);
 }
 
-export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitChange }: TrajectoriesTabProps) {
+export function TrajectoriesTab({
+  modelId,
+  step,
+  split,
+  onStepChange,
+  onSplitChange,
+  compare,
+  onCompareChange,
+}: TrajectoriesTabProps) {
   const stepPages = useInfiniteQuery(trajectoryStepsInfiniteQuery(modelId));
   const stepList = useMemo(() => stepPages.data?.pages.flatMap((p) => p.data) ?? [], [stepPages.data]);
   const steps = useMemo(() => stepList.map((s) => s.step), [stepList]);
@@ -292,7 +303,15 @@ export function TrajectoriesTab({ modelId, step, split, onStepChange, onSplitCha
               </section>
             ) : null}
             {effectiveStep !== null && steps.length > 1 ? (
-              <StepCompare modelId={modelId} step={effectiveStep} split={split} steps={steps} trajectories={all} />
+              <StepCompare
+                modelId={modelId}
+                step={effectiveStep}
+                split={split}
+                steps={steps}
+                trajectories={all}
+                compareWith={compare}
+                onCompareWithChange={onCompareChange}
+              />
             ) : null}
             <section aria-labelledby="groups-title" className="flex flex-col gap-4">
               <h2 id="groups-title" className="text-[15px] font-semibold text-fg">
