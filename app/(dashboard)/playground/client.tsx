@@ -1,5 +1,7 @@
 'use client';
 
+import { useQueryStates } from 'nuqs';
+import { playgroundSearchParsers } from './search-params';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { ChatPane, type PaneState, type PaneTurn, type TextView } from '@/components/playground/chat-pane';
@@ -145,14 +147,15 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
   });
   const hasParamErrors = Object.keys(paramErrors).length > 0;
 
-  // The URL follows the compared models, so that a comparison can be shared or reloaded.
+  // The URL follows the compared models, so that a comparison can be shared or reloaded. The panes own the
+  // models (each pane also holds its conversation); the URL is written from them, never read back after the
+  // first render.
+  const [, setUrlState] = useQueryStates(playgroundSearchParsers, { history: 'replace' });
   const modelKey = panes.map((p) => p.model).join('\n');
   useEffect(() => {
-    const url = new URL(window.location.href);
-    url.searchParams.delete('model');
-    for (const model of modelKey.split('\n')) if (model) url.searchParams.append('model', model);
-    if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
-  }, [modelKey]);
+    const models = modelKey.split('\n').filter(Boolean);
+    void setUrlState({ model: models.length > 0 ? models : null });
+  }, [modelKey, setUrlState]);
 
   // A stream left running when the page unmounts would keep the server generating for nobody.
   useEffect(() => () => abortRef.current?.abort(), []);

@@ -1,21 +1,21 @@
+import { createLoader, parseAsNativeArrayOf, parseAsString } from 'nuqs/server';
 import { modelsFromSearchParam } from '@/lib/client/model-choice';
 
 /**
- * The playground's URL state: `?entity=` and `?model=` — repeated for a side-by-side comparison
- * (`?model=tuneboard/tiny-random&model=ada/demo/m:step3`), so a comparison can be shared as a link.
+ * The playground's URL state: `?entity=` (see lib/client/entity.ts) and `?model=`, repeated for a side-by-side
+ * comparison (`?model=tuneboard/tiny-random&model=ada/demo/m:step3`), so a comparison can be shared as a link.
+ * Parsed on the server for the first panes, kept in the URL by the client (nuqs) as panes change.
  */
-export interface PlaygroundSearchParams {
-  entity: string | undefined;
-  models: string[];
-}
+export const playgroundSearchParsers = {
+  entity: parseAsString,
+  model: parseAsNativeArrayOf(parseAsString),
+};
 
-type RawSearchParams = Record<string, string | string[] | undefined>;
+const loadPlaygroundSearchParams = createLoader(playgroundSearchParsers);
 
-export function parsePlaygroundSearchParams(raw: RawSearchParams): PlaygroundSearchParams {
-  const model = raw.model;
-  const entity = Array.isArray(raw.entity) ? raw.entity[0] : raw.entity;
-  return {
-    entity: entity || undefined,
-    models: modelsFromSearchParam(model === undefined ? [] : Array.isArray(model) ? model : [model]),
-  };
+/** The panes a visit opens with: `?model=` values trimmed, de-duplicated, at most four. */
+export async function initialPlaygroundModels(
+  searchParams: Promise<Record<string, string | string[] | undefined>>,
+): Promise<string[]> {
+  return modelsFromSearchParam((await loadPlaygroundSearchParams(searchParams)).model);
 }
