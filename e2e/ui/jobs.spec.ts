@@ -1,6 +1,6 @@
 import { expect, test } from '../fixtures/test';
 import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
-import { createModelViaApi, trajectoryGroup, waitForJob } from '../fixtures/seed';
+import { createModelViaApi, getJob, trajectoryGroup, waitForJob } from '../fixtures/seed';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
 import { AppShell } from '../pages/app-shell';
 
@@ -115,4 +115,53 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
   expect(await modelCell.evaluate((el) => getComputedStyle(el, '::before').content)).toBe('"Model"');
   const box = (await card.boundingBox())!;
   expect(box.x + box.width).toBeLessThanOrEqual(390);
+});
+
+test('a queued job says what it waits for, and a running job how long it has run and has left', async ({
+  page,
+  request,
+}) => {
+  test.slow();
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const auth = { Authorization: `Bearer ${key}` };
+  const model = await createModelViaApi(request, key, { project: 'jobs', name: `wait-${uniqueId()}` });
+  const lines = Array.from({ length: 400 }, (_, i) =>
+    JSON.stringify({
+      messages: [
+        { role: 'user', content: `Count to ${i}.` },
+        { role: 'assistant', content: 'one two three '.repeat(4) },
+      ],
+    }),
+  ).join('\n');
+  const upload = await request.post('/v1/preview/datasets?project=jobs&name=wait', { headers: auth, data: lines });
+  const { training_data_url } = (await upload.json()) as { training_data_url: string };
+  const sftJob = async () => {
+    const res = await request.post('/v1/preview/sft-training-jobs', {
+      headers: auth,
+      data: { model_id: model.id, training_data_url, config: { batch_size: 1, learning_rate: 1e-4 } },
+    });
+    expect(res.status(), await res.text()).toBe(200);
+    return ((await res.json()) as { id: string }).id;
+  };
+  // Jobs of one model run one at a time: the second waits for the first.
+  const first = await sftJob();
+  const second = await sftJob();
+  await expect
+    .poll(async () => (await getJob(request, key, first)).completed_steps, { timeout: 30_000 })
+    .toBeGreaterThan(0);
+
+  await page.goto(`/jobs/${second}`);
+  await expect(page.getByTestId('job-status')).toHaveText('Queued');
+  await expect(page.getByTestId('job-waiting-reason')).toHaveText(/earlier job of this model/);
+  await page.goto('/jobs');
+  const active = page.getByRole('region', { name: 'Running and queued' });
+  await expect(active.getByTestId('entity-job-waiting')).toContainText('earlier job of this model');
+
+  await page.goto(`/jobs/${first}`);
+  await expect(page.getByTestId('job-status')).toHaveText('Running');
+  await expect(page.getByTestId('job-duration')).toHaveText(/so far, about .+ left/);
+
+  for (const id of [second, first])
+    expect((await request.post(`/v1/preview/training-jobs/${id}/cancel`, { headers: auth })).status()).toBe(200);
 });
