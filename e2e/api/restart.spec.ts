@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
+import { LONG_SFT_DATASET } from '../fixtures/seed';
 
 /**
  * Kills a server (and its training worker) with SIGKILL in the middle of a job, starts it again on the same
@@ -87,18 +88,10 @@ test('a killed server recovers its running job on restart', async () => {
       method: 'POST',
       body: JSON.stringify({ project: 'p', name: 'm', base_model: 'tuneboard/tiny-random' }),
     });
-    const lines = Array.from({ length: 400 }, (_, i) =>
-      JSON.stringify({
-        messages: [
-          { role: 'user', content: `Count to ${i}.` },
-          { role: 'assistant', content: 'one two three '.repeat(4) },
-        ],
-      }),
-    ).join('\n');
     const res = await fetch(`${BASE}/v1/preview/datasets?project=p&name=long`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}` },
-      body: lines,
+      body: LONG_SFT_DATASET,
     });
     const { training_data_url } = (await res.json()) as { training_data_url: string };
     const job = await call<{ id: string }>(key, '/v1/preview/sft-training-jobs', {

@@ -1,6 +1,6 @@
 import { expect, test } from '../fixtures/test';
 import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
-import { createModelViaApi, getJob, trajectoryGroup, waitForJob } from '../fixtures/seed';
+import { createModelViaApi, getJob, startLongSftJob, trajectoryGroup, waitForJob } from '../fixtures/seed';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
 import { AppShell } from '../pages/app-shell';
 
@@ -40,21 +40,10 @@ test('the Jobs page lists running jobs first, follows them live, and shows a can
 
   // A long SFT job on another model: one example per step, far more steps than the spec waits for.
   const sftModel = await createModelViaApi(request, key, { project: 'jobs', name: `sft-${uniqueId()}` });
-  const lines = Array.from({ length: 400 }, (_, i) =>
-    JSON.stringify({
-      messages: [
-        { role: 'user', content: `Count to ${i}.` },
-        { role: 'assistant', content: 'one two three '.repeat(4) },
-      ],
-    }),
-  ).join('\n');
-  const upload = await request.post('/v1/preview/datasets?project=jobs&name=long', { headers: auth, data: lines });
-  const { training_data_url } = (await upload.json()) as { training_data_url: string };
-  const sft = await request.post('/v1/preview/sft-training-jobs', {
-    headers: auth,
-    data: { model_id: sftModel.id, training_data_url, config: { batch_size: 1, learning_rate: 1e-4 } },
+  const { jobId: sftId, trainingDataUrl: training_data_url } = await startLongSftJob(request, key, sftModel.id, {
+    project: 'jobs',
+    name: 'long',
   });
-  const sftId = ((await sft.json()) as { id: string }).id;
 
   await page.goto('/jobs');
   await expect(page.getByRole('heading', { level: 1, name: 'Jobs' })).toBeVisible();
@@ -126,27 +115,10 @@ test('a queued job says what it waits for, and a running job how long it has run
   const key = await apiKeyFor(request, user);
   const auth = { Authorization: `Bearer ${key}` };
   const model = await createModelViaApi(request, key, { project: 'jobs', name: `wait-${uniqueId()}` });
-  const lines = Array.from({ length: 400 }, (_, i) =>
-    JSON.stringify({
-      messages: [
-        { role: 'user', content: `Count to ${i}.` },
-        { role: 'assistant', content: 'one two three '.repeat(4) },
-      ],
-    }),
-  ).join('\n');
-  const upload = await request.post('/v1/preview/datasets?project=jobs&name=wait', { headers: auth, data: lines });
-  const { training_data_url } = (await upload.json()) as { training_data_url: string };
-  const sftJob = async () => {
-    const res = await request.post('/v1/preview/sft-training-jobs', {
-      headers: auth,
-      data: { model_id: model.id, training_data_url, config: { batch_size: 1, learning_rate: 1e-4 } },
-    });
-    expect(res.status(), await res.text()).toBe(200);
-    return ((await res.json()) as { id: string }).id;
-  };
   // Jobs of one model run one at a time: the second waits for the first.
-  const first = await sftJob();
-  const second = await sftJob();
+  const dataset = { project: 'jobs', name: 'wait' };
+  const { jobId: first } = await startLongSftJob(request, key, model.id, dataset);
+  const { jobId: second } = await startLongSftJob(request, key, model.id, dataset);
   await expect
     .poll(async () => (await getJob(request, key, first)).completed_steps, { timeout: 30_000 })
     .toBeGreaterThan(0);
