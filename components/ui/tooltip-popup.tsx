@@ -1,30 +1,25 @@
 'use client';
 
 import { Tooltip as BaseTooltip } from '@base-ui/react/tooltip';
-import type { TooltipProps } from './tooltip';
-
-const HOVER_DELAY_MS = 250;
+import type { ReactNode, RefObject } from 'react';
 
 /**
- * A short label above a control, shown on hover and on keyboard focus, hidden by Escape, pointer leave or blur
- * (WCAG 1.4.13); Base UI places it (in a portal, so tables and cards do not clip it, flipped to stay on screen).
- * For icon-only controls: give the control an aria-label with the same words; the tooltip is what sighted people
- * read, the label what assistive technology reads.
+ * The label of a Tooltip (tooltip.tsx), which owns when it shows: Base UI places it against the wrapper (in a
+ * portal, so tables and cards do not clip it, flipped to stay on screen). For icon-only controls: give the control
+ * an aria-label with the same words; the tooltip is what sighted people read, the label what assistive technology
+ * reads.
  */
 export default function TooltipPopup({
   content,
-  children,
-  disabled = false,
-  defaultOpen = false,
-}: TooltipProps & { defaultOpen?: boolean }) {
+  anchor,
+}: {
+  content: ReactNode;
+  anchor: RefObject<HTMLElement | null>;
+}) {
   return (
-    <BaseTooltip.Root disabled={disabled} defaultOpen={defaultOpen}>
-      {/* A wrapper, not the control itself: the control keeps its own element, ref and handlers. */}
-      <BaseTooltip.Trigger delay={HOVER_DELAY_MS} render={<span className="inline-flex" />}>
-        {children}
-      </BaseTooltip.Trigger>
+    <BaseTooltip.Root open>
       <BaseTooltip.Portal>
-        <BaseTooltip.Positioner side="top" sideOffset={6} collisionPadding={8} className="z-50">
+        <BaseTooltip.Positioner anchor={anchor} side="top" sideOffset={6} collisionPadding={8} className="z-50">
           <BaseTooltip.Popup
             role="tooltip"
             className="pointer-events-none max-w-64 rounded-md border border-line bg-surface-raised px-2 py-1 text-xs font-medium text-fg shadow-md"

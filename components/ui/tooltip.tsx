@@ -1,7 +1,7 @@
 'use client';
 
-import { lazy, Suspense, useState, type ReactNode } from 'react';
-import { preloaded, useHydrated } from './after-hydration';
+import { lazy, Suspense, useEffect, useRef, useState, type ReactNode } from 'react';
+import { preloaded } from './after-hydration';
 
 export interface TooltipProps {
   /** The visible label; for an icon-only control, the same words as its accessible name. */
@@ -13,31 +13,58 @@ export interface TooltipProps {
 
 const TooltipPopup = lazy(preloaded(() => import('./tooltip-popup')));
 
+const HOVER_DELAY_MS = 250;
+
 /**
- * A short label above a control on hover and keyboard focus (tooltip-popup.tsx, on Base UI). Its code loads after
- * hydration, off the first-load budget; until then the control is drawn in the same wrapper, which notes a hover
- * or keyboard focus so that the label opens at once when the code arrives instead of waiting for the next one.
+ * A short label above a control on hover and keyboard focus, hidden by Escape, pointer leave, a press or blur
+ * (WCAG 1.4.13). The wrapper and the control inside it are the same elements from the server's HTML on: only the
+ * label (tooltip-popup.tsx: Base UI's positioning, in a portal) is code loaded after hydration, off the first-load
+ * budget. Swapping the control for one inside a loaded trigger, as an earlier version did, re-created the control
+ * just after hydration, and a click landing in that moment was lost (a link that did not navigate). A hover or
+ * focus that comes before the code opens the label as soon as it arrives.
  */
 export function Tooltip({ content, children, disabled = false }: TooltipProps) {
-  const hydrated = useHydrated();
-  const [wanted, setWanted] = useState(false);
-  const placeholder = (
+  const anchor = useRef<HTMLSpanElement>(null);
+  const [open, setOpen] = useState(false);
+  const timer = useRef<number | undefined>(undefined);
+  const show = (delay: number) => {
+    window.clearTimeout(timer.current);
+    timer.current = window.setTimeout(() => setOpen(true), delay);
+  };
+  const hide = () => {
+    window.clearTimeout(timer.current);
+    setOpen(false);
+  };
+  useEffect(() => () => window.clearTimeout(timer.current), []);
+  useEffect(() => {
+    if (!open) return;
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') setOpen(false);
+    };
+    document.addEventListener('keydown', onKeyDown);
+    return () => document.removeEventListener('keydown', onKeyDown);
+  }, [open]);
+
+  return (
     <span
+      ref={anchor}
       className="inline-flex"
-      onPointerEnter={(event) => setWanted(event.pointerType !== 'touch')}
-      onPointerLeave={() => setWanted(false)}
-      onFocus={(event) => setWanted((event.target as HTMLElement).matches(':focus-visible'))}
-      onBlur={() => setWanted(false)}
+      onPointerEnter={(event) => {
+        if (event.pointerType !== 'touch') show(HOVER_DELAY_MS);
+      }}
+      onPointerLeave={hide}
+      onPointerDown={hide}
+      onFocus={(event) => {
+        if ((event.target as HTMLElement).matches(':focus-visible')) show(0);
+      }}
+      onBlur={hide}
     >
       {children}
+      {open && !disabled ? (
+        <Suspense fallback={null}>
+          <TooltipPopup content={content} anchor={anchor} />
+        </Suspense>
+      ) : null}
     </span>
-  );
-  if (!hydrated) return placeholder;
-  return (
-    <Suspense fallback={placeholder}>
-      <TooltipPopup content={content} disabled={disabled} defaultOpen={wanted && !disabled}>
-        {children}
-      </TooltipPopup>
-    </Suspense>
   );
 }

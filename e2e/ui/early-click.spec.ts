@@ -1,0 +1,19 @@
+import { createModelViaApi } from '../fixtures/models';
+import { expect, test } from '../fixtures/test';
+import { signUpViaApi, uniqueId } from '../fixtures/users';
+
+// A slow device: the page is still hydrating, or loading its widgets' code, when the person clicks.
+test('a link with a tooltip, clicked while the page is still loading its code, navigates', async ({
+  page,
+  baseURL,
+}) => {
+  await signUpViaApi(page.request);
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'early', name: `m-${uniqueId()}` });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  await page.goto(`/models/${model.id}`, { waitUntil: 'commit' });
+  // The checkpoint row's icon links sit in tooltips, whose code loads after hydration: the link must stay the same
+  // element throughout (it used to be re-created when that code arrived, and a click in that moment was lost).
+  await page.getByRole('link', { name: 'Fine-tune from step 0' }).click();
+  await expect(page).toHaveURL(/\/sft\/new\?model=.*&from=0$/, { timeout: 20_000 });
+});
