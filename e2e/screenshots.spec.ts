@@ -175,6 +175,11 @@ for (const theme of ['light', 'dark'] as const) {
       await page.waitForTimeout(300);
       await shoot(page, theme, 'usage');
 
+      await page.goto('/workers');
+      await expect(page.getByRole('heading', { level: 1, name: 'Training workers' })).toBeVisible();
+      await page.waitForLoadState('networkidle');
+      await shoot(page, theme, 'workers');
+
       await page.goto(`/models?entity=${team}`);
       await expect(new AppShell(page).entitySwitcher).toHaveValue(team);
       await shoot(page, theme, 'models-team-empty');
