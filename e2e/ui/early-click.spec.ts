@@ -17,3 +17,20 @@ test('a link with a tooltip, clicked while the page is still loading its code, n
   await page.getByRole('link', { name: 'Fine-tune from step 0' }).click();
   await expect(page).toHaveURL(/\/sft\/new\?model=.*&from=0$/, { timeout: 20_000 });
 });
+
+test('a tooltip opens on hover and on keyboard focus, and Escape closes it', async ({ page, baseURL }) => {
+  await signUpViaApi(page.request);
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'early', name: `m-${uniqueId()}` });
+  await page.goto(`/models/${model.id}`);
+  await page.waitForLoadState('networkidle');
+  await page.getByRole('link', { name: 'Fine-tune from step 0' }).hover();
+  await expect(page.getByRole('tooltip')).toHaveText('Fine-tune from step 0');
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('tooltip')).toHaveCount(0);
+  await page.mouse.move(0, 0);
+  await page.getByRole('button', { name: 'Copy model name of step 0' }).focus();
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('tooltip')).toHaveText('Open step 0 in the playground');
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('tooltip')).toHaveText('Fine-tune from step 0');
+});
