@@ -109,12 +109,7 @@ export function EntityJobsTable({
                 ) : null}
               </Td>
               <Td label="Progress" className="min-w-32">
-                {outcome.kind === 'no-update' ? (
-                  // A full green bar would read as success: this job took no step.
-                  <span className="text-xs text-fg-muted">No gradient steps</span>
-                ) : (
-                  <JobProgress job={job} compact />
-                )}
+                <JobProgress job={job} outcome={outcome} compact />
               </Td>
               <Td label="Data">
                 <DataCell job={job} />

@@ -1,9 +1,24 @@
 import { cx } from '@/components/ui/cx';
 import { progressFraction } from '@/lib/client/poll-backoff';
+import type { JobOutcome } from '@/lib/client/rl-guardrails';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 
-/** completed_steps of num_sequences; a bar only once the total is known (the job has started). */
-export function JobProgress({ job, compact = false }: { job: TrainingJobDto; compact?: boolean }) {
+/**
+ * completed_steps of num_sequences; a bar only once the total is known (the job has started). A job whose
+ * `outcome` (jobOutcome) is "No update" gets no bar: a full green one would read as success for a job that took
+ * no step.
+ */
+export function JobProgress({
+  job,
+  outcome,
+  compact = false,
+}: {
+  job: TrainingJobDto;
+  outcome?: JobOutcome;
+  compact?: boolean;
+}) {
+  if (outcome?.kind === 'no-update')
+    return <span className={cx('text-fg-muted', compact ? 'text-xs' : 'text-sm')}>No gradient steps</span>;
   const fraction = progressFraction(job.completed_steps, job.num_sequences);
   const label =
     job.num_sequences === null

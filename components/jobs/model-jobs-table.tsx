@@ -45,12 +45,7 @@ export function ModelJobsTable({
                 ) : null}
               </Td>
               <Td label="Progress">
-                {outcome?.kind === 'no-update' ? (
-                  // A full green bar would read as success: this job took no step.
-                  <span className="text-xs text-fg-muted">No gradient steps</span>
-                ) : (
-                  <JobProgress job={job} compact />
-                )}
+                <JobProgress job={job} outcome={outcome} compact />
               </Td>
               <Td label="Steps" className="text-right whitespace-nowrap text-fg-muted tabular-nums">
                 {job.base_step ?? '—'} → {job.step ?? '…'}

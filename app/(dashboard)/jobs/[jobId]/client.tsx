@@ -115,16 +115,15 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
   const now = useNowEverySecond(job?.status === 'RUNNING');
 
   const cancel = useCancelJob(jobId);
-  // An RL job that completed without a gradient step changed nothing; its checkpoint's group counts say why. The
-  // same list the model page caches, fetched only for such a job.
-  const noStep = job?.type === 'rl' && job.status === 'COMPLETED' && (job.num_sequences ?? job.completed_steps) === 0;
-  const checkpoints = useQuery({ ...allCheckpointsQuery(job?.model_id ?? ''), enabled: Boolean(noStep) });
-  const outcome = job
-    ? jobOutcome(
-        job,
-        checkpoints.data?.data.find((c) => c.step === job.step)?.metrics ?? groupCountsFromConfig(job.config),
-      )
-    : undefined;
+  // An RL job that completed without a gradient step changed nothing. Its config tells that much; its checkpoint's
+  // group counts say why, from the same list the model page caches, fetched only for such a job.
+  const fromConfig = job ? jobOutcome(job, groupCountsFromConfig(job.config)) : undefined;
+  const checkpoints = useQuery({
+    ...allCheckpointsQuery(job?.model_id ?? ''),
+    enabled: fromConfig?.kind === 'no-update',
+  });
+  const metrics = checkpoints.data?.data.find((c) => c.step === job?.step)?.metrics;
+  const outcome = job && metrics ? jobOutcome(job, metrics) : fromConfig;
 
   if (!job) {
     return summary.isError ? (
@@ -224,11 +223,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
             description={terminal ? undefined : 'Updates live while the job runs.'}
           />
           <CardBody className="space-y-5">
-            {outcome?.kind === 'no-update' ? (
-              <p className="text-sm text-fg-muted">No gradient steps</p>
-            ) : (
-              <JobProgress job={job} />
-            )}
+            <JobProgress job={job} outcome={outcome} />
             <dl className="grid grid-cols-2 gap-4 text-sm sm:grid-cols-4">
               <div>
                 <dt className="text-xs text-fg-subtle">Created</dt>
