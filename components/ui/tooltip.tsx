@@ -35,7 +35,15 @@ export function Tooltip({ content, children, disabled = false }: TooltipProps) {
     window.clearTimeout(timer.current);
     setOpen(false);
   };
-  useEffect(() => () => window.clearTimeout(timer.current), []);
+  useEffect(() => {
+    // A pointer already resting on the control, or keyboard focus already in it, when the page hydrates sent its
+    // events before there were handlers: open for it now, as a later hover or focus would.
+    const el = anchor.current;
+    if (el?.matches(':hover')) show(HOVER_DELAY_MS);
+    else if (el?.querySelector(':focus-visible')) show(0);
+    return () => window.clearTimeout(timer.current);
+    // Once, on mount: later hovers and focus come through the handlers.
+  }, []);
   useEffect(() => {
     if (!open) return;
     const onKeyDown = (event: KeyboardEvent) => {
