@@ -289,6 +289,9 @@ test("a checkpoint row's actions show their labels on hover and focus, and its c
   const m = new ModelPage(page);
   await m.goto(model.id);
   await expect(m.checkpoint(latest)).toBeVisible();
+  // The sections above the table finish loading first: a hover while they still grow would shift the row out from
+  // under the pointer, and the label closes on that pointer leave, as it should.
+  await page.waitForLoadState('networkidle');
   const tooltip = page.getByRole('tooltip');
 
   // Hover shows the icon's label; leaving hides it.
