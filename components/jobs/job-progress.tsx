@@ -18,7 +18,7 @@ export function JobProgress({
   compact?: boolean;
 }) {
   if (outcome?.kind === 'no-update')
-    return <span className={cx('text-fg-muted', compact ? 'text-xs' : 'text-sm')}>No gradient steps</span>;
+    return <p className={cx('text-fg-muted', compact ? 'text-xs' : 'text-sm')}>No gradient steps</p>;
   const fraction = progressFraction(job.completed_steps, job.num_sequences);
   const label =
     job.num_sequences === null
