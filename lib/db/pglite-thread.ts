@@ -50,9 +50,19 @@ async function main() {
         return;
       }
       try {
-        const out = await db.execProtocolRaw(message.bytes);
-        // execProtocolRaw may answer with a view into the WebAssembly heap: copy before transferring.
-        const bytes = out.buffer === db.Module.HEAPU8.buffer ? out.slice() : out;
+        // The streaming form hands over the backend's bytes as they are written. execProtocolRaw would also run
+        // PGlite's own protocol parser over every answer (for its execProtocol API, which this thread never
+        // uses): up to half of this thread's time on pages of rows, for objects nobody reads, since the server
+        // parses the same bytes with node-postgres. Chunks are views into the WebAssembly heap: copied at once.
+        const chunks: Uint8Array[] = [];
+        let length = 0;
+        await db.execProtocolRawStream(message.bytes, {
+          onRawData: (chunk) => {
+            chunks.push(chunk.slice());
+            length += chunk.byteLength;
+          },
+        });
+        const bytes = chunks.length === 1 ? chunks[0] : concat(chunks, length);
         port.postMessage(
           { type: 'result', id: message.id, bytes, heapBytes: heapBytes(db) } satisfies FromPgliteThread,
           bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer as ArrayBuffer] : [],
@@ -66,6 +76,16 @@ async function main() {
       }
     });
   });
+}
+
+function concat(chunks: Uint8Array[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
 }
 
 void main();

@@ -59,13 +59,24 @@ export async function pageEventsInScope(
     input.entityIds.map((id) => sql`${id}::uuid`),
     sql`, `,
   );
+  // Two statement texts, with and without a cursor, rather than one with `$after is null or seq > c.seq`: once
+  // PostgreSQL switches a prepared statement to its generic plan, that disjunction cannot bound the index scan
+  // and the page filters every earlier event of the job (15 ms per page at 50,000 events on PGlite).
+  const cursor =
+    after === null
+      ? { found: sql`true`, join: sql``, bound: sql`` }
+      : {
+          found: sql`(c.seq is not null)`,
+          join: sql`left join lateral (select seq from job_events where job_id = j.id and id = ${after}::uuid) c on true`,
+          bound: sql`and seq > c.seq`,
+        };
   const result = (await db.execute(sql`
-    select (c.seq is not null) as cursor_found, e.seq, e.id, e.job_id, e.type, e.data, e.created_at
+    select ${cursor.found} as cursor_found, e.seq, e.id, e.job_id, e.type, e.data, e.created_at
     from training_jobs j
-    left join lateral (select seq from job_events where job_id = j.id and id = ${after}::uuid) c on true
+    ${cursor.join}
     left join lateral (
       select * from job_events
-      where job_id = j.id and (${after}::uuid is null or seq > c.seq)
+      where job_id = j.id ${cursor.bound}
       order by seq
       limit ${input.limit}
     ) e on true

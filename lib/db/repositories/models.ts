@@ -354,14 +354,22 @@ export async function pageCheckpointsInScope(
     sql`, `,
   );
   const ascending = input.order === 'asc';
+  // With and without a cursor as two statement texts, for the reason given in pageEventsInScope.
+  const cursor =
+    after === null
+      ? { found: sql`true`, join: sql``, bound: sql`` }
+      : {
+          found: sql`(c.step is not null)`,
+          join: sql`left join lateral (select step from checkpoints where model_id = m.id and id = ${after}::uuid) c on true`,
+          bound: ascending ? sql`and step > c.step` : sql`and step < c.step`,
+        };
   const result = (await db.execute(sql`
-    select (c.step is not null) as cursor_found, p.id, p.model_id, p.step, p.metrics, p.artifact_key, p.created_at
+    select ${cursor.found} as cursor_found, p.id, p.model_id, p.step, p.metrics, p.artifact_key, p.created_at
     from models m
-    left join lateral (select step from checkpoints where model_id = m.id and id = ${after}::uuid) c on true
+    ${cursor.join}
     left join lateral (
       select * from checkpoints
-      where model_id = m.id
-        and (${after}::uuid is null or ${ascending ? sql`step > c.step` : sql`step < c.step`})
+      where model_id = m.id ${cursor.bound}
       order by step ${ascending ? sql`asc` : sql`desc`}
       limit ${input.limit}
     ) p on true
