@@ -64,9 +64,21 @@ async function main() {
     afterSeq: first.seq + large.events - 200,
     limit: 1,
   });
+  // And one near its start: a page there must not cost more either (it did without planner statistics).
+  const [earlyEvent] = await trainingRepo.listEvents(db, large.id, { afterSeq: first.seq + 100, limit: 1 });
+  // Statistics as they would be shortly after a bulk load (autovacuum on PostgreSQL, the server's own check on
+  // PGlite, lib/db/pglite-maintenance.ts): the routes are measured in their steady state.
+  await db.execute(sql`analyze`);
   await closeDb();
   console.log(
-    JSON.stringify({ key, modelId: model.id, smallJobId: jobs[0].id, largeJobId: large.id, deepEventId: deepEvent.id }),
+    JSON.stringify({
+      key,
+      modelId: model.id,
+      smallJobId: jobs[0].id,
+      largeJobId: large.id,
+      deepEventId: deepEvent.id,
+      earlyEventId: earlyEvent.id,
+    }),
   );
 }
 

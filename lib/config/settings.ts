@@ -260,6 +260,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning: "The embedded database's heap size past which its thread is restarted while idle, giving the memory back",
   },
   {
+    env: 'TUNEBOARD_PGLITE_ANALYZE_SECONDS',
+    schema: count,
+    defaultText: '`60`',
+    meaning:
+      "How often the embedded database's planner statistics are refreshed for tables that changed (PostgreSQL's autovacuum does this on a server); `0` turns it off",
+  },
+  {
     env: 'TUNEBOARD_S3_ENDPOINT',
     schema: httpUrl,
     defaultText: 'unset',

@@ -73,11 +73,17 @@ async function open(): Promise<DbHandle> {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
     client.release();
   }
+  // PGlite has no autovacuum to keep the planner's statistics current (lib/db/pglite-maintenance.ts).
+  const stopMaintenance =
+    kind === 'pglite'
+      ? (await import('./pglite-maintenance')).startPgliteMaintenance(db, config.pgliteAnalyzeSeconds)
+      : async () => undefined;
   return {
     db,
     kind,
     embedded,
     close: async () => {
+      await stopMaintenance();
       await pool.end();
       await embedded?.close();
     },

@@ -3,6 +3,7 @@ import { and, asc, count, desc, eq, gt, ilike, inArray, lt, or, sql, type SQL } 
 import type { DbOrTx } from '../client';
 import { checkpoints, entities, models, projects, runs } from '../schema';
 import { modelStatsFields, type BestMetricChoice, type ModelListStats } from './best-metrics';
+import { placeholders, placeholderValues, preparedQuery } from '../prepared';
 
 export type ModelRow = typeof models.$inferSelect;
 export type CheckpointRow = typeof checkpoints.$inferSelect;
@@ -85,13 +86,20 @@ function withStats<T extends { latestStep: number | null; checkpointCount: numbe
 
 export async function findModelInScope(db: DbOrTx, id: string, entityIds: string[]) {
   if (entityIds.length === 0) return undefined;
-  const [row] = await db
-    .select(modelWithNames)
-    .from(models)
-    .innerJoin(entities, eq(entities.id, models.entityId))
-    .innerJoin(projects, eq(projects.id, models.projectId))
-    .where(and(eq(models.id, id), inArray(models.entityId, entityIds)))
-    .limit(1);
+  // Every model route's scope check: built once per number of entities (lib/db/prepared.ts).
+  const query = preparedQuery(db, `models.inScope|${entityIds.length}`, () =>
+    db
+      .select(modelWithNames)
+      .from(models)
+      .innerJoin(entities, eq(entities.id, models.entityId))
+      .innerJoin(projects, eq(projects.id, models.projectId))
+      .where(
+        and(eq(models.id, sql.placeholder('id')), inArray(models.entityId, placeholders('entity', entityIds.length))),
+      )
+      .limit(1)
+      .prepare(''),
+  );
+  const [row] = await query.execute({ id, ...placeholderValues('entity', entityIds) });
   return row as ModelWithNames | undefined;
 }
 
@@ -189,28 +197,56 @@ export interface ModelListFilter {
 /** Newest first, keyset-paged on (created_at, id), each with its checkpoints' summary. */
 export async function listModels(db: DbOrTx, f: ModelListFilter) {
   if (f.entityIds.length === 0) return [];
-  const conditions: SQL[] = [inArray(models.entityId, f.entityIds)];
-  if (f.project !== undefined) conditions.push(eq(projects.name, f.project));
-  if (f.baseModel !== undefined) conditions.push(eq(models.baseModel, f.baseModel));
-  if (f.search) conditions.push(ilike(models.name, `%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
-  if (f.after) {
-    conditions.push(
-      or(
-        lt(models.createdAt, f.after.createdAt),
-        and(eq(models.createdAt, f.after.createdAt), lt(models.id, f.after.id)),
-      )!,
-    );
-  }
-  const stats = modelStatsFields(models.id, f.best);
-  const rows = await db
-    .select({ ...modelWithNames, ...stats.fields })
-    .from(models)
-    .innerJoin(entities, eq(entities.id, models.entityId))
-    .innerJoin(projects, eq(projects.id, models.projectId))
-    .where(and(...conditions))
-    .orderBy(desc(models.createdAt), desc(models.id))
-    .limit(f.limit);
-  return rows.map((row) => withStats(row, stats.parseBest));
+  // The route clients and the dashboard poll: its text (three subqueries per candidate metric) is built once
+  // per shape (lib/db/prepared.ts).
+  const shape = JSON.stringify([
+    'models.list',
+    f.entityIds.length,
+    f.project !== undefined,
+    f.baseModel !== undefined,
+    Boolean(f.search),
+    Boolean(f.after),
+    f.best?.metric ?? null,
+    f.best?.direction ?? null,
+  ]);
+  const { query, parseBest } = preparedQuery(db, shape, () => {
+    const conditions: SQL[] = [inArray(models.entityId, placeholders('entity', f.entityIds.length))];
+    if (f.project !== undefined) conditions.push(eq(projects.name, sql.placeholder('project')));
+    if (f.baseModel !== undefined) conditions.push(eq(models.baseModel, sql.placeholder('baseModel')));
+    if (f.search) conditions.push(ilike(models.name, sql.placeholder('search')));
+    if (f.after) {
+      conditions.push(
+        or(
+          lt(models.createdAt, sql.placeholder('afterCreatedAt')),
+          and(eq(models.createdAt, sql.placeholder('afterCreatedAt')), lt(models.id, sql.placeholder('afterId'))),
+        )!,
+      );
+    }
+    const stats = modelStatsFields(models.id, f.best);
+    return {
+      parseBest: stats.parseBest,
+      query: db
+        .select({ ...modelWithNames, ...stats.fields })
+        .from(models)
+        .innerJoin(entities, eq(entities.id, models.entityId))
+        .innerJoin(projects, eq(projects.id, models.projectId))
+        .where(and(...conditions))
+        .orderBy(desc(models.createdAt), desc(models.id))
+        .limit(sql.placeholder('limit'))
+        .prepare(''),
+    };
+  });
+  const rows = await query.execute({
+    ...placeholderValues('entity', f.entityIds),
+    project: f.project,
+    baseModel: f.baseModel,
+    search: f.search && `%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+    // Placeholders skip the column's own encoding: the timestamp goes as the text PostgreSQL parses.
+    afterCreatedAt: f.after?.createdAt.toISOString(),
+    afterId: f.after?.id,
+    limit: f.limit,
+  });
+  return rows.map((row) => withStats(row, parseBest));
 }
 
 export async function listProjects(db: DbOrTx, entityIds: string[]) {

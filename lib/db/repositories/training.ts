@@ -3,6 +3,7 @@ import { and, asc, desc, eq, gt, inArray, lt, or, sql, type SQL } from 'drizzle-
 import type { DbOrTx } from '../client';
 import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
+import { preparedQuery } from '../prepared';
 
 export type TrainingJobRow = typeof trainingJobs.$inferSelect;
 export type JobEventRow = typeof jobEvents.$inferSelect;
@@ -30,22 +31,37 @@ export async function listJobsOfModel(
   modelId: string,
   opts: { status?: JobStatus; after?: { createdAt: Date; id: string }; limit: number },
 ) {
-  const conditions: SQL[] = [eq(trainingJobs.modelId, modelId)];
-  if (opts.status) conditions.push(eq(trainingJobs.status, opts.status));
-  if (opts.after) {
-    conditions.push(
-      or(
-        lt(trainingJobs.createdAt, opts.after.createdAt),
-        and(eq(trainingJobs.createdAt, opts.after.createdAt), lt(trainingJobs.id, opts.after.id)),
-      )!,
-    );
-  }
-  return db
-    .select()
-    .from(trainingJobs)
-    .where(and(...conditions))
-    .orderBy(desc(trainingJobs.createdAt), desc(trainingJobs.id))
-    .limit(opts.limit);
+  // A model's jobs page, polled by the dashboard and by clients following a job: built once per shape.
+  const query = preparedQuery(db, `jobs.ofModel|${Boolean(opts.status)}|${Boolean(opts.after)}`, () => {
+    const conditions: SQL[] = [eq(trainingJobs.modelId, sql.placeholder('modelId'))];
+    if (opts.status) conditions.push(eq(trainingJobs.status, sql.placeholder('status')));
+    if (opts.after) {
+      conditions.push(
+        or(
+          lt(trainingJobs.createdAt, sql.placeholder('afterCreatedAt')),
+          and(
+            eq(trainingJobs.createdAt, sql.placeholder('afterCreatedAt')),
+            lt(trainingJobs.id, sql.placeholder('afterId')),
+          ),
+        )!,
+      );
+    }
+    return db
+      .select()
+      .from(trainingJobs)
+      .where(and(...conditions))
+      .orderBy(desc(trainingJobs.createdAt), desc(trainingJobs.id))
+      .limit(sql.placeholder('limit'))
+      .prepare('');
+  });
+  return query.execute({
+    modelId,
+    status: opts.status,
+    // Placeholders skip the column's own encoding: the timestamp goes as the text PostgreSQL parses.
+    afterCreatedAt: opts.after?.createdAt.toISOString(),
+    afterId: opts.after?.id,
+    limit: opts.limit,
+  });
 }
 
 /** Jobs of several entities with their model's names; `active` lists RUNNING before QUEUED, oldest first. */
