@@ -10,6 +10,7 @@ import { ApiError } from '@/lib/errors';
 import type { BodyFlavor } from './parse';
 import { BODY_KINDS, prepareBody, transferables, type BodyKind } from './prepared';
 import type { FromBodyThread, ToBodyThread } from './protocol';
+import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
 
 interface Session {
   kind: BodyKind;
@@ -20,6 +21,7 @@ interface Session {
 
 const sessions = new Map<number, Session>();
 const port = parentPort!;
+lowerThisThreadPriority();
 
 function reply(message: FromBodyThread) {
   port.postMessage(message, message.type === 'prepared' ? transferables(message.value) : undefined);

@@ -82,6 +82,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     pgliteRecycleHeapBytes: mib(raw.TUNEBOARD_PGLITE_RECYCLE_MB, 512),
     /** Seconds between checks for embedded-database tables whose planner statistics are stale (0: never). */
     pgliteAnalyzeSeconds: num(raw.TUNEBOARD_PGLITE_ANALYZE_SECONDS, 60),
+    /** Nice value the server's helper threads take (lib/config/thread-priority.ts); 0 leaves them alone. */
+    threadNice: Math.min(num(raw.TUNEBOARD_THREAD_NICE, 5), 19),
     /** Requests with bodies past the small limit that one process handles at once; more get 429 + Retry-After. */
     maxLargeRequests: num(raw.TUNEBOARD_MAX_LARGE_REQUESTS, 2),
     /** bench:train only: a Python interpreter with PyTorch for the anchor (else a venv, PATH, /usr/bin/python3). */

@@ -267,6 +267,13 @@ export const SETTINGS: readonly Setting[] = [
       "How often the embedded database's planner statistics are refreshed for tables that changed (PostgreSQL's autovacuum does this on a server); `0` turns it off",
   },
   {
+    env: 'TUNEBOARD_THREAD_NICE',
+    schema: count,
+    defaultText: '`5`',
+    meaning:
+      'How far below the request thread the engine, embedded-database and body-parsing threads are scheduled (Linux nice, 0 to 19): when they compete for the cores, requests and health checks go first; `0` treats them alike',
+  },
+  {
     env: 'TUNEBOARD_S3_ENDPOINT',
     schema: httpUrl,
     defaultText: 'unset',

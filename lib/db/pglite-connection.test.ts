@@ -29,7 +29,21 @@ beforeAll(() => {
   return shared.thread.waitReady();
 }, 180_000);
 
+/** Nice values of this process's threads (Linux: /proc/self/task/<tid>/stat, field 19). */
+function threadNiceValues(): number[] {
+  return fs.readdirSync('/proc/self/task').map((tid) => {
+    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
 describe('PGlite on its own thread, through node-postgres', () => {
+  it.runIf(process.platform === 'linux')('runs below the request thread (TUNEBOARD_THREAD_NICE, default 5)', () => {
+    // The test's own thread, like the server's request thread, keeps its priority (0 unless the whole run was
+    // started under nice); the database's thread is scheduled at the configured value, or below that.
+    expect(threadNiceValues()).toContain(Math.max(os.getPriority(0), 5));
+  });
+
   it('answers queries with pg types and pg errors (SQLSTATE codes included)', async () => {
     const { pool } = shared;
     const { rows } = await pool.query('select $1::int + 1 as n, $2::text as t, $3::jsonb as j', [41, 'é', { a: [1] }]);

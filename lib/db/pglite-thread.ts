@@ -11,6 +11,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
 
 export type ToPgliteThread = { type: 'exec'; id: number; bytes: Uint8Array } | { type: 'close' };
 export type FromPgliteThread =
@@ -21,6 +22,7 @@ export type FromPgliteThread =
   | { type: 'closed' };
 
 const port = parentPort!;
+lowerThisThreadPriority();
 const { dataDir } = workerData as { dataDir: string };
 
 function heapBytes(db: PGlite): number {

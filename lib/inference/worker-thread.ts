@@ -14,6 +14,7 @@ import { BatchScheduler } from './scheduler';
 import { toGenerationRequest, type FromWorker, type ModelSpec, type ToWorker } from './wire';
 import { config } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';
+import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
 
 const log = componentLogger('inference-worker');
 
@@ -23,6 +24,7 @@ v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 if (!parentPort) throw new Error('worker-thread.ts must run as a worker thread');
 const port = parentPort;
+lowerThisThreadPriority();
 const post = (message: FromWorker) => port.postMessage(message);
 
 const budgetBytes = config.modelCacheBytes;
