@@ -1,6 +1,7 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
 import type { BodySink } from './body-offload';
+import { PREREAD_BODY } from './fast-path';
 
 export interface LargeAdmission {
   threshold: number;
@@ -49,6 +50,13 @@ async function readBody<T>(
     }
   };
   if (large && Number.isFinite(declared) && declared > large.threshold) admit();
+  const preread = (req as unknown as Record<symbol, Uint8Array | undefined>)[PREREAD_BODY];
+  if (preread) {
+    // Read whole by the fast path (a small body that declared its length): the same checks, without the stream.
+    if (preread.byteLength > limit) throw tooLarge();
+    if (large && preread.byteLength > large.threshold) admit();
+    return { text: new TextDecoder().decode(preread) };
+  }
   if (!req.body) return { text: '' };
   const reader = req.body.getReader();
   // Decoded as it arrives, so that the raw chunks are released as they go instead of being held next to

@@ -34,6 +34,8 @@ import { requestIdFrom } from './request-id';
  */
 
 const log = componentLogger('api');
+/** Where toRequest leaves a body it read whole (a global symbol: lib/api/body.ts is bundled apart). */
+export const PREREAD_BODY = Symbol.for('tuneboard.prereadBody');
 const BODY = Buffer.from('{"status":"ok"}');
 const PATHS = new Set(['/v1/health', '/v1/health/']);
 const installed = Symbol.for('tuneboard.fastPath');
@@ -128,26 +130,59 @@ export function matchFastRoute(
 }
 
 /**
- * The handler's Request, made from Node's; throws on what a Request cannot carry (an unparsable Host), which
- * then goes to Next.
+ * Bodies that declare a length up to this are read whole before the handler runs (a chat request, a model to
+ * create) and given to it as bytes: bridging Node's stream into a web stream (Readable.toWeb) and reading that
+ * back chunk by chunk cost more of the request thread than the rest of a relayed completion's request side.
+ * Longer bodies, and bodies without a length (chunked), stream as they arrive, so that limits and the body
+ * thread act on them before they are held in memory.
  */
-function toRequest(req: http.IncomingMessage, res: http.ServerResponse): Request {
+const PREREAD_MAX_BYTES = 64 * 1024;
+
+/** The length a request declares when its body may be read up front, else undefined. */
+function prereadLength(req: http.IncomingMessage): number | undefined {
+  if (req.method === 'GET') return undefined;
+  const header = req.headers['content-length'];
+  if (header === undefined || req.headers['transfer-encoding'] !== undefined) return undefined;
+  const length = Number(header);
+  return Number.isInteger(length) && length >= 0 && length <= PREREAD_MAX_BYTES ? length : undefined;
+}
+
+/** The whole body of a request that declared a small length; rejects if the client goes away first. */
+function readWhole(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('client closed the request before its body ended'));
+    });
+  });
+}
+
+/** The URL a handler's Request gets; throws on what a Request cannot carry (an unparsable Host). */
+function requestUrl(req: http.IncomingMessage): URL {
+  return new URL(`http://${req.headers.host ?? 'localhost'}${req.url}`);
+}
+
+/** The handler's Request, made from Node's, with its body as bytes already read or as Node's stream. */
+function toRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL, body?: Buffer): Request {
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   // The handler's req.signal: aborted when the client goes away before the answer is written, which is what
   // stops an upstream relay or the engine's generation (as Next's own request signal does).
   const aborter = new AbortController();
-  // Checked before the body is touched: a request Next gets back must still have all of it.
-  const url = new URL(`http://${req.headers.host ?? 'localhost'}${req.url}`);
   const request = new Request(url, {
     method: req.method,
     headers,
     // A GET's body (which HTTP allows and no route reads) cannot be given to a Request.
-    body: req.method === 'GET' ? undefined : (Readable.toWeb(req) as ReadableStream<Uint8Array>),
+    body: req.method === 'GET' ? undefined : (body ?? (Readable.toWeb(req) as ReadableStream<Uint8Array>)),
     duplex: 'half',
     signal: aborter.signal,
   } as RequestInit);
+  // lib/api/body.ts reads these bytes directly instead of through the Request's stream.
+  if (body) (request as unknown as Record<symbol, Buffer>)[PREREAD_BODY] = body;
   res.once('close', () => {
     if (!res.writableFinished) aborter.abort();
   });
@@ -286,18 +321,38 @@ export function installFastPath(): () => void {
         return true;
       }
       const route = matchFastRoute(req.method, req.url ?? '');
-      let request: Request | undefined;
+      let url: URL | undefined;
       try {
-        request = route && toRequest(req, res);
+        // Checked before the body is touched: a request Next gets back must still have all of it.
+        url = route && requestUrl(req);
       } catch {
         // left to Next
       }
-      if (route && request) {
-        serveRegistered(route.handler, route.params, request, req, res).catch((err) => {
+      if (route && url) {
+        const failed = (err: unknown) => {
           log.error({ err }, 'fast path failed');
           res.destroy();
-        });
-        return true;
+        };
+        if (prereadLength(req) !== undefined) {
+          readWhole(req)
+            .then(
+              (body) => serveRegistered(route.handler, route.params, toRequest(req, res, url, body), req, res),
+              // A client that hangs up mid-body has nobody to answer.
+              () => void res.destroy(),
+            )
+            .catch(failed);
+          return true;
+        }
+        let request: Request | undefined;
+        try {
+          request = toRequest(req, res, url);
+        } catch {
+          // left to Next
+        }
+        if (request) {
+          serveRegistered(route.handler, route.params, request, req, res).catch(failed);
+          return true;
+        }
       }
     }
     return emit.apply(this, [event, ...args] as Parameters<typeof emit>);

@@ -2,7 +2,10 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import net from 'node:net';
+import { readBodyText } from '@/lib/api/body';
 import {
+  PREREAD_BODY,
   clearFastRoutes,
   installFastPath,
   isHealthProbe,
@@ -135,6 +138,49 @@ describe('the fast path', () => {
         expect(res.status).toBe(401);
         expect(res.headers.get('connection')).toBe('close');
       }
+    });
+
+    it('read a small body that declares its length before the handler, and stream any other body', async () => {
+      const got: { preread: boolean; text: string }[] = [];
+      register(async (req) => {
+        const preread = PREREAD_BODY in req;
+        got.push({ preread, text: await readBodyText(req, 1024 * 1024) });
+        return Response.json({ ok: true });
+      });
+      const small = JSON.stringify({ messages: [{ role: 'user', content: 'héllo \ufeff' }] });
+      expect((await fetch(`${base}/v1/fast`, { method: 'POST', body: small })).status).toBe(200);
+      // Chunked (no Content-Length): streamed to the handler as before.
+      const chunked = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('{"a":'));
+          c.enqueue(new TextEncoder().encode('1}'));
+          c.close();
+        },
+      });
+      const init = { method: 'POST', body: chunked, duplex: 'half' } as RequestInit;
+      expect((await fetch(`${base}/v1/fast`, init)).status).toBe(200);
+      // Past 64 KiB: streamed too.
+      const large = 'x'.repeat(100 * 1024);
+      expect((await fetch(`${base}/v1/fast`, { method: 'POST', body: large })).status).toBe(200);
+      expect(got).toEqual([
+        { preread: true, text: small },
+        { preread: false, text: '{"a":1}' },
+        { preread: false, text: large },
+      ]);
+    });
+
+    it('run no handler for a small body whose client hangs up before sending all of it', async () => {
+      const handler = vi.fn(async () => Response.json({}));
+      register(handler);
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      socket.write('POST /v1/fast HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"only":');
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(handler).not.toHaveBeenCalled();
+      // The server goes on answering.
+      expect((await fetch(`${base}/v1/health`)).status).toBe(200);
     });
 
     it('leave other methods and paths to the server', async () => {
