@@ -1,9 +1,10 @@
 import 'server-only';
-import { and, asc, count, desc, eq, gt, ilike, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, ilike, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { checkpoints, entities, models, projects, runs } from '../schema';
 import { modelStatsFields, type BestMetricChoice, type ModelListStats } from './best-metrics';
 import { placeholders, placeholderValues, preparedQuery } from '../prepared';
+import { olderThan } from './keyset';
 
 export type ModelRow = typeof models.$inferSelect;
 export type CheckpointRow = typeof checkpoints.$inferSelect;
@@ -216,10 +217,10 @@ export async function listModels(db: DbOrTx, f: ModelListFilter) {
     if (f.search) conditions.push(ilike(models.name, sql.placeholder('search')));
     if (f.after) {
       conditions.push(
-        or(
-          lt(models.createdAt, sql.placeholder('afterCreatedAt')),
-          and(eq(models.createdAt, sql.placeholder('afterCreatedAt')), lt(models.id, sql.placeholder('afterId'))),
-        )!,
+        olderThan(models.createdAt, models.id, {
+          createdAt: sql.placeholder('afterCreatedAt'),
+          id: sql.placeholder('afterId'),
+        }),
       );
     }
     const stats = modelStatsFields(models.id, f.best);

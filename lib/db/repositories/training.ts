@@ -1,9 +1,10 @@
 import 'server-only';
-import { and, asc, desc, eq, gt, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
 import { preparedQuery } from '../prepared';
+import { olderThan } from './keyset';
 
 export type TrainingJobRow = typeof trainingJobs.$inferSelect;
 export type JobEventRow = typeof jobEvents.$inferSelect;
@@ -37,13 +38,10 @@ export async function listJobsOfModel(
     if (opts.status) conditions.push(eq(trainingJobs.status, sql.placeholder('status')));
     if (opts.after) {
       conditions.push(
-        or(
-          lt(trainingJobs.createdAt, sql.placeholder('afterCreatedAt')),
-          and(
-            eq(trainingJobs.createdAt, sql.placeholder('afterCreatedAt')),
-            lt(trainingJobs.id, sql.placeholder('afterId')),
-          ),
-        )!,
+        olderThan(trainingJobs.createdAt, trainingJobs.id, {
+          createdAt: sql.placeholder('afterCreatedAt'),
+          id: sql.placeholder('afterId'),
+        }),
       );
     }
     return db
@@ -74,14 +72,7 @@ export async function listJobsOfEntities(
   const conditions: SQL[] = [inArray(trainingJobs.entityId, entityIds)];
   if (opts.status) conditions.push(eq(trainingJobs.status, opts.status));
   if (opts.active) conditions.push(inArray(trainingJobs.status, ['RUNNING', 'QUEUED']));
-  if (opts.after) {
-    conditions.push(
-      or(
-        lt(trainingJobs.createdAt, opts.after.createdAt),
-        and(eq(trainingJobs.createdAt, opts.after.createdAt), lt(trainingJobs.id, opts.after.id)),
-      )!,
-    );
-  }
+  if (opts.after) conditions.push(olderThan(trainingJobs.createdAt, trainingJobs.id, opts.after));
   const rows = await db
     .select({
       job: trainingJobs,
