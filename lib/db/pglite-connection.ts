@@ -15,6 +15,7 @@ import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser';
 import type { BackendMessage } from 'pg-protocol/dist/messages';
+import { concatBytes } from './bytes';
 import type { FromPgliteThread, ToPgliteThread } from './pglite-thread';
 import { componentLogger } from '@/lib/logger';
 
@@ -199,14 +200,8 @@ class PgliteThreadConnection extends EventEmitter {
     const parts = this.batch;
     this.batch = [];
     if (parts.length === 0) return;
-    // A fresh buffer of our own: serialised messages may be slices of Node's shared pool, and this one is
-    // transferred (moved) to the thread.
-    const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-    let at = 0;
-    for (const part of parts) {
-      bytes.set(part, at);
-      at += part.byteLength;
-    }
+    // Serialised messages may be slices of Node's shared pool; the batch is transferred (moved) to the thread.
+    const bytes = concatBytes(parts);
     this.inFlight++;
     const answer = this.thread.exec(bytes);
     // Answers are handled in the order the batches were sent, whatever order the promises settle in.

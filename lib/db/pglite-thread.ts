@@ -12,6 +12,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
+import { concatBytes } from './bytes';
 
 export type ToPgliteThread = { type: 'exec'; id: number; bytes: Uint8Array } | { type: 'close' };
 export type FromPgliteThread =
@@ -57,14 +58,8 @@ async function main() {
         // uses): up to half of this thread's time on pages of rows, for objects nobody reads, since the server
         // parses the same bytes with node-postgres. Chunks are views into the WebAssembly heap: copied at once.
         const chunks: Uint8Array[] = [];
-        let length = 0;
-        await db.execProtocolRawStream(message.bytes, {
-          onRawData: (chunk) => {
-            chunks.push(chunk.slice());
-            length += chunk.byteLength;
-          },
-        });
-        const bytes = chunks.length === 1 ? chunks[0] : concat(chunks, length);
+        await db.execProtocolRawStream(message.bytes, { onRawData: (chunk) => chunks.push(chunk.slice()) });
+        const bytes = chunks.length === 1 ? chunks[0] : concatBytes(chunks);
         port.postMessage(
           { type: 'result', id: message.id, bytes, heapBytes: heapBytes(db) } satisfies FromPgliteThread,
           bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer as ArrayBuffer] : [],
@@ -78,16 +73,6 @@ async function main() {
       }
     });
   });
-}
-
-function concat(chunks: Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
 }
 
 void main();
