@@ -138,13 +138,12 @@ export function matchFastRoute(
  */
 const PREREAD_MAX_BYTES = 64 * 1024;
 
-/** The length a request declares when its body may be read up front, else undefined. */
-function prereadLength(req: http.IncomingMessage): number | undefined {
-  if (req.method === 'GET') return undefined;
+/** Whether a request's body may be read up front: it declares a length, and a small one. */
+function bodyFitsPreread(req: http.IncomingMessage): boolean {
   const header = req.headers['content-length'];
-  if (header === undefined || req.headers['transfer-encoding'] !== undefined) return undefined;
+  if (req.method === 'GET' || header === undefined || req.headers['transfer-encoding'] !== undefined) return false;
   const length = Number(header);
-  return Number.isInteger(length) && length >= 0 && length <= PREREAD_MAX_BYTES ? length : undefined;
+  return Number.isInteger(length) && length >= 0 && length <= PREREAD_MAX_BYTES;
 }
 
 /** The whole body of a request that declared a small length; rejects if the client goes away first. */
@@ -333,7 +332,7 @@ export function installFastPath(): () => void {
           log.error({ err }, 'fast path failed');
           res.destroy();
         };
-        if (prereadLength(req) !== undefined) {
+        if (bodyFitsPreread(req)) {
           readWhole(req)
             .then(
               (body) => serveRegistered(route.handler, route.params, toRequest(req, res, url, body), req, res),
