@@ -9,7 +9,12 @@ const log = componentLogger('api');
 export type ErrorFlavor = 'preview' | 'chat';
 
 export function json(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {
-  return new Response(JSON.stringify(body), {
+  return jsonText(JSON.stringify(body), init);
+}
+
+/** A JSON answer from text that is already JSON. */
+export function jsonText(text: string, init: { status?: number; headers?: Record<string, string> } = {}): Response {
+  return new Response(text, {
     status: init.status ?? 200,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...init.headers },
   });

@@ -9,7 +9,8 @@ import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
 import { nulError, validateJsonBody } from '@/lib/body/parse';
 import { requestIdFrom } from './request-id';
 import { prepareBody, type BodyKind, type Prepared } from '@/lib/body/prepared';
-import { errorResponse, json, type ErrorFlavor } from './respond';
+import { errorResponse, json, jsonText, type ErrorFlavor } from './respond';
+import { JsonText } from '@/lib/schemas/common';
 import { assertSessionWriteAllowed } from './session-cookie';
 import { admitLargeBody, type LargeBodySlot } from './large-bodies';
 import { config } from '@/lib/config';
@@ -114,7 +115,7 @@ export function route<
   def: RouteDefinition<P, Q, B, R> & { offload: K },
   handler: (
     input: HandlerInput<P, Q, undefined> & { principal: Principal; prepared: Prepared<K> },
-  ) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
+  ) => Promise<(R extends Schema ? z.input<R> : unknown) | JsonText | Response>,
 ): RouteHandler;
 export function route<
   P extends Schema | undefined = undefined,
@@ -123,7 +124,7 @@ export function route<
   R extends Schema | undefined = undefined,
 >(
   def: RouteDefinition<P, Q, B, R> & { auth: 'public' | 'worker' },
-  handler: (input: HandlerInput<P, Q, B>) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
+  handler: (input: HandlerInput<P, Q, B>) => Promise<(R extends Schema ? z.input<R> : unknown) | JsonText | Response>,
 ): RouteHandler;
 export function route<
   P extends Schema | undefined = undefined,
@@ -134,7 +135,7 @@ export function route<
   def: RouteDefinition<P, Q, B, R>,
   handler: (
     input: HandlerInput<P, Q, B> & { principal: Principal },
-  ) => Promise<(R extends Schema ? z.input<R> : unknown) | Response>,
+  ) => Promise<(R extends Schema ? z.input<R> : unknown) | JsonText | Response>,
 ): RouteHandler;
 // The implementation sees the union of the overloads; the overloads above carry the precise types.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -216,7 +217,7 @@ export function route(
       const result = await handler({ req, params, query, body, prepared, principal });
       if (result instanceof Response) return result;
       if (def.response && !config.isProduction) {
-        const checked = def.response.safeParse(result);
+        const checked = def.response.safeParse(result instanceof JsonText ? JSON.parse(result.text) : result);
         if (!checked.success) {
           // A contract break is our bug: fail loudly in development and tests rather than ship it.
           log.error(
@@ -226,6 +227,7 @@ export function route(
           throw new Error('Response schema mismatch');
         }
       }
+      if (result instanceof JsonText) return jsonText(result.text, { status: def.status ?? 200 });
       return json(result, { status: def.status ?? 200 });
     } catch (err) {
       // The client hung up and Next aborted the work it started (ResponseAborted, or an abort surfacing from an

@@ -4,7 +4,7 @@ import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
-import { toList, type ListEnvelope } from '@/lib/schemas/common';
+import { JsonText, listText, toList, type ListEnvelope } from '@/lib/schemas/common';
 import {
   extraSettings,
   resolveLora,
@@ -200,6 +200,14 @@ export async function listJobsOfModel(
   );
 }
 
+type EventListQuery = {
+  after?: string;
+  before?: string;
+  newest_first?: boolean;
+  event_type?: JobEventDto['type'];
+  limit: number;
+};
+
 /**
  * Events strictly after the cursor, chronologically; replays are never deduplicated (docs/contract.md §3.7).
  * Extensions for the dashboard: `newest_first` reverses the list, and `before` pages back towards its start.
@@ -207,27 +215,9 @@ export async function listJobsOfModel(
 export async function listEvents(
   principal: Principal,
   jobId: string,
-  q: {
-    after?: string;
-    before?: string;
-    newest_first?: boolean;
-    event_type?: JobEventDto['type'];
-    limit: number;
-  },
+  q: EventListQuery,
 ): Promise<ListEnvelope<JobEventDto>> {
   const db = await getDb();
-  if (!q.newest_first && q.before === undefined && q.event_type === undefined) {
-    // The common case (a client following a job): scope, cursor and page in one query.
-    const page = await pageEventsInScope(db, {
-      jobId,
-      entityIds: accessibleEntityIds(principal),
-      afterId: q.after,
-      limit: q.limit + 1,
-    });
-    if (page.kind === 'no_job') throw ApiError.notFound(JOB_NOT_FOUND);
-    if (page.kind === 'unknown_cursor') throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
-    return toList(page.rows.slice(0, q.limit).map(toEventDto), page.rows.length > q.limit);
-  }
   const job = await requireJob(principal, jobId);
   if (q.after !== undefined && q.before !== undefined) {
     throw ApiError.valueError(['query', 'before'], 'Use after or before, not both', q.before);
@@ -250,6 +240,26 @@ export async function listEvents(
   const page = rows.slice(0, q.limit);
   if (backwards) page.reverse();
   return toList(page.map(toEventDto), rows.length > q.limit);
+}
+
+/**
+ * listEvents as the events route answers it. The common case, a client following a job (oldest first, after a
+ * cursor), is one query whose page the database writes out as JSON; the dashboard's orders and filters take
+ * listEvents.
+ */
+export async function listEventsJson(principal: Principal, jobId: string, q: EventListQuery): Promise<JsonText> {
+  if (q.newest_first || q.before !== undefined || q.event_type !== undefined) {
+    return new JsonText(JSON.stringify(await listEvents(principal, jobId, q)));
+  }
+  const page = await pageEventsInScope(await getDb(), {
+    jobId,
+    entityIds: accessibleEntityIds(principal),
+    afterId: q.after,
+    limit: q.limit,
+  });
+  if (page.kind === 'no_job') throw ApiError.notFound(JOB_NOT_FOUND);
+  if (page.kind === 'unknown_cursor') throw ApiError.valueError(['query', 'after'], 'Unknown cursor', q.after);
+  return listText(page.items, page.hasMore, page.firstId, page.lastId);
 }
 
 export async function cancelTrainingJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {

@@ -1,10 +1,12 @@
 import crypto from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
 import * as modelJobsRoute from '@/app/v1/preview/models/[model_id]/training-jobs/route';
 import * as eventsRoute from '@/app/v1/preview/training-jobs/[training_job_id]/events/route';
 import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/route';
 import { getDb } from '@/lib/db/client';
+import { pageEventsInScope } from '@/lib/db/repositories/job-event-pages';
 import { updateJob } from '@/lib/db/repositories/training';
 import {
   jobEventListSchema,
@@ -12,7 +14,8 @@ import {
   trainingJobSchema,
   type JobEventDto,
 } from '@/lib/schemas/training-jobs';
-import { call, createModel, createRlJob, createUser, seedEvents, type TestUser } from '../helpers';
+import { accessibleEntityIds } from '@/lib/services/accounts';
+import { call, createModel, createRlJob, createUser, principalOf, seedEvents, type TestUser } from '../helpers';
 
 function events(user: TestUser, jobId: string, query: Record<string, string | number | undefined> = {}) {
   return call(eventsRoute, 'GET', `/v1/preview/training-jobs/${jobId}/events`, {
@@ -201,6 +204,49 @@ describe('GET /v1/preview/training-jobs/{id}/events', () => {
         type: 'value_error',
       });
     }
+  });
+
+  it('writes the followed page (JSON built by the database) exactly as the objects the other orders serialize', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const jobId = await createRlJob(user, model.id);
+    const awkward = [
+      { text: 'quote " backslash \\ newline \n tab \t bell \u0001 separator \u2028 emoji 🦙 漢字', nested: [1, [2, {}]] },
+      { fake: '{"id":"00000000-0000-0000-0000-000000000000"}', empty: {}, list: [], none: null, yes: true },
+      { small: 1e-7, big: 1e21, int: 123456789012345, neg: -1.5, tenth: 0.1, third: 1 / 3, zero: 0 },
+      {},
+    ];
+    const rows = await seedEvents(
+      jobId,
+      awkward.map((data) => ({ type: 'gradient_step' as const, data })),
+    );
+    // Timestamps the database stores with microseconds: toISOString() truncates them to milliseconds.
+    const db = await getDb();
+    const times = ['2026-01-02 03:04:05.678999+00', '2026-01-02 03:04:05+00', '1999-12-31 23:59:59.9995-05', null];
+    for (const [i, at] of times.entries()) {
+      if (at) await db.execute(sql`update job_events set created_at = ${at}::timestamptz where id = ${rows[i].id}`);
+    }
+    const followed = await page(user, jobId, { limit: 10 });
+    // The dashboard's orders build objects and JSON.stringify them; reversed, they must read the same.
+    const newest = await page(user, jobId, { limit: 10, newest_first: 'true' });
+    expect(followed.data).toEqual([...newest.data].reverse());
+    expect(followed.data.map((e) => e.data)).toEqual(awkward);
+    expect(followed.data.slice(0, 3).map((e) => e.created_at)).toEqual([
+      '2026-01-02T03:04:05.678Z',
+      '2026-01-02T03:04:05.000Z',
+      '2000-01-01T04:59:59.999Z',
+    ]);
+    expect(followed).toMatchObject({ has_more: false, first_id: rows[0].id, last_id: rows[3].id });
+    // The session's time zone does not leak into the text.
+    const principal = await principalOf(user);
+    const zoned = await db.transaction(async (tx) => {
+      await tx.execute(sql`set local timezone = 'Asia/Kolkata'`);
+      return pageEventsInScope(tx, { jobId, entityIds: accessibleEntityIds(principal), limit: 10 });
+    });
+    expect(zoned.kind === 'page' && JSON.parse(`[${zoned.items}]`)).toEqual(followed.data);
+    // A page cut short says so, and names its own first and last ids.
+    const cut = await page(user, jobId, { limit: 2, after: rows[0].id });
+    expect(cut).toMatchObject({ has_more: true, first_id: rows[1].id, last_id: rows[2].id });
   });
 
   it('answers 404 for unknown, malformed and foreign jobs, and 401 without a key', async () => {

@@ -1,6 +1,6 @@
 import { methods, route } from '@/lib/api/route';
 import { jobEventListSchema, jobIdParamsSchema, listEventsQuerySchema } from '@/lib/schemas/training-jobs';
-import { JOB_NOT_FOUND, listEvents } from '@/lib/services/training-jobs';
+import { JOB_NOT_FOUND, listEventsJson } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';
 
@@ -14,6 +14,6 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/training-j
       query: listEventsQuerySchema,
       response: jobEventListSchema,
     },
-    ({ principal, params, query }) => listEvents(principal, params.training_job_id, query),
+    ({ principal, params, query }) => listEventsJson(principal, params.training_job_id, query),
   ),
 });
