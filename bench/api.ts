@@ -96,8 +96,12 @@ async function benchBackend(
   const { base, stop } = await startServer(PORT, { ...env, TUNEBOARD_RUNNER_CONCURRENCY: '0' }, '/v1/system-check');
   try {
     const auth = { authorization: `Bearer ${seed.key}` };
-    const events = (job: string, after?: string) =>
-      `${base}/v1/preview/training-jobs/${job}/events?limit=100${after ? `&after=${after}` : ''}`;
+    const events = (job: string, after?: string, limit: number | null = 100) => {
+      const query = new URLSearchParams();
+      if (limit !== null) query.set('limit', String(limit));
+      if (after) query.set('after', after);
+      return `${base}/v1/preview/training-jobs/${job}/events?${query}`;
+    };
     const cases: Case[] = [
       // The gateway's ceiling: with a query string the probe is not the liveness shortcut but its route handler,
       // served like every other API route (lib/api/fast-path.ts).
@@ -120,6 +124,12 @@ async function benchBackend(
       [
         `list events, ${LARGE_EVENTS} in job, deep cursor (limit 100)`,
         events(seed.largeJobId, seed.deepEventId),
+        { headers: auth },
+      ],
+      // What ART sends while it follows a job: no limit (the default page of 20), after its cursor.
+      [
+        `list events, ${LARGE_EVENTS} in job, deep cursor (no limit: 20, as ART polls)`,
+        events(seed.largeJobId, seed.deepEventId, null),
         { headers: auth },
       ],
       [

@@ -211,7 +211,10 @@ describe('GET /v1/preview/training-jobs/{id}/events', () => {
     const model = await createModel(user);
     const jobId = await createRlJob(user, model.id);
     const awkward = [
-      { text: 'quote " backslash \\ newline \n tab \t bell \u0001 separator \u2028 emoji 🦙 漢字', nested: [1, [2, {}]] },
+      {
+        text: 'quote " backslash \\ newline \n tab \t bell \u0001 separator \u2028 emoji 🦙 漢字',
+        nested: [1, [2, {}]],
+      },
       { fake: '{"id":"00000000-0000-0000-0000-000000000000"}', empty: {}, list: [], none: null, yes: true },
       { small: 1e-7, big: 1e21, int: 123456789012345, neg: -1.5, tenth: 0.1, third: 1 / 3, zero: 0 },
       {},
