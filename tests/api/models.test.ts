@@ -1,7 +1,9 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import * as modelsRoute from '@/app/v1/preview/models/route';
 import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
 import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoints/route';
+import { getDb } from '@/lib/db/client';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { deleteModelResponseSchema, modelListSchema, modelSchema, modelSummarySchema } from '@/lib/schemas/models';
 import { call, createModel, createUser, seedCheckpoints, TEST_BASE_MODEL, uniqueName } from '../helpers';
@@ -202,6 +204,53 @@ describe('model list, get and delete', () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['query', 'metric_direction']);
+  });
+
+  it('keeps checkpoint_count true whoever writes the checkpoints (routes, bulk inserts, plain SQL)', async () => {
+    const user = await createUser();
+    const model = await createModel(user); // its step-0 checkpoint
+    const other = await createModel(user);
+    const shown = async () => {
+      const list = await call(modelsRoute, 'GET', '/v1/preview/models', { key: user.key, query: { limit: 100 } });
+      const one = await call(modelRoute, 'GET', `/v1/preview/models/${model.id}`, {
+        key: user.key,
+        params: { model_id: model.id },
+      });
+      const fromList = modelListSchema.parse(list.body).data.find((m) => m.id === model.id)!.checkpoint_count;
+      expect(modelSummarySchema.parse(one.body).checkpoint_count).toBe(fromList);
+      return fromList;
+    };
+    const db = await getDb();
+    const counted = async () =>
+      Number(
+        (
+          (await db.execute(sql`select count(*) as n from checkpoints where model_id = ${model.id}`)) as unknown as {
+            rows: { n: unknown }[];
+          }
+        ).rows[0].n,
+      );
+    expect(await shown()).toBe(1);
+    await seedCheckpoints(model.id, [1, 2, 3, 4, 5]); // one statement, five rows
+    await seedCheckpoints(other.id, [1, 2]);
+    expect(await shown()).toBe(6);
+    const del = await call(checkpointsRoute, 'DELETE', `/v1/preview/models/${model.id}/checkpoints`, {
+      key: user.key,
+      params: { model_id: model.id },
+      body: { steps: [0, 2, 99] },
+    });
+    expect(del.body).toMatchObject({ deleted_count: 2 });
+    expect(await shown()).toBe(4);
+    await db.execute(
+      sql`insert into checkpoints (model_id, step, metrics) values (${model.id}, 7, '{}'), (${other.id}, 7, '{}')`,
+    );
+    await db.execute(sql`delete from checkpoints where model_id = ${model.id} and step in (1, 3)`);
+    expect(await shown()).toBe(3);
+    expect(await counted()).toBe(3);
+    const otherNow = await call(modelRoute, 'GET', `/v1/preview/models/${other.id}`, {
+      key: user.key,
+      params: { model_id: other.id },
+    });
+    expect(modelSummarySchema.parse(otherNow.body).checkpoint_count).toBe(4);
   });
 
   it('gets one model with its latest step, and deletes it with its checkpoints and run', async () => {

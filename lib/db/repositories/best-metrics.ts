@@ -1,7 +1,7 @@
 import 'server-only';
 import { sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import { checkpoints } from '../schema';
+import { checkpoints, models } from '../schema';
 import type { BestMetricDto } from '@/lib/schemas/models';
 import { DEFAULT_BEST_METRICS, metricDirection, type MetricDirection } from '@/lib/schemas/metric-direction';
 
@@ -19,7 +19,8 @@ export interface BestMetricChoice {
 }
 
 /**
- * Select-list fields giving a model's latest checkpoint step, checkpoint count and best metric: by `metric` when
+ * Select-list fields giving a model's latest checkpoint step, checkpoint count (a column of the model's row, so the
+ * query must select from `models`) and best metric: by `metric` when
  * one is asked for, else the first of DEFAULT_BEST_METRICS any of its checkpoints has; the best value, the later
  * step on a tie (as the checkpoint table ranks). They are correlated subqueries on `modelId`, so a list query
  * carries them in its own select list: one round trip per page. PostgreSQL evaluates such costly select-list
@@ -45,9 +46,8 @@ export function modelStatsFields(modelId: AnyPgColumn | SQL, choice: BestMetricC
   return {
     fields: {
       latestStep: sql<number | null>`(select max(c.step) from ${checkpoints} c where c.model_id = ${modelId})`,
-      checkpointCount: sql<number>`(select count(*) from ${checkpoints} c where c.model_id = ${modelId})`.mapWith(
-        Number,
-      ),
+      // Kept on the model's row by triggers: a count here was linear in the model's checkpoints, on every row.
+      checkpointCount: models.checkpointCount,
       bestMetric: sql<unknown>`coalesce(${sql.join(candidates, sql`, `)})`,
     },
     /** The best metric a row's `bestMetric` field names, as the API shows it. */
