@@ -34,7 +34,10 @@ async function main() {
     insert into checkpoints (model_id, step, metrics)
     select ${model.id}::uuid, s, json_build_object('train/loss', 1.0 / s, 'val/reward', sin(s))
     from generate_series(1, ${nCheckpoints}::int) s`);
-  await db.update(models).set({ lastStep: nCheckpoints }).where(eq(models.id, model.id));
+  await db
+    .update(models)
+    .set({ lastStep: nCheckpoints, checkpointCount: nCheckpoints + 1 })
+    .where(eq(models.id, model.id));
 
   const jobs: { id: string; events: number }[] = [];
   for (const n of [nSmall, nLarge]) {

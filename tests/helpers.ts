@@ -123,7 +123,10 @@ export async function seedCheckpoints(modelId: string, steps: number[], metrics:
     .returning();
   await db
     .update(models)
-    .set({ lastStep: sql`greatest(${models.lastStep}, ${Math.max(...steps)})` })
+    .set({
+      lastStep: sql`greatest(${models.lastStep}, ${Math.max(...steps)})`,
+      checkpointCount: sql`${models.checkpointCount} + ${rows.length}`,
+    })
     .where(eq(models.id, modelId));
   return rows.sort((a, b) => a.step - b.step);
 }

@@ -4,6 +4,7 @@ import * as modelsRoute from '@/app/v1/preview/models/route';
 import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
 import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoints/route';
 import { getDb } from '@/lib/db/client';
+import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { deleteModelResponseSchema, modelListSchema, modelSchema, modelSummarySchema } from '@/lib/schemas/models';
 import { call, createModel, createUser, seedCheckpoints, TEST_BASE_MODEL, uniqueName } from '../helpers';
@@ -206,7 +207,7 @@ describe('model list, get and delete', () => {
     expect(bad.body.detail[0].loc).toEqual(['query', 'metric_direction']);
   });
 
-  it('keeps checkpoint_count true whoever writes the checkpoints (routes, bulk inserts, plain SQL)', async () => {
+  it('keeps checkpoint_count true through every writer of checkpoints (create, a job committing one, delete)', async () => {
     const user = await createUser();
     const model = await createModel(user); // its step-0 checkpoint
     const other = await createModel(user);
@@ -230,7 +231,7 @@ describe('model list, get and delete', () => {
         ).rows[0].n,
       );
     expect(await shown()).toBe(1);
-    await seedCheckpoints(model.id, [1, 2, 3, 4, 5]); // one statement, five rows
+    await seedCheckpoints(model.id, [1, 2, 3, 4, 5]);
     await seedCheckpoints(other.id, [1, 2]);
     expect(await shown()).toBe(6);
     const del = await call(checkpointsRoute, 'DELETE', `/v1/preview/models/${model.id}/checkpoints`, {
@@ -240,10 +241,14 @@ describe('model list, get and delete', () => {
     });
     expect(del.body).toMatchObject({ deleted_count: 2 });
     expect(await shown()).toBe(4);
-    await db.execute(
-      sql`insert into checkpoints (model_id, step, metrics) values (${model.id}, 7, '{}'), (${other.id}, 7, '{}')`,
-    );
-    await db.execute(sql`delete from checkpoints where model_id = ${model.id} and step in (1, 3)`);
+    // What a finishing job calls, inside its transaction and outside one.
+    await db.transaction((tx) => insertCheckpoint(tx, { modelId: model.id, step: 7, metrics: {}, artifactKey: null }));
+    await insertCheckpoint(db, { modelId: other.id, step: 7, metrics: {}, artifactKey: null });
+    await call(checkpointsRoute, 'DELETE', `/v1/preview/models/${model.id}/checkpoints`, {
+      key: user.key,
+      params: { model_id: model.id },
+      body: { steps: [1, 3] },
+    });
     expect(await shown()).toBe(3);
     expect(await counted()).toBe(3);
     const otherNow = await call(modelRoute, 'GET', `/v1/preview/models/${other.id}`, {

@@ -140,7 +140,7 @@ export async function insertModel(
 ) {
   const [model] = await db
     .insert(models)
-    .values({ ...input, lastStep: 0 })
+    .values({ ...input, lastStep: 0, checkpointCount: 1 })
     .returning();
   await db.insert(runs).values({ id: input.runId, modelId: model.id });
   await db.insert(checkpoints).values({ modelId: model.id, step: 0, metrics: {} });
@@ -163,8 +163,8 @@ export async function createModelRows(
       on conflict (entity_id, name) do update set name = excluded.name
       returning id
     ), m as (
-      insert into ${models} (entity_id, project_id, name, base_model, run_id, last_step)
-      select ${input.entityId}, p.id, ${input.name}, ${input.baseModel}, ${input.runId}, 0 from p
+      insert into ${models} (entity_id, project_id, name, base_model, run_id, last_step, checkpoint_count)
+      select ${input.entityId}, p.id, ${input.name}, ${input.baseModel}, ${input.runId}, 0, 1 from p
       on conflict (project_id, name) do nothing
       returning id
     ), r as (
@@ -336,10 +336,22 @@ export async function listCheckpoints(
 export async function deleteCheckpointsBySteps(db: DbOrTx, modelId: string, steps: number[]) {
   const storable = steps.filter(isStorableStep);
   if (storable.length === 0) return [];
-  return db
-    .delete(checkpoints)
-    .where(and(eq(checkpoints.modelId, modelId), inArray(checkpoints.step, storable)))
-    .returning({ step: checkpoints.step, artifactKey: checkpoints.artifactKey });
+  return db.transaction(async (tx) => {
+    const deleted = await tx
+      .delete(checkpoints)
+      .where(and(eq(checkpoints.modelId, modelId), inArray(checkpoints.step, storable)))
+      .returning({ step: checkpoints.step, artifactKey: checkpoints.artifactKey });
+    if (deleted.length > 0) await countCheckpoints(tx, modelId, -deleted.length);
+    return deleted;
+  });
+}
+
+/** Moves a model's checkpoint_count (schema.ts) by `delta`, in the transaction that wrote the checkpoints. */
+async function countCheckpoints(tx: DbOrTx, modelId: string, delta: number) {
+  await tx
+    .update(models)
+    .set({ checkpointCount: sql`${models.checkpointCount} + ${delta}` })
+    .where(eq(models.id, modelId));
 }
 
 /** Merges metrics into a checkpoint; a key written again overwrites the old value (docs/contract.md §2.5). */
@@ -354,7 +366,11 @@ export async function insertCheckpoint(
   db: DbOrTx,
   input: { modelId: string; step: number; metrics: Record<string, number>; artifactKey: string | null },
 ) {
-  return db.insert(checkpoints).values(input).returning();
+  return db.transaction(async (tx) => {
+    const rows = await tx.insert(checkpoints).values(input).returning();
+    await countCheckpoints(tx, input.modelId, rows.length);
+    return rows;
+  });
 }
 
 export async function setLastStep(db: DbOrTx, modelId: string, step: number) {
