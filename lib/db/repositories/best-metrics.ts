@@ -46,7 +46,8 @@ export function modelStatsFields(modelId: AnyPgColumn | SQL, choice: BestMetricC
   return {
     fields: {
       latestStep: sql<number | null>`(select max(c.step) from ${checkpoints} c where c.model_id = ${modelId})`,
-      // Kept on the model's row by triggers: a count here was linear in the model's checkpoints, on every row.
+      // Kept on the model's row by the checkpoint writes: a count here was linear in the model's checkpoints, on
+      // every row.
       checkpointCount: models.checkpointCount,
       bestMetric: sql<unknown>`coalesce(${sql.join(candidates, sql`, `)})`,
     },
