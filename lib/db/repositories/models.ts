@@ -341,17 +341,14 @@ export async function deleteCheckpointsBySteps(db: DbOrTx, modelId: string, step
       .delete(checkpoints)
       .where(and(eq(checkpoints.modelId, modelId), inArray(checkpoints.step, storable)))
       .returning({ step: checkpoints.step, artifactKey: checkpoints.artifactKey });
-    if (deleted.length > 0) await countCheckpoints(tx, modelId, -deleted.length);
+    if (deleted.length > 0) {
+      await tx
+        .update(models)
+        .set({ checkpointCount: sql`${models.checkpointCount} - ${deleted.length}` })
+        .where(eq(models.id, modelId));
+    }
     return deleted;
   });
-}
-
-/** Moves a model's checkpoint_count (schema.ts) by `delta`, in the transaction that wrote the checkpoints. */
-async function countCheckpoints(tx: DbOrTx, modelId: string, delta: number) {
-  await tx
-    .update(models)
-    .set({ checkpointCount: sql`${models.checkpointCount} + ${delta}` })
-    .where(eq(models.id, modelId));
 }
 
 /** Merges metrics into a checkpoint; a key written again overwrites the old value (docs/contract.md §2.5). */
@@ -362,13 +359,21 @@ export async function mergeCheckpointMetrics(db: DbOrTx, checkpointId: string, m
     .where(eq(checkpoints.id, checkpointId));
 }
 
+/** Adds a checkpoint, and moves its model's checkpoint_count and last_step with it, atomically. */
 export async function insertCheckpoint(
   db: DbOrTx,
   input: { modelId: string; step: number; metrics: Record<string, number>; artifactKey: string | null },
 ) {
   return db.transaction(async (tx) => {
     const rows = await tx.insert(checkpoints).values(input).returning();
-    await countCheckpoints(tx, input.modelId, rows.length);
+    // The model's bookkeeping moves with it, in one update: one more checkpoint, and the highest step ever created.
+    await tx
+      .update(models)
+      .set({
+        checkpointCount: sql`${models.checkpointCount} + ${rows.length}`,
+        lastStep: sql`greatest(${models.lastStep}, ${input.step})`,
+      })
+      .where(eq(models.id, input.modelId));
     return rows;
   });
 }

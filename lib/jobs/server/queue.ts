@@ -284,7 +284,6 @@ export async function completeJob(
       metrics,
       artifactKey: input.artifactKey,
     });
-    await modelsRepo.setLastStep(tx, model.id, step);
     await upsertRunMetrics(tx, model.runId, step, metrics);
     await trainingRepo.insertEvent(tx, jobId, 'training_ended', {});
     const now = new Date();
