@@ -42,6 +42,19 @@ def init_process_group() -> torch.device:
     return device
 
 
+def close() -> None:
+    """Leaves the process group, every rank together. The barrier keeps a rank from closing its connections
+    while a peer is still in a collective with it; destroy_process_group joins the backend's threads, which
+    otherwise die with the interpreter and can abort the process on its way out ("terminate called without an
+    active exception"). A no-op outside a process group, and when called twice."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    try:
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
 def broadcast(obj: Any) -> Any:
     """Rank 0's object on every rank (pickled; fine for job inputs and adapter bytes, not for tensors of weights)."""
     box = [obj if rank() == 0 else None]

@@ -188,14 +188,18 @@ class Worker:
         signal.signal(signal.SIGINT, on_signal)
 
     def run(self) -> None:
-        if self.world > 1 and distributed.rank() != 0:
-            self._follow()
-            return
         try:
-            self._lead()
+            if self.world > 1 and distributed.rank() != 0:
+                self._follow()
+                return
+            try:
+                self._lead()
+            finally:
+                if self.world > 1:
+                    distributed.broadcast(None)  # the other ranks exit too
         finally:
             if self.world > 1:
-                distributed.broadcast(None)  # the other ranks exit too
+                distributed.close()
 
     def _follow(self) -> None:
         """Ranks > 0: train each job rank 0 broadcasts, until it broadcasts None."""
