@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import securityHeaders from '@/config/security-headers.json';
 import { config } from '@/lib/config';
+import { nodeWriterOf } from '@/lib/inference/node-writer';
 import { componentLogger } from '@/lib/logger';
 import { requestIdFrom } from './request-id';
 
@@ -222,6 +223,13 @@ async function serveRegistered(
   if (!response.body) {
     res.writeHead(response.status, out);
     res.end();
+    return;
+  }
+  // A relayed answer writes itself from the upstream's Node stream (lib/inference/node-writer.ts).
+  const writeNode = nodeWriterOf(response.body);
+  if (writeNode && !compressible(out)) {
+    res.writeHead(response.status, out);
+    writeNode(res);
     return;
   }
   const reader = response.body.getReader();

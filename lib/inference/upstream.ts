@@ -1,7 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { config } from '@/lib/config';
+import { attachNodeWriter } from './node-writer';
 
 /**
  * Relaying chat completions to an OpenAI-compatible server (vLLM) after our own auth, request validation,
@@ -25,6 +27,8 @@ export interface UpstreamReply {
   status: number;
   contentType: string;
   body: AsyncIterable<Uint8Array>;
+  /** The same body as Node's stream, when Node's HTTP client fetched it (relayPost): see node-writer.ts. */
+  node?: Readable;
   /** Stops reading (the client went away). */
   cancel(): void;
 }
@@ -106,7 +110,12 @@ async function readText(body: AsyncIterable<Uint8Array>): Promise<string> {
 }
 
 function fetchPost(server: UpstreamServer) {
-  return async (url: string, body: string, headers: Record<string, string>, signal: AbortSignal) => {
+  return async (
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<UpstreamReply> => {
     const res = await server.fetch(url, { method: 'POST', headers, body, signal });
     const stream = res.body;
     return {
@@ -115,7 +124,7 @@ function fetchPost(server: UpstreamServer) {
       // Node's web streams are async iterables; the DOM typings do not say so.
       body: (stream as unknown as AsyncIterable<Uint8Array> | null) ?? (async function* () {})(),
       cancel: () => void stream?.cancel().catch(() => undefined),
-    } satisfies UpstreamReply;
+    };
   };
 }
 
@@ -163,38 +172,81 @@ export async function forwardChatCompletion(input: {
   let resolveUsage!: (u: TokenCounts | null) => void;
   const usage = new Promise<TokenCounts | null>((r) => (resolveUsage = r));
   const relay = new SseRelay({ rename, dropUsage: !clientWantsUsage });
-  const chunks = res.body[Symbol.asyncIterator]();
   let finished = false;
   const finish = () => {
     if (finished) return;
     finished = true;
     resolveUsage(relay.usage);
   };
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        // A failed read (the upstream hung up midway) ends the answer where it was cut.
-        const next = await chunks.next().catch(() => ({ done: true as const, value: undefined }));
-        if (next.done) {
-          const rest = relay.end();
-          if (rest) controller.enqueue(rest);
-          finish();
-          controller.close();
-          return;
+  let chunks: AsyncIterator<Uint8Array> | undefined;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        chunks ??= res.body[Symbol.asyncIterator]();
+        for (;;) {
+          // A failed read (the upstream hung up midway) ends the answer where it was cut.
+          const next = await chunks.next().catch(() => ({ done: true as const, value: undefined }));
+          if (next.done) {
+            const rest = relay.end();
+            if (rest) controller.enqueue(rest);
+            finish();
+            controller.close();
+            return;
+          }
+          const out = relay.push(next.value);
+          if (out) {
+            controller.enqueue(out);
+            return;
+          }
         }
-        const out = relay.push(next.value);
-        if (out) {
-          controller.enqueue(out);
-          return;
-        }
-      }
+      },
+      cancel() {
+        finish();
+        res.cancel();
+      },
     },
-    cancel() {
-      finish();
-      res.cancel();
-    },
-  });
+    // Nothing is read from the upstream until someone reads this stream: the fast path may write the answer
+    // through its Node writer instead, and the two must not both consume it.
+    { highWaterMark: 0 },
+  );
+  const node = res.node;
+  if (node) attachNodeWriter(stream, (out) => relayToNode(node, relay, out, finish));
   return { status: res.status, contentType, body: stream, usage };
+}
+
+/**
+ * The relay from Node's stream to Node's response: what a bare Node proxy does (data events, pause on a full
+ * socket, resume on drain), with the SSE relay in between. Ends like the web stream does: an upstream that
+ * hangs up midway ends the answer where it was cut; a client that goes away stops the upstream's answer.
+ */
+function relayToNode(src: Readable, relay: SseRelay, out: http.ServerResponse, finish: () => void): void {
+  let done = false;
+  const onDrain = () => src.resume();
+  // The listeners on src stay (guarded by done): an 'error' without a listener would be thrown.
+  const stop = () => {
+    done = true;
+    out.off('drain', onDrain);
+    finish();
+  };
+  const onEnd = () => {
+    if (done) return;
+    const rest = relay.end(); // may hold the usage: read before finish()
+    stop();
+    if (!out.destroyed) out.end(rest ?? undefined);
+  };
+  const onGone = () => {
+    if (done) return;
+    stop();
+    src.destroy();
+  };
+  if (out.destroyed) return onGone();
+  src.on('data', (chunk: Buffer) => {
+    if (done) return;
+    const bytes = relay.push(chunk);
+    if (bytes && !out.write(bytes)) src.pause();
+  });
+  src.once('end', onEnd).on('error', onEnd).once('close', onEnd);
+  out.on('drain', onDrain).once('close', onGone);
 }
 
 const LF2 = Buffer.from('\n\n');
@@ -376,6 +428,7 @@ export function relayPost(
           status: res.statusCode ?? 502,
           contentType: String(res.headers['content-type'] ?? 'application/json'),
           body: res,
+          node: res,
           cancel: () => res.destroy(),
         }),
     );
