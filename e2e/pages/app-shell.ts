@@ -42,6 +42,14 @@ export class AppShell {
     }).toPass({ timeout: 15_000 });
   }
 
+  /** Opens the shortcuts list with `?`, pressed until it opens (see openPalette; `?` never closes it). */
+  async openShortcuts() {
+    await expect(async () => {
+      if (!(await this.shortcutsDialog.isVisible())) await this.page.locator('body').press('?');
+      await expect(this.shortcutsDialog).toBeVisible({ timeout: 1000 });
+    }).toPass({ timeout: 15_000 });
+  }
+
   paletteOption(label: string): Locator {
     return this.paletteOptions.filter({ hasText: label });
   }

@@ -86,8 +86,7 @@ test('? lists the shortcuts, g then a letter navigates, and neither fires while 
   await signUpViaApi(page.request, newUser());
   await page.goto('/models');
   const shell = new AppShell(page);
-  await page.locator('body').press('?');
-  await expect(shell.shortcutsDialog).toBeVisible();
+  await shell.openShortcuts();
   await expect(shell.shortcutsDialog).toContainText('Quick switcher');
   await expect(shell.shortcutsDialog).toContainText('Playground');
   await expectNoSeriousA11yViolations(page, 'the shortcuts dialog');
