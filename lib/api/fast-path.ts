@@ -170,17 +170,19 @@ function toRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  // The handler's req.signal: aborted when the client goes away before the answer is written, which is what
-  // stops an upstream relay or the engine's generation (as Next's own request signal does).
-  const aborter = new AbortController();
   const request = new Request(url, {
     method: req.method,
     headers,
     // A GET's body (which HTTP allows and no route reads) cannot be given to a Request.
     body: req.method === 'GET' ? undefined : (body ?? (Readable.toWeb(req) as ReadableStream<Uint8Array>)),
     duplex: 'half',
-    signal: aborter.signal,
   } as RequestInit);
+  // The handler's req.signal: aborted when the client goes away before the answer is written, which is what
+  // stops an upstream relay or the engine's generation (as Next's own request signal does). Set on the
+  // Request itself rather than passed as `signal`: the Request would follow that signal with one of its own,
+  // which cost 35 µs of the request thread per request (three times the rest of the Request).
+  const aborter = new AbortController();
+  Object.defineProperty(request, 'signal', { value: aborter.signal });
   // lib/api/body.ts reads these bytes directly instead of through the Request's stream.
   if (body) (request as unknown as Record<symbol, Buffer>)[PREREAD_BODY] = body;
   res.once('close', () => {
