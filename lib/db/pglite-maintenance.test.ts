@@ -49,4 +49,21 @@ describe('analyzeStaleTables', () => {
     await db.execute(sql`insert into ev (job_id) select 3 from generate_series(1, 2000)`);
     expect(await analyzeStaleTables(db)).toEqual(['public.ev']);
   });
+
+  it('analyses a table that grew while its change counts were lost (a restart), and leaves it be after', async () => {
+    await db.execute(sql`create table grown (id int primary key, owner int not null, data text)`);
+    await db.execute(sql`insert into grown select 1, 1, 'x'`);
+    await db.execute(sql`analyze grown`);
+    await db.execute(sql`insert into grown select g, 1, repeat('z', 100) from generate_series(2, 5000) g`);
+    // The counters of the run that inserted them are gone, as after a restart.
+    await db.execute(sql`select pg_stat_force_next_flush()`);
+    await db.execute(sql`select pg_stat_reset()`);
+    const [counts] = await rows(sql`select n_mod_since_analyze from pg_stat_user_tables where relname = 'grown'`);
+    expect(Number(counts?.n_mod_since_analyze ?? 0)).toBe(0);
+
+    expect(await analyzeStaleTables(db)).toContain('public.grown');
+    const [stats] = await rows(sql`select reltuples from pg_class where relname = 'grown'`);
+    expect(Number(stats.reltuples)).toBe(5000);
+    expect(await analyzeStaleTables(db)).not.toContain('public.grown');
+  });
 });
