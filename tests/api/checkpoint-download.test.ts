@@ -3,7 +3,7 @@ import * as downloadRoute from '@/app/v1/preview/models/[model_id]/checkpoints/[
 import { BASE_MODELS } from '@/lib/engine/base-models';
 import { decodeModel } from '@/lib/engine/safetensors';
 import { getDb } from '@/lib/db/client';
-import { insertCheckpoint, setLastStep } from '@/lib/db/repositories/models';
+import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { putArtifact } from '@/lib/storage';
 import { createModel, createUser, TEST_BASE_MODEL } from '../helpers';
 
@@ -46,7 +46,6 @@ describe('GET /v1/preview/models/{id}/checkpoints/{step}/download', () => {
     await putArtifact(key, new Uint8Array([1, 2, 3, 4]));
     const db = await getDb();
     await insertCheckpoint(db, { modelId: model.id, step: 1, metrics: {}, artifactKey: key });
-    await setLastStep(db, model.id, 1);
     const res = await download(user.key, model.id, '1');
     expect(new Uint8Array(await res.arrayBuffer())).toEqual(new Uint8Array([1, 2, 3, 4]));
     expect((await download(user.key, model.id, '7')).status).toBe(404);

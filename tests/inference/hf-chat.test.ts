@@ -4,7 +4,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getDb } from '@/lib/db/client';
-import { insertCheckpoint, setLastStep } from '@/lib/db/repositories/models';
+import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { putArtifact } from '@/lib/storage';
 import { findReferencePython, hfFixtures } from '../engine/hf-fixtures';
 import { createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
@@ -55,7 +55,6 @@ describe.skipIf(skipReason !== null)(
         metrics: {},
         artifactKey: `${prefix}/adapter_model.safetensors`,
       });
-      await setLastStep(db, model.id, 1);
       modelName = `${user.handle}/hf/${model.name}`;
     }, 600_000);
 

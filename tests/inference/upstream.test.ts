@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as usageRoute from '@/app/v1/usage/route';
 import { getDb } from '@/lib/db/client';
-import { insertCheckpoint, setLastStep } from '@/lib/db/repositories/models';
+import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { setUpstreamFetch } from '@/lib/inference/upstream';
 import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
@@ -101,7 +101,6 @@ describe('upstream backend', () => {
     const model = await createModel(front, { base_model: UPSTREAM_ID, project: 'big', name: 'agent' });
     const db = await getDb();
     await insertCheckpoint(db, { modelId: model.id, step: 1, metrics: {}, artifactKey: `models/${model.id}/adapter` });
-    await setLastStep(db, model.id, 1);
     const name = `${front.handle}/big/agent:step1`;
     await expect(
       sdk(front).chat.completions.create({ model: name, messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }),

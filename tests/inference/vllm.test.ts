@@ -8,7 +8,7 @@ import * as modelsListRoute from '@/app/v1/models/route';
 import * as baseModelsRoute from '@/app/v1/preview/base-models/route';
 import * as usageRoute from '@/app/v1/usage/route';
 import { getDb } from '@/lib/db/client';
-import { insertCheckpoint, setLastStep } from '@/lib/db/repositories/models';
+import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
 import { vllmAdapters } from '@/lib/services/vllm-adapters';
@@ -116,7 +116,6 @@ async function trainedModel(steps: number, rank = 8, { withConfig = true } = {})
       artifactKey: `${prefix}/adapter_model.safetensors`,
     });
   }
-  await setLastStep(db, model.id, steps);
   return `${user.handle}/vllm/${model.name}`;
 }
 

@@ -378,10 +378,6 @@ export async function insertCheckpoint(
   });
 }
 
-export async function setLastStep(db: DbOrTx, modelId: string, step: number) {
-  await db.update(models).set({ lastStep: step }).where(eq(models.id, modelId));
-}
-
 export async function findModelById(db: DbOrTx, id: string): Promise<ModelRow | undefined> {
   const [row] = await db.select().from(models).where(eq(models.id, id)).limit(1);
   return row;
