@@ -135,7 +135,9 @@ async function startBareProxy(): Promise<{ stop: () => void }> {
         up.on('error', () => res.destroy());
         up.end(body);
       });
-    }).listen(${BARE_PROXY_PORT}, '127.0.0.1', () => process.send('ready'));`;
+    }).listen(${BARE_PROXY_PORT}, '127.0.0.1', () => process.send('ready'));
+    // Gone with the benchmark, however it ends (a failed run exits without stopping it).
+    process.on('disconnect', () => process.exit(0));`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
