@@ -42,15 +42,17 @@ def init_process_group() -> torch.device:
     return device
 
 
-def close() -> None:
-    """Leaves the process group, every rank together. The barrier keeps a rank from closing its connections
-    while a peer is still in a collective with it; destroy_process_group joins the backend's threads, which
-    otherwise die with the interpreter and can abort the process on its way out ("terminate called without an
-    active exception"). A no-op outside a process group, and when called twice."""
+def close(together: bool = True) -> None:
+    """Leaves the process group. `together` (a clean exit, every rank on its way out): a barrier first, which keeps
+    a rank from closing its connections while a peer is still in a collective with it. Not after a failure, when
+    a peer may be gone and the barrier would wait for it until the group's timeout. destroy_process_group joins
+    the backend's threads, which otherwise die with the interpreter and can abort the process on its way out
+    ("terminate called without an active exception"). A no-op outside a process group, and when called twice."""
     if not (dist.is_available() and dist.is_initialized()):
         return
     try:
-        dist.barrier()
+        if together:
+            dist.barrier()
     finally:
         dist.destroy_process_group()
 

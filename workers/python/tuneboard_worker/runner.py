@@ -188,18 +188,20 @@ class Worker:
         signal.signal(signal.SIGINT, on_signal)
 
     def run(self) -> None:
+        clean = False
         try:
             if self.world > 1 and distributed.rank() != 0:
                 self._follow()
-                return
-            try:
-                self._lead()
-            finally:
-                if self.world > 1:
-                    distributed.broadcast(None)  # the other ranks exit too
+            else:
+                try:
+                    self._lead()
+                finally:
+                    if self.world > 1:
+                        distributed.broadcast(None)  # the other ranks exit too
+            clean = True
         finally:
             if self.world > 1:
-                distributed.close()
+                distributed.close(together=clean)
 
     def _follow(self) -> None:
         """Ranks > 0: train each job rank 0 broadcasts, until it broadcasts None."""
