@@ -82,6 +82,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     pgliteRecycleHeapBytes: mib(raw.TUNEBOARD_PGLITE_RECYCLE_MB, 512),
     /** Seconds between checks for embedded-database tables whose planner statistics are stale (0: never). */
     pgliteAnalyzeSeconds: num(raw.TUNEBOARD_PGLITE_ANALYZE_SECONDS, 60),
+    /** A PGlite dump an in-memory database starts from (tests: one migrated database instead of one per worker). */
+    pgliteSnapshot: text(raw.TUNEBOARD_PGLITE_SNAPSHOT),
     /** Nice value the server's helper threads take (lib/config/thread-priority.ts); 0 leaves them alone. */
     threadNice: Math.min(num(raw.TUNEBOARD_THREAD_NICE, 5), 19),
     /** Requests with bodies past the small limit that one process handles at once; more get 429 + Retry-After. */

@@ -260,6 +260,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning: "The embedded database's heap size past which its thread is restarted while idle, giving the memory back",
   },
   {
+    env: 'TUNEBOARD_PGLITE_SNAPSHOT',
+    schema: optionalText,
+    defaultText: 'unset',
+    meaning:
+      "A dump of a PGlite data directory (the `.tar` PGlite's `dumpDataDir()` writes) that an in-memory database (`memory://`) starts from instead of an empty one. The tests use a migrated one, so that each test worker does not create and migrate its own database",
+  },
+  {
     env: 'TUNEBOARD_PGLITE_ANALYZE_SECONDS',
     schema: count,
     defaultText: '`60`',

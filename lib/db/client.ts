@@ -51,7 +51,7 @@ async function open(): Promise<DbHandle> {
     const dataDir = config.dataDir;
     if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(path.resolve(dataDir)), { recursive: true });
     const { PgliteThread, pgliteClientClass } = await import('./pglite-connection');
-    embedded = new PgliteThread(dataDir, config.pgliteRecycleHeapBytes);
+    embedded = new PgliteThread(dataDir, config.pgliteRecycleHeapBytes, config.pgliteSnapshot);
     await embedded.waitReady();
     // One session: one client, kept open (idleTimeoutMillis 0) for the life of the process.
     pool = new Pool({

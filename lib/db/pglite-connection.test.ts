@@ -7,8 +7,8 @@ import { PgliteThread, pgliteClientClass } from './pglite-connection';
 
 const open: { pool: pg.Pool; thread: PgliteThread }[] = [];
 
-function start(dataDir: string, recycleHeapBytes = 2 ** 40) {
-  const thread = new PgliteThread(dataDir, recycleHeapBytes);
+function start(dataDir: string, recycleHeapBytes = 2 ** 40, snapshot?: string) {
+  const thread = new PgliteThread(dataDir, recycleHeapBytes, snapshot);
   const pool = new pg.Pool({ Client: pgliteClientClass(thread), max: 1, idleTimeoutMillis: 0 });
   open.push({ pool, thread });
   return { pool, thread };
@@ -84,12 +84,27 @@ describe('PGlite on its own thread, through node-postgres', () => {
     expect(results.map((r) => r.rows[0].i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
   });
 
+  // tests/global-setup.ts dumps a migrated database for PGlite runs; a run given a data directory has none.
+  const snapshot = process.env.TUNEBOARD_PGLITE_SNAPSHOT;
+
+  it.runIf(snapshot)('starts an in-memory database from the snapshot it is given', async () => {
+    const { pool } = start('memory://', 2 ** 40, snapshot);
+    const { rows } = await pool.query(
+      `select to_regclass('public.models') is not null as models, count(*)::int as migrations
+       from drizzle.__drizzle_migrations`,
+    );
+    expect(rows[0].models).toBe(true);
+    expect(rows[0].migrations).toBeGreaterThan(0);
+  });
+
   it('recycles a grown heap only between transactions, keeping the data on disk', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
     try {
-      // A 1-byte cap: every idle moment is a recycle point.
-      const thread = new PgliteThread(path.join(dir, 'db'), 1);
+      // A 1-byte cap: every idle moment is a recycle point. A snapshot is only for in-memory databases: given one
+      // here, neither the first start nor any restart may replace what is on disk.
+      const thread = new PgliteThread(path.join(dir, 'db'), 1, snapshot);
       const pool = new pg.Pool({ Client: pgliteClientClass(thread), max: 1, idleTimeoutMillis: 0 });
+      expect((await pool.query(`select to_regclass('public.models') as t`)).rows[0].t).toBeNull();
       await pool.query('create table r (v int)');
       const client = await pool.connect();
       await client.query('begin');

@@ -47,6 +47,8 @@ export class PgliteThread {
   constructor(
     private readonly dataDir: string,
     private readonly recycleHeapBytes: number,
+    /** A data-directory dump an in-memory database starts from (ignored for a directory on disk). */
+    private readonly snapshot?: string,
   ) {
     this.start();
   }
@@ -54,7 +56,7 @@ export class PgliteThread {
   private start() {
     const bundled = path.join(process.cwd(), '.tuneboard', 'pglite-worker.mjs');
     if (!fs.existsSync(bundled)) throw new Error(`${bundled} is missing: run node scripts/build-worker.mjs`);
-    const worker = new Worker(bundled, { workerData: { dataDir: this.dataDir } });
+    const worker = new Worker(bundled, { workerData: { dataDir: this.dataDir, snapshot: this.snapshot } });
     this.worker = worker;
     worker.unref();
     this.ready = new Promise<void>((resolve, reject) => {
