@@ -1,5 +1,6 @@
 import 'server-only';
 import http from 'node:http';
+import net from 'node:net';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -217,7 +218,10 @@ async function serveRegistered(
   if (cookies.length > 0) out['set-cookie'] = cookies;
   // Answered before the body was read (a 401 or 413): the rest of it is still on the socket, so the connection
   // cannot carry another request.
-  if (!req.complete) out.connection = 'close';
+  if (!req.complete) {
+    out.connection = 'close';
+    lingerAfterAnswer(req);
+  }
   if (res.destroyed) {
     await response.body?.cancel().catch(() => undefined);
     return;
@@ -276,6 +280,38 @@ async function serveRegistered(
   } finally {
     res.off('close', gone);
   }
+}
+
+/** How long a connection answered before its body was read goes on taking what the client still sends. */
+export const lingering = { idleMs: 5_000, totalMs: 30_000 };
+
+/**
+ * Closes a connection whose request body was not read, once its answer is out, without a reset. Node would end
+ * the socket and close it at once; the client's next bytes then meet a closed socket, the kernel answers them
+ * with a reset, and a client that reads the answer only after sending its body (most clients: httpx, requests,
+ * ART's) gets a broken pipe instead of the 413 or 429 and its message. So the server keeps reading and dropping
+ * the body, and closes when the body has ended, when the client has gone quiet for `idleMs`, or after `totalMs`
+ * (a web server's lingering close). Nothing of the body is kept in memory.
+ */
+function lingerAfterAnswer(req: http.IncomingMessage) {
+  const socket = req.socket;
+  // Node's server calls destroySoon() when an answer with `connection: close` has been handed to the socket.
+  socket.destroySoon = function lingeringClose(this: typeof socket) {
+    // Once the client has sent all it meant to, closing cannot reset: end and close when the answer is flushed,
+    // as Node would have at once. Ending earlier is no better: many clients close their side when they see ours
+    // end, mid-body, which Node's parser then takes for a broken request.
+    const close = () => net.Socket.prototype.destroySoon.call(this);
+    const cut = () => this.destroy();
+    this.setTimeout(lingering.idleMs, cut);
+    const cap = setTimeout(cut, lingering.totalMs).unref();
+    this.once('close', () => clearTimeout(cap));
+    if (req.complete) return close();
+    req.once('end', close);
+    // A body given to the handler as a web stream is paused when that stream is full, and holds the socket
+    // still: what is left is dropped instead.
+    req.removeAllListeners('data');
+    req.resume();
+  };
 }
 
 /** Smaller answers go as they are: gzip's header and the thread-pool hop cost more than the bytes saved. */

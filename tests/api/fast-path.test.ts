@@ -9,6 +9,7 @@ import {
   clearFastRoutes,
   installFastPath,
   isHealthProbe,
+  lingering,
   matchFastRoute,
   registerFastRoutes,
   type FastHandler,
@@ -129,14 +130,90 @@ describe('the fast path', () => {
       await vi.waitFor(() => expect(signal?.aborted).toBe(true));
     });
 
-    it('close the connection after answering without reading a large body, instead of hanging', async () => {
-      register(async () => Response.json({ error: 'no' }, { status: 401 }));
-      const big = 'x'.repeat(4 * 1024 * 1024);
-      const res = await fetch(`${base}/v1/fast`, { method: 'POST', body: big }).catch((err: Error) => err);
-      // The answer arrives, or the client sees the socket closed while it was still sending: never a hang.
-      if (!(res instanceof Error)) {
-        expect(res.status).toBe(401);
-        expect(res.headers.get('connection')).toBe('close');
+    /**
+     * A client that reads the answer only after sending its whole body (as httpx and requests do), over a raw
+     * socket: headers and a first piece, a pause while the server answers and would close, then the rest.
+     */
+    async function sendThenRead(opts: {
+      bodyBytes: number;
+      chunked?: boolean;
+      pauseMs?: number;
+      keepSending?: boolean;
+    }) {
+      const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      const received: Buffer[] = [];
+      let error: Error | undefined;
+      socket.on('data', (b) => received.push(b));
+      socket.on('error', (err) => (error = err));
+      const closed = new Promise<void>((r) => socket.once('close', () => r()));
+      const framing = opts.chunked ? 'transfer-encoding: chunked' : `content-length: ${opts.bodyBytes}`;
+      const piece = Buffer.alloc(64 * 1024, 'x');
+      const write = (b: Buffer | string) =>
+        new Promise<void>((r) => (socket.destroyed ? r() : socket.write(b, () => r())));
+      const frame = (b: Buffer) => (opts.chunked ? [`${b.length.toString(16)}\r\n`, b, '\r\n'] : [b]);
+      await write(`POST /v1/fast HTTP/1.1\r\nhost: t\r\n${framing}\r\n\r\n`);
+      for (const part of frame(piece)) await write(part);
+      await new Promise((r) => setTimeout(r, opts.pauseMs ?? 200));
+      let sent = piece.length;
+      const started = Date.now();
+      while (!socket.destroyed && (opts.keepSending ? Date.now() - started < 10_000 : sent < opts.bodyBytes)) {
+        for (const part of frame(piece)) await write(part);
+        sent += piece.length;
+        if (opts.keepSending) await new Promise((r) => setTimeout(r, 20));
+      }
+      if (opts.chunked && !opts.keepSending) await write('0\r\n\r\n');
+      const wroteAll = !error && !socket.destroyed;
+      await closed;
+      return {
+        answer: Buffer.concat(received).toString('latin1'),
+        error,
+        wroteAll,
+        seconds: (Date.now() - started) / 1000,
+      };
+    }
+
+    it('answer a large body they did not read, and close only once the client has sent it (no reset)', async () => {
+      let calls = 0;
+      register(async () => {
+        calls++;
+        return Response.json({ error: 'no' }, { status: 401 });
+      });
+      for (const chunked of [false, true]) {
+        const { answer, error, wroteAll } = await sendThenRead({ bodyBytes: 8 * 1024 * 1024, chunked });
+        expect(error).toBeUndefined();
+        expect(wroteAll).toBe(true);
+        expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+        expect(answer.toLowerCase()).toContain('connection: close');
+        expect(answer.endsWith('{"error":"no"}')).toBe(true);
+      }
+      expect(calls).toBe(2);
+      // fetch sends its body whole and reads the answer too.
+      const res = await fetch(`${base}/v1/fast`, { method: 'POST', body: 'x'.repeat(4 * 1024 * 1024) });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('connection')).toBe('close');
+    });
+
+    it('stop taking a refused body from a client that sends without end, or goes quiet', async () => {
+      register(async () => Response.json({ error: 'no' }, { status: 413 }));
+      const saved = { ...lingering };
+      Object.assign(lingering, { idleMs: 300, totalMs: 1_000 });
+      try {
+        const endless = await sendThenRead({ bodyBytes: 0, chunked: true, keepSending: true });
+        expect(endless.answer).toMatch(/^HTTP\/1\.1 413 /);
+        expect(endless.seconds).toBeLessThan(5);
+        // Headers and a first piece of a long body, then nothing: closed after the idle time.
+        const quiet = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+        quiet.on('error', () => undefined);
+        const t0 = Date.now();
+        quiet.write(`POST /v1/fast HTTP/1.1\r\nhost: t\r\ncontent-length: ${1 << 30}\r\n\r\n${'x'.repeat(1000)}`);
+        let answer = '';
+        quiet.on('data', (b: Buffer) => (answer += b.toString('latin1')));
+        await new Promise((r) => quiet.once('close', r));
+        expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+        expect(Date.now() - t0).toBeLessThan(3_000);
+      } finally {
+        Object.assign(lingering, saved);
       }
     });
 
