@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: Vitest (units + in-process route tests), then a production build and the
-# Playwright API/browser specs against it. Uses PGlite unless DATABASE_URL points at PostgreSQL.
+# Playwright API/browser specs against it, with the Python worker's pytest suite running beside them. Uses PGlite
+# unless DATABASE_URL points at PostgreSQL.
 # Prints "N passed, N failed" last; exits non-zero when anything failed.
 # `npm test -- --only vitest` (or `--only vitest,pytest`…) runs some of the suites: vitest, playwright, pytest
 # (playwright includes its build). `--db-only` limits Vitest to the files that reach the database (CI's second
@@ -44,9 +45,26 @@ if runs playwright; then
   if npx next build > "$out/build.log" 2>&1; then build_rc=0; else build_rc=1; tail -40 "$out/build.log"; fi
 fi
 
+# The Python training worker's tests (workers/python/tests), against this build, when a Python with the worker
+# is available (.ci/run creates .venv-worker). pytest's exit code 5 means "no tests collected": not a failure.
+py_ready=0
+if runs pytest && bash scripts/worker-python.sh -c 'import tuneboard_worker, pytest' >/dev/null 2>&1; then py_ready=1; fi
+run_pytest() {
+  OMP_NUM_THREADS=1 bash scripts/worker-python.sh -m pytest workers/python/tests -p no:cacheprovider \
+    --junitxml="$out/pytest.xml" -q
+}
+# Beside the browser specs when both run: the specs mostly wait on the browser and on the server's training jobs
+# (about half a core of 2), pytest mostly trains on one thread, and one after the other they took 12 of CI's
+# minutes. Its output is printed when it is done.
+py_pid=""
+if [ "$py_ready" = 1 ] && runs playwright && [ "$build_rc" = 0 ]; then
+  run_pytest > "$out/pytest.log" 2>&1 &
+  py_pid=$!
+fi
+
 pw_rc=0
 if runs playwright && [ "$build_rc" = 0 ]; then
-  echo "== playwright (${db_label:-pglite})"
+  echo "== playwright (${db_label:-pglite})${py_pid:+, with pytest beside it}"
   # A fresh embedded database for the e2e server; only that server process opens it.
   rm -rf .data/e2e
   # The screenshots project is for people to look at (npx playwright test --project=screenshots), not CI.
@@ -59,20 +77,20 @@ elif runs playwright; then
   pw_rc=1
 fi
 
-# The Python training worker's tests (workers/python/tests), against this build, when a Python with the worker
-# is available (.ci/run creates .venv-worker). pytest's exit code 5 means "no tests collected": not a failure.
 py_rc=0
-if ! runs pytest; then
-  :
-elif bash scripts/worker-python.sh -c 'import tuneboard_worker, pytest' >/dev/null 2>&1; then
-  echo "== pytest (workers/python)"
-  OMP_NUM_THREADS=1 bash scripts/worker-python.sh -m pytest workers/python/tests -p no:cacheprovider \
-    --junitxml="$out/pytest.xml" -q
+if [ -n "$py_pid" ]; then
+  wait "$py_pid"
   py_rc=$?
-  [ "$py_rc" = 5 ] && py_rc=0
-else
+  echo "== pytest (workers/python)"
+  cat "$out/pytest.log"
+elif [ "$py_ready" = 1 ]; then
+  echo "== pytest (workers/python)"
+  run_pytest
+  py_rc=$?
+elif runs pytest; then
   echo "== pytest skipped: no Python with the worker (python3 -m venv .venv-worker && .venv-worker/bin/pip install ./workers/python[test])"
 fi
+[ "$py_rc" = 5 ] && py_rc=0
 
 node -e '
 const fs = require("fs");
