@@ -11,8 +11,9 @@ import { migrate } from 'drizzle-orm/pglite/migrator';
  *
  * Then, unless the run uses PostgreSQL or a data directory on disk, one migrated in-memory database is dumped
  * and every test file's database starts from that dump (TUNEBOARD_PGLITE_SNAPSHOT): creating an empty PGlite
- * database alone takes about 3.5 s, in each of the ~80 files that open one. The server's own migration step
- * still runs on the loaded copy and finds nothing to apply, so the migrations are tested as they always were.
+ * database alone takes about 3.5 s, in each of the ~80 files that open one. The migrations' SQL runs here, through
+ * Drizzle's PGlite migrator; the server's own migration step still runs on each loaded copy and finds nothing to
+ * apply (the PostgreSQL run applies them through that step).
  */
 export default async function setup() {
   execFileSync(process.execPath, ['scripts/build-worker.mjs'], { stdio: 'inherit' });

@@ -216,7 +216,7 @@ async function serveRegistered(
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) out['set-cookie'] = cookies;
-  // Answered before the body was read (a 401 or 413): the rest of it is still on the socket, so the connection
+  // Answered before the body was read (a 401, 413 or 429): the rest of it is still on the socket, so the connection
   // cannot carry another request.
   if (!req.complete) {
     out.connection = 'close';

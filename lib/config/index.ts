@@ -82,7 +82,7 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     pgliteRecycleHeapBytes: mib(raw.TUNEBOARD_PGLITE_RECYCLE_MB, 512),
     /** Seconds between checks for embedded-database tables whose planner statistics are stale (0: never). */
     pgliteAnalyzeSeconds: num(raw.TUNEBOARD_PGLITE_ANALYZE_SECONDS, 60),
-    /** A PGlite dump an in-memory database starts from (tests: one migrated database instead of one per worker). */
+    /** A PGlite dump an in-memory database starts from (tests: one migrated dump instead of a new database per file). */
     pgliteSnapshot: text(raw.TUNEBOARD_PGLITE_SNAPSHOT),
     /** Nice value the server's helper threads take (lib/config/thread-priority.ts); 0 leaves them alone. */
     threadNice: Math.min(num(raw.TUNEBOARD_THREAD_NICE, 5), 19),

@@ -264,7 +264,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: optionalText,
     defaultText: 'unset',
     meaning:
-      "A dump of a PGlite data directory (the `.tar` PGlite's `dumpDataDir()` writes) that an in-memory database (`memory://`) starts from instead of an empty one. The tests use a migrated one, so that each test worker does not create and migrate its own database",
+      "A dump of a PGlite data directory (the `.tar` PGlite's `dumpDataDir()` writes) that an in-memory database (`memory://`) starts from instead of an empty one. The tests use a migrated one, so that each test file does not create and migrate its own database",
   },
   {
     env: 'TUNEBOARD_PGLITE_ANALYZE_SECONDS',
