@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Files whose assertions compare wall-clock times (the sign-in timing that must not reveal whether an email has
@@ -8,6 +8,11 @@ import { defineConfig } from 'vitest/config';
  * alone after everything else.
  */
 const TIMING_FILES = ['tests/hardening/enumeration.test.ts'];
+/**
+ * Files a run leaves out, comma-separated (scripts/test-all.sh's --db-only). Vitest's own --exclude is not applied
+ * to the projects below.
+ */
+const EXCLUDED = process.env.TUNEBOARD_TEST_EXCLUDE?.split(',').filter(Boolean) ?? [];
 
 export default defineConfig({
   resolve: {
@@ -31,11 +36,14 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['lib/**/*.test.ts', 'app/**/*.test.ts', 'tests/**/*.test.ts'],
-          exclude: ['**/node_modules/**', ...TIMING_FILES],
+          exclude: [...configDefaults.exclude, ...EXCLUDED, ...TIMING_FILES],
           // Vitest's default (one fork per core but one) leaves a 2-core machine running one file at a time, while
           // a route-test fork spends much of its time waiting on its database thread: two forks there took the
-          // suite from 508 to 343 s. On PostgreSQL the files share one database, so that run keeps one fork.
-          maxWorkers: process.env.DATABASE_URL ? 1 : Math.max(2, os.availableParallelism()),
+          // suite from 508 to 343 s. On PostgreSQL the files share DATABASE_URL's database, so that run has one
+          // fork unless TUNEBOARD_TEST_PG_FORKS asks for more, each with a database of its own (global setup).
+          maxWorkers: process.env.DATABASE_URL
+            ? Number(process.env.TUNEBOARD_TEST_PG_FORKS ?? 1)
+            : Math.max(2, os.availableParallelism()),
           sequence: { groupOrder: 0 },
         },
       },
@@ -44,6 +52,7 @@ export default defineConfig({
         test: {
           name: 'timing',
           include: TIMING_FILES,
+          exclude: [...configDefaults.exclude, ...EXCLUDED],
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
         },
