@@ -38,6 +38,10 @@ import { requestIdFrom } from './request-id';
 const log = componentLogger('api');
 /** Where toRequest leaves a body it read whole (a global symbol: lib/api/body.ts is bundled apart). */
 export const PREREAD_BODY = Symbol.for('tuneboard.prereadBody');
+/** Marks the Requests this path makes (lib/api/respond.ts's jsonAnswer). */
+export const FAST_REQUEST = Symbol.for('tuneboard.fastRequest');
+/** The JSON text of an answer whose Response carries no body (jsonAnswer): written here as it is. */
+export const FAST_JSON_TEXT = Symbol.for('tuneboard.fastJsonText');
 const BODY = Buffer.from('{"status":"ok"}');
 const PATHS = new Set(['/v1/health', '/v1/health/']);
 const installed = Symbol.for('tuneboard.fastPath');
@@ -181,13 +185,26 @@ function toRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL
   // The handler's req.signal: aborted when the client goes away before the answer is written, which is what
   // stops an upstream relay or the engine's generation (as Next's own request signal does). Set on the
   // Request itself rather than passed as `signal`: the Request would follow that signal with one of its own,
-  // which cost 35 µs of the request thread per request (three times the rest of the Request).
-  const aborter = new AbortController();
-  Object.defineProperty(request, 'signal', { value: aborter.signal });
+  // which cost 35 µs of the request thread per request (three times the rest of the Request). Made on first use:
+  // most handlers never look at it.
+  let aborter: AbortController | undefined;
+  let gone = false;
+  Object.defineProperty(request, 'signal', {
+    get() {
+      if (!aborter) {
+        aborter = new AbortController();
+        if (gone) aborter.abort();
+      }
+      return aborter.signal;
+    },
+  });
   // lib/api/body.ts reads these bytes directly instead of through the Request's stream.
   if (body) (request as unknown as Record<symbol, Buffer>)[PREREAD_BODY] = body;
+  (request as unknown as Record<symbol, boolean>)[FAST_REQUEST] = true;
   res.once('close', () => {
-    if (!res.writableFinished) aborter.abort();
+    if (res.writableFinished) return;
+    gone = true;
+    aborter?.abort();
   });
   return request;
 }
@@ -226,6 +243,11 @@ async function serveRegistered(
     await response.body?.cancel().catch(() => undefined);
     return;
   }
+  const text = (response as unknown as Record<symbol, string | undefined>)[FAST_JSON_TEXT];
+  if (text !== undefined) {
+    await writeJson(req, res, response.status, out, Buffer.from(text));
+    return;
+  }
   if (!response.body) {
     res.writeHead(response.status, out);
     res.end();
@@ -247,39 +269,52 @@ async function serveRegistered(
       await pipeBody(reader, res);
       return;
     }
-    out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
-    // A JSON answer is one chunk: read whole, it is sent with its length, and gzipped (on libuv's thread pool,
-    // not this thread) when the client takes gzip and it is worth it, as Next did. A longer body goes out as it
+    // A JSON answer is one chunk: read whole, it is sent with its length (writeJson). A longer body goes out as it
     // comes, uncompressed.
     const first = await reader.read();
     const second = first.done ? first : await reader.read();
     if (!second.done) {
+      out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
       res.writeHead(response.status, out);
       if (!res.write(first.value)) await drained(res);
       if (!res.write(second.value)) await drained(res);
       await pipeBody(reader, res);
       return;
     }
-    const body = first.value ?? new Uint8Array(0);
-    const accepts = /\bgzip\b(?!;\s*q=0(?:\.0*)?(?:[,\s]|$))/i.test(String(req.headers['accept-encoding'] ?? ''));
-    if (body.byteLength >= GZIP_MIN_BYTES && accepts) {
-      const zipped = await gzip(body);
-      if (res.destroyed) return;
-      out['content-encoding'] = 'gzip';
-      out['content-length'] = String(zipped.byteLength);
-      res.writeHead(response.status, out);
-      res.end(zipped);
-      return;
-    }
-    out['content-length'] = String(body.byteLength);
-    res.writeHead(response.status, out);
-    res.end(body);
+    await writeJson(req, res, response.status, out, first.value ?? new Uint8Array(0));
   } catch {
     // The body failed midway (an upstream that hung up): end the response so the client sees it cut.
     res.destroy();
   } finally {
     res.off('close', gone);
   }
+}
+
+/**
+ * A whole answer of compressible text, with its length: gzipped (on libuv's thread pool, not this thread) when the
+ * client takes gzip and it is worth it, as Next did.
+ */
+async function writeJson(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  out: Record<string, string | string[]>,
+  body: Uint8Array,
+): Promise<void> {
+  out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
+  const accepts = /\bgzip\b(?!;\s*q=0(?:\.0*)?(?:[,\s]|$))/i.test(String(req.headers['accept-encoding'] ?? ''));
+  if (body.byteLength >= GZIP_MIN_BYTES && accepts) {
+    const zipped = await gzip(body);
+    if (res.destroyed) return;
+    out['content-encoding'] = 'gzip';
+    out['content-length'] = String(zipped.byteLength);
+    res.writeHead(status, out);
+    res.end(zipped);
+    return;
+  }
+  out['content-length'] = String(body.byteLength);
+  res.writeHead(status, out);
+  res.end(body);
 }
 
 /** How long a connection answered before its body was read goes on taking what the client still sends. */

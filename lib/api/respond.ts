@@ -2,6 +2,7 @@ import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { componentLogger } from '@/lib/logger';
 import { storageFaultMessage } from '@/lib/storage/faults';
+import { FAST_JSON_TEXT, FAST_REQUEST } from './fast-path';
 
 const log = componentLogger('api');
 
@@ -18,6 +19,23 @@ export function jsonText(text: string, init: { status?: number; headers?: Record
     status: init.status ?? 200,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...init.headers },
   });
+}
+
+/**
+ * A route's JSON answer to `req`. The fast path (lib/api/fast-path.ts) writes a JSON answer's text to the socket
+ * itself, so a Request it made gets a Response without a body, the text beside it (FAST_JSON_TEXT): a body stream
+ * for the text, built and then read back, cost about 30 µs of the request thread per request, a tenth of a
+ * whole /v1/health?via=api. Any other caller (Next.js in `next dev`, tests calling a handler) gets an ordinary
+ * Response.
+ */
+export function jsonAnswer(req: Request, text: string, init: { status?: number } = {}): Response {
+  if (!(req as unknown as Record<symbol, unknown>)[FAST_REQUEST]) return jsonText(text, init);
+  const response = new Response(null, {
+    status: init.status ?? 200,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+  });
+  (response as unknown as Record<symbol, string>)[FAST_JSON_TEXT] = text;
+  return response;
 }
 
 const CHAT_TYPES: Record<number, string> = {

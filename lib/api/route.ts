@@ -9,7 +9,7 @@ import { zodIssuesToValidation } from '@/lib/errors/zod-issues';
 import { nulError, validateJsonBody } from '@/lib/body/parse';
 import { requestIdFrom } from './request-id';
 import { prepareBody, type BodyKind, type Prepared } from '@/lib/body/prepared';
-import { errorResponse, json, jsonText, type ErrorFlavor } from './respond';
+import { errorResponse, jsonAnswer, type ErrorFlavor } from './respond';
 import { JsonText } from '@/lib/schemas/common';
 import { assertSessionWriteAllowed } from './session-cookie';
 import { admitLargeBody, type LargeBodySlot } from './large-bodies';
@@ -227,8 +227,9 @@ export function route(
           throw new Error('Response schema mismatch');
         }
       }
-      if (result instanceof JsonText) return jsonText(result.text, { status: def.status ?? 200 });
-      return json(result, { status: def.status ?? 200 });
+      return jsonAnswer(req, result instanceof JsonText ? result.text : JSON.stringify(result), {
+        status: def.status ?? 200,
+      });
     } catch (err) {
       // The client hung up and Next aborted the work it started (ResponseAborted, or an abort surfacing from an
       // upstream fetch): nobody reads an answer, and nothing is broken, so it is not an "unhandled error".

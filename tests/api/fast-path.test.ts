@@ -4,7 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import net from 'node:net';
 import { readBodyText } from '@/lib/api/body';
+import { methods, route } from '@/lib/api/route';
 import {
+  FAST_JSON_TEXT,
+  FAST_REQUEST,
   PREREAD_BODY,
   clearFastRoutes,
   installFastPath,
@@ -128,6 +131,25 @@ describe('the fast path', () => {
       await res.body!.getReader().read();
       client.abort();
       await vi.waitFor(() => expect(signal?.aborted).toBe(true));
+    });
+
+    it('give an aborted signal to a handler that first looks at it after the client went away', async () => {
+      let late: AbortSignal | undefined;
+      let clientGone!: () => void;
+      const gone = new Promise<void>((r) => (clientGone = r));
+      register(async (req) => {
+        await gone;
+        await new Promise((r) => setTimeout(r, 50));
+        late = req.signal;
+        return new Response(null, { status: 204 });
+      });
+      const client = new AbortController();
+      const pending = fetch(`${base}/v1/fast`, { method: 'POST', body: '{}', signal: client.signal }).catch(() => null);
+      await new Promise((r) => setTimeout(r, 50));
+      client.abort();
+      await pending;
+      clientGone();
+      await vi.waitFor(() => expect(late?.aborted).toBe(true));
     });
 
     /**
@@ -351,6 +373,57 @@ describe('the fast path', () => {
         if (method === 'GET') expect(Number(res.headers['content-length'])).toBe(res.bytes.length);
         expect(res.bytes.length).toBeGreaterThan(0);
       }
+    });
+
+    it("write a route's JSON answer as its text, whole and the same as a handler called directly gives", async () => {
+      vi.stubEnv('NODE_ENV', 'production');
+      const big = { items: Array.from({ length: 200 }, (_, i) => ({ i, name: `item ${i}`, note: 'é ✓' })) };
+      const routes = methods('/v1/fast-json', {
+        GET: route({ summary: 'test', tag: 'test', auth: 'public' }, async ({ req }) =>
+          new URL(req.url).searchParams.has('small') ? { ok: 'é' } : big,
+        ),
+        POST: route({ summary: 'test', tag: 'test', auth: 'public', status: 201 }, async () => ({ made: true })),
+      });
+      const raw = (path: string, method = 'GET', acceptEncoding = 'identity') =>
+        new Promise<http.IncomingMessage & { bytes: Buffer }>((resolve, reject) => {
+          const req = http.request(
+            `${base}${path}`,
+            { method, headers: { 'accept-encoding': acceptEncoding, 'x-request-id': 'json-1' } },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => resolve(Object.assign(res, { bytes: Buffer.concat(chunks) })));
+            },
+          );
+          req.on('error', reject);
+          req.end();
+        });
+      const small = await raw('/v1/fast-json?small');
+      expect(small.statusCode).toBe(200);
+      expect(small.bytes.toString()).toBe('{"ok":"é"}');
+      // The length in bytes, not characters.
+      expect(small.headers['content-length']).toBe(String(Buffer.byteLength('{"ok":"é"}')));
+      expect(small.headers['content-type']).toBe('application/json');
+      expect(small.headers['cache-control']).toBe('no-store');
+      expect(small.headers['x-request-id']).toBe('json-1');
+      expect(small.headers['x-frame-options']).toBe('DENY');
+      const created = await raw('/v1/fast-json', 'POST');
+      expect(created.statusCode).toBe(201);
+      expect(JSON.parse(created.bytes.toString())).toEqual({ made: true });
+      const zipped = await raw('/v1/fast-json', 'GET', 'gzip');
+      expect(zipped.headers['content-encoding']).toBe('gzip');
+      expect(Number(zipped.headers['content-length'])).toBe(zipped.bytes.length);
+      expect(JSON.parse(zlib.gunzipSync(zipped.bytes).toString())).toEqual(big);
+      expect(seen).toEqual(expect.not.arrayContaining([expect.stringContaining('/v1/fast-json')]));
+      // Called directly (as Next would in `next dev`, or a test), the handler's Response carries the body itself.
+      const direct = await routes.GET(new Request('http://x/v1/fast-json'), { params: Promise.resolve({}) });
+      expect(await direct.json()).toEqual(big);
+      expect(direct.headers.get('content-type')).toBe('application/json');
+      // Made by the fast path, the Request gets no body stream: the text is handed over beside the Response.
+      const fastReq = Object.assign(new Request('http://x/v1/fast-json?small'), { [FAST_REQUEST]: true });
+      const fast = await routes.GET(fastReq, { params: Promise.resolve({}) });
+      expect(fast.body).toBeNull();
+      expect((fast as unknown as Record<symbol, string>)[FAST_JSON_TEXT]).toBe('{"ok":"é"}');
     });
   });
 });
