@@ -18,6 +18,19 @@ import {
   type FastHandler,
 } from '@/lib/api/fast-path';
 
+/** A request through Node's client, which leaves the answer's bytes as sent (fetch would gunzip them). */
+function rawRequest(url: string, method: string, headers: Record<string, string>) {
+  return new Promise<http.IncomingMessage & { bytes: Buffer }>((resolve, reject) => {
+    const req = http.request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Object.assign(res, { bytes: Buffer.concat(chunks) })));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 describe('the fast path', () => {
   let server: http.Server;
   let base: string;
@@ -343,19 +356,7 @@ describe('the fast path', () => {
           }),
       });
       const raw = (path: string, acceptEncoding: string, method = 'GET') =>
-        new Promise<http.IncomingMessage & { bytes: Buffer }>((resolve, reject) => {
-          const req = http.request(
-            `${base}${path}`,
-            { method, headers: { 'accept-encoding': acceptEncoding } },
-            (res) => {
-              const chunks: Buffer[] = [];
-              res.on('data', (c: Buffer) => chunks.push(c));
-              res.on('end', () => resolve(Object.assign(res, { bytes: Buffer.concat(chunks) })));
-            },
-          );
-          req.on('error', reject);
-          req.end();
-        });
+        rawRequest(`${base}${path}`, method, { 'accept-encoding': acceptEncoding });
       const zipped = await raw('/v1/fast', 'gzip, deflate, br');
       expect(zipped.headers['content-encoding']).toBe('gzip');
       expect(zipped.headers.vary).toBe('Accept-Encoding');
@@ -385,19 +386,7 @@ describe('the fast path', () => {
         POST: route({ summary: 'test', tag: 'test', auth: 'public', status: 201 }, async () => ({ made: true })),
       });
       const raw = (path: string, method = 'GET', acceptEncoding = 'identity') =>
-        new Promise<http.IncomingMessage & { bytes: Buffer }>((resolve, reject) => {
-          const req = http.request(
-            `${base}${path}`,
-            { method, headers: { 'accept-encoding': acceptEncoding, 'x-request-id': 'json-1' } },
-            (res) => {
-              const chunks: Buffer[] = [];
-              res.on('data', (c: Buffer) => chunks.push(c));
-              res.on('end', () => resolve(Object.assign(res, { bytes: Buffer.concat(chunks) })));
-            },
-          );
-          req.on('error', reject);
-          req.end();
-        });
+        rawRequest(`${base}${path}`, method, { 'accept-encoding': acceptEncoding, 'x-request-id': 'json-1' });
       const small = await raw('/v1/fast-json?small');
       expect(small.statusCode).toBe(200);
       expect(small.bytes.toString()).toBe('{"ok":"é"}');
