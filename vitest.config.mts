@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { pgForks } from './tests/pg-forks';
 
 /**
  * Files whose assertions compare wall-clock times (the sign-in timing that must not reveal whether an email has
@@ -41,9 +42,7 @@ export default defineConfig({
           // a route-test fork spends much of its time waiting on its database thread: two forks there took the
           // suite from 508 to 343 s. On PostgreSQL the files share DATABASE_URL's database, so that run has one
           // fork unless TUNEBOARD_TEST_PG_FORKS asks for more, each with a database of its own (global setup).
-          maxWorkers: process.env.DATABASE_URL
-            ? Number(process.env.TUNEBOARD_TEST_PG_FORKS ?? 1)
-            : Math.max(2, os.availableParallelism()),
+          maxWorkers: process.env.DATABASE_URL ? pgForks() : Math.max(2, os.availableParallelism()),
           sequence: { groupOrder: 0 },
         },
       },

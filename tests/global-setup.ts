@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { pgForks } from './pg-forks';
 
 /**
  * Worker threads load esbuild bundles; build them once before any test file runs.
@@ -39,13 +40,6 @@ export default async function setup() {
   } finally {
     await db.close();
   }
-}
-
-function pgForks(): number {
-  const forks = Number(process.env.TUNEBOARD_TEST_PG_FORKS ?? 1);
-  if (!Number.isInteger(forks) || forks < 1)
-    throw new Error('TUNEBOARD_TEST_PG_FORKS must be a whole number, 1 or more');
-  return forks;
 }
 
 /** Empty databases `<name>_fork1`… beside DATABASE_URL's, one per fork (each fork's server migrates its own). */
