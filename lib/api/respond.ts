@@ -13,12 +13,11 @@ export function json(body: unknown, init: { status?: number; headers?: Record<st
   return jsonText(JSON.stringify(body), init);
 }
 
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+
 /** A JSON answer from text that is already JSON. */
 export function jsonText(text: string, init: { status?: number; headers?: Record<string, string> } = {}): Response {
-  return new Response(text, {
-    status: init.status ?? 200,
-    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...init.headers },
-  });
+  return new Response(text, { status: init.status ?? 200, headers: { ...JSON_HEADERS, ...init.headers } });
 }
 
 /**
@@ -30,10 +29,7 @@ export function jsonText(text: string, init: { status?: number; headers?: Record
  */
 export function jsonAnswer(req: Request, text: string, init: { status?: number } = {}): Response {
   if (!(req as unknown as Record<symbol, unknown>)[FAST_REQUEST]) return jsonText(text, init);
-  const response = new Response(null, {
-    status: init.status ?? 200,
-    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
-  });
+  const response = new Response(null, { status: init.status ?? 200, headers: JSON_HEADERS });
   (response as unknown as Record<symbol, string>)[FAST_JSON_TEXT] = text;
   return response;
 }
