@@ -50,15 +50,11 @@ async function open(): Promise<DbHandle> {
     // (lib/db/pglite-connection.ts): same driver, same SQL, and the request thread never runs PostgreSQL.
     const dataDir = config.dataDir;
     if (!dataDir.startsWith('memory://')) fs.mkdirSync(path.dirname(path.resolve(dataDir)), { recursive: true });
-    const { PgliteThread, pgliteClientClass } = await import('./pglite-connection');
+    const { PgliteThread, PglitePool, pgliteClientClass } = await import('./pglite-connection');
     embedded = new PgliteThread(dataDir, config.pgliteRecycleHeapBytes, config.pgliteSnapshot);
     await embedded.waitReady();
-    // One session: one client, kept open (idleTimeoutMillis 0) for the life of the process.
-    pool = new Pool({
-      Client: withStatementCache(pgliteClientClass(embedded), cacheLimit),
-      max: 1,
-      idleTimeoutMillis: 0,
-    });
+    // One session: queries pipelined over a few clients, a transaction holding it alone.
+    pool = new PglitePool(embedded, withStatementCache(pgliteClientClass(embedded), cacheLimit));
     kind = 'pglite';
   }
   // A dropped connection to a PostgreSQL server is replaced on the next query; pg emits it here first.

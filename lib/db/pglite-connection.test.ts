@@ -3,13 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgliteThread, pgliteClientClass } from './pglite-connection';
+import { PglitePool, PgliteThread, pgliteClientClass } from './pglite-connection';
+import { withStatementCache } from './statement-cache';
 
 const open: { pool: pg.Pool; thread: PgliteThread }[] = [];
 
 function start(dataDir: string, recycleHeapBytes = 2 ** 40, snapshot?: string) {
   const thread = new PgliteThread(dataDir, recycleHeapBytes, snapshot);
-  const pool = new pg.Pool({ Client: pgliteClientClass(thread), max: 1, idleTimeoutMillis: 0 });
+  const pool = new PglitePool(thread, pgliteClientClass(thread));
   open.push({ pool, thread });
   return { pool, thread };
 }
@@ -84,6 +85,44 @@ describe('PGlite on its own thread, through node-postgres', () => {
     expect(results.map((r) => r.rows[0].i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
   });
 
+  it('keeps several queries in flight on the thread, each answered on its own', async () => {
+    const { pool, thread } = shared;
+    await pool.query('create table p (k int primary key)');
+    await pool.query('insert into p values (1)');
+    let peak = 0;
+    const sample = setInterval(() => (peak = Math.max(peak, thread.inFlight)), 0);
+    // A failing query between succeeding ones: its error is its own (each query's batch ends with Sync).
+    const results = await Promise.allSettled(
+      Array.from({ length: 60 }, (_, i) =>
+        i % 10 === 5
+          ? pool.query('insert into p values (1)')
+          : pool.query('select $1::int as i, count(*)::int as c from p', [i]),
+      ),
+    );
+    clearInterval(sample);
+    expect(peak).toBeGreaterThan(1);
+    results.forEach((r, i) => {
+      if (i % 10 === 5) expect(r.status === 'rejected' && (r.reason as { code?: string }).code).toBe('23505');
+      else expect(r.status === 'fulfilled' && r.value.rows[0]).toEqual({ i, c: 1 });
+    });
+  });
+
+  it('sends no query into a transaction that holds the session, even with queries in flight when it began', async () => {
+    const { pool } = shared;
+    await pool.query('create table h (v int)');
+    const before = Array.from({ length: 10 }, () => pool.query('select count(*)::int as c from h'));
+    const client = await pool.connect();
+    await client.query('begin');
+    await client.query('insert into h values (1)');
+    const during = Array.from({ length: 10 }, () => pool.query('select count(*)::int as c from h'));
+    await new Promise((r) => setTimeout(r, 20));
+    await client.query('insert into h values (2)');
+    await client.query('rollback');
+    client.release();
+    // Sent before BEGIN: they ran before it. Sent during the transaction: they waited for it to end.
+    for (const q of [...before, ...during]) expect((await q).rows[0].c).toBe(0);
+  });
+
   // tests/global-setup.ts dumps a migrated database for PGlite runs; a run given a data directory has none.
   const snapshot = process.env.TUNEBOARD_PGLITE_SNAPSHOT;
 
@@ -103,7 +142,13 @@ describe('PGlite on its own thread, through node-postgres', () => {
       // A 1-byte cap: every idle moment is a recycle point. A snapshot is only for in-memory databases: given one
       // here, neither the first start nor any restart may replace what is on disk.
       const thread = new PgliteThread(path.join(dir, 'db'), 1, snapshot);
-      const pool = new pg.Pool({ Client: pgliteClientClass(thread), max: 1, idleTimeoutMillis: 0 });
+      // Named statements on several clients: after a recycle, every one of them must prepare its statements again.
+      const pool = new PglitePool(thread, withStatementCache(pgliteClientClass(thread), 100));
+      const sums = () =>
+        Promise.all(Array.from({ length: 8 }, (_, i) => pool.query('select $1::int + 1 as n', [i]))).then((r) =>
+          r.map((x) => x.rows[0].n),
+        );
+      expect(await sums()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect((await pool.query(`select to_regclass('public.models') as t`)).rows[0].t).toBeNull();
       await pool.query('create table r (v int)');
       const client = await pool.connect();
@@ -119,6 +164,7 @@ describe('PGlite on its own thread, through node-postgres', () => {
       await new Promise((r) => setTimeout(r, 50));
       expect(thread.recycles).toBeGreaterThan(before);
       expect((await pool.query('select sum(v)::int as s from r')).rows[0].s).toBe(10);
+      expect(await sums()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       await pool.end();
       await thread.close();
     } finally {

@@ -4,8 +4,11 @@
  * and parses the raw backend answer with pg's own protocol parser: the server uses one driver (node-postgres,
  * with its type parsing and error objects) for both databases, and the request thread never runs PostgreSQL.
  *
- * PGlite has exactly one session, so the pool over it has one client: a transaction holds it from BEGIN to
- * COMMIT and every other query waits its turn in the pool's queue, on the request thread only as a promise.
+ * PGlite has exactly one session, shared by every client of the pool over it (`PglitePool`). The thread runs the
+ * batches it is sent one after another, and each query's batch ends with Sync, so queries from several clients
+ * can be in flight at once without mixing: the thread starts the next while the request thread is still
+ * parsing the last answer. A transaction cannot share the session: while a client taken with `pool.connect()`
+ * is out, every other client's batches wait (`PgliteThread.hold`), on the request thread only as a promise.
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
@@ -40,6 +43,12 @@ export class PgliteThread {
   private heapBytes = 0;
   private recycling: Promise<void> | null = null;
   private closed = false;
+  /** The connection that has the session to itself (a transaction's), or null while queries may interleave. */
+  private holder: PgliteThreadConnection | null = null;
+  /** Flushes of other connections' batches, waiting for the holder to let go. */
+  private readonly parked: (() => void)[] = [];
+  /** Every connection on this session: a recycle resets what each has prepared. */
+  readonly connections = new Set<PgliteThreadConnection>();
   /** Heap after the last start: what a recycle brings the thread back to. */
   baselineHeapBytes = 0;
   recycles = 0;
@@ -111,17 +120,48 @@ export class PgliteThread {
     });
   }
 
-  /** Called by the connection when its session is idle outside a transaction with nothing in flight. */
-  maybeRecycle(onRecycled: () => void): void {
-    if (this.recycling || this.closed || this.pending.size > 0) return;
+  /** Batches sent to the thread and not yet answered (more than one while queries are pipelined). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Gives the session to `owner` alone until `letGo(owner)`: its BEGIN runs after every batch already sent, and
+   * other connections' batches wait until it lets go, so no statement runs inside someone else's transaction.
+   */
+  hold(owner: PgliteThreadConnection): void {
+    if (this.holder && this.holder !== owner) throw new Error('embedded database session is already held');
+    this.holder = owner;
+  }
+
+  letGo(owner: PgliteThreadConnection): void {
+    if (this.holder !== owner) return;
+    this.holder = null;
+    for (const flush of this.parked.splice(0)) flush();
+    // The end of a transaction is the first moment a heap it grew may be given back.
+    this.maybeRecycle();
+  }
+
+  /** Whether `connection` may send now; if not, `flush` runs once the holder lets go. */
+  maySend(connection: PgliteThreadConnection, flush: () => void): boolean {
+    if (this.holder === null || this.holder === connection) return true;
+    this.parked.push(flush);
+    return false;
+  }
+
+  /** Called by a connection whose answer just landed: recycles when the whole session is idle. */
+  maybeRecycle(): void {
+    if (this.recycling || this.closed || this.pending.size > 0 || this.holder || this.parked.length > 0) return;
     if (this.dataDir.startsWith('memory://') || this.heapBytes <= this.recycleHeapBytes) return;
+    for (const c of this.connections) if (!c.idle) return;
     const grown = this.heapBytes;
     this.recycling = (async () => {
       await this.stopWorker();
       this.start();
       await this.ready;
       this.recycles++;
-      onRecycled();
+      // A fresh session knows none of the old one's named statements.
+      for (const c of this.connections) c.forgetStatements();
       log.info(
         {
           heapMiB: Math.round(grown / 2 ** 20),
@@ -181,8 +221,19 @@ class PgliteThreadConnection extends EventEmitter {
   private readonly parser = new Parser();
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(private readonly thread: PgliteThread) {
+  constructor(readonly thread: PgliteThread) {
     super();
+    thread.connections.add(this);
+  }
+
+  /** Nothing waiting to be sent or answered, outside any transaction. */
+  get idle(): boolean {
+    return this.inFlight === 0 && this.batch.length === 0 && this.txStatus === 'I';
+  }
+
+  forgetStatements() {
+    this.parsedStatements = {};
+    this.submittedNamedStatements = {};
   }
 
   connect() {
@@ -199,9 +250,9 @@ class PgliteThreadConnection extends EventEmitter {
   }
 
   private flushBatch() {
+    if (this.batch.length === 0 || !this.thread.maySend(this, () => this.flushBatch())) return;
     const parts = this.batch;
     this.batch = [];
-    if (parts.length === 0) return;
     // Serialised messages may be slices of Node's shared pool; the batch is transferred (moved) to the thread.
     const bytes = concatBytes(parts);
     this.inFlight++;
@@ -215,12 +266,7 @@ class PgliteThreadConnection extends EventEmitter {
           if (out.byteLength > 0) {
             this.parser.parse(Buffer.from(out.buffer, out.byteOffset, out.byteLength), (msg) => this.dispatch(msg));
           }
-          if (this.inFlight === 0 && this.batch.length === 0 && this.txStatus === 'I') {
-            this.thread.maybeRecycle(() => {
-              // A fresh session knows none of the old one's named statements.
-              this.parsedStatements = {};
-            });
-          }
+          if (this.idle) this.thread.maybeRecycle();
         },
         (err: Error) => {
           this.inFlight--;
@@ -283,7 +329,11 @@ class PgliteThreadConnection extends EventEmitter {
     if (this._ending) return;
     this._ending = true;
     // Let queued answers land first; the session itself stays open for the next client.
-    void this.chain.then(() => this.emit('end'));
+    void this.chain.then(() => {
+      this.thread.connections.delete(this);
+      this.thread.letGo(this);
+      this.emit('end');
+    });
   }
   ref() {}
   unref() {}
@@ -296,4 +346,113 @@ export function pgliteClientClass(thread: PgliteThread): typeof pg.Client {
       super({ ...config, connection: new PgliteThreadConnection(thread) } as pg.ClientConfig);
     }
   };
+}
+
+/**
+ * How many clients send queries to the session at once. One leaves the thread idle while the request thread parses
+ * each answer and sends the next query (a list route kept it about 40 % busy); past a few, more only lengthen the
+ * queue on the thread.
+ */
+const PIPELINE_CLIENTS = 4;
+
+interface SharedClient {
+  client: pg.Client;
+  ready: Promise<void>;
+  /** Queries handed to this client and not yet settled. */
+  load: number;
+}
+
+function connectionOf(client: pg.PoolClient | pg.Client): PgliteThreadConnection {
+  return (client as unknown as { connection: PgliteThreadConnection }).connection;
+}
+
+/**
+ * The pool over one PgliteThread. `query()` (what drizzle uses outside a transaction) goes to the least busy of
+ * up to PIPELINE_CLIENTS clients, so several queries are in flight on the thread at once. `connect()` (what drizzle
+ * uses for a transaction, and migrations for their lock) gives out the one client that may hold the session, and
+ * holds it until the client is released: other queries wait, as they did when the pool had a single client.
+ * Anything pg-specific that `query()` does not pipeline (a callback, a cursor) goes through that client too.
+ */
+export class PglitePool extends pg.Pool {
+  private readonly shared: SharedClient[] = [];
+  private closing = false;
+
+  constructor(
+    private readonly thread: PgliteThread,
+    private readonly clientClass: typeof pg.Client,
+    private readonly width = PIPELINE_CLIENTS,
+  ) {
+    // The pool's own single client is the transaction client; kept open for the life of the process.
+    super({ Client: clientClass, max: 1, idleTimeoutMillis: 0 });
+  }
+
+  // Declared loosely: pg's overloads (promise or callback) all come here.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override connect(callback?: any): any {
+    const held = super.connect().then((client) => {
+      const connection = connectionOf(client);
+      this.thread.hold(connection);
+      const release = client.release;
+      client.release = (err?: Error | boolean) => {
+        this.thread.letGo(connection);
+        return release.call(client, err);
+      };
+      return client;
+    });
+    if (typeof callback !== 'function') return held;
+    held.then(
+      (client) => callback(undefined, client, client.release),
+      (err: Error) => callback(err),
+    );
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(config: any, values?: any, callback?: any): any {
+    const piped =
+      !this.closing &&
+      typeof values !== 'function' &&
+      typeof callback !== 'function' &&
+      !(config && typeof config === 'object' && typeof config.submit === 'function');
+    if (!piped) return super.query(config, values, callback);
+    return this.pipelined(config, values);
+  }
+
+  private async pipelined(config: unknown, values: unknown): Promise<pg.QueryResult> {
+    const shared = this.leastBusy();
+    shared.load++;
+    try {
+      await shared.ready;
+      return await shared.client.query(config as pg.QueryConfig, values as unknown[]);
+    } finally {
+      shared.load--;
+    }
+  }
+
+  private leastBusy(): SharedClient {
+    let best: SharedClient | undefined;
+    for (const s of this.shared) if (!best || s.load < best.load) best = s;
+    if (best && (best.load === 0 || this.shared.length >= this.width)) return best;
+    const client = new this.clientClass();
+    const shared: SharedClient = { client, ready: client.connect().then(() => undefined), load: 0 };
+    const drop = () => {
+      const i = this.shared.indexOf(shared);
+      if (i >= 0) this.shared.splice(i, 1);
+    };
+    shared.ready.catch(drop);
+    // A client whose connection failed is replaced by the next query, as pg.Pool replaces its own.
+    client.on('error', (err) => {
+      drop();
+      this.emit('error', err, client);
+    });
+    client.on('end', drop);
+    this.shared.push(shared);
+    return shared;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override async end(callback?: any): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.shared.splice(0).map((s) => s.client.end().catch(() => undefined)));
+    return super.end(callback);
+  }
 }
