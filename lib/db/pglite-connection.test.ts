@@ -101,10 +101,33 @@ describe('PGlite on its own thread, through node-postgres', () => {
     );
     clearInterval(sample);
     expect(peak).toBeGreaterThan(1);
+    expect(peak).toBeLessThanOrEqual(4);
     results.forEach((r, i) => {
       if (i % 10 === 5) expect(r.status === 'rejected' && (r.reason as { code?: string }).code).toBe('23505');
       else expect(r.status === 'fulfilled' && r.value.rows[0]).toEqual({ i, c: 1 });
     });
+  });
+
+  it('never gives a client a second query while one runs (pg 9 refuses that): the pool queues it', async () => {
+    const { thread } = shared;
+    let most = 0;
+    const Base = pgliteClientClass(thread);
+    class Counting extends Base {
+      running = 0;
+      query(config: any, values?: any, callback?: any): any {
+        most = Math.max(most, ++this.running);
+        const done = () => this.running--;
+        const out = super.query(config, values, callback);
+        (out as unknown as Promise<unknown>).then(done, done);
+        return out;
+      }
+    }
+    const pool = new PglitePool(thread, Counting as unknown as typeof pg.Client);
+    const rows = await Promise.all(Array.from({ length: 40 }, (_, i) => pool.query('select $1::int as i', [i])));
+    expect(rows.map((r) => r.rows[0].i)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(most).toBe(1);
+    await pool.end();
+    await expect(pool.query('select 1')).rejects.toThrow(/after calling end/);
   });
 
   it('sends no query into a transaction that holds the session, even with queries in flight when it began', async () => {

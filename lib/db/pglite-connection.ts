@@ -358,8 +358,13 @@ const PIPELINE_CLIENTS = 4;
 interface SharedClient {
   client: pg.Client;
   ready: Promise<void>;
-  /** Queries handed to this client and not yet settled. */
-  load: number;
+  /** A query is running on it: pg 9 will refuse a second one on a busy client, so the pool queues it instead. */
+  busy: boolean;
+}
+
+interface Waiter {
+  resolve: (shared: SharedClient) => void;
+  reject: (err: Error) => void;
 }
 
 function connectionOf(client: pg.PoolClient | pg.Client): PgliteThreadConnection {
@@ -367,14 +372,16 @@ function connectionOf(client: pg.PoolClient | pg.Client): PgliteThreadConnection
 }
 
 /**
- * The pool over one PgliteThread. `query()` (what drizzle uses outside a transaction) goes to the least busy of
- * up to PIPELINE_CLIENTS clients, so several queries are in flight on the thread at once. `connect()` (what drizzle
+ * The pool over one PgliteThread. `query()` (what drizzle uses outside a transaction) goes to an idle one of up to
+ * PIPELINE_CLIENTS clients, so several queries are in flight on the thread at once; past that, queries wait in
+ * the pool in order. `connect()` (what drizzle
  * uses for a transaction, and migrations for their lock) gives out the one client that may hold the session, and
  * holds it until the client is released: other queries wait, as they did when the pool had a single client.
  * Anything pg-specific that `query()` does not pipeline (a callback, a cursor) goes through that client too.
  */
 export class PglitePool extends pg.Pool {
   private readonly shared: SharedClient[] = [];
+  private readonly waiting: Waiter[] = [];
   private closing = false;
 
   constructor(
@@ -418,22 +425,44 @@ export class PglitePool extends pg.Pool {
   }
 
   private async pipelined(config: unknown, values: unknown): Promise<pg.QueryResult> {
-    const shared = this.leastBusy();
-    shared.load++;
+    const shared = await this.acquire();
     try {
       await shared.ready;
       return await shared.client.query(config as pg.QueryConfig, values as unknown[]);
     } finally {
-      shared.load--;
+      this.giveBack(shared);
     }
   }
 
-  private leastBusy(): SharedClient {
-    let best: SharedClient | undefined;
-    for (const s of this.shared) if (!best || s.load < best.load) best = s;
-    if (best && (best.load === 0 || this.shared.length >= this.width)) return best;
+  /** An idle client, a new one while there are fewer than `width`, or the next to finish (first come, first served). */
+  private acquire(): SharedClient | Promise<SharedClient> {
+    if (this.closing) return Promise.reject(new Error('Cannot use a pool after calling end on the pool'));
+    const idle = this.shared.find((s) => !s.busy);
+    if (idle) {
+      idle.busy = true;
+      return idle;
+    }
+    if (this.shared.length < this.width) return this.open();
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
+  }
+
+  private giveBack(shared: SharedClient): void {
+    const next = this.waiting.shift();
+    if (!next) {
+      shared.busy = false;
+    } else if (this.shared.includes(shared)) {
+      next.resolve(shared);
+    } else {
+      // Its connection failed (or the pool is ending): the waiter gets a new client, or the pool's refusal.
+      Promise.resolve()
+        .then(() => this.acquire())
+        .then(next.resolve, next.reject);
+    }
+  }
+
+  private open(): SharedClient {
     const client = new this.clientClass();
-    const shared: SharedClient = { client, ready: client.connect().then(() => undefined), load: 0 };
+    const shared: SharedClient = { client, ready: client.connect().then(() => undefined), busy: true };
     const drop = () => {
       const i = this.shared.indexOf(shared);
       if (i >= 0) this.shared.splice(i, 1);
@@ -452,6 +481,8 @@ export class PglitePool extends pg.Pool {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override async end(callback?: any): Promise<void> {
     this.closing = true;
+    const refused = new Error('Cannot use a pool after calling end on the pool');
+    for (const w of this.waiting.splice(0)) w.reject(refused);
     await Promise.all(this.shared.splice(0).map((s) => s.client.end().catch(() => undefined)));
     return super.end(callback);
   }
