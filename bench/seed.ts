@@ -39,8 +39,10 @@ async function main() {
     .set({ lastStep: nCheckpoints, checkpointCount: nCheckpoints + 1 })
     .where(eq(models.id, model.id));
 
+  // The large job first: the small job's events then come after a million others, where a page query that walks
+  // the primary key instead of the job's index reads them all (lib/db/repositories/job-event-pages.ts, jobRange).
   const jobs: { id: string; events: number }[] = [];
-  for (const n of [nSmall, nLarge]) {
+  for (const n of [nLarge, nSmall]) {
     const job = await trainingRepo.insertJob(db, {
       entityId: principal.personalEntity.id,
       modelId: model.id,
@@ -61,7 +63,7 @@ async function main() {
     jobs.push({ id: job.id, events: n });
   }
   // A cursor deep in the large job: paging from there must cost what paging from the start costs.
-  const large = jobs[1];
+  const [large, small] = jobs;
   const [first] = await trainingRepo.listEvents(db, large.id, { afterSeq: undefined, limit: 1 });
   const [deepEvent] = await trainingRepo.listEvents(db, large.id, {
     afterSeq: first.seq + large.events - 200,
@@ -77,7 +79,7 @@ async function main() {
     JSON.stringify({
       key,
       modelId: model.id,
-      smallJobId: jobs[0].id,
+      smallJobId: small.id,
       largeJobId: large.id,
       deepEventId: deepEvent.id,
       earlyEventId: earlyEvent.id,

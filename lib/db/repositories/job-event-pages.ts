@@ -1,37 +1,62 @@
 import 'server-only';
-import { and, asc, desc, eq, gt, lt, sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents } from '../schema';
 
 /**
+ * The index range of one job's events, for a page of them in seq order: `(job_id, seq)` between `(job, after)` and
+ * `(job, before)`, with `order by job_id, seq` (`job_id, type, seq` and its index for one type).
+ *
+ * Why not `job_id = $job order by seq`: the primary key (seq) gives that order too, and the planner, which knows
+ * only that a few jobs share many events and not that each job's events sit together, costed "walk the primary
+ * key from the start, skipping other jobs' events" below "walk this job's index". A page of a job created after a
+ * 1M-event job then read the million first: 0.7 s on PostgreSQL, and the same plan on PGlite. Written as row
+ * comparisons, the range is an index condition only (job_id, seq) can serve, and the order is one only it gives.
+ */
+const MAX_SEQ = '9223372036854775807';
+
+export function jobRange(job: SQL, opts: { afterSeq?: SQL; beforeSeq?: SQL; type?: SQL; desc?: boolean }) {
+  const key = opts.type ? sql`(job_id, type, seq)` : sql`(job_id, seq)`;
+  const at = (seq: SQL) => (opts.type ? sql`(${job}, ${opts.type}, ${seq})` : sql`(${job}, ${seq})`);
+  // seq is a bigserial: from 1 to the largest bigint.
+  const low = opts.afterSeq ?? sql.raw('0');
+  const high = opts.beforeSeq ? sql`${key} < ${at(opts.beforeSeq)}` : sql`${key} <= ${at(sql.raw(MAX_SEQ))}`;
+  const dir = sql.raw(opts.desc ? 'desc' : 'asc');
+  const order = opts.type ? sql`job_id ${dir}, type ${dir}, seq ${dir}` : sql`job_id ${dir}, seq ${dir}`;
+  return { where: sql`${key} > ${at(low)} and ${high}`, order };
+}
+
+/**
  * A page of a job's events in either order, after or before a cursor (its seq), in list order. The scan
  * runs away from the cursor, so a page before it is read backwards and then reversed: an index range scan
- * of job_events_job_seq_idx either way.
+ * of job_events_job_seq_idx (or job_events_job_type_seq_idx) either way.
  */
-export async function pageEvents(
-  db: DbOrTx,
-  jobId: string,
-  opts: {
-    order: 'asc' | 'desc';
-    afterSeq?: number;
-    beforeSeq?: number;
-    type?: (typeof jobEvents.$inferSelect)['type'];
-    limit: number;
-  },
-) {
+export async function pageEvents(db: DbOrTx, jobId: string, opts: EventPageOptions) {
+  const { query, backwards } = pageEventsQuery(db, jobId, opts);
+  return { rows: await query, backwards };
+}
+
+interface EventPageOptions {
+  order: 'asc' | 'desc';
+  afterSeq?: number;
+  beforeSeq?: number;
+  type?: (typeof jobEvents.$inferSelect)['type'];
+  limit: number;
+}
+
+/** pageEvents' query, not yet run (the tests explain it). */
+export function pageEventsQuery(db: DbOrTx, jobId: string, opts: EventPageOptions) {
   const backwards = opts.beforeSeq !== undefined;
   const scanDesc = (opts.order === 'desc') !== backwards;
-  const conditions: SQL[] = [eq(jobEvents.jobId, jobId)];
-  if (opts.type !== undefined) conditions.push(eq(jobEvents.type, opts.type));
   const cursor = opts.afterSeq ?? opts.beforeSeq;
-  if (cursor !== undefined) conditions.push(scanDesc ? lt(jobEvents.seq, cursor) : gt(jobEvents.seq, cursor));
-  const rows = await db
-    .select()
-    .from(jobEvents)
-    .where(and(...conditions))
-    .orderBy(scanDesc ? desc(jobEvents.seq) : asc(jobEvents.seq))
-    .limit(opts.limit);
-  return { rows, backwards };
+  const bound = cursor === undefined ? undefined : sql`${cursor}::bigint`;
+  const range = jobRange(sql`${jobId}::uuid`, {
+    type: opts.type === undefined ? undefined : sql`${opts.type}::text`,
+    desc: scanDesc,
+    ...(scanDesc ? { beforeSeq: bound } : { afterSeq: bound }),
+  });
+  const query = db.select().from(jobEvents).where(range.where).orderBy(range.order).limit(opts.limit);
+  return { query, backwards };
 }
 
 export type ScopedEventPage =
@@ -85,11 +110,11 @@ export async function pageEventsInScope(
   // and the page filters every earlier event of the job (15 ms per page at 50,000 events on PGlite).
   const cursor =
     after === null
-      ? { found: sql`true`, join: sql``, bound: sql`` }
+      ? { found: sql`true`, join: sql``, range: jobRange(sql`j.id`, {}) }
       : {
           found: sql`(c.seq is not null)`,
           join: sql`left join lateral (select seq from job_events where job_id = j.id and id = ${after}::uuid) c on true`,
-          bound: sql`and seq > c.seq`,
+          range: jobRange(sql`j.id`, { afterSeq: sql`c.seq` }),
         };
   // The page size is part of the statement's text, not a parameter: with `limit $n` the planner's generic plan
   // assumes a tenth of the job's events, so PostgreSQL kept planning the statement afresh on every call (its
@@ -116,8 +141,8 @@ export async function pageEventsInScope(
           select *, row_number() over (order by seq) as n
           from (
             select * from job_events
-            where job_id = j.id ${cursor.bound}
-            order by seq
+            where ${cursor.range.where}
+            order by ${cursor.range.order}
             limit ${fetch}
           ) page
         ) p

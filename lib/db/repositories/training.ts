@@ -5,6 +5,7 @@ import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, 
 import { isStorableStep } from './models';
 import { preparedQuery } from '../prepared';
 import { olderThan } from './keyset';
+import { jobRange } from './job-event-pages';
 
 export type TrainingJobRow = typeof trainingJobs.$inferSelect;
 export type JobEventRow = typeof jobEvents.$inferSelect;
@@ -117,16 +118,12 @@ export async function findEvent(db: DbOrTx, jobId: string, eventId: string) {
   return row;
 }
 
-/** Chronological, strictly after `afterSeq`: an index range scan whatever the table size. */
+/** Chronological, strictly after `afterSeq`: a range of the job's index whatever the table holds (see jobRange). */
 export async function listEvents(db: DbOrTx, jobId: string, opts: { afterSeq?: number; limit: number }) {
-  const conditions: SQL[] = [eq(jobEvents.jobId, jobId)];
-  if (opts.afterSeq !== undefined) conditions.push(gt(jobEvents.seq, opts.afterSeq));
-  return db
-    .select()
-    .from(jobEvents)
-    .where(and(...conditions))
-    .orderBy(asc(jobEvents.seq))
-    .limit(opts.limit);
+  const range = jobRange(sql`${jobId}::uuid`, {
+    afterSeq: opts.afterSeq === undefined ? undefined : sql`${opts.afterSeq}::bigint`,
+  });
+  return db.select().from(jobEvents).where(range.where).orderBy(range.order).limit(opts.limit);
 }
 
 /**
