@@ -80,6 +80,11 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
      * thread is restarted while idle, which gives the memory back. Not for `memory://` databases.
      */
     pgliteRecycleHeapBytes: mib(raw.TUNEBOARD_PGLITE_RECYCLE_MB, 512),
+    /**
+     * Queries sent to the embedded database's thread at once outside a transaction (lib/db/pglite-connection.ts):
+     * more keep its thread busy while the request thread reads answers; 1 sends one at a time.
+     */
+    pglitePipeline: num(raw.TUNEBOARD_PGLITE_PIPELINE, 4),
     /** Seconds between checks for embedded-database tables whose planner statistics are stale (0: never). */
     pgliteAnalyzeSeconds: num(raw.TUNEBOARD_PGLITE_ANALYZE_SECONDS, 60),
     /** A PGlite dump an in-memory database starts from (tests: one migrated dump instead of a new database per file). */

@@ -260,6 +260,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning: "The embedded database's heap size past which its thread is restarted while idle, giving the memory back",
   },
   {
+    env: 'TUNEBOARD_PGLITE_PIPELINE',
+    schema: positiveCount,
+    defaultText: '`4`',
+    meaning:
+      "Queries the embedded database's thread is given at once outside a transaction, so it runs the next while the request thread reads the last answer; `1` sends one at a time, which on a 2-core machine kept `/v1/health` quicker under heavy load at the cost of list throughput",
+  },
+  {
     env: 'TUNEBOARD_PGLITE_SNAPSHOT',
     schema: optionalText,
     defaultText: 'unset',

@@ -54,7 +54,7 @@ async function open(): Promise<DbHandle> {
     embedded = new PgliteThread(dataDir, config.pgliteRecycleHeapBytes, config.pgliteSnapshot);
     await embedded.waitReady();
     // One session: queries pipelined over a few clients, a transaction holding it alone.
-    pool = new PglitePool(embedded, withStatementCache(pgliteClientClass(embedded), cacheLimit));
+    pool = new PglitePool(embedded, withStatementCache(pgliteClientClass(embedded), cacheLimit), config.pglitePipeline);
     kind = 'pglite';
   }
   // A dropped connection to a PostgreSQL server is replaced on the next query; pg emits it here first.

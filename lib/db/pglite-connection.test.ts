@@ -10,7 +10,7 @@ const open: { pool: pg.Pool; thread: PgliteThread }[] = [];
 
 function start(dataDir: string, recycleHeapBytes = 2 ** 40, snapshot?: string) {
   const thread = new PgliteThread(dataDir, recycleHeapBytes, snapshot);
-  const pool = new PglitePool(thread, pgliteClientClass(thread));
+  const pool = new PglitePool(thread, pgliteClientClass(thread), 4);
   open.push({ pool, thread });
   return { pool, thread };
 }
@@ -122,7 +122,7 @@ describe('PGlite on its own thread, through node-postgres', () => {
         return out;
       }
     }
-    const pool = new PglitePool(thread, Counting as unknown as typeof pg.Client);
+    const pool = new PglitePool(thread, Counting as unknown as typeof pg.Client, 4);
     const rows = await Promise.all(Array.from({ length: 40 }, (_, i) => pool.query('select $1::int as i', [i])));
     expect(rows.map((r) => r.rows[0].i)).toEqual(Array.from({ length: 40 }, (_, i) => i));
     expect(most).toBe(1);
@@ -166,7 +166,7 @@ describe('PGlite on its own thread, through node-postgres', () => {
       // here, neither the first start nor any restart may replace what is on disk.
       const thread = new PgliteThread(path.join(dir, 'db'), 1, snapshot);
       // Named statements on several clients: after a recycle, every one of them must prepare its statements again.
-      const pool = new PglitePool(thread, withStatementCache(pgliteClientClass(thread), 100));
+      const pool = new PglitePool(thread, withStatementCache(pgliteClientClass(thread), 100), 4);
       const sums = () =>
         Promise.all(Array.from({ length: 8 }, (_, i) => pool.query('select $1::int + 1 as n', [i]))).then((r) =>
           r.map((x) => x.rows[0].n),

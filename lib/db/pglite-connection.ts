@@ -348,13 +348,6 @@ export function pgliteClientClass(thread: PgliteThread): typeof pg.Client {
   };
 }
 
-/**
- * How many clients send queries to the session at once. One leaves the thread idle while the request thread parses
- * each answer and sends the next query (a list route kept it about 40 % busy); past a few, more only lengthen the
- * queue on the thread.
- */
-const PIPELINE_CLIENTS = 4;
-
 interface SharedClient {
   client: pg.Client;
   ready: Promise<void>;
@@ -373,7 +366,7 @@ function connectionOf(client: pg.PoolClient | pg.Client): PgliteThreadConnection
 
 /**
  * The pool over one PgliteThread. `query()` (what drizzle uses outside a transaction) goes to an idle one of up to
- * PIPELINE_CLIENTS clients, so several queries are in flight on the thread at once; past that, queries wait in
+ * `width` clients, so several queries are in flight on the thread at once; past that, queries wait in
  * the pool in order. `connect()` (what drizzle
  * uses for a transaction, and migrations for their lock) gives out the one client that may hold the session, and
  * holds it until the client is released: other queries wait, as they did when the pool had a single client.
@@ -387,7 +380,12 @@ export class PglitePool extends pg.Pool {
   constructor(
     private readonly thread: PgliteThread,
     private readonly clientClass: typeof pg.Client,
-    private readonly width = PIPELINE_CLIENTS,
+    /**
+     * Clients sending queries at once (TUNEBOARD_PGLITE_PIPELINE). One leaves the thread idle while the request
+     * thread parses each answer and sends the next query (a list route kept it about 40 % busy); past a few, more
+     * only lengthen the queue on the thread.
+     */
+    private readonly width: number,
   ) {
     // The pool's own single client is the transaction client; kept open for the life of the process.
     super({ Client: clientClass, max: 1, idleTimeoutMillis: 0 });
