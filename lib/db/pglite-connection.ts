@@ -366,11 +366,11 @@ function connectionOf(client: pg.PoolClient | pg.Client): PgliteThreadConnection
 
 /**
  * The pool over one PgliteThread. `query()` (what drizzle uses outside a transaction) goes to an idle one of up to
- * `width` clients, so several queries are in flight on the thread at once; past that, queries wait in
- * the pool in order. `connect()` (what drizzle
- * uses for a transaction, and migrations for their lock) gives out the one client that may hold the session, and
- * holds it until the client is released: other queries wait, as they did when the pool had a single client.
- * Anything pg-specific that `query()` does not pipeline (a callback, a cursor) goes through that client too.
+ * `width` clients, so several queries are in flight on the thread at once; past that, queries wait in the pool in
+ * order. `connect()` (what drizzle uses for a transaction, and migrations for their lock) gives out the one client
+ * that may hold the session, and holds it until the client is released: other queries wait, as they did when the
+ * pool had a single client. Anything pg-specific that `query()` does not pipeline (a callback, a cursor) goes
+ * through that client too.
  */
 export class PglitePool extends pg.Pool {
   private readonly shared: SharedClient[] = [];
