@@ -334,6 +334,9 @@ export const trajectoryGroups = pgTable(
   (t) => [
     uniqueIndex('trajectory_groups_id_key').on(t.id),
     index('trajectory_groups_model_step_idx').on(t.modelId, t.step, t.split, t.seq),
+    // A model's groups in list order (listTrajectoryGroups without a step): without it, the planner walked the
+    // primary key from the start, skipping every earlier model's groups.
+    index('trajectory_groups_model_seq_idx').on(t.modelId, t.seq),
     index('trajectory_groups_job_idx').on(t.jobId, t.groupIndex),
   ],
 );

@@ -2,28 +2,17 @@ import 'server-only';
 import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents } from '../schema';
+import { seqRange } from './keyset';
 
-/**
- * The index range of one job's events, for a page of them in seq order: `(job_id, seq)` between `(job, after)` and
- * `(job, before)`, with `order by job_id, seq` (`job_id, type, seq` and its index for one type).
- *
- * Why not `job_id = $job order by seq`: the primary key (seq) gives that order too, and the planner, which knows
- * only that a few jobs share many events and not that each job's events sit together, costed "walk the primary
- * key from the start, skipping other jobs' events" below "walk this job's index". A page of a job created after a
- * 1M-event job then read the million first: 0.7 s on PostgreSQL, and the same plan on PGlite. Written as row
- * comparisons, the range is an index condition only (job_id, seq) can serve, and the order is one only it gives.
- */
-const MAX_SEQ = '9223372036854775807';
-
+/** A job's events in seq order (all of one type, given `type`): a range of its index (see seqRange). */
 export function jobRange(job: SQL, opts: { afterSeq?: SQL; beforeSeq?: SQL; type?: SQL; desc?: boolean }) {
-  const key = opts.type ? sql`(job_id, type, seq)` : sql`(job_id, seq)`;
-  const at = (seq: SQL) => (opts.type ? sql`(${job}, ${opts.type}, ${seq})` : sql`(${job}, ${seq})`);
-  // seq is a bigserial: from 1 to the largest bigint.
-  const low = opts.afterSeq ?? sql.raw('0');
-  const high = opts.beforeSeq ? sql`${key} < ${at(opts.beforeSeq)}` : sql`${key} <= ${at(sql.raw(MAX_SEQ))}`;
-  const dir = sql.raw(opts.desc ? 'desc' : 'asc');
-  const order = opts.type ? sql`job_id ${dir}, type ${dir}, seq ${dir}` : sql`job_id ${dir}, seq ${dir}`;
-  return { where: sql`${key} > ${at(low)} and ${high}`, order };
+  const prefix: [string, SQL][] = opts.type
+    ? [
+        ['job_id', job],
+        ['type', opts.type],
+      ]
+    : [['job_id', job]];
+  return seqRange(prefix, opts);
 }
 
 /**

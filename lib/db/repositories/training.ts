@@ -4,7 +4,7 @@ import type { DbOrTx } from '../client';
 import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
 import { preparedQuery } from '../prepared';
-import { olderThan } from './keyset';
+import { olderThan, seqRange } from './keyset';
 import { jobRange } from './job-event-pages';
 
 export type TrainingJobRow = typeof trainingJobs.$inferSelect;
@@ -161,22 +161,42 @@ export async function insertTrajectoryGroups(db: DbOrTx, rows: TrajectoryGroupIn
   if (batch.length > 0) await insert(batch);
 }
 
-export async function listTrajectoryGroups(
-  db: DbOrTx,
-  modelId: string,
-  opts: { step?: number; split?: string; source?: 'log' | 'train'; afterSeq?: number; limit: number },
-) {
+interface TrajectoryGroupFilter {
+  step?: number;
+  split?: string;
+  source?: 'log' | 'train';
+  afterSeq?: number;
+  limit: number;
+}
+
+export async function listTrajectoryGroups(db: DbOrTx, modelId: string, opts: TrajectoryGroupFilter) {
   if (opts.step !== undefined && !isStorableStep(opts.step)) return [];
-  const conditions: SQL[] = [eq(trajectoryGroups.modelId, modelId)];
-  if (opts.step !== undefined) conditions.push(eq(trajectoryGroups.step, opts.step));
+  return trajectoryGroupsQuery(db, modelId, opts);
+}
+
+/** listTrajectoryGroups' query, not yet run (the tests explain it). */
+export function trajectoryGroupsQuery(db: DbOrTx, modelId: string, opts: TrajectoryGroupFilter) {
+  const conditions: SQL[] = [];
+  let order: SQL;
+  if (opts.step !== undefined) {
+    // One step's groups are few: trajectory_groups_model_step_idx finds them, and sorting them costs nothing.
+    conditions.push(eq(trajectoryGroups.modelId, modelId), eq(trajectoryGroups.step, opts.step));
+    if (opts.afterSeq !== undefined) conditions.push(gt(trajectoryGroups.seq, opts.afterSeq));
+    order = sql`seq`;
+  } else {
+    const range = seqRange([['model_id', sql`${modelId}::uuid`]], {
+      afterSeq: opts.afterSeq === undefined ? undefined : sql`${opts.afterSeq}::bigint`,
+    });
+    conditions.push(range.where);
+    order = range.order;
+  }
   if (opts.split !== undefined) conditions.push(eq(trajectoryGroups.split, opts.split));
   if (opts.source !== undefined) conditions.push(eq(trajectoryGroups.source, opts.source));
-  if (opts.afterSeq !== undefined) conditions.push(gt(trajectoryGroups.seq, opts.afterSeq));
   return db
     .select()
     .from(trajectoryGroups)
     .where(and(...conditions))
-    .orderBy(asc(trajectoryGroups.seq))
+    .orderBy(order)
     .limit(opts.limit);
 }
 

@@ -1,0 +1,1 @@
+CREATE INDEX "trajectory_groups_model_seq_idx" ON "trajectory_groups" USING btree ("model_id","seq");
