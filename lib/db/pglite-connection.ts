@@ -45,8 +45,8 @@ export class PgliteThread {
   private closed = false;
   /** The connection that has the session to itself (a transaction's), or null while queries may interleave. */
   private holder: PgliteThreadConnection | null = null;
-  /** Flushes of other connections' batches, waiting for the holder to let go. */
-  private readonly parked: (() => void)[] = [];
+  /** Other connections with a batch to send, waiting for the holder to let go (in the order they asked). */
+  private readonly parked: PgliteThreadConnection[] = [];
   /** Every connection on this session: a recycle resets what each has prepared. */
   readonly connections = new Set<PgliteThreadConnection>();
   /** Heap after the last start: what a recycle brings the thread back to. */
@@ -137,15 +137,15 @@ export class PgliteThread {
   letGo(owner: PgliteThreadConnection): void {
     if (this.holder !== owner) return;
     this.holder = null;
-    for (const flush of this.parked.splice(0)) flush();
+    for (const connection of this.parked.splice(0)) connection.resume();
     // The end of a transaction is the first moment a heap it grew may be given back.
     this.maybeRecycle();
   }
 
-  /** Whether `connection` may send now; if not, `flush` runs once the holder lets go. */
-  maySend(connection: PgliteThreadConnection, flush: () => void): boolean {
+  /** Whether `connection` may send now; if not, it is resumed once the holder lets go. */
+  maySend(connection: PgliteThreadConnection): boolean {
     if (this.holder === null || this.holder === connection) return true;
-    this.parked.push(flush);
+    this.parked.push(connection);
     return false;
   }
 
@@ -236,6 +236,11 @@ class PgliteThreadConnection extends EventEmitter {
     this.submittedNamedStatements = {};
   }
 
+  /** Sends the batch that waited while another connection held the session. */
+  resume() {
+    this.flushBatch();
+  }
+
   connect() {
     this._connecting = true;
     this.thread.waitReady().then(
@@ -250,7 +255,7 @@ class PgliteThreadConnection extends EventEmitter {
   }
 
   private flushBatch() {
-    if (this.batch.length === 0 || !this.thread.maySend(this, () => this.flushBatch())) return;
+    if (this.batch.length === 0 || !this.thread.maySend(this)) return;
     const parts = this.batch;
     this.batch = [];
     // Serialised messages may be slices of Node's shared pool; the batch is transferred (moved) to the thread.
