@@ -57,15 +57,18 @@ interface Row extends Measure {
  */
 const WARMUP_REQUESTS = QUICK ? 50 : 2000;
 
+/** How a case's request is sent (a body is made afresh for each request). */
+interface CaseOptions {
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: () => string;
+}
+
 /**
  * Sends `total` requests over CONNECTIONS loops with fetch and counts the answers that were not 2xx (autocannon's
  * own `amount` mode costs about a second of set-up per call, which made the quick run half as long again).
  */
-async function warmUp(
-  url: string,
-  opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: () => string },
-  total: number,
-): Promise<number> {
+async function warmUp(url: string, opts: CaseOptions, total: number): Promise<number> {
   let errors = 0;
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async (_, loop) => {
@@ -79,10 +82,7 @@ async function warmUp(
   return errors;
 }
 
-async function run(
-  url: string,
-  opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: () => string },
-): Promise<Measure> {
+async function run(url: string, opts: CaseOptions): Promise<Measure> {
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -99,7 +99,7 @@ async function run(
   };
 }
 
-type Case = [name: string, url: string, opts: Parameters<typeof run>[1]];
+type Case = [name: string, url: string, opts: CaseOptions];
 
 async function benchBackend(
   label: string,
