@@ -93,31 +93,6 @@ elif runs pytest; then
 fi
 [ "$py_rc" = 5 ] && py_rc=0
 
-node -e '
-const fs = require("fs");
-const read = (f) => { try { return JSON.parse(fs.readFileSync(f, "utf8")); } catch { return null; } };
-const v = read(process.argv[1]); const p = read(process.argv[2]);
-let passed = 0, failed = 0, skipped = 0;
-const wanted = process.argv[6].split(",");
-// A suite that was asked for and left no report counts as one failure.
-if (wanted.includes("vitest")) {
-  if (v) { passed += v.numPassedTests; failed += v.numFailedTests + (v.numRuntimeErrorTestSuites ?? 0); skipped += v.numPendingTests + v.numTodoTests; }
-  else failed += 1;
-}
-if (wanted.includes("playwright")) {
-  if (p) { passed += p.stats.expected + p.stats.flaky; failed += p.stats.unexpected; skipped += p.stats.skipped; }
-  else failed += 1;
-}
-if (process.argv[3] !== "0") failed += 1;
-// pytest junit: <testsuite tests= failures= errors= skipped=>; absent when pytest did not run.
-try {
-  const x = fs.readFileSync(process.argv[4], "utf8");
-  const attr = (n) => Number((x.match(new RegExp(`<testsuite[^>]*\\s${n}="(\\d+)"`)) || [])[1] || 0);
-  const bad = attr("failures") + attr("errors");
-  passed += attr("tests") - bad - attr("skipped"); failed += bad; skipped += attr("skipped");
-} catch {}
-if (process.argv[5] !== "0" && !fs.existsSync(process.argv[4])) failed += 1;
-console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-' "$out/vitest.json" "$out/playwright.json" "$build_rc" "$out/pytest.xml" "$py_rc" "$only"
+node scripts/test-summary.mjs "$out/vitest.json" "$out/playwright.json" "$build_rc" "$out/pytest.xml" "$py_rc" "$only"
 
 [ "$vitest_rc" = 0 ] && [ "$build_rc" = 0 ] && [ "$pw_rc" = 0 ] && [ "$py_rc" = 0 ]
