@@ -6,7 +6,7 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME !== 'nodejs' || process.env.NEXT_PHASE === 'phase-production-build') return;
   // First: the liveness probe answers ahead of Next.js's routing, even while migrations run (see the module).
-  const { installFastPath } = await import('./lib/api/fast-path');
+  const { installFastPath, beginDraining } = await import('./lib/api/fast-path');
   installFastPath();
   // A bad TUNEBOARD_* value stops the server here, every bad variable named, before anything is served.
   const { assertValidConfig, ConfigError } = await import('./lib/config');
@@ -19,20 +19,21 @@ export async function register() {
     process.stderr.write(`${err.message}\n`);
     process.exit(1);
   }
-  const { logger } = await import('./lib/logger');
-  const { getDbHandle } = await import('./lib/db/client');
-  const handle = await getDbHandle();
-  logger.info({ database: handle.kind }, 'database ready');
+  // A stop signal (SIGTERM from an orchestrator, Ctrl-C's SIGINT) is handled from here on, even while the database
+  // starts. First, answers start closing their connections and the training workers stop, so that none of them keeps
+  // a connection open (fast-path.ts, builtin-runner.ts). Then the usage still in its batch is written
+  // (lib/services/usage.ts), and Next's own handler stops listening and exits once every connection has closed.
+  // Next's handler alone exited before the usage write, and never exited while a worker or a client polled on a
+  // kept-alive connection.
   const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/server/builtin-runner');
-  await startBuiltinRunner({ port: settings.port, embeddedDatabase: handle.kind === 'pglite' });
-  process.once('exit', stopBuiltinRunner);
-  // Usage is written in batches (lib/services/usage.ts): a stopping server writes what it holds before Next's own
-  // SIGTERM/SIGINT handler, which exits as soon as open requests are done, leaving no time for the write.
   const { flushUsage } = await import('./lib/services/usage');
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const others = process.listeners(signal);
     process.removeAllListeners(signal);
+    // Once: a second signal gets Node's default, which ends the process at once.
     process.once(signal, () => {
+      beginDraining();
+      stopBuiltinRunner();
       const stalled = new Promise((resolve) => setTimeout(resolve, 5000).unref());
       void Promise.race([flushUsage(), stalled]).finally(() => {
         // Without another handler (NEXT_MANUAL_SIG_HANDLE), nobody else would end the process.
@@ -41,6 +42,12 @@ export async function register() {
       });
     });
   }
+  process.once('exit', stopBuiltinRunner);
+  const { logger } = await import('./lib/logger');
+  const { getDbHandle } = await import('./lib/db/client');
+  const handle = await getDbHandle();
+  logger.info({ database: handle.kind }, 'database ready');
+  await startBuiltinRunner({ port: settings.port, embeddedDatabase: handle.kind === 'pglite' });
   // Files a crash or a failing store left behind (rows are always deleted first); in the background.
   const { sweepOrphanArtifacts } = await import('./lib/services/artifact-sweep');
   sweepOrphanArtifacts()

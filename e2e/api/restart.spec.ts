@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { LONG_SFT_DATASET } from '../fixtures/seed';
@@ -15,19 +16,35 @@ const PORT = 3160;
 const BASE = `http://127.0.0.1:${PORT}`;
 const DIR = path.join(process.cwd(), '.data', 'e2e-restart');
 
+const ENV = {
+  ...process.env,
+  PORT: String(PORT),
+  DATABASE_URL: '',
+  TUNEBOARD_DATA_DIR: path.join(DIR, 'pglite'),
+  TUNEBOARD_ARTIFACT_DIR: path.join(DIR, 'artifacts'),
+  NEXT_TELEMETRY_DISABLED: '1',
+};
+
 function start(): ChildProcess {
-  return spawn('npm', ['run', 'start'], {
-    env: {
-      ...process.env,
-      PORT: String(PORT),
-      DATABASE_URL: '',
-      TUNEBOARD_DATA_DIR: path.join(DIR, 'pglite'),
-      TUNEBOARD_ARTIFACT_DIR: path.join(DIR, 'artifacts'),
-      NEXT_TELEMETRY_DISABLED: '1',
-    },
-    stdio: 'ignore',
-    detached: true,
-  });
+  return spawn('npm', ['run', 'start'], { env: ENV, stdio: 'ignore', detached: true });
+}
+
+/** The pids of a process's children (Linux). */
+function childrenOf(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function up(): Promise<void> {
@@ -213,5 +230,64 @@ test('a server stopped with SIGTERM writes the usage it had not yet written', as
     } catch {
       // already gone
     }
+  }
+});
+
+// SIGINT (Ctrl-C) goes through the same handler (instrumentation.ts).
+test('a server sent SIGTERM stops while a client polls it on a kept-alive connection, and its training worker stops', async () => {
+  test.setTimeout(120_000);
+  fs.rmSync(DIR, { recursive: true, force: true });
+  // The server process itself (not npm above it), so that the signal reaches only the server, as a container's
+  // stop does: the training worker it spawned must be stopped by the server.
+  const server = spawn(
+    process.execPath,
+    [path.join(process.cwd(), 'node_modules', 'next', 'dist', 'bin', 'next'), 'start', '-p', String(PORT)],
+    {
+      env: { ...ENV, NODE_ENV: 'production' },
+      stdio: 'ignore',
+    },
+  );
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  let socket: net.Socket | undefined;
+  let workers: number[] = [];
+  try {
+    await up();
+    // The built-in runner's worker child, polling this server for jobs.
+    await expect.poll(() => childrenOf(server.pid!).length, { timeout: 30_000 }).toBeGreaterThan(0);
+    workers = childrenOf(server.pid!);
+
+    // A client with a request under way when the signal comes, which then keeps asking on the same connection
+    // every 100 ms. Next stops listening and waits for open connections to close, and closes only the idle ones:
+    // this one was never idle then, so unless answers close it, the server never exits.
+    socket = net.connect(PORT, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => socket!.once('connect', resolve).once('error', reject));
+    let answers = '';
+    let closedByServer = false;
+    socket.on('data', (chunk) => (answers += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.once('end', () => (closedByServer = true));
+    socket.once('close', () => (closedByServer = true));
+    socket.write('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    await new Promise((r) => setTimeout(r, 200));
+    process.kill(server.pid!, 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    socket.write('\r\n');
+    const deadline = Date.now() + 15_000;
+    let stopped = false;
+    void exited.then(() => (stopped = true));
+    while (!stopped && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      if (!closedByServer) socket.write('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    }
+    expect(stopped, 'the server exited within 15 s of the signal').toBe(true);
+    // The request under way was answered, and that answer closed the connection.
+    expect(answers).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answers.toLowerCase()).toContain('connection: close');
+    expect(closedByServer).toBe(true);
+    await expect.poll(() => workers.filter(alive), { timeout: 10_000 }).toEqual([]);
+  } finally {
+    socket?.destroy();
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+    for (const pid of workers) if (alive(pid)) process.kill(pid, 'SIGKILL');
   }
 });

@@ -45,6 +45,17 @@ export const FAST_JSON_TEXT = Symbol.for('tuneboard.fastJsonText');
 const BODY = Buffer.from('{"status":"ok"}');
 const PATHS = new Set(['/v1/health', '/v1/health/']);
 const installed = Symbol.for('tuneboard.fastPath');
+const draining = Symbol.for('tuneboard.draining');
+
+/**
+ * From a stop signal on, every answer closes its connection (`Connection: close`). Next's shutdown stops listening
+ * and then waits for every open connection to close, but closes only those idle at that moment: a client that polls on
+ * a kept-alive connection more often than the keep-alive timeout (5 s), as a load balancer's checks or a training
+ * client polling its job do, kept a stopping server running for good.
+ */
+export function beginDraining(): void {
+  (globalThis as Record<symbol, unknown>)[draining] = true;
+}
 
 /** A route file's handler for one method (lib/api/route.ts's RouteHandler). */
 export type FastHandler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
@@ -396,6 +407,7 @@ export function installFastPath(): () => void {
   proto.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
     if (event === 'request') {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
+      if ((globalThis as Record<symbol, unknown>)[draining]) res.shouldKeepAlive = false;
       if (isHealthProbe(req)) {
         answer(req, res);
         return true;

@@ -15,14 +15,18 @@ const log = componentLogger('jobs');
  * 0 = none) speaking the HTTP worker protocol back to this server, so training never blocks a request,
  * plus a sweeper that recovers jobs whose worker went away. Started once per server process.
  */
-const globalForRunner = globalThis as unknown as { __tuneboardRunner?: { bootId: string; children: ChildProcess[] } };
+type RunnerState = { bootId: string; children: ChildProcess[] };
+const globalForRunner = globalThis as unknown as {
+  __tuneboardRunner?: RunnerState;
+  __tuneboardRunnerStopped?: boolean;
+};
 
 const SWEEP_MS = 10_000;
 
 export async function startBuiltinRunner(opts: { port: number; embeddedDatabase: boolean }) {
-  if (globalForRunner.__tuneboardRunner) return;
+  if (globalForRunner.__tuneboardRunner || globalForRunner.__tuneboardRunnerStopped) return;
   const bootId = `${Date.now().toString(36)}${process.pid.toString(36)}`;
-  const state = { bootId, children: [] as ChildProcess[] };
+  const state: RunnerState = { bootId, children: [] };
   globalForRunner.__tuneboardRunner = state;
 
   // With the embedded database this process is the only server, so every RUNNING job of a built-in worker
@@ -41,7 +45,9 @@ export async function startBuiltinRunner(opts: { port: number; embeddedDatabase:
   setInterval(() => void sweep(false), SWEEP_MS).unref();
 
   const concurrency = config.runnerConcurrency;
-  if (concurrency <= 0 || Object.keys(trainingHandlers()).length === 0) return;
+  // A stop signal that came while the first sweep ran: no worker to start.
+  if (concurrency <= 0 || Object.keys(trainingHandlers()).length === 0 || globalForRunner.__tuneboardRunnerStopped)
+    return;
   for (let i = 0; i < concurrency; i++) spawnWorker(state, i, opts.port, 0);
 }
 
@@ -55,12 +61,8 @@ function workerCommand(): { command: string; args: string[] } {
   };
 }
 
-function spawnWorker(
-  state: { bootId: string; children: ChildProcess[] },
-  index: number,
-  port: number,
-  restarts: number,
-) {
+function spawnWorker(state: RunnerState, index: number, port: number, restarts: number) {
+  if (globalForRunner.__tuneboardRunnerStopped) return;
   const { command, args } = workerCommand();
   const child = spawn(command, args, {
     env: {
@@ -75,13 +77,19 @@ function spawnWorker(
   });
   state.children[index] = child;
   child.on('exit', (code, signal) => {
-    if (signal === 'SIGTERM') return;
+    if (signal === 'SIGTERM' || globalForRunner.__tuneboardRunnerStopped) return;
     log.error({ worker: index, code, signal }, 'training worker exited; restarting');
     // Back off so a worker that crashes at start-up does not spin.
     setTimeout(() => spawnWorker(state, index, port, restarts + 1), Math.min(30_000, 1000 * 2 ** restarts)).unref();
   });
 }
 
+/**
+ * Stops the worker children for good (a stopping server: its signal handler, then its exit). Called as soon as a stop
+ * signal arrives, not at exit: a child polls this server on a kept-alive connection every few seconds, and the HTTP
+ * server's close waits for every open connection, so a child still polling held a stopping server open for good.
+ */
 export function stopBuiltinRunner() {
+  globalForRunner.__tuneboardRunnerStopped = true;
   for (const child of globalForRunner.__tuneboardRunner?.children ?? []) child.kill('SIGTERM');
 }
