@@ -331,6 +331,7 @@ async function healthUnderLoad(key: string, modelId: string) {
     `| under load | ${loaded.length} | ${f1(percentile(loaded, 50))} | ${f1(p99)} | ${f1(Math.max(...loaded))} | p99 < 50 ms ${mark(p99 < 50)} |`,
   );
   console.log(`(API requests completed: ${apiDone}, ${f1(apiDone / seconds)} req/s alongside the streams)`);
+  console.log(`(slowest probes under load, sent at seconds into the load: ${probe.slowest(5)})`);
 }
 
 /**
@@ -338,7 +339,7 @@ async function healthUnderLoad(key: string, modelId: string) {
  * to serialise, hundreds of requests and streams to read) is busy, and would count its own stalls as the
  * server's. Failed probes are counted in `failures` and left out of the latencies.
  */
-function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number[]> } {
+function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number[]>; slowest(n: number): string } {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
     let running = true;
@@ -352,8 +353,9 @@ function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number
         const t = performance.now();
         let ok = false;
         try { ok = await fetch(workerData + '/v1/health').then(async (r) => (await r.arrayBuffer(), r.ok)); } catch {}
-        // A failed probe is reported as -1: the caller counts it as a failure, not as a latency.
-        out.push(ok ? performance.now() - t : -1);
+        // A failed probe is reported as -1: the caller counts it as a failure, not as a latency. With each, when it
+        // was sent (epoch ms: this thread's clock starts apart from the main thread's).
+        out.push(ok ? performance.now() - t : -1, performance.timeOrigin + t);
         await new Promise((r) => setTimeout(r, 10));
       }
       parentPort.postMessage(out);
@@ -362,13 +364,20 @@ function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number
   );
   let onStarted!: () => void;
   let onSamples!: (out: number[]) => void;
+  let startedAt = 0;
+  let probes: { ms: number; at: number }[] = [];
   const started = new Promise<void>((resolve) => (onStarted = resolve));
   const samples = new Promise<number[]>((resolve) => (onSamples = resolve));
   worker.on('message', (message: 'started' | number[]) => {
-    if (message === 'started') return onStarted();
+    if (message === 'started') {
+      startedAt = performance.timeOrigin + performance.now();
+      return onStarted();
+    }
     void worker.terminate();
-    failures += message.filter((ms) => ms < 0).length;
-    onSamples(message.filter((ms) => ms >= 0));
+    for (let i = 0; i < message.length; i += 2) probes.push({ ms: message[i], at: message[i + 1] - startedAt });
+    failures += probes.filter((p) => p.ms < 0).length;
+    probes = probes.filter((p) => p.ms >= 0);
+    onSamples(probes.map((p) => p.ms));
   });
   return {
     started,
@@ -376,6 +385,14 @@ function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number
       worker.postMessage('stop');
       return samples;
     },
+    // Where in the run the worst probes fell (at the start of a burst, or throughout): what a p99 of a few hundred
+    // probes cannot say.
+    slowest: (n) =>
+      [...probes]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, n)
+        .map((p) => `${f1(p.ms)} ms at ${f1(p.at / 1000)} s`)
+        .join(', '),
   };
 }
 
