@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { EngineEvent } from './engine-events';
 import type { PromptPositionLogprobs } from './logprobs';
+import { TurnBudget } from './turn-budget';
 import type { FromWorker, ModelSpec, ToWorker, WireSequence } from './wire';
 import { config } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';
@@ -51,6 +52,10 @@ export class InferencePool {
   private readonly pending = new Map<string, Pending>();
   private readonly weightLoaders = new Map<string, () => Promise<Uint8Array>>();
   private nextId = 0;
+  // One budget for all threads: what it bounds is the request thread's work per event-loop turn.
+  private readonly inbox = new TurnBudget<{ entry: PoolWorker; message: FromWorker }>(({ entry, message }) =>
+    this.onMessage(entry, message),
+  );
 
   constructor(size: number) {
     for (let i = 0; i < size; i++) this.workers.push(this.start());
@@ -59,7 +64,7 @@ export class InferencePool {
   private start(): PoolWorker {
     const entry: PoolWorker = { worker: spawnWorker(), active: 0, models: new Set() };
     entry.worker.unref();
-    entry.worker.on('message', (message: FromWorker) => this.onMessage(entry, message));
+    entry.worker.on('message', (message: FromWorker) => this.inbox.push({ entry, message }));
     entry.worker.on('error', (err) => log.error({ err }, 'inference worker error'));
     entry.worker.on('exit', (code) => {
       // Fail what it was running and replace it: one crash must not take serving down.
