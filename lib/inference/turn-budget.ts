@@ -65,7 +65,9 @@ export class TurnBudget<T> {
           throw err;
         });
       }
-      // Let what the message set off (chunks encoded and written) run before the clock is read again.
+      // Lets what the message set off (its chunks encoded and written) start before the clock is read again. That
+      // takes a few promise hops, some of which run after the read, so a drain may overrun its budget by about a
+      // message's work; all of it has run before the next turn.
       await Promise.resolve();
     }
     this.draining = false;
