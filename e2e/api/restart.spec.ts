@@ -6,11 +6,12 @@ import { expect, test } from '@playwright/test';
 import { LONG_SFT_DATASET } from '../fixtures/seed';
 
 /**
- * Kills a server (and its training worker) with SIGKILL in the middle of a job, starts it again on the same
- * embedded database, and checks that the job is not forgotten: it ends with training_failed and a clear
- * message, nothing follows that event, and the model trains again afterwards.
+ * Stopping and restarting a server. Kills a server (and its training worker) with SIGKILL in the middle of a job,
+ * starts it again on the same embedded database, and checks that the job is not forgotten: it ends with
+ * training_failed and a clear message, nothing follows that event, and the model trains again afterwards. A server
+ * stopped with SIGTERM writes its pending usage first, and stops even while a client polls it.
  */
-// Both tests start their own server on this port and folder: one at a time.
+// Every test starts its own server on this port and folder: one at a time.
 test.describe.configure({ mode: 'serial' });
 const PORT = 3160;
 const BASE = `http://127.0.0.1:${PORT}`;
