@@ -101,7 +101,10 @@ describe("a page of an owner's rows after and before other owners' many rows", (
       expect(got.length).toBeGreaterThan(0);
       expect(got.every((e) => e.jobId === small)).toBe(true);
     }
-    expect(Math.max(...read)).toBeLessThan(50);
+    // At most this job's own 151 events and a few probes: for a type the planner may read them all and sort rather
+    // than take the (job_id, type, seq) index (PostgreSQL did, in one CI run in three), which is cheap at this size
+    // and which it does not choose for a job of many events. The old queries read 30,003.
+    expect(Math.max(...read)).toBeLessThan(rows.length + 50);
   });
 
   it("reads only that model's trajectory groups, whatever the filter", async () => {
