@@ -3,6 +3,9 @@
  * clone needs no separate migrate step), then starts the built-in training runner and job recovery.
  * `next build` never gets here with a database to touch.
  */
+/** The longest a stopping server waits for open requests and connections (Kubernetes' grace period is 30 s). */
+const SHUTDOWN_GRACE_MS = 25_000;
+
 export async function register() {
   if (process.env.NEXT_RUNTIME !== 'nodejs' || process.env.NEXT_PHASE === 'phase-production-build') return;
   // First: the liveness probe answers ahead of Next.js's routing, even while migrations run (see the module).
@@ -34,6 +37,9 @@ export async function register() {
     process.once(signal, () => {
       beginDraining();
       stopBuiltinRunner();
+      // The backstop: whatever still holds the server this long after the signal (a stream that goes on, a
+      // connection nobody closes) is cut, as an orchestrator's SIGKILL would, rather than left running for good.
+      setTimeout(() => process.exit(signal === 'SIGTERM' ? 143 : 130), SHUTDOWN_GRACE_MS).unref();
       const stalled = new Promise((resolve) => setTimeout(resolve, 5000).unref());
       void Promise.race([flushUsage(), stalled]).finally(() => {
         // Without another handler (NEXT_MANUAL_SIG_HANDLE), nobody else would end the process.
