@@ -33,17 +33,18 @@ export async function register() {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const others = process.listeners(signal);
     process.removeAllListeners(signal);
+    const exitCode = signal === 'SIGTERM' ? 143 : 130;
     // Once: a second signal gets Node's default, which ends the process at once.
     process.once(signal, () => {
       beginDraining();
       stopBuiltinRunner();
       // The backstop: whatever still holds the server this long after the signal (a stream that goes on, a
       // connection nobody closes) is cut, as an orchestrator's SIGKILL would, rather than left running for good.
-      setTimeout(() => process.exit(signal === 'SIGTERM' ? 143 : 130), SHUTDOWN_GRACE_MS).unref();
+      setTimeout(() => process.exit(exitCode), SHUTDOWN_GRACE_MS).unref();
       const stalled = new Promise((resolve) => setTimeout(resolve, 5000).unref());
       void Promise.race([flushUsage(), stalled]).finally(() => {
         // Without another handler (NEXT_MANUAL_SIG_HANDLE), nobody else would end the process.
-        if (others.length === 0) process.exit(signal === 'SIGTERM' ? 143 : 130);
+        if (others.length === 0) process.exit(exitCode);
         for (const listener of others) (listener as (s: NodeJS.Signals) => void)(signal);
       });
     });

@@ -45,9 +45,7 @@ export async function startBuiltinRunner(opts: { port: number; embeddedDatabase:
   setInterval(() => void sweep(false), SWEEP_MS).unref();
 
   const concurrency = config.runnerConcurrency;
-  // A stop signal that came while the first sweep ran: no worker to start.
-  if (concurrency <= 0 || Object.keys(trainingHandlers()).length === 0 || globalForRunner.__tuneboardRunnerStopped)
-    return;
+  if (concurrency <= 0 || Object.keys(trainingHandlers()).length === 0) return;
   for (let i = 0; i < concurrency; i++) spawnWorker(state, i, opts.port, 0);
 }
 
@@ -62,6 +60,7 @@ function workerCommand(): { command: string; args: string[] } {
 }
 
 function spawnWorker(state: RunnerState, index: number, port: number, restarts: number) {
+  // A stop signal that came while the first sweep ran, or before a restart's back-off ended: no worker to start.
   if (globalForRunner.__tuneboardRunnerStopped) return;
   const { command, args } = workerCommand();
   const child = spawn(command, args, {
