@@ -8,6 +8,7 @@ import securityHeaders from '@/config/security-headers.json';
 import { config } from '@/lib/config';
 import { nodeWriterOf } from '@/lib/inference/node-writer';
 import { componentLogger } from '@/lib/logger';
+import { ClientSignal, PrereadRequest } from './preread-request';
 import { requestIdFrom } from './request-id';
 
 /**
@@ -181,42 +182,44 @@ function requestUrl(req: http.IncomingMessage): URL {
   return new URL(`http://${req.headers.host ?? 'localhost'}${req.url}`);
 }
 
-/** The handler's Request, made from Node's, with its body as bytes already read or as Node's stream. */
+/** Whether a request carries a body: HTTP/1.1 gives one only by Content-Length or Transfer-Encoding. */
+function hasBody(req: http.IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+}
+
+/**
+ * The handler's Request, made from Node's: with a body already read or none, a PrereadRequest (far cheaper than
+ * undici's, see preread-request.ts); with a body to stream, undici's Request over Node's stream.
+ */
 function toRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL, body?: Buffer): Request {
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  // The handler's req.signal: aborted when the client goes away before the answer is written, which is what
+  // stops an upstream relay or the engine's generation (as Next's own request signal does).
+  const client = new ClientSignal();
+  res.once('close', () => {
+    if (!res.writableFinished) client.clientGone();
+  });
+  // A GET's body (which HTTP allows and no route reads) is not given to the handler, as a Request cannot carry it.
+  const streamed = body === undefined && req.method !== 'GET' && hasBody(req);
+  if (!streamed) {
+    const request = new PrereadRequest(req.method ?? 'GET', url.href, headers, body ?? null, client);
+    // lib/api/body.ts reads these bytes directly instead of through a stream.
+    if (body) (request as unknown as Record<symbol, Buffer>)[PREREAD_BODY] = body;
+    (request as unknown as Record<symbol, boolean>)[FAST_REQUEST] = true;
+    return request as unknown as Request;
+  }
   const request = new Request(url, {
     method: req.method,
     headers,
-    // A GET's body (which HTTP allows and no route reads) cannot be given to a Request.
-    body: req.method === 'GET' ? undefined : (body ?? (Readable.toWeb(req) as ReadableStream<Uint8Array>)),
+    body: Readable.toWeb(req) as ReadableStream<Uint8Array>,
     duplex: 'half',
   } as RequestInit);
-  // The handler's req.signal: aborted when the client goes away before the answer is written, which is what
-  // stops an upstream relay or the engine's generation (as Next's own request signal does). Set on the
-  // Request itself rather than passed as `signal`: the Request would follow that signal with one of its own,
-  // which cost 35 µs of the request thread per request (three times the rest of the Request). Made on first use:
-  // most handlers never look at it.
-  let aborter: AbortController | undefined;
-  let gone = false;
-  Object.defineProperty(request, 'signal', {
-    get() {
-      if (!aborter) {
-        aborter = new AbortController();
-        if (gone) aborter.abort();
-      }
-      return aborter.signal;
-    },
-  });
-  // lib/api/body.ts reads these bytes directly instead of through the Request's stream.
-  if (body) (request as unknown as Record<symbol, Buffer>)[PREREAD_BODY] = body;
+  // Set on the Request itself rather than passed as `signal`: the Request would follow that signal with one of its
+  // own, which cost 35 µs of the request thread per request (three times the rest of the Request).
+  Object.defineProperty(request, 'signal', { get: () => client.signal });
   (request as unknown as Record<symbol, boolean>)[FAST_REQUEST] = true;
-  res.once('close', () => {
-    if (res.writableFinished) return;
-    gone = true;
-    aborter?.abort();
-  });
   return request;
 }
 
