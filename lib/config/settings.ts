@@ -278,7 +278,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: count,
     defaultText: '`60`',
     meaning:
-      "How often the embedded database's planner statistics are refreshed for tables that changed (PostgreSQL's autovacuum does this on a server); `0` turns it off",
+      "How often the embedded database's planner statistics are refreshed for tables that changed, and its small tables (up to 8 MiB) with many dead rows are vacuumed (PostgreSQL's autovacuum does both on a server); `0` turns it off",
   },
   {
     env: 'TUNEBOARD_THREAD_NICE',

@@ -24,7 +24,7 @@ const log = componentLogger('db');
  * by id and walked the entity's every model on each request (1.7 ms instead of a primary-key probe). So a table
  * whose file has grown well past the size its statistics were taken at (20 % and 8 pages) is analysed too.
  *
- * Not VACUUM: on PGlite it would hold the only session while it scans a whole table.
+ * VACUUM is vacuumSmallTables' below, for small tables only.
  */
 export async function analyzeStaleTables(db: DbOrTx): Promise<string[]> {
   // Change counts reach the statistics views at most once a second, when a session goes idle: the end of this
@@ -47,7 +47,42 @@ export async function analyzeStaleTables(db: DbOrTx): Promise<string[]> {
   return analysed;
 }
 
-/** Starts the periodic analysis; returns its stop (which waits for a check in progress). */
+/**
+ * Past this size (table, indexes and TOAST together) a table is not vacuumed: VACUUM holds the embedded
+ * database's only session for the whole scan, and every request waits that long.
+ */
+export const VACUUM_MAX_BYTES = 8 * 2 ** 20;
+
+/**
+ * VACUUM for the small tables updated in place all the time. Without autovacuum, the dead row versions an update
+ * leaves are never reclaimed, so such a table and its indexes grow with every update however few rows it holds:
+ * `training_workers`, updated on every poll of every worker (an indexed column, so no in-page update), took
+ * 1.4 MB of heap and 1.1 MB of index for its two rows after 50,000 polls, and every scan of it read all of that.
+ * VACUUM makes the space reusable, so the table stops growing where it is (it does not give it back to the file
+ * system; VACUUM FULL would, with an exclusive lock). On that table it took 14 ms, and scans were 20 % faster.
+ *
+ * Tables past autovacuum's own threshold (50 rows plus 20 % of the table dead) and no larger than `maxBytes`;
+ * larger tables are left as they are (see VACUUM_MAX_BYTES).
+ */
+export async function vacuumSmallTables(db: DbOrTx, maxBytes = VACUUM_MAX_BYTES): Promise<string[]> {
+  await db.execute(sql`select pg_stat_force_next_flush()`);
+  const { rows } = (await db.execute(sql`
+    select format('%I.%I', s.schemaname, s.relname) as name
+    from pg_stat_user_tables s
+    join pg_class c on c.oid = s.relid
+    where s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
+      and pg_total_relation_size(s.relid) <= ${maxBytes}
+    order by s.n_dead_tup desc`)) as unknown as { rows: { name: string }[] };
+  const vacuumed: string[] = [];
+  for (const { name } of rows) {
+    // The name comes from format('%I'), quoted by the database itself.
+    await db.execute(sql.raw(`vacuum ${name}`));
+    vacuumed.push(name);
+  }
+  return vacuumed;
+}
+
+/** Starts the periodic analysis and vacuum; returns its stop (which waits for a check in progress). */
 export function startPgliteMaintenance(db: DbOrTx, intervalSeconds: number): () => Promise<void> {
   if (intervalSeconds <= 0) return async () => undefined;
   let running: Promise<void> | null = null;
@@ -55,14 +90,22 @@ export function startPgliteMaintenance(db: DbOrTx, intervalSeconds: number): () 
   const tick = () => {
     if (running || stopped) return;
     const started = performance.now();
-    running = analyzeStaleTables(db)
-      .then((tables) => {
-        if (tables.length > 0) {
-          log.info({ tables, ms: Math.round(performance.now() - started) }, 'embedded database: statistics refreshed');
-        }
-      })
+    running = (async () => {
+      const tables = await analyzeStaleTables(db);
+      if (tables.length > 0) {
+        log.info({ tables, ms: Math.round(performance.now() - started) }, 'embedded database: statistics refreshed');
+      }
+      const vacuumStarted = performance.now();
+      const vacuumed = await vacuumSmallTables(db);
+      if (vacuumed.length > 0) {
+        log.debug(
+          { tables: vacuumed, ms: Math.round(performance.now() - vacuumStarted) },
+          'embedded database: small tables vacuumed',
+        );
+      }
+    })()
       .catch((err) => {
-        if (!stopped) log.warn({ err: (err as Error).message }, 'embedded database: statistics refresh failed');
+        if (!stopped) log.warn({ err: (err as Error).message }, 'embedded database: maintenance failed');
       })
       .finally(() => {
         running = null;
