@@ -1,5 +1,5 @@
 import 'server-only';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from './client';
 import { componentLogger } from '@/lib/logger';
 
@@ -24,9 +24,25 @@ const log = componentLogger('db');
  * by id and walked the entity's every model on each request (1.7 ms instead of a primary-key probe). So a table
  * whose file has grown well past the size its statistics were taken at (20 % and 8 pages) is analysed too.
  *
- * VACUUM is vacuumSmallTables' below, for small tables only.
+ * Not VACUUM, which holds the only session for a whole table's scan: vacuumSmallTables below does it for small tables.
  */
 export async function analyzeStaleTables(db: DbOrTx): Promise<string[]> {
+  return eachTable(
+    db,
+    'analyze',
+    sql`
+    where s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+       or (c.reltuples < 0 and pg_relation_size(s.relid) > 0)
+       or pg_relation_size(s.relid) > (1.2 * greatest(c.relpages, 0) + 8) * current_setting('block_size')::int
+    order by s.n_mod_since_analyze desc`,
+  );
+}
+
+/**
+ * Runs `command` on each user table that `filter` (a where and order by clause over the table's statistics `s` and
+ * catalog entry `c`) selects, one table per statement so that other queries take their turns in between.
+ */
+async function eachTable(db: DbOrTx, command: 'analyze' | 'vacuum', filter: SQL): Promise<string[]> {
   // Change counts reach the statistics views at most once a second, when a session goes idle: the end of this
   // statement's transaction flushes what earlier ones left pending.
   await db.execute(sql`select pg_stat_force_next_flush()`);
@@ -34,17 +50,12 @@ export async function analyzeStaleTables(db: DbOrTx): Promise<string[]> {
     select format('%I.%I', s.schemaname, s.relname) as name
     from pg_stat_user_tables s
     join pg_class c on c.oid = s.relid
-    where s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
-       or (c.reltuples < 0 and pg_relation_size(s.relid) > 0)
-       or pg_relation_size(s.relid) > (1.2 * greatest(c.relpages, 0) + 8) * current_setting('block_size')::int
-    order by s.n_mod_since_analyze desc`)) as unknown as { rows: { name: string }[] };
-  const analysed: string[] = [];
+    ${filter}`)) as unknown as { rows: { name: string }[] };
   for (const { name } of rows) {
     // The name comes from format('%I'), quoted by the database itself.
-    await db.execute(sql.raw(`analyze ${name}`));
-    analysed.push(name);
+    await db.execute(sql.raw(`${command} ${name}`));
   }
-  return analysed;
+  return rows.map((r) => r.name);
 }
 
 /**
@@ -65,21 +76,14 @@ export const VACUUM_MAX_BYTES = 8 * 2 ** 20;
  * larger tables are left as they are (see VACUUM_MAX_BYTES).
  */
 export async function vacuumSmallTables(db: DbOrTx, maxBytes = VACUUM_MAX_BYTES): Promise<string[]> {
-  await db.execute(sql`select pg_stat_force_next_flush()`);
-  const { rows } = (await db.execute(sql`
-    select format('%I.%I', s.schemaname, s.relname) as name
-    from pg_stat_user_tables s
-    join pg_class c on c.oid = s.relid
+  return eachTable(
+    db,
+    'vacuum',
+    sql`
     where s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
       and pg_total_relation_size(s.relid) <= ${maxBytes}
-    order by s.n_dead_tup desc`)) as unknown as { rows: { name: string }[] };
-  const vacuumed: string[] = [];
-  for (const { name } of rows) {
-    // The name comes from format('%I'), quoted by the database itself.
-    await db.execute(sql.raw(`vacuum ${name}`));
-    vacuumed.push(name);
-  }
-  return vacuumed;
+    order by s.n_dead_tup desc`,
+  );
 }
 
 /** Starts the periodic analysis and vacuum; returns its stop (which waits for a check in progress). */
