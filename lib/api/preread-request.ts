@@ -5,7 +5,7 @@ import 'server-only';
  * or none at all): the same members a handler can use, made in about 2 µs where undici's Request took 50 µs of the
  * request thread with a body and 15 µs without. Undici's constructor wraps the body in a web stream, makes an
  * AbortController for its signal (each a transferable object, costly to create in Node 20) and validates every
- * option; on a relayed chat completion that was a sixth of the gateway's CPU time (bench:gateway's profile). Here
+ * option; on a relayed chat completion that was 6 % of the gateway's CPU time (bench:gateway's profile). Here
  * the stream, the signal and the body's copies are made only if a handler asks for them, and most never do: the
  * routes read the bytes through lib/api/body.ts.
  *
