@@ -23,6 +23,10 @@ test('a tooltip opens on hover and on keyboard focus, and Escape closes it', asy
   const model = await createModelViaApi(page.request, baseURL!, { project: 'early', name: `m-${uniqueId()}` });
   await page.goto(`/models/${model.id}`);
   await page.waitForLoadState('networkidle');
+  // The metrics section's placeholder is taller than its empty state. On a slow machine the history arrived after
+  // the hover, and the row moved up from under the pointer (at y 344 when hovered, at 0 when the test failed, in a
+  // CI trace): the pointer left, and so did the tooltip. Hover once the page holds still.
+  await expect(page.getByRole('heading', { name: 'No metrics yet' })).toBeVisible();
   await page.getByRole('link', { name: 'Fine-tune from step 0' }).hover();
   await expect(page.getByRole('tooltip')).toHaveText('Fine-tune from step 0');
   await page.keyboard.press('Escape');
