@@ -19,6 +19,24 @@ function splitsAt(chart: ChartSpec, step: number): string[] {
   return chart.series.filter((s) => s.points.some((p) => p.step === step && p.value !== null)).map((s) => s.split);
 }
 
+const noMetrics = (
+  <EmptyState
+    title="No metrics yet"
+    description="Each training job adds a point per metric when it finishes: fine-tune this model with the Fine-tune button above, or log trajectories and train from a client (POST …/log, POST /v1/preview/training-jobs)."
+  />
+);
+
+/**
+ * Whether the history will most likely be empty: the model was never trained past step 0 and no checkpoint holds a
+ * metric. The placeholder then takes the empty state's place instead of two charts', so the checkpoint table below
+ * does not jump up when the history arrives (on a slow machine it moved from under the pointer mid-hover). A client
+ * that logs metrics at step 0 without training gets the shorter placeholder and its charts push the page down, as
+ * they would anyway for a run with more than two charts.
+ */
+function likelyEmpty(model: ModelSummaryDto): boolean {
+  return (model.latest_step ?? 0) === 0 && model.best_metric === null;
+}
+
 /** The run's metrics, one point per checkpoint step, in Reward, Policy health and Data sections; a reward point opens its trajectories. */
 export function MetricsSection({
   model,
@@ -64,21 +82,25 @@ export function MetricsSection({
         ) : null}
       </div>
       {history.isPending ? (
-        <div className="grid gap-4 lg:grid-cols-2">
-          <Skeleton className="h-72" />
-          <Skeleton className="h-72" />
-        </div>
+        likelyEmpty(model) ? (
+          // The empty state itself, hidden under a pulse: the same height at every width, so nothing below moves when
+          // the history comes.
+          <Card aria-hidden="true">
+            <div className="invisible">{noMetrics}</div>
+            <Skeleton className="absolute inset-4" />
+          </Card>
+        ) : (
+          <div className="grid gap-4 lg:grid-cols-2">
+            <Skeleton className="h-72" />
+            <Skeleton className="h-72" />
+          </div>
+        )
       ) : history.isError ? (
         <RetryAlert title="Could not load the metric history" onRetry={() => history.refetch()}>
           {history.error.message}
         </RetryAlert>
       ) : charts.length === 0 ? (
-        <Card>
-          <EmptyState
-            title="No metrics yet"
-            description="Each training job adds a point per metric when it finishes: fine-tune this model with the Fine-tune button above, or log trajectories and train from a client (POST …/log, POST /v1/preview/training-jobs)."
-          />
-        </Card>
+        <Card>{noMetrics}</Card>
       ) : (
         <div className="flex flex-col gap-6" data-testid="metric-charts">
           {sections.map((section) => (

@@ -1,6 +1,6 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useMemo, useState } from 'react';
 import { MetricChartCard } from '@/components/charts/metric-chart-card';
@@ -13,7 +13,7 @@ import { RetryAlert } from '@/components/ui/retry-alert';
 import { Skeleton } from '@/components/ui/skeleton';
 import { effectiveSmoothing, foldConstants, MIN_POINTS_TO_SMOOTH } from '@/lib/client/chart-sections';
 import { trainingCurveCharts } from '@/lib/client/job-events';
-import { allCheckpointsQuery, trainingCurveQuery } from '@/lib/client/query-keys';
+import { allCheckpointsQuery, modelJobsInfiniteQuery, trainingCurveQuery } from '@/lib/client/query-keys';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 import type { HistorySegment } from '@/lib/schemas/trajectories';
@@ -40,6 +40,7 @@ export function TrainingCurveSection({
   fineTuneHrefFor,
 }: TrainingCurveSectionProps) {
   const curve = useQuery(trainingCurveQuery(model.id));
+  const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
   const [smoothing, setSmoothing] = useState(0.6);
   const [logScale, setLogScale] = useState(false);
   const [selected, setSelected] = useState<number | null>(null);
@@ -67,7 +68,9 @@ export function TrainingCurveSection({
       });
   }, [ended, selected]);
 
-  if (curve.isPending) return <Skeleton className="h-72" />;
+  // A model without jobs has no curve, and the page already holds its jobs (hydrated with it): no placeholder, which
+  // would vanish when the curve comes and pull the checkpoint table up under the pointer.
+  if (curve.isPending) return jobs.data?.pages[0]?.data.length === 0 ? null : <Skeleton className="h-72" />;
   if (curve.isError) {
     return (
       <RetryAlert title="Could not load the training curve" onRetry={() => curve.refetch()}>

@@ -23,9 +23,10 @@ test('a tooltip opens on hover and on keyboard focus, and Escape closes it', asy
   const model = await createModelViaApi(page.request, baseURL!, { project: 'early', name: `m-${uniqueId()}` });
   await page.goto(`/models/${model.id}`);
   await page.waitForLoadState('networkidle');
-  // The metrics section's placeholder is taller than its empty state. On a slow machine the history arrived after
-  // the hover, and the row moved up from under the pointer (at y 344 when hovered, at 0 when the test failed, in a
-  // CI trace): the pointer left, and so did the tooltip. Hover once the page holds still.
+  // On a slow machine the metric history arrived after the hover, the metrics placeholder (then taller than the
+  // empty state) gave way, and the row moved up from under the pointer (y 344 when hovered, 0 when the test failed, in
+  // a CI trace). The test below keeps the placeholder's height; hovering once the page holds still keeps this test
+  // about tooltips.
   await expect(page.getByRole('heading', { name: 'No metrics yet' })).toBeVisible();
   await page.getByRole('link', { name: 'Fine-tune from step 0' }).hover();
   await expect(page.getByRole('tooltip')).toHaveText('Fine-tune from step 0');
@@ -37,4 +38,24 @@ test('a tooltip opens on hover and on keyboard focus, and Escape closes it', asy
   await expect(page.getByRole('tooltip')).toHaveText('Open step 0 in the playground');
   await page.keyboard.press('Tab');
   await expect(page.getByRole('tooltip')).toHaveText('Fine-tune from step 0');
+});
+
+test('the checkpoint table stays where it is when the metric history arrives', async ({ page, baseURL }) => {
+  await signUpViaApi(page.request);
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'early', name: `m-${uniqueId()}` });
+  // Hold the history (the page's preload and the query's own request) until the placeholder has been measured.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route(/\/history\?/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`/models/${model.id}`);
+  const link = page.getByRole('link', { name: 'Fine-tune from step 0' });
+  await expect(link).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'No metrics yet' })).toHaveCount(0);
+  const before = await link.boundingBox();
+  release();
+  await expect(page.getByRole('heading', { name: 'No metrics yet' })).toBeVisible();
+  expect((await link.boundingBox())?.y).toBe(before?.y);
 });
