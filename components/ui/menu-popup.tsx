@@ -1,8 +1,9 @@
 'use client';
 
 import { Menu } from '@base-ui/react/menu';
+import { useEffect, useId, useRef } from 'react';
 import { buttonClassName } from './button';
-import type { MenuButtonProps } from './menu';
+import type { EarlyMenuState, MenuButtonProps } from './menu';
 import { cx } from './cx';
 
 /**
@@ -19,11 +20,29 @@ export default function MenuPopup({
   className,
   menuClassName,
   onOpenChange,
+  openOnMount = false,
+  focusOnMount = false,
   ...rest
-}: MenuButtonProps) {
+}: MenuButtonProps & EarlyMenuState) {
+  const triggerId = useId();
+  const trigger = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    // The stand-in (menu.tsx) was pressed or focused before this code came: carry on from there, once.
+    if (focusOnMount && !openOnMount) trigger.current?.focus();
+    // defaultOpen does not call onOpenChange.
+    if (openOnMount) onOpenChange?.(true);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
   return (
-    <Menu.Root onOpenChange={(open) => onOpenChange?.(open)} loopFocus>
+    <Menu.Root
+      onOpenChange={(open) => onOpenChange?.(open)}
+      loopFocus
+      defaultOpen={openOnMount}
+      defaultTriggerId={openOnMount ? triggerId : undefined}
+    >
       <Menu.Trigger
+        ref={trigger}
+        id={triggerId}
         aria-label={label}
         className={cx(buttonClassName({ variant, size }), className)}
         data-testid={rest['data-testid']}

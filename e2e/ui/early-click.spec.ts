@@ -59,3 +59,39 @@ test('the checkpoint table stays where it is when the metric history arrives', a
   await expect(page.getByRole('heading', { name: 'No metrics yet' })).toBeVisible();
   expect((await link.boundingBox())?.y).toBe(before?.y);
 });
+
+test('a menu pressed before its code has arrived opens when it does, and Escape gives the focus back to its button', async ({
+  page,
+  baseURL,
+}) => {
+  await signUpViaApi(page.request);
+  const model = await createModelViaApi(page.request, baseURL!, { project: 'early', name: `m-${uniqueId()}` });
+  // Hold the menu's chunk (known by a class name of its popup) until the button has been pressed.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let heldOne = false;
+  await page.route(/\/_next\/static\/chunks\/.*\.js$/, async (route) => {
+    const response = await route.fetch();
+    const body = await response.text();
+    if (body.includes('max-w-[min(34rem,calc(100vw-1rem))]')) {
+      heldOne = true;
+      await held;
+    }
+    await route.fulfill({ response, body });
+  });
+  await page.goto(`/models/${model.id}`);
+  const button = page.getByRole('button', { name: 'Copy model name of step 0' });
+  // Hydrated (React has attached its handlers), with the menu's own code still on its way.
+  await expect
+    .poll(() => button.evaluate((el) => Object.keys(el).some((k) => k.startsWith('__reactProps'))))
+    .toBe(true);
+  expect(heldOne).toBe(true);
+  await button.click();
+  await expect(page.getByRole('menu')).toHaveCount(0);
+  release();
+  await expect(page.getByRole('menu')).toBeVisible();
+  await expect(page.getByRole('menuitem')).toHaveCount(5);
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('menu')).toHaveCount(0);
+  await expect(button).toBeFocused();
+});
