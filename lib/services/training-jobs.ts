@@ -170,7 +170,9 @@ export async function listEntityJobs(
   const page = rows.slice(0, limit);
   const reasons = await waitingReasons(page.map((r) => r.job));
   return toList(
-    page.map((r, i) => ({ ...toJobDto(r.job, reasons[i]), model: r.model })),
+    // The model added to the job's object, not both spread into a new one: measured in a loop, V8's spread copy took
+    // 1.1–1.2 KiB a job against 0.36–0.40 KiB (see toSummaryDto in models.ts).
+    page.map((r, i) => Object.assign(toJobDto(r.job, reasons[i]), { model: r.model })),
     rows.length > limit,
   );
 }
