@@ -10,6 +10,35 @@ import { pgForks } from './tests/pg-forks';
  */
 const TIMING_FILES = ['tests/hardening/enumeration.test.ts'];
 /**
+ * Files that change process.env (even for a moment) or swap modules: each runs in a fresh process of its own. Every
+ * other file shares its fork's process, module cache and database with the files before it (the 'main' project's
+ * `isolate: false`): a fresh process and database per file cost about 2.5 s each, most of the suite's time.
+ * tests/setup-env.ts fails a shared file that writes process.env, naming this list.
+ */
+const ISOLATED_FILES = [
+  'lib/jobs/worker/training-threads.test.ts',
+  'tests/api/datasets.test.ts',
+  'tests/api/fast-path.test.ts',
+  'tests/api/fast-path-relay.test.ts',
+  'tests/api/log.test.ts',
+  'tests/hardening/brute-force.test.ts',
+  'tests/hardening/storage-faults.test.ts',
+  'tests/inference/hf-chat.test.ts',
+  'tests/inference/upstream.test.ts',
+  'tests/inference/vllm.test.ts',
+  'tests/jobs/training-handlers.test.ts',
+  'tests/jobs/worker-registry.test.ts',
+  'tests/real-models/hf-loop.test.ts',
+  'tests/storage.test.ts',
+];
+/**
+ * Vitest's default (one fork per core but one) leaves a 2-core machine running one file at a time, while a route-test
+ * fork spends much of its time waiting on its database thread: two forks there took the suite from 508 to 343 s. On
+ * PostgreSQL the files share DATABASE_URL's database, so that run has one fork unless TUNEBOARD_TEST_PG_FORKS asks for
+ * more, each with a database of its own (global setup).
+ */
+const FORKS = process.env.DATABASE_URL ? pgForks() : Math.max(2, os.availableParallelism());
+/**
  * Files a run leaves out, comma-separated (scripts/test-all.sh's --db-only). Vitest's own --exclude is not applied
  * to the projects below.
  */
@@ -37,12 +66,20 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['lib/**/*.test.ts', 'app/**/*.test.ts', 'tests/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...EXCLUDED, ...TIMING_FILES],
-          // Vitest's default (one fork per core but one) leaves a 2-core machine running one file at a time, while
-          // a route-test fork spends much of its time waiting on its database thread: two forks there took the
-          // suite from 508 to 343 s. On PostgreSQL the files share DATABASE_URL's database, so that run has one
-          // fork unless TUNEBOARD_TEST_PG_FORKS asks for more, each with a database of its own (global setup).
-          maxWorkers: process.env.DATABASE_URL ? pgForks() : Math.max(2, os.availableParallelism()),
+          exclude: [...configDefaults.exclude, ...EXCLUDED, ...TIMING_FILES, ...ISOLATED_FILES],
+          isolate: false,
+          provide: { sharedProcess: true },
+          maxWorkers: FORKS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'isolated',
+          include: ISOLATED_FILES,
+          exclude: [...configDefaults.exclude, ...EXCLUDED],
+          maxWorkers: FORKS,
           sequence: { groupOrder: 0 },
         },
       },

@@ -12,8 +12,8 @@ import { pgForks } from './pg-forks';
  * Worker threads load esbuild bundles; build them once before any test file runs.
  *
  * Then, unless the run uses PostgreSQL or a data directory on disk, one migrated in-memory database is dumped
- * and every test file's database starts from that dump (TUNEBOARD_PGLITE_SNAPSHOT): creating an empty PGlite
- * database alone takes about 3.5 s, in each of the ~80 files that open one. The migrations' SQL runs here, through
+ * and every test process's database starts from that dump (TUNEBOARD_PGLITE_SNAPSHOT): creating an empty PGlite
+ * database alone takes 4–5 s, in each fork and each file of the 'isolated' project (vitest.config.mts). The migrations' SQL runs here, through
  * Drizzle's PGlite migrator; the server's own migration step still runs on each loaded copy and finds nothing to
  * apply (the PostgreSQL run applies them through that step).
  *
