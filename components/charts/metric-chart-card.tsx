@@ -2,7 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
-import { useMemo, useState } from 'react';
+import { memo, useMemo, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
@@ -112,8 +112,11 @@ function MetricTable({ chart, xLabel }: { chart: ChartSpec; xLabel: string }) {
   );
 }
 
-/** One metric: legend, chart or table, CSV download, and the zoom range with a reset. */
-export function MetricChartCard({
+/**
+ * One metric: legend, chart or table, CSV download, and the zoom range with a reset. Memoised: a live page polls
+ * every second, and a recharts chart costs milliseconds to render again even when its series did not change.
+ */
+export const MetricChartCard = memo(function MetricChartCard({
   chart: overview,
   smoothing,
   logScale,
@@ -277,4 +280,4 @@ export function MetricChartCard({
       ) : null}
     </Card>
   );
-}
+});

@@ -93,6 +93,23 @@ function useJobTail(jobId: string) {
   });
 }
 
+/**
+ * How long the job ran, or has run so far and has left. It alone ticks every second: with the clock in the page, the
+ * whole page (charts and event table) rendered again each second, and a page left open on a training job kept a
+ * third of a core busy.
+ */
+function JobDuration({ job }: { job: TrainingJobDto }) {
+  const now = useNowEverySecond(job.status === 'RUNNING');
+  const end = job.finished_at ? new Date(job.finished_at).getTime() : null;
+  const start = job.started_at ? new Date(job.started_at).getTime() : null;
+  if (start === null) return '—';
+  if (end !== null) return formatDuration(end - start);
+  if (now === null) return 'running';
+  // The estimate assumes the steps to come take as long as those done (they have the same batch size).
+  const left = remainingMs(now - start, job.completed_steps, job.num_sequences);
+  return `${formatDuration(now - start)} so far${left === null ? '' : `, about ${formatDuration(left)} left`}`;
+}
+
 export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClientProps) {
   const summary = useQuery(jobQuery(jobId));
   const tail = useJobTail(jobId);
@@ -111,8 +128,9 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [smoothing, setSmoothing] = useState(0);
   const [logScale, setLogScale] = useState(false);
-  const { charts, constants } = useMemo(() => foldConstants(gradientStepCharts(tail.data?.events ?? [])), [tail.data]);
-  const now = useNowEverySecond(job?.status === 'RUNNING');
+  // On the events alone: a poll that only moves the job's status or step count keeps the charts (memoised) as they are.
+  const tailEvents = tail.data?.events;
+  const { charts, constants } = useMemo(() => foldConstants(gradientStepCharts(tailEvents ?? [])), [tailEvents]);
 
   const cancel = useCancelJob(jobId);
   // An RL job that completed without a gradient step changed nothing. Its config tells that much; its checkpoint's
@@ -140,13 +158,6 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
 
   const terminal = isTerminalStatus(job.status);
   const modelHref = hrefWithEntity(`/models/${job.model_id}`, entity, defaultEntity);
-  const end = job.finished_at ? new Date(job.finished_at).getTime() : null;
-  const start = job.started_at ? new Date(job.started_at).getTime() : null;
-  // The estimate assumes the steps to come take as long as those done (they have the same batch size).
-  const left =
-    start !== null && now !== null && end === null
-      ? remainingMs(now - start, job.completed_steps, job.num_sequences)
-      : null;
   const events = page.data?.data ?? [];
 
   return (
@@ -242,13 +253,7 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
               <div>
                 <dt className="text-xs text-fg-subtle">Duration</dt>
                 <dd className="mt-0.5 text-fg tabular-nums" data-testid="job-duration">
-                  {start !== null && end !== null
-                    ? formatDuration(end - start)
-                    : start !== null && now !== null
-                      ? `${formatDuration(now - start)} so far${left === null ? '' : `, about ${formatDuration(left)} left`}`
-                      : start !== null
-                        ? 'running'
-                        : '—'}
+                  <JobDuration job={job} />
                 </dd>
               </div>
               <div>
