@@ -159,6 +159,25 @@ describe('PGlite on its own thread, through node-postgres', () => {
     expect(rows[0].migrations).toBeGreaterThan(0);
   });
 
+  it("probes an index for one owner's best row even in a small table (random_page_cost 1.1)", async () => {
+    const { pool } = shared;
+    expect((await pool.query('show random_page_cost')).rows[0].random_page_cost).toBe('1.1');
+    // The shape of the model list's best-checkpoint subquery (best-metrics.ts): a partial expression index, two
+    // owners of 100 rows each. With PostgreSQL's default of 4 the planner read all 200 rows and sorted them.
+    await pool.query(`create table cp (owner int, step int, metrics jsonb)`);
+    await pool.query(`create index cp_best on cp (owner, ((metrics ->> 'r')::float8), step)
+                      where jsonb_typeof(metrics -> 'r') = 'number'`);
+    await pool.query(`insert into cp select o, s, jsonb_build_object('r', sin(s), 'loss', 1.0 / s)
+                      from generate_series(1, 2) o, generate_series(1, 100) s`);
+    await pool.query('analyze cp');
+    const { rows } = await pool.query(`explain (format json) select step from cp
+      where owner = 1 and jsonb_typeof(metrics -> 'r') = 'number'
+      order by (metrics ->> 'r')::float8 desc, step desc limit 1`);
+    const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+    expect(plan).toContain('"Index Name":"cp_best"');
+    expect(plan).not.toContain('Seq Scan');
+  });
+
   it('recycles a grown heap only between transactions, keeping the data on disk', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
     try {
