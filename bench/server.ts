@@ -72,7 +72,13 @@ export async function startServer(
   env: Record<string, string>,
   readyPath = '/v1/health',
 ): Promise<BenchServer> {
-  const child = spawn('npx', ['next', 'start', '-p', String(port)], {
+  // BENCH_SERVER_PROF=<dir>: the server writes a V8 CPU profile per thread there when it stops (Node refuses
+  // --cpu-prof in NODE_OPTIONS, so the server runs under node itself rather than npx).
+  const prof = process.env.BENCH_SERVER_PROF;
+  const [command, args] = prof
+    ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${prof}`, 'node_modules/next/dist/bin/next']]
+    : ['npx', ['next']];
+  const child = spawn(command, [...args, 'start', '-p', String(port)], {
     cwd: ROOT,
     env: { ...process.env, ...env, NODE_ENV: 'production', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1' },
     // BENCH_SERVER_LOG=1 shows the server's own output (its log lines go to stdout).
