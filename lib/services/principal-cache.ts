@@ -23,10 +23,18 @@ interface Entry<T> {
   expiresAt: number;
 }
 
-const globalForCache = globalThis as unknown as {
-  __tuneboardPrincipalCache?: { entries: Map<string, Entry<unknown>>; epoch: number; listening: boolean };
-};
-const cache = (globalForCache.__tuneboardPrincipalCache ??= { entries: new Map(), epoch: 0, listening: false });
+type Loaded<T> = { value: T; userId: string; validUntil: Date | null } | undefined;
+
+interface Cache {
+  entries: Map<string, Entry<unknown>>;
+  epoch: number;
+  listening: boolean;
+  /** Lookups under way, by key, with the epoch they began in. */
+  loading?: Map<string, { epoch: number; answer: Promise<Loaded<unknown>> }>;
+}
+const globalForCache = globalThis as unknown as { __tuneboardPrincipalCache?: Cache };
+const cache: Cache = (globalForCache.__tuneboardPrincipalCache ??= { entries: new Map(), epoch: 0, listening: false });
+const loading = (cache.loading ??= new Map());
 
 function dropUser(userId: string) {
   cache.epoch++;
@@ -48,17 +56,26 @@ function ensureListening() {
  * The cached value for `key`, or `load()`'s answer (cached when it names a user). `validUntil` caps the
  * entry's life at the credential's own expiry.
  */
-export async function cachedPrincipal<T>(
-  key: string,
-  load: () => Promise<{ value: T; userId: string; validUntil: Date | null } | undefined>,
-): Promise<T | undefined> {
+export async function cachedPrincipal<T>(key: string, load: () => Promise<Loaded<T>>): Promise<T | undefined> {
   ensureListening();
   const now = Date.now();
   const hit = cache.entries.get(key);
   if (hit && hit.expiresAt > now) return hit.value as T;
   if (hit) cache.entries.delete(key);
   const epoch = cache.epoch;
-  const loaded = await load();
+  // Requests that miss while a lookup for their key is under way wait for its answer: a client with a hundred
+  // requests in flight on one key (an RL rollout) otherwise sent a hundred identical queries whenever its entry
+  // expired. Not a lookup that began before an invalidation: its answer may be what was just revoked.
+  const shared = loading.get(key);
+  if (shared && shared.epoch === epoch) return ((await shared.answer) as Loaded<T>)?.value;
+  const answer = load();
+  loading.set(key, { epoch, answer });
+  let loaded: Loaded<T>;
+  try {
+    loaded = await answer;
+  } finally {
+    if (loading.get(key)?.answer === answer) loading.delete(key);
+  }
   if (!loaded) return undefined;
   if (epoch === cache.epoch && isDelivering()) {
     if (cache.entries.size >= MAX_ENTRIES) cache.entries.delete(cache.entries.keys().next().value!);

@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as sessionRoute from '@/app/v1/auth/session/route';
 import { config } from '@/lib/config';
@@ -72,5 +73,28 @@ describe('cached authentication', () => {
     await new Promise((r) => setTimeout(r, 200));
     // b was not named: still served from the cache (its revocation here bypassed the services on purpose).
     expect((await session(b.key)).status).toBe(200);
+  });
+
+  it('reads the database once for concurrent requests of one key, and afresh after an invalidation', async () => {
+    const { cachedPrincipal, principalChanged } = await import('@/lib/services/principal-cache');
+    const userId = randomUUID();
+    const key = `test:${randomUUID()}`;
+    let loads = 0;
+    let release!: () => void;
+    const slow = new Promise<void>((r) => (release = r));
+    const load = async () => {
+      const n = ++loads;
+      await slow;
+      return { value: `principal ${n}`, userId, validUntil: null };
+    };
+    const burst = Array.from({ length: 20 }, () => cachedPrincipal(key, load));
+    expect(loads).toBe(1);
+    // A lookup that begins after the user changed must not take the answer of one that began before.
+    await principalChanged([userId]);
+    const after = cachedPrincipal(key, load);
+    expect(loads).toBe(2);
+    release();
+    expect(new Set(await Promise.all(burst))).toEqual(new Set(['principal 1']));
+    expect(await after).toBe('principal 2');
   });
 });
