@@ -189,6 +189,29 @@ describe('PGlite on its own thread, through node-postgres', () => {
     expect(timers()).toBeLessThanOrEqual(before);
   });
 
+  it('starts its thread again after creating a database on disk, and only then', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
+    try {
+      // Closed here, not by afterAll: the directory is opened again below, and only one thread may hold it.
+      const thread = new PgliteThread(path.join(dir, 'db'), 2 ** 40);
+      const first = { thread, pool: new PglitePool(thread, pgliteClientClass(thread), 4) };
+      await first.thread.waitReady();
+      // The thread that ran initdb kept its WebAssembly instance (about 470 MiB of the server's memory).
+      expect(first.thread.restartedAfterInitdb).toBe(true);
+      await first.pool.query('create table kept (n int)');
+      await first.pool.query('insert into kept values (7)');
+      await first.pool.end();
+      await first.thread.close();
+
+      const again = start(path.join(dir, 'db'));
+      await again.thread.waitReady();
+      expect(again.thread.restartedAfterInitdb).toBe(false);
+      expect((await again.pool.query('select n from kept')).rows).toEqual([{ n: 7 }]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('recycles a grown heap only between transactions, keeping the data on disk', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
     try {

@@ -10,6 +10,7 @@
  * must never interleave with another's.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
@@ -17,7 +18,8 @@ import { concatBytes } from './bytes';
 
 export type ToPgliteThread = { type: 'exec'; id: number; bytes: Uint8Array } | { type: 'close' };
 export type FromPgliteThread =
-  | { type: 'ready'; heapBytes: number }
+  /** `initialized`: the directory was empty and PGlite ran initdb in this thread (see PgliteThread.start). */
+  | { type: 'ready'; heapBytes: number; initialized: boolean }
   | { type: 'result'; id: number; bytes: Uint8Array; heapBytes: number }
   | { type: 'failed'; id: number; message: string }
   | { type: 'fatal'; message: string }
@@ -44,6 +46,7 @@ function heapBytes(db: PGlite): number {
 
 async function main() {
   let db: PGlite;
+  const initializing = !dataDir.startsWith('memory://') && !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   try {
     // Starting from a dump skips initdb (about 3 s), which matters where many in-memory databases are made.
     const loadDataDir = snapshot && dataDir.startsWith('memory://') ? new Blob([fs.readFileSync(snapshot)]) : undefined;
@@ -55,7 +58,7 @@ async function main() {
     } satisfies FromPgliteThread);
     return;
   }
-  port.postMessage({ type: 'ready', heapBytes: heapBytes(db) } satisfies FromPgliteThread);
+  port.postMessage({ type: 'ready', heapBytes: heapBytes(db), initialized: initializing } satisfies FromPgliteThread);
 
   let chain: Promise<void> = Promise.resolve();
   port.on('message', (message: ToPgliteThread) => {
