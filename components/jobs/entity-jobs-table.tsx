@@ -2,6 +2,7 @@ import Link from 'next/link';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { formatDuration } from '@/lib/client/format-time';
+import { useNowEverySecond } from '@/lib/client/use-now';
 import { groupCountsFromConfig, jobOutcome } from '@/lib/client/rl-guardrails';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
@@ -46,19 +47,29 @@ function DataCell({ job }: { job: EntityJobDto }) {
   return <span className="text-xs text-fg-subtle">—</span>;
 }
 
+/**
+ * How long a job ran, or has run so far. A running job's cell follows the clock on its own, so that the second
+ * hand re-renders one cell and not both tables of the Jobs page.
+ */
+function DurationCell({ job }: { job: EntityJobDto }) {
+  const running = job.started_at !== null && job.finished_at === null;
+  const now = useNowEverySecond(running);
+  const started = job.started_at ? Date.parse(job.started_at) : null;
+  const ended = job.finished_at ? Date.parse(job.finished_at) : now;
+  const duration = started === null || ended === null ? null : ended - started;
+  return <>{duration === null ? '—' : formatDuration(duration)}</>;
+}
+
 export function EntityJobsTable({
   jobs,
   hrefFor,
   modelHref,
   caption,
-  now,
 }: {
   jobs: EntityJobDto[];
   hrefFor: (job: EntityJobDto) => string;
   modelHref: (job: EntityJobDto) => string;
   caption: string;
-  /** The browser's clock for running jobs (null before it is known). */
-  now: number | null;
 }) {
   return (
     <Table stacked data-testid="entity-jobs-table">
@@ -77,9 +88,6 @@ export function EntityJobsTable({
       </thead>
       <tbody>
         {jobs.map((job) => {
-          const started = job.started_at ? Date.parse(job.started_at) : null;
-          const ended = job.finished_at ? Date.parse(job.finished_at) : now;
-          const duration = started === null || ended === null ? null : ended - started;
           // As on the model page: an RL job that took no gradient step is a neutral "No update", not a green
           // "Completed". Its checkpoint's group counts (the reason) are on the model and job pages; a job sent
           // without groups says so from its config.
@@ -118,7 +126,7 @@ export function EntityJobsTable({
                 {settingsOf(job)}
               </Td>
               <Td label="Duration" className="text-right whitespace-nowrap text-fg-muted tabular-nums">
-                {duration === null ? '—' : formatDuration(duration)}
+                <DurationCell job={job} />
               </Td>
               <Td label="Created" className="text-right whitespace-nowrap text-fg-muted">
                 <RelativeTime iso={job.created_at} />

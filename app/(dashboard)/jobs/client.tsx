@@ -12,7 +12,6 @@ import { SegmentedControl } from '@/components/ui/segmented-control';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { entityJobsQuery } from '@/lib/client/query-keys';
-import { useNowEverySecond } from '@/lib/client/use-now';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 
 type StatusFilter = 'ALL' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
@@ -36,7 +35,6 @@ export function JobsClient({ entity, defaultEntity }: { entity: string; defaultE
     }),
   );
   const activeJobs = active.data?.data ?? [];
-  const now = useNowEverySecond(activeJobs.some((j) => j.status === 'RUNNING'));
   const jobHref = (job: EntityJobDto) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity);
   const modelHref = (job: EntityJobDto) => hrefWithEntity(`/models/${job.model.id}`, entity, defaultEntity);
 
@@ -66,7 +64,6 @@ export function JobsClient({ entity, defaultEntity }: { entity: string; defaultE
                 hrefFor={jobHref}
                 modelHref={modelHref}
                 caption="Running and queued jobs"
-                now={now}
               />
             )}
           </CardBody>
@@ -109,7 +106,6 @@ export function JobsClient({ entity, defaultEntity }: { entity: string; defaultE
                 hrefFor={jobHref}
                 modelHref={modelHref}
                 caption="All jobs, newest first"
-                now={now}
               />
             )}
           </CardBody>
