@@ -74,8 +74,9 @@ export class PgliteThread {
       worker.on('message', (message: FromPgliteThread) => {
         if (message.type === 'ready') {
           // initdb runs in a WebAssembly instance of its own, which PGlite keeps for as long as the thread lives: a
-          // server's first start on an empty directory held 850 MiB where every later start holds 380. A fresh
-          // thread on the directory initdb has just filled starts without it (1-2 s, once per installation).
+          // server's first start on an empty directory held about 890 MiB for as long as it ran, where any later
+          // start holds 380. A fresh thread on the directory initdb has just filled starts without it (now 450 MiB;
+          // 1.6 s more, once per installation).
           if (message.initialized) {
             this.restartedAfterInitdb = true;
             void this.stopWorker()
