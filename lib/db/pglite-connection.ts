@@ -79,12 +79,7 @@ export class PgliteThread {
           // 1.6 s more, once per installation).
           if (message.initialized) {
             this.restartedAfterInitdb = true;
-            void this.stopWorker()
-              .then(() => {
-                this.start();
-                return this.ready;
-              })
-              .then(resolve, reject);
+            this.restartWorker().then(resolve, reject);
             return;
           }
           this.heapBytes = this.baselineHeapBytes = message.heapBytes;
@@ -172,9 +167,7 @@ export class PgliteThread {
     for (const c of this.connections) if (!c.idle) return;
     const grown = this.heapBytes;
     this.recycling = (async () => {
-      await this.stopWorker();
-      this.start();
-      await this.ready;
+      await this.restartWorker();
       this.recycles++;
       // A fresh session knows none of the old one's named statements.
       for (const c of this.connections) c.forgetStatements();
@@ -189,6 +182,13 @@ export class PgliteThread {
     })().finally(() => {
       this.recycling = null;
     });
+  }
+
+  /** A new thread on the same directory, ready: what a recycle and the restart after initdb both do. */
+  private async restartWorker(): Promise<void> {
+    await this.stopWorker();
+    this.start();
+    await this.ready;
   }
 
   private async stopWorker(): Promise<void> {

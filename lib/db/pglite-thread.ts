@@ -46,10 +46,11 @@ function heapBytes(db: PGlite): number {
 
 async function main() {
   let db: PGlite;
-  const initializing = !dataDir.startsWith('memory://') && !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
+  const inMemory = dataDir.startsWith('memory://');
+  const initializing = !inMemory && !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   try {
     // Starting from a dump skips initdb (about 3 s), which matters where many in-memory databases are made.
-    const loadDataDir = snapshot && dataDir.startsWith('memory://') ? new Blob([fs.readFileSync(snapshot)]) : undefined;
+    const loadDataDir = snapshot && inMemory ? new Blob([fs.readFileSync(snapshot)]) : undefined;
     db = await PGlite.create(dataDir, { ...(loadDataDir ? { loadDataDir } : {}), startParams: START_PARAMS });
   } catch (err) {
     port.postMessage({
