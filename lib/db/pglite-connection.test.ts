@@ -212,6 +212,38 @@ describe('PGlite on its own thread, through node-postgres', () => {
     }
   }, 120_000);
 
+  it('gives back a heap grown under the cap once the database has been quiet, not while queries keep coming', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
+    try {
+      const thread = new PgliteThread(path.join(dir, 'db'), 2 ** 40, undefined, {
+        growthBytes: 8 * 2 ** 20,
+        quietMs: 400,
+      });
+      const pool = new PglitePool(thread, pgliteClientClass(thread), 4);
+      await pool.query('create table q (v int)');
+      await pool.query('insert into q values (7)');
+      const started = thread.baselineHeapBytes;
+      // A statement that needs over 100 MiB at once grows the WebAssembly heap, which never shrinks by itself.
+      await pool.query(`select length(repeat('x', 64 * 1024 * 1024) || repeat('y', 64 * 1024 * 1024)) as n`);
+      const grown = thread.heap;
+      expect(grown).toBeGreaterThan(started + 64 * 2 ** 20);
+      // Queries every 100 ms: never 400 ms of quiet, so no query ever waits for a recycle.
+      for (let i = 0; i < 12; i++) {
+        await pool.query('select 1');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(thread.recycles).toBe(0);
+      await new Promise((r) => setTimeout(r, 400 + 2000));
+      expect(thread.recycles).toBe(1);
+      expect(thread.heap).toBeLessThan(grown - 64 * 2 ** 20);
+      expect((await pool.query('select v from q')).rows).toEqual([{ v: 7 }]);
+      await pool.end();
+      await thread.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('recycles a grown heap only between transactions, keeping the data on disk', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
     try {

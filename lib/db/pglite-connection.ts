@@ -24,6 +24,13 @@ import { componentLogger } from '@/lib/logger';
 
 const log = componentLogger('db');
 
+/**
+ * When a grown heap under the cap is recycled: 96 MiB over the heap the thread started with (188 MiB on a fresh
+ * thread; everyday queries grow it by a few MiB, a burst of large rows by over a hundred), after 0.5 s in which
+ * no query ran.
+ */
+const IDLE_RECYCLE = { growthBytes: 96 * 2 ** 20, quietMs: 500 };
+
 interface Pending {
   resolve: (bytes: Uint8Array) => void;
   reject: (err: Error) => void;
@@ -31,9 +38,10 @@ interface Pending {
 
 /**
  * Owns the worker thread: starts it, sends it byte batches in order, and recycles it when its WebAssembly
- * heap (which never shrinks) has grown past `recycleHeapBytes` after a burst of large rows. A recycle only
- * happens while the session is idle outside any transaction, so no client sees it; an in-memory database
- * cannot be recycled (it would be lost) and keeps its heap.
+ * heap (which never shrinks) has grown after a burst of large rows: at once past `recycleHeapBytes`, and after a
+ * quiet moment past its start-up size plus `idleRecycle.growthBytes`. A recycle only happens while the session
+ * is idle outside any transaction, so no client sees it; an in-memory database cannot be recycled (it would be
+ * lost) and keeps its heap.
  */
 export class PgliteThread {
   private worker!: Worker;
@@ -54,12 +62,16 @@ export class PgliteThread {
   recycles = 0;
   /** Whether the thread was started again after creating the database (see start()). */
   restartedAfterInitdb = false;
+  /** When a batch was last sent or answered: an idle recycle waits for `idleRecycle.quietMs` of nothing. */
+  private lastActivity = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly dataDir: string,
     private readonly recycleHeapBytes: number,
     /** A data-directory dump an in-memory database starts from (ignored for a directory on disk). */
     private readonly snapshot?: string,
+    private readonly idleRecycle = IDLE_RECYCLE,
   ) {
     this.start();
   }
@@ -89,6 +101,7 @@ export class PgliteThread {
         } else if (message.type === 'result' || message.type === 'failed') {
           const p = this.pending.get(message.id);
           this.pending.delete(message.id);
+          this.lastActivity = performance.now();
           if (message.type === 'result') {
             this.heapBytes = message.heapBytes;
             p?.resolve(message.bytes);
@@ -124,6 +137,7 @@ export class PgliteThread {
     if (this.recycling) await this.recycling;
     await this.ready;
     if (this.closed) throw new Error('embedded database is closed');
+    this.lastActivity = performance.now();
     const id = this.nextId++;
     return new Promise<Uint8Array>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -162,10 +176,41 @@ export class PgliteThread {
 
   /** Called by a connection whose answer just landed: recycles when the whole session is idle. */
   maybeRecycle(): void {
-    if (this.recycling || this.closed || this.pending.size > 0 || this.holder || this.parked.length > 0) return;
-    if (this.dataDir.startsWith('memory://') || this.heapBytes <= this.recycleHeapBytes) return;
-    for (const c of this.connections) if (!c.idle) return;
+    if (!this.recyclable()) return;
+    if (this.heapBytes > this.recycleHeapBytes) return this.recycle('over its limit');
+    if (this.heapBytes > this.baselineHeapBytes + this.idleRecycle.growthBytes) this.recycleOnceQuiet();
+  }
+
+  /** Nothing in flight, waiting or inside a transaction, on a database that outlives its thread. */
+  private recyclable(): boolean {
+    if (this.recycling || this.closed || this.pending.size > 0 || this.holder || this.parked.length > 0) return false;
+    if (this.dataDir.startsWith('memory://')) return false;
+    for (const c of this.connections) if (!c.idle) return false;
+    return true;
+  }
+
+  /**
+   * A heap grown by a burst but under the cap is given back once nothing has run for `quietMs`: after a burst of
+   * 64 MiB trajectory logs it stayed 140 MiB over its start-up size (most of it resident) for as long as the server
+   * ran. The recycle makes queries wait about 0.8 s on this 2-core machine, so it waits for a moment when none is
+   * asking; a busy server keeps its heap until the cap. A batch sent meanwhile only delays it: the next answer
+   * re-arms the timer.
+   */
+  private recycleOnceQuiet(): void {
+    if (this.idleTimer) return;
+    const check = () => {
+      this.idleTimer = undefined;
+      if (!this.recyclable() || this.heapBytes <= this.baselineHeapBytes + this.idleRecycle.growthBytes) return;
+      const quietFor = performance.now() - this.lastActivity;
+      if (quietFor >= this.idleRecycle.quietMs) return this.recycle('grown while idle');
+      this.idleTimer = setTimeout(check, this.idleRecycle.quietMs - quietFor).unref();
+    };
+    this.idleTimer = setTimeout(check, this.idleRecycle.quietMs).unref();
+  }
+
+  private recycle(reason: string): void {
     const grown = this.heapBytes;
+    const baseline = this.baselineHeapBytes;
     this.recycling = (async () => {
       await this.restartWorker();
       this.recycles++;
@@ -174,10 +219,11 @@ export class PgliteThread {
       log.info(
         {
           heapMiB: Math.round(grown / 2 ** 20),
+          startedAtMiB: Math.round(baseline / 2 ** 20),
           limitMiB: Math.round(this.recycleHeapBytes / 2 ** 20),
           afterMiB: Math.round(this.heapBytes / 2 ** 20),
         },
-        'embedded database heap over its limit: thread recycled',
+        `embedded database heap ${reason}: thread recycled`,
       );
     })().finally(() => {
       this.recycling = null;
@@ -216,6 +262,7 @@ export class PgliteThread {
     if (this.closed) return;
     if (this.recycling) await this.recycling.catch(() => undefined);
     this.closed = true;
+    clearTimeout(this.idleTimer);
     await this.ready.catch(() => undefined);
     if (this.worker) await this.stopWorker();
   }
