@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as trajectoriesRoute from '@/app/v1/preview/models/[model_id]/trajectories/route';
-import { bodyThreadCount } from '@/lib/api/body-offload';
+import { bodyThreadCount, bodyThreadRunning } from '@/lib/api/body-offload';
 import { computeTrajectoryMetrics, prefixKeys } from '@/lib/services/trajectory-metrics';
 import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
@@ -95,6 +95,25 @@ describe('large /log bodies on the body thread', () => {
       expect(withoutPosition(large.body.detail), what).toEqual(withoutPosition(small.body.detail));
     }
     expect(bodyThreadCount()).toBe(before + cases.length);
+  });
+
+  it('ends the body thread 2 s after its last body, so an idle server does not keep what it parsed, and starts another for the next', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const body = JSON.stringify({ split: 'val', trajectory_groups: groups(2) });
+    expect((await postLog(user, model.id, body)).status).toBe(200);
+    expect(bodyThreadRunning()).toBe(true);
+    await new Promise((r) => setTimeout(r, 1000));
+    // Still there a second later: a client logging every step does not start a thread for each.
+    expect(bodyThreadRunning()).toBe(true);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(bodyThreadRunning()).toBe(false);
+    const before = bodyThreadCount();
+    const again = await postLog(user, model.id, body);
+    expect(again.status).toBe(200);
+    expect(again.body.success).toBe(true);
+    expect(bodyThreadCount()).toBe(before + 1);
+    expect(bodyThreadRunning()).toBe(true);
   });
 
   it('an RL job with a large body stores its groups as sent, for the trainer to read back', async () => {
