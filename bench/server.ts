@@ -8,7 +8,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 export interface BenchServer {
   base: string;
   stop(): Promise<void>;
-  /** Resident memory of the server (the largest process in its group: npx's wrapper is not the server), in MiB. */
+  /** Resident memory of the server (the largest process in its group: npm and sh above it are not the server), in MiB. */
   rssMiB(): number;
   /** CPU seconds (user + system) the server's process group has used so far, every thread included. */
   cpuSeconds(): number;
@@ -65,22 +65,44 @@ async function settle(pgid: number): Promise<void> {
 
 /**
  * `next start` on `port` with `env` over this process's environment, resolved once `readyPath` answers 200.
- * The server runs in its own process group so that stop() ends npx and the Next server under it together.
+ * The server runs in its own process group so that stop() ends npm and the Next server under it together.
  */
 export async function startServer(
   port: number,
   env: Record<string, string>,
   readyPath = '/v1/health',
 ): Promise<BenchServer> {
-  // BENCH_SERVER_PROF=<dir>: the server writes a V8 CPU profile per thread there when it stops (Node refuses
-  // --cpu-prof in NODE_OPTIONS, so the server runs under node itself rather than npx).
+  // The server as users start it (`npm start`: its malloc setting and keep-alive timeout). BENCH_SERVER_PROF=<dir>:
+  // the server writes a V8 CPU profile per thread there when it stops (Node refuses --cpu-prof in NODE_OPTIONS, so
+  // the server runs under node itself, given what `npm start` would have given it).
   const prof = process.env.BENCH_SERVER_PROF;
+  const startScript: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
+  const tunables = /GLIBC_TUNABLES=\$\{GLIBC_TUNABLES:-([^}]+)\}/.exec(startScript)?.[1];
   const [command, args] = prof
-    ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${prof}`, 'node_modules/next/dist/bin/next']]
-    : ['npx', ['next']];
-  const child = spawn(command, [...args, 'start', '-p', String(port)], {
+    ? [
+        process.execPath,
+        [
+          '--cpu-prof',
+          `--cpu-prof-dir=${prof}`,
+          'node_modules/next/dist/bin/next',
+          'start',
+          ...startScript
+            .slice(startScript.indexOf('next start') + 'next start'.length)
+            .trim()
+            .split(/\s+/),
+        ],
+      ]
+    : ['npm', ['start']];
+  const child = spawn(command, args, {
     cwd: ROOT,
-    env: { ...process.env, ...env, NODE_ENV: 'production', PORT: String(port), NEXT_TELEMETRY_DISABLED: '1' },
+    env: {
+      ...(prof && tunables ? { GLIBC_TUNABLES: tunables } : {}),
+      ...process.env,
+      ...env,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      NEXT_TELEMETRY_DISABLED: '1',
+    },
     // BENCH_SERVER_LOG=1 shows the server's own output (its log lines go to stdout).
     stdio: ['ignore', process.env.BENCH_SERVER_LOG === '1' ? 'inherit' : 'ignore', 'inherit'],
     detached: true,
