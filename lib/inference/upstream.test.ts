@@ -114,14 +114,33 @@ describe('SseRelay (LF-framed answers, as vLLM writes them)', () => {
   });
 
   it('renames model in every event, keeping float text and other fields', () => {
-    const relay = new SseRelay({
-      rename: (json) => replaceTopLevelString(json, 'model', 'me/p/m'),
-      dropUsage: false,
-    });
+    const relay = new SseRelay({ rename: { from: 'base', to: 'me/p/m' }, dropUsage: false });
     const withId = `id: 7\ndata: ${chunk('')}\n\n${raw}`;
     const out = relayAll(relay, [withId.slice(0, 30), withId.slice(30)]);
     expect(out).toBe(withId.replaceAll('"model":"base"', '"model":"me/p/m"'));
     expect(out).toContain('"logprob":-1e-05');
+  });
+
+  it('renames event by event where a run has a "model" it cannot replace at once, leaving escaped text alone', () => {
+    const spaced = `data: ${chunk('').replace('"model":"base"', '"model" : "base"')}\n\n`;
+    const other = `data: ${chunk('').replace('"model":"base"', '"model":"lora-7"')}\n\n`;
+    const quoting = `data: ${chunk('').replace('"content":"a"', '"content":"\\"model\\":\\"base\\""')}\n\n`;
+    const relay = new SseRelay({ rename: { from: 'base', to: 'me/p/m' }, dropUsage: true });
+    const out = relayAll(relay, [events[0] + spaced + other + quoting + events[2] + events[3]]);
+    expect(out).toBe(
+      events[0].replace('"model":"base"', '"model":"me/p/m"') +
+        spaced.replace('"model" : "base"', '"model" : "me/p/m"') +
+        other.replace('"model":"lora-7"', '"model":"me/p/m"') +
+        quoting.replace('"model":"base"', '"model":"me/p/m"') +
+        events[3],
+    );
+    expect(out).toContain('"content":"\\"model\\":\\"base\\""');
+    expect(relay.usage).toEqual({ prompt_tokens: 3, completion_tokens: 1 });
+    // A run the single replace does take: the escaped text inside a string is not a key, and stays.
+    const fast = new SseRelay({ rename: { from: 'base', to: 'me/p/m' }, dropUsage: true });
+    expect(relayAll(fast, [events[0] + quoting])).toBe(
+      (events[0] + quoting).replaceAll('"model":"base"', '"model":"me/p/m"'),
+    );
   });
 
   it('sends an unterminated last event, and does not hold back events already complete', () => {

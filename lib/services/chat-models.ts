@@ -44,20 +44,25 @@ function servedBase(baseId: string, model: string): ServedModel {
   return { backend: new BuiltinChatBackend(source), usageName: baseId };
 }
 
-async function servedCheckpoint(
-  modelId: string,
-  baseModel: string,
-  label: string,
-  version: 'latest' | { step: number },
+/** A trained model's checkpoint (found in one query with its model), billed to the model's entity and project. */
+function servedCheckpoint(
+  found: Awaited<ReturnType<typeof modelsRepo.findModelCheckpoint>>,
+  label: (record: modelsRepo.ModelWithNames) => string,
   model: string,
-): Promise<ServedModel> {
-  const db = await getDb();
-  const checkpoint =
-    version === 'latest'
-      ? await modelsRepo.latestCheckpoint(db, modelId)
-      : await modelsRepo.findCheckpointByStep(db, modelId, version.step);
-  if (!checkpoint) throw modelNotFoundError(model);
-  const usageName = `${label}:step${checkpoint.step}`;
+): ServedModel {
+  if (!found?.checkpoint) throw modelNotFoundError(model);
+  const { checkpoint, model: record } = found;
+  const usageName = `${label(record)}:step${checkpoint.step}`;
+  const owner = { entityId: record.entityId, project: record.projectName };
+  return { ...servedWeights(checkpoint, record.baseModel, usageName, model), owner };
+}
+
+function servedWeights(
+  checkpoint: { id: string; step: number; artifactKey: string | null },
+  baseModel: string,
+  usageName: string,
+  model: string,
+): ServedModel {
   const base = servedBase(baseModel, model);
   // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
   if (!checkpoint.artifactKey || checkpoint.step === 0) return { ...base, usageName };
@@ -117,30 +122,22 @@ export async function resolveChatModel(principal: Principal, model: string | nul
   if (target.kind === 'unknown') throw modelNotFoundError(name);
   if (target.kind === 'base') {
     if (UUID.test(target.id)) {
-      const record = await modelsRepo.findModelInScope(
-        db,
-        target.id,
-        principal.memberships.map((m) => m.id),
-      );
-      if (record) {
-        const label = `${record.entityName}/${record.projectName}/${record.name}`;
-        const served = await servedCheckpoint(record.id, record.baseModel, label, 'latest', name);
-        return { ...served, owner: { entityId: record.entityId, project: record.projectName } };
-      }
+      const memberships = principal.memberships.map((m) => m.id);
+      const found = await modelsRepo.findModelCheckpoint(db, { id: target.id, entityIds: memberships }, 'latest');
+      if (found) return servedCheckpoint(found, (r) => `${r.entityName}/${r.projectName}/${r.name}`, name);
     }
     return servedBase(target.id, name);
   }
   const entity = entityByName(principal, target.entity);
-  const record = entity ? await modelsRepo.findModelByName(db, entity.id, target.project, target.name) : undefined;
-  if (!record) throw modelNotFoundError(name);
-  const served = await servedCheckpoint(
-    record.id,
-    record.baseModel,
-    `${target.entity}/${target.project}/${target.name}`,
-    target.version,
-    name,
-  );
-  return { ...served, owner: { entityId: record.entityId, project: record.projectName } };
+  const found = entity
+    ? await modelsRepo.findModelCheckpoint(
+        db,
+        { entityId: entity.id, project: target.project, name: target.name },
+        target.version,
+      )
+    : undefined;
+  // The name as the caller wrote it (its entity's spelling), as before.
+  return servedCheckpoint(found, () => `${target.entity}/${target.project}/${target.name}`, name);
 }
 
 /**
