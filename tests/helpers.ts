@@ -128,6 +128,9 @@ export async function seedCheckpoints(modelId: string, steps: number[], metrics:
       checkpointCount: sql`${models.checkpointCount} + ${rows.length}`,
     })
     .where(eq(models.id, modelId));
+  // As a finished job does: chat requests for the model's latest checkpoint must see these.
+  const { modelsChanged } = await import('@/lib/services/served-models');
+  await modelsChanged([modelId]);
   return rows.sort((a, b) => a.step - b.step);
 }
 

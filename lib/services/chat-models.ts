@@ -11,6 +11,7 @@ import { ApiError } from '@/lib/errors';
 import { describeBaseModels, findBaseModel, hfModelDir, servedBy, servingStatus, vllmModelName } from './base-models';
 import { hfBaseDescription, hfCheckpointDescription } from './hf-models';
 import { adapterLoadingConfigured, materializeAdapter, vllmAdapters } from './vllm-adapters';
+import { servedModels } from './served-models';
 
 /** What serves a chat request: a backend (built-in engine or vLLM) and the name usage is recorded under. */
 export interface ServedModel {
@@ -123,21 +124,38 @@ export async function resolveChatModel(principal: Principal, model: string | nul
   if (target.kind === 'base') {
     if (UUID.test(target.id)) {
       const memberships = principal.memberships.map((m) => m.id);
-      const found = await modelsRepo.findModelCheckpoint(db, { id: target.id, entityIds: memberships }, 'latest');
-      if (found) return servedCheckpoint(found, (r) => `${r.entityName}/${r.projectName}/${r.name}`, name);
+      const found = await cachedModelCheckpoint(`id:${target.id}`, () =>
+        modelsRepo.findModelCheckpoint(db, { id: target.id, entityIds: memberships }, 'latest'),
+      );
+      // Cached for whoever asked first: in scope only if one of this caller's entities owns it.
+      if (found && memberships.includes(found.model.entityId))
+        return servedCheckpoint(found, (r) => `${r.entityName}/${r.projectName}/${r.name}`, name);
     }
     return servedBase(target.id, name);
   }
   const entity = entityByName(principal, target.entity);
+  const version = target.version;
   const found = entity
-    ? await modelsRepo.findModelCheckpoint(
-        db,
-        { entityId: entity.id, project: target.project, name: target.name },
-        target.version,
+    ? await cachedModelCheckpoint(
+        `name:${entity.id}|${target.project}|${target.name}|${version === 'latest' ? 'latest' : version.step}`,
+        () =>
+          modelsRepo.findModelCheckpoint(
+            db,
+            { entityId: entity.id, project: target.project, name: target.name },
+            version,
+          ),
       )
     : undefined;
   // The name as the caller wrote it (its entity's spelling), as before.
   return servedCheckpoint(found, () => `${target.entity}/${target.project}/${target.name}`, name);
+}
+
+/** A model with the checkpoint that serves it, from the cache of served models when it is there. */
+function cachedModelCheckpoint(key: string, load: () => ReturnType<typeof modelsRepo.findModelCheckpoint>) {
+  return servedModels.get(key, async () => {
+    const found = await load();
+    return found?.checkpoint ? { value: found, tag: found.model.id } : undefined;
+  });
 }
 
 /**

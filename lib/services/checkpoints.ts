@@ -8,6 +8,7 @@ import { deleteArtifacts } from '@/lib/storage';
 import { accessibleEntityIds, type Principal } from './accounts';
 import { MODEL_NOT_FOUND, requireModel, toCheckpointDto } from './models';
 import { requirePermission } from './permissions';
+import { modelsChanged } from './served-models';
 import { componentLogger } from '@/lib/logger';
 
 const log = componentLogger('checkpoints');
@@ -38,6 +39,7 @@ export async function deleteCheckpoints(principal: Principal, modelId: string, s
   requirePermission(principal, model.entityId, 'delete_checkpoints');
   const unique = [...new Set(steps)];
   const deleted = await modelsRepo.deleteCheckpointsBySteps(db, model.id, unique);
+  if (deleted.length > 0) await modelsChanged([model.id]);
   const deletedSteps = new Set(deleted.map((d) => d.step));
   for (const row of deleted) {
     // The rows are gone already; a file the store cannot remove now is swept later, never a failed delete.

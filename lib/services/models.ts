@@ -9,6 +9,7 @@ import type { ListEnvelope } from '@/lib/schemas/common';
 import { toList } from '@/lib/schemas/common';
 import type { CreateModelBody, ModelDto, ModelSummaryDto } from '@/lib/schemas/models';
 import { deleteArtifacts } from '@/lib/storage';
+import { modelsChanged } from './served-models';
 import { requirePermission } from './permissions';
 import { accessibleEntityIds, entityByName, listScope, type Principal } from './accounts';
 import { availableBaseModels, findAvailableBaseModel } from './base-models';
@@ -109,6 +110,7 @@ export async function deleteModel(principal: Principal, modelId: string) {
     }
     return modelsRepo.deleteModelRow(tx, model.id);
   });
+  await modelsChanged([model.id]);
   // Rows first, in one transaction: they are what every reader trusts. Files left behind by a failing store
   // are unreachable once the rows are gone, and the orphan sweep removes them (lib/services/artifact-sweep.ts).
   await deleteArtifacts(`models/${model.id}`).catch((err) =>

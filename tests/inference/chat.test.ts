@@ -1,6 +1,18 @@
+import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoints/route';
+import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
+import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
 import * as usageRoute from '@/app/v1/usage/route';
+import { config } from '@/lib/config';
+import { getDb } from '@/lib/db/client';
+import { isDelivering } from '@/lib/db/notifications';
+import { checkpoints } from '@/lib/db/schema';
+import * as queue from '@/lib/jobs/server/queue';
+import { modelsChanged } from '@/lib/services/served-models';
+import { inProcessProtocol } from '@/tests/support/in-process-protocol';
+import { claimOnly } from '../jobs/claim-only';
 import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
 
@@ -366,5 +378,110 @@ describe('chat completions through the openai SDK', () => {
       status: 400,
       message: expect.stringContaining('structured_outputs.regex could not be compiled'),
     });
+  });
+});
+
+describe('trained models from the cache of served models', () => {
+  const ask = (user: TestUser, model: string) =>
+    client(user).chat.completions.create({ model, messages: [{ role: 'user', content: 'a' }], max_tokens: 1 });
+
+  async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      if (await check()) return true;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return check();
+  }
+
+  /** A notice sent the way another server process sends it: NOTIFY on its own connection, or in-process on PGlite. */
+  async function noticeFromElsewhere(modelId: string) {
+    if (!config.databaseUrl) return modelsChanged([modelId]);
+    const { Client } = await import('pg');
+    const other = new Client({ connectionString: config.databaseUrl });
+    await other.connect();
+    await other.query(`select pg_notify('tuneboard_models', $1)`, [modelId]);
+    await other.end();
+  }
+
+  const requestsOf = async (user: TestUser, model: string) => {
+    const usage = await call(usageRoute, 'GET', '/v1/usage', { key: user.key });
+    return usage.body.data
+      .filter((r: { model: string }) => r.model === model)
+      .reduce((n: number, r: { requests: number }) => n + r.requests, 0);
+  };
+
+  it('serves a checkpoint from the cache until a notice names its model, then looks again', async () => {
+    const user = await createUser();
+    const model = await createModel(user, { project: 'cache' });
+    const name = `${user.handle}/cache/${model.name}:step0`;
+    await ask(user, name);
+    // On PostgreSQL nothing is cached until the listener is connected: wait for it, then fill the cache.
+    expect(await until(async () => isDelivering(), 5000)).toBe(true);
+    await ask(user, name);
+    // Deleted behind the services' back (as another process's write looks from here): the cached checkpoint is
+    // still served, which shows the cache is in use...
+    await (await getDb()).delete(checkpoints).where(eq(checkpoints.modelId, model.id));
+    expect((await ask(user, name)).model).toBe(name);
+    // ...and the notice drops it at once, without waiting for the entry's time limit.
+    await noticeFromElsewhere(model.id);
+    const gone = () =>
+      ask(user, name).then(
+        () => false,
+        (err: { status?: number }) => err.status === 404,
+      );
+    expect(await until(gone, 2000)).toBe(true);
+  });
+
+  it("sees a finished job's checkpoint as the latest at once, and deletions at once", async () => {
+    const user = await createUser();
+    const model = await createModel(user, { project: 'cache' });
+    const label = `${user.handle}/cache/${model.name}`;
+    await ask(user, `${label}:latest`);
+    await ask(user, model.id);
+    await ask(user, `${label}:step0`);
+    expect(await requestsOf(user, `${label}:step0`)).toBe(3);
+
+    // A job completes: step 1 is the latest, by name and by id.
+    const submitted = await call(rlJobsRoute, 'POST', '/v1/preview/training-jobs', {
+      key: user.key,
+      body: { model_id: model.id, trajectory_groups: [] },
+    });
+    const jobId = submitted.body.id as string;
+    const worker = `test:${model.id}`;
+    expect((await claimOnly(inProcessProtocol(worker), model.id).claim())?.id).toBe(jobId);
+    await queue.appendEvents(jobId, worker, [{ type: 'training_started', data: { num_sequences: 0 } }]);
+    await queue.completeJob(jobId, worker, { artifactKey: null });
+    await ask(user, `${label}:latest`);
+    await ask(user, model.id);
+    expect(await requestsOf(user, `${label}:step1`)).toBe(2);
+
+    // Step 0 deleted through the API: gone at once, step 1 still served.
+    const deleted = await call(checkpointsRoute, 'DELETE', `/v1/preview/models/${model.id}/checkpoints`, {
+      key: user.key,
+      params: { model_id: model.id },
+      body: { steps: [0] },
+    });
+    expect(deleted.body.deleted_count).toBe(1);
+    await expect(ask(user, `${label}:step0`)).rejects.toMatchObject({ status: 404 });
+    expect((await ask(user, `${label}:step1`)).model).toBe(`${label}:step1`);
+
+    // The model deleted: every name for it is gone at once.
+    const removed = await call(modelRoute, 'DELETE', `/v1/preview/models/${model.id}`, {
+      key: user.key,
+      params: { model_id: model.id },
+    });
+    expect(removed.status).toBe(200);
+    for (const name of [`${label}:step1`, `${label}:latest`, model.id])
+      await expect(ask(user, name)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('keeps a model cached by id for its owner hidden from everyone else', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    expect((await ask(user, model.id)).model).toBe(model.id);
+    expect((await ask(user, model.id)).model).toBe(model.id);
+    const stranger = await createUser();
+    await expect(ask(stranger, model.id)).rejects.toMatchObject({ status: 404 });
   });
 });

@@ -8,6 +8,7 @@ import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
 import { allBaseModels, trainableBaseModelIds, type WorkerCapabilities } from '@/lib/services/base-models';
+import { modelsChanged } from '@/lib/services/served-models';
 import { artifactExists, probeArtifactStore, putArtifact, putArtifactStream, storageFaultMessage } from '@/lib/storage';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
 import { holdOutValidation } from '../validation-split';
@@ -293,10 +294,12 @@ export async function completeJob(
       finishedAt: now,
       progressAt: now,
     });
-    return { step };
+    return { step, modelId: model.id };
   });
+  // The model's latest checkpoint moved: chat requests for it must see the new one.
+  if (result.modelId) await modelsChanged([result.modelId]);
   await workersRepo.clearWorkerJob(db, workerId, jobId);
-  return result;
+  return { step: result.step };
 }
 
 async function completedWithKey(tx: DbOrTx, job: TrainingJobRow, artifactKey: string | null): Promise<boolean> {
