@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { beforeAll } from 'vitest';
+import { config } from '@/lib/config';
 import { getDb } from '@/lib/db/client';
 import type { RouteHandler } from '@/lib/api/route';
 import * as signUpRoute from '@/app/v1/auth/sign-up/route';
@@ -158,4 +159,27 @@ export async function seedEvents(
   const rows = [];
   for (const e of events) rows.push(await insertEvent(db, jobId, e.type, e.data));
   return rows;
+}
+
+/** Polls `check` every 20 ms until it holds or `ms` have passed; its last answer. */
+export async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return check();
+}
+
+/**
+ * A change notice sent the way another server process sends it: on PostgreSQL a NOTIFY on a connection of its
+ * own; on PGlite (one process) `inProcess`, the service's own publish.
+ */
+export async function noticeFromElsewhere(channel: string, payload: string, inProcess: () => Promise<void>) {
+  if (!config.databaseUrl) return inProcess();
+  const { Client } = await import('pg');
+  const other = new Client({ connectionString: config.databaseUrl });
+  await other.connect();
+  await other.query(`select pg_notify($1, $2)`, [channel, payload]);
+  await other.end();
 }

@@ -2,37 +2,17 @@ import { eq } from 'drizzle-orm';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as sessionRoute from '@/app/v1/auth/session/route';
-import { config } from '@/lib/config';
 import { getDb } from '@/lib/db/client';
 import { isDelivering } from '@/lib/db/notifications';
 import { apiKeys } from '@/lib/db/schema';
 import { sha256 } from '@/lib/services/credentials';
-import { call, createUser } from '../helpers';
+import { principalChanged } from '@/lib/services/principal-cache';
+import { call, createUser, noticeFromElsewhere, until } from '../helpers';
 
 const session = (key: string) => call(sessionRoute, 'GET', '/v1/auth/session', { key });
 
-async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return check();
-}
-
-/** A notice sent the way another server process sends it: NOTIFY on its own connection, or in-process on PGlite. */
-async function noticeFromElsewhere(userId: string) {
-  if (config.databaseUrl) {
-    const { Client } = await import('pg');
-    const other = new Client({ connectionString: config.databaseUrl });
-    await other.connect();
-    await other.query(`select pg_notify('tuneboard_auth', $1)`, [userId]);
-    await other.end();
-  } else {
-    const { principalChanged } = await import('@/lib/services/principal-cache');
-    await principalChanged([userId]);
-  }
-}
+/** A notice naming the user, as another server process sends it. */
+const authNotice = (userId: string) => noticeFromElsewhere('tuneboard_auth', userId, () => principalChanged([userId]));
 
 describe('cached authentication', () => {
   it('serves a key from the cache until a notice names its user, then reads the database again', async () => {
@@ -54,7 +34,7 @@ describe('cached authentication', () => {
     expect((await session(user.key)).status).toBe(200);
 
     // ...and the notice drops it at once, without waiting for the entry's time limit.
-    await noticeFromElsewhere(userId);
+    await authNotice(userId);
     expect(await until(async () => (await session(user.key)).status === 401, 2000)).toBe(true);
   });
 
@@ -69,7 +49,7 @@ describe('cached authentication', () => {
       .update(apiKeys)
       .set({ revokedAt: new Date() })
       .where(eq(apiKeys.keyHash, sha256(b.key)));
-    await noticeFromElsewhere(idA);
+    await authNotice(idA);
     await new Promise((r) => setTimeout(r, 200));
     // b was not named: still served from the cache (its revocation here bypassed the services on purpose).
     expect((await session(b.key)).status).toBe(200);

@@ -5,7 +5,6 @@ import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoint
 import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
 import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
 import * as usageRoute from '@/app/v1/usage/route';
-import { config } from '@/lib/config';
 import { getDb } from '@/lib/db/client';
 import { isDelivering } from '@/lib/db/notifications';
 import { checkpoints } from '@/lib/db/schema';
@@ -13,7 +12,7 @@ import * as queue from '@/lib/jobs/server/queue';
 import { modelsChanged } from '@/lib/services/served-models';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { claimOnly } from '../jobs/claim-only';
-import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
+import { call, createModel, createUser, noticeFromElsewhere, TEST_BASE_MODEL, until, type TestUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
 
 function client(user: TestUser, extra: Partial<ConstructorParameters<typeof OpenAI>[0]> = {}) {
@@ -385,25 +384,6 @@ describe('trained models from the cache of served models', () => {
   const ask = (user: TestUser, model: string) =>
     client(user).chat.completions.create({ model, messages: [{ role: 'user', content: 'a' }], max_tokens: 1 });
 
-  async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      if (await check()) return true;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return check();
-  }
-
-  /** A notice sent the way another server process sends it: NOTIFY on its own connection, or in-process on PGlite. */
-  async function noticeFromElsewhere(modelId: string) {
-    if (!config.databaseUrl) return modelsChanged([modelId]);
-    const { Client } = await import('pg');
-    const other = new Client({ connectionString: config.databaseUrl });
-    await other.connect();
-    await other.query(`select pg_notify('tuneboard_models', $1)`, [modelId]);
-    await other.end();
-  }
-
   const requestsOf = async (user: TestUser, model: string) => {
     const usage = await call(usageRoute, 'GET', '/v1/usage', { key: user.key });
     return usage.body.data
@@ -424,7 +404,7 @@ describe('trained models from the cache of served models', () => {
     await (await getDb()).delete(checkpoints).where(eq(checkpoints.modelId, model.id));
     expect((await ask(user, name)).model).toBe(name);
     // ...and the notice drops it at once, without waiting for the entry's time limit.
-    await noticeFromElsewhere(model.id);
+    await noticeFromElsewhere('tuneboard_models', model.id, () => modelsChanged([model.id]));
     const gone = () =>
       ask(user, name).then(
         () => false,
