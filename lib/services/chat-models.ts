@@ -123,12 +123,12 @@ export async function resolveChatModel(principal: Principal, model: string | nul
   if (target.kind === 'unknown') throw modelNotFoundError(name);
   if (target.kind === 'base') {
     if (UUID.test(target.id)) {
-      const memberships = principal.memberships.map((m) => m.id);
       const found = await cachedModelCheckpoint(`id:${target.id}`, () =>
-        modelsRepo.findModelCheckpoint(db, { id: target.id, entityIds: memberships }, 'latest'),
+        modelsRepo.findModelCheckpoint(db, { id: target.id }, 'latest'),
       );
-      // Cached for whoever asked first: in scope only if one of this caller's entities owns it.
-      if (found && memberships.includes(found.model.entityId))
+      // Found for any caller (the lookup and its cache entry are shared): this one sees it only if one of its
+      // entities owns it; to anyone else it does not exist.
+      if (found && principal.memberships.some((m) => m.id === found.model.entityId))
         return servedCheckpoint(found, (r) => `${r.entityName}/${r.projectName}/${r.name}`, name);
     }
     return servedBase(target.id, name);

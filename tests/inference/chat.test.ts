@@ -456,12 +456,18 @@ describe('trained models from the cache of served models', () => {
       await expect(ask(user, name)).rejects.toMatchObject({ status: 404 });
   });
 
-  it('keeps a model cached by id for its owner hidden from everyone else', async () => {
+  it('keeps a model cached by id for its owner hidden from everyone else, whoever asks first', async () => {
     const user = await createUser();
     const model = await createModel(user);
-    expect((await ask(user, model.id)).model).toBe(model.id);
-    expect((await ask(user, model.id)).model).toBe(model.id);
     const stranger = await createUser();
+    // Both callers authenticated already, so that the stranger's lookup is the one under way when the owner's
+    // request arrives: the owner must not get the stranger's "no such model".
+    await ask(stranger, TEST_BASE_MODEL);
+    await ask(user, TEST_BASE_MODEL);
+    const [theirs, mine] = await Promise.allSettled([ask(stranger, model.id), ask(user, model.id)]);
+    expect(theirs).toMatchObject({ status: 'rejected', reason: { status: 404 } });
+    expect(mine).toMatchObject({ status: 'fulfilled', value: { model: model.id } });
+    expect((await ask(user, model.id)).model).toBe(model.id);
     await expect(ask(stranger, model.id)).rejects.toMatchObject({ status: 404 });
   });
 });

@@ -316,8 +316,11 @@ export async function startingCheckpoint(db: DbOrTx, modelId: string, from: unkn
   return (await latestCheckpoint(db, modelId)) ?? null;
 }
 
-/** A model named in a chat request, by id within the caller's entities or by entity, project and name. */
-export type ModelMatch = { id: string; entityIds: string[] } | { entityId: string; project: string; name: string };
+/**
+ * A model named in a chat request, by id or by entity, project and name. Not limited to the caller's entities: the
+ * answer is cached for every caller (lib/services/chat-models.ts checks the entity).
+ */
+export type ModelMatch = { id: string } | { entityId: string; project: string; name: string };
 
 /**
  * A model and the checkpoint that serves it (the latest, or a given step; null when it has none there), in one
@@ -333,10 +336,9 @@ export async function findModelCheckpoint(
 ): Promise<
   { model: ModelWithNames; checkpoint: Pick<CheckpointRow, 'id' | 'step' | 'artifactKey'> | null } | undefined
 > {
-  const byId = 'entityIds' in match;
-  if (byId && match.entityIds.length === 0) return undefined;
+  const byId = 'id' in match;
   if (version !== 'latest' && !isStorableStep(version.step)) return undefined;
-  const shape = `models.checkpoint|${byId ? `id|${match.entityIds.length}` : 'name'}|${version === 'latest' ? 'latest' : 'step'}`;
+  const shape = `models.checkpoint|${byId ? 'id' : 'name'}|${version === 'latest' ? 'latest' : 'step'}`;
   const query = preparedQuery(db, shape, () => {
     const served = db
       .select({ id: checkpoints.id, step: checkpoints.step, artifactKey: checkpoints.artifactKey })
@@ -363,10 +365,7 @@ export async function findModelCheckpoint(
       .leftJoinLateral(served, sql`true`)
       .where(
         byId
-          ? and(
-              eq(models.id, sql.placeholder('id')),
-              inArray(models.entityId, placeholders('entity', match.entityIds.length)),
-            )
+          ? eq(models.id, sql.placeholder('id'))
           : and(
               eq(models.entityId, sql.placeholder('entityId')),
               eq(projects.name, sql.placeholder('project')),
@@ -377,9 +376,7 @@ export async function findModelCheckpoint(
       .prepare('');
   });
   const [row] = await query.execute({
-    ...(byId
-      ? { id: match.id, ...placeholderValues('entity', match.entityIds) }
-      : { entityId: match.entityId, project: match.project, name: match.name }),
+    ...(byId ? { id: match.id } : { entityId: match.entityId, project: match.project, name: match.name }),
     ...(version === 'latest' ? {} : { step: version.step }),
   });
   if (!row) return undefined;
