@@ -77,7 +77,12 @@ export async function startServer(
   // the server runs under node itself, given what `npm start` would have given it).
   const prof = process.env.BENCH_SERVER_PROF;
   const startScript: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
-  const tunables = /GLIBC_TUNABLES=\$\{GLIBC_TUNABLES:-([^}]+)\}/.exec(startScript)?.[1];
+  // Its `NAME=${NAME:-default}` settings, PORT aside (the benchmark's own).
+  const defaults = Object.fromEntries(
+    [...startScript.matchAll(/(\w+)=\$\{\1:-([^}]+)\}/g)]
+      .filter(([, name]) => name !== 'PORT')
+      .map(([, n, v]) => [n, v]),
+  );
   const [command, args] = prof
     ? [
         process.execPath,
@@ -96,7 +101,7 @@ export async function startServer(
   const child = spawn(command, args, {
     cwd: ROOT,
     env: {
-      ...(prof && tunables ? { GLIBC_TUNABLES: tunables } : {}),
+      ...(prof ? defaults : {}),
       ...process.env,
       ...env,
       NODE_ENV: 'production',
