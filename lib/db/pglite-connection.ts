@@ -178,7 +178,12 @@ export class PgliteThread {
   maybeRecycle(): void {
     if (!this.recyclable()) return;
     if (this.heapBytes > this.recycleHeapBytes) return this.recycle('over its limit');
-    if (this.heapBytes > this.baselineHeapBytes + this.idleRecycle.growthBytes) this.recycleOnceQuiet();
+    if (this.grownPastStart()) this.recycleOnceQuiet();
+  }
+
+  /** Grown by more than `idleRecycle.growthBytes` since the thread started: given back at a quiet moment. */
+  private grownPastStart(): boolean {
+    return this.heapBytes > this.baselineHeapBytes + this.idleRecycle.growthBytes;
   }
 
   /** Nothing in flight, waiting or inside a transaction, on a database that outlives its thread. */
@@ -200,7 +205,7 @@ export class PgliteThread {
     if (this.idleTimer) return;
     const check = () => {
       this.idleTimer = undefined;
-      if (!this.recyclable() || this.heapBytes <= this.baselineHeapBytes + this.idleRecycle.growthBytes) return;
+      if (!this.recyclable() || !this.grownPastStart()) return;
       const quietFor = performance.now() - this.lastActivity;
       if (quietFor >= this.idleRecycle.quietMs) return this.recycle('grown while idle');
       this.idleTimer = setTimeout(check, this.idleRecycle.quietMs - quietFor).unref();
