@@ -30,6 +30,16 @@ beforeAll(() => {
   return shared.thread.waitReady();
 }, 180_000);
 
+/** Runs `test` on a fresh data directory on disk, removed afterwards whatever happens. */
+async function withDataDir(test: (dataDir: string) => Promise<void>): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
+  try {
+    await test(path.join(dir, 'db'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Nice values of this process's threads (Linux: /proc/self/task/<tid>/stat, field 19). */
 function threadNiceValues(): number[] {
   return fs.readdirSync('/proc/self/task').map((tid) => {
@@ -189,94 +199,94 @@ describe('PGlite on its own thread, through node-postgres', () => {
     expect(timers()).toBeLessThanOrEqual(before);
   });
 
-  it('starts its thread again after creating a database on disk, and only then', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
-    try {
-      // Closed here, not by afterAll: the directory is opened again below, and only one thread may hold it.
-      const thread = new PgliteThread(path.join(dir, 'db'), 2 ** 40);
-      const first = { thread, pool: new PglitePool(thread, pgliteClientClass(thread), 4) };
-      await first.thread.waitReady();
-      // The thread that ran initdb kept its WebAssembly instance (about 470 MiB of the server's memory).
-      expect(first.thread.restartedAfterInitdb).toBe(true);
-      await first.pool.query('create table kept (n int)');
-      await first.pool.query('insert into kept values (7)');
-      await first.pool.end();
-      await first.thread.close();
+  it(
+    'starts its thread again after creating a database on disk, and only then',
+    () =>
+      withDataDir(async (dataDir) => {
+        // Closed here, not by afterAll: the directory is opened again below, and only one thread may hold it.
+        const thread = new PgliteThread(dataDir, 2 ** 40);
+        const first = { thread, pool: new PglitePool(thread, pgliteClientClass(thread), 4) };
+        await first.thread.waitReady();
+        // The thread that ran initdb kept its WebAssembly instance (about 470 MiB of the server's memory).
+        expect(first.thread.restartedAfterInitdb).toBe(true);
+        await first.pool.query('create table kept (n int)');
+        await first.pool.query('insert into kept values (7)');
+        await first.pool.end();
+        await first.thread.close();
 
-      const again = start(path.join(dir, 'db'));
-      await again.thread.waitReady();
-      expect(again.thread.restartedAfterInitdb).toBe(false);
-      expect((await again.pool.query('select n from kept')).rows).toEqual([{ n: 7 }]);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  }, 120_000);
+        const again = start(dataDir);
+        await again.thread.waitReady();
+        expect(again.thread.restartedAfterInitdb).toBe(false);
+        expect((await again.pool.query('select n from kept')).rows).toEqual([{ n: 7 }]);
+      }),
+    120_000,
+  );
 
-  it('gives back a heap grown under the cap once the database has been quiet, not while queries keep coming', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
-    try {
-      const thread = new PgliteThread(path.join(dir, 'db'), 2 ** 40, undefined, {
-        growthBytes: 8 * 2 ** 20,
-        quietMs: 400,
-      });
-      const pool = new PglitePool(thread, pgliteClientClass(thread), 4);
-      await pool.query('create table q (v int)');
-      await pool.query('insert into q values (7)');
-      const started = thread.baselineHeapBytes;
-      // A statement that needs over 100 MiB at once grows the WebAssembly heap, which never shrinks by itself.
-      await pool.query(`select length(repeat('x', 64 * 1024 * 1024) || repeat('y', 64 * 1024 * 1024)) as n`);
-      const grown = thread.heap;
-      expect(grown).toBeGreaterThan(started + 64 * 2 ** 20);
-      // Queries every 100 ms: never 400 ms of quiet, so no query ever waits for a recycle.
-      for (let i = 0; i < 12; i++) {
-        await pool.query('select 1');
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(thread.recycles).toBe(0);
-      await new Promise((r) => setTimeout(r, 400 + 2000));
-      expect(thread.recycles).toBe(1);
-      expect(thread.heap).toBeLessThan(grown - 64 * 2 ** 20);
-      expect((await pool.query('select v from q')).rows).toEqual([{ v: 7 }]);
-      await pool.end();
-      await thread.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  }, 120_000);
+  it(
+    'gives back a heap grown under the cap once the database has been quiet, not while queries keep coming',
+    () =>
+      withDataDir(async (dataDir) => {
+        const thread = new PgliteThread(dataDir, 2 ** 40, undefined, {
+          growthBytes: 8 * 2 ** 20,
+          quietMs: 400,
+        });
+        const pool = new PglitePool(thread, pgliteClientClass(thread), 4);
+        await pool.query('create table q (v int)');
+        await pool.query('insert into q values (7)');
+        const started = thread.baselineHeapBytes;
+        // A statement that needs over 100 MiB at once grows the WebAssembly heap, which never shrinks by itself.
+        await pool.query(`select length(repeat('x', 64 * 1024 * 1024) || repeat('y', 64 * 1024 * 1024)) as n`);
+        const grown = thread.heap;
+        expect(grown).toBeGreaterThan(started + 64 * 2 ** 20);
+        // Queries every 100 ms: never 400 ms of quiet, so no query ever waits for a recycle.
+        for (let i = 0; i < 12; i++) {
+          await pool.query('select 1');
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(thread.recycles).toBe(0);
+        await new Promise((r) => setTimeout(r, 400 + 2000));
+        expect(thread.recycles).toBe(1);
+        expect(thread.heap).toBeLessThan(grown - 64 * 2 ** 20);
+        expect((await pool.query('select v from q')).rows).toEqual([{ v: 7 }]);
+        await pool.end();
+        await thread.close();
+      }),
+    120_000,
+  );
 
-  it('recycles a grown heap only between transactions, keeping the data on disk', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-pglite-'));
-    try {
-      // A 1-byte cap: every idle moment is a recycle point. A snapshot is only for in-memory databases: given one
-      // here, neither the first start nor any restart may replace what is on disk.
-      const thread = new PgliteThread(path.join(dir, 'db'), 1, snapshot);
-      // Named statements on several clients: after a recycle, every one of them must prepare its statements again.
-      const pool = new PglitePool(thread, withStatementCache(pgliteClientClass(thread), 100), 4);
-      const sums = () =>
-        Promise.all(Array.from({ length: 8 }, (_, i) => pool.query('select $1::int + 1 as n', [i]))).then((r) =>
-          r.map((x) => x.rows[0].n),
-        );
-      expect(await sums()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-      expect((await pool.query(`select to_regclass('public.models') as t`)).rows[0].t).toBeNull();
-      await pool.query('create table r (v int)');
-      const client = await pool.connect();
-      await client.query('begin');
-      const before = thread.recycles;
-      for (let i = 0; i < 5; i++) await client.query('insert into r values ($1)', [i]);
-      // Inside the transaction nothing was recycled (it would have lost the open transaction).
-      expect(thread.recycles).toBe(before);
-      await client.query('commit');
-      client.release();
-      await new Promise((r) => setTimeout(r, 50));
-      expect((await pool.query('select count(*)::int as c from r')).rows[0].c).toBe(5);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(thread.recycles).toBeGreaterThan(before);
-      expect((await pool.query('select sum(v)::int as s from r')).rows[0].s).toBe(10);
-      expect(await sums()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-      await pool.end();
-      await thread.close();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  }, 240_000);
+  it(
+    'recycles a grown heap only between transactions, keeping the data on disk',
+    () =>
+      withDataDir(async (dataDir) => {
+        // A 1-byte cap: every idle moment is a recycle point. A snapshot is only for in-memory databases: given one
+        // here, neither the first start nor any restart may replace what is on disk.
+        const thread = new PgliteThread(dataDir, 1, snapshot);
+        // Named statements on several clients: after a recycle, every one of them must prepare its statements again.
+        const pool = new PglitePool(thread, withStatementCache(pgliteClientClass(thread), 100), 4);
+        const sums = () =>
+          Promise.all(Array.from({ length: 8 }, (_, i) => pool.query('select $1::int + 1 as n', [i]))).then((r) =>
+            r.map((x) => x.rows[0].n),
+          );
+        expect(await sums()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        expect((await pool.query(`select to_regclass('public.models') as t`)).rows[0].t).toBeNull();
+        await pool.query('create table r (v int)');
+        const client = await pool.connect();
+        await client.query('begin');
+        const before = thread.recycles;
+        for (let i = 0; i < 5; i++) await client.query('insert into r values ($1)', [i]);
+        // Inside the transaction nothing was recycled (it would have lost the open transaction).
+        expect(thread.recycles).toBe(before);
+        await client.query('commit');
+        client.release();
+        await new Promise((r) => setTimeout(r, 50));
+        expect((await pool.query('select count(*)::int as c from r')).rows[0].c).toBe(5);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(thread.recycles).toBeGreaterThan(before);
+        expect((await pool.query('select sum(v)::int as s from r')).rows[0].s).toBe(10);
+        expect(await sums()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        await pool.end();
+        await thread.close();
+      }),
+    240_000,
+  );
 });
