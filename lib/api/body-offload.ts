@@ -98,6 +98,11 @@ function thread(): Worker {
   return w;
 }
 
+/** Tests: ends the body thread as a crash would, bodies under way included. */
+export function crashBodyThread(): Promise<number> | undefined {
+  return worker?.terminate();
+}
+
 /** Streams a body of `kind` to the body thread, which parses, validates and prepares it there. */
 export function openBodySink<K extends BodyKind>(kind: K, flavor: BodyFlavor): BodySink<Prepared<K>> {
   const w = thread();
@@ -113,6 +118,12 @@ export function openBodySink<K extends BodyKind>(kind: K, flavor: BodyFlavor): B
       send({ type: 'chunk', id, bytes });
     },
     end() {
+      // The thread died (or was replaced after dying) while this body was still arriving: the failure only
+      // reached the bodies already ended, and the end message would go to a thread that never answers.
+      if (worker !== w) {
+        settled();
+        return Promise.reject(new Error('body thread exited before the body was complete'));
+      }
       return new Promise<Prepared<K>>((resolve, reject) => {
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
         send({ type: 'end', id });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as trajectoriesRoute from '@/app/v1/preview/models/[model_id]/trajectories/route';
-import { bodyThreadCount, bodyThreadRunning } from '@/lib/api/body-offload';
+import { bodyThreadCount, bodyThreadRunning, crashBodyThread, openBodySink } from '@/lib/api/body-offload';
 import { computeTrajectoryMetrics, prefixKeys } from '@/lib/services/trajectory-metrics';
 import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
@@ -114,6 +114,29 @@ describe('large /log bodies on the body thread', () => {
     expect(again.body.success).toBe(true);
     expect(bodyThreadCount()).toBe(before + 1);
     expect(bodyThreadRunning()).toBe(true);
+  });
+
+  it('a body still arriving when the body thread dies is refused at its end instead of waiting forever, and the next body gets a new thread', async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify({ split: 'val', trajectory_groups: groups(2) }));
+    const cut = bytes.length >> 1;
+    const sink = openBodySink('log', 'preview');
+    sink.write(bytes.subarray(0, cut));
+    await crashBodyThread();
+    sink.write(bytes.subarray(cut));
+    const outcome = await Promise.race([
+      sink.end().then(
+        () => 'answered',
+        (err: Error) => err.message,
+      ),
+      new Promise((r) => setTimeout(() => r('still waiting'), 2000)),
+    ]);
+    expect(outcome).toMatch(/body thread exited/);
+
+    const next = openBodySink('log', 'preview');
+    next.write(bytes);
+    const prepared = await next.end();
+    expect(prepared.split).toBe('val');
+    expect(prepared.groups).toHaveLength(2);
   });
 
   it('an RL job with a large body stores its groups as sent, for the trainer to read back', async () => {
