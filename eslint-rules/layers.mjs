@@ -36,6 +36,7 @@ const RULES = [
       'lib/storage',
       'lib/config',
       'lib/logger',
+      'lib/runtime',
       'server-only',
       ...SQL_PACKAGES,
     ],

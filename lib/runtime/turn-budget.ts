@@ -1,5 +1,7 @@
 /**
- * Hands the engine threads' messages to the request thread a bounded amount of work per event-loop turn.
+ * Hands work that arrives in bursts to the request thread a bounded amount per event-loop turn. Used for the
+ * engine threads' messages (lib/inference/pool.ts) and for request handlers and embedded-database answers
+ * (lib/runtime/turns.ts).
  *
  * Every message from an inference thread is one generation's new tokens, and what they set off runs in the same
  * turn: its SSE chunks are encoded and written to the client's socket. While the request thread is busy or off
@@ -7,8 +9,8 @@
  * turn. bench:gateway's health-under-load run saw 813 of them in a single turn (50 streams, 16 steps each) and
  * 200 ms without a timer firing, so a health probe or an API request that arrived meanwhile waited all that time.
  *
- * So once the messages of one turn have taken `budgetMs` (counting what each one set off, which has run by the
- * time the next message is delivered), the rest wait, in order, and are handed on `budgetMs` at a time with a
+ * So once the items of one turn have taken `budgetMs` (counting what each one set off, which has run by the
+ * time the next item is handled), the rest wait, in order, and are handed on `budgetMs` at a time with a
  * turn of the event loop in between, in which sockets are read and timers fire. Tokens then reach their clients
  * a turn later, not fewer of them. Nothing waits while the turn is under budget.
  */
