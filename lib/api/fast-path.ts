@@ -8,6 +8,7 @@ import securityHeaders from '@/config/security-headers.json';
 import { config } from '@/lib/config';
 import { nodeWriterOf } from '@/lib/inference/node-writer';
 import { componentLogger } from '@/lib/logger';
+import { inTurnAsync } from '@/lib/runtime/turns';
 import { ClientSignal, PrereadRequest } from './preread-request';
 import { requestIdFrom } from './request-id';
 
@@ -431,7 +432,10 @@ export function installFastPath(): () => void {
         if (bodyFitsPreread(req)) {
           readWhole(req)
             .then(
-              (body) => serveRegistered(route.handler, route.params, toRequest(req, res, url, body), req, res),
+              (body) =>
+                inTurnAsync(() =>
+                  serveRegistered(route.handler, route.params, toRequest(req, res, url, body), req, res),
+                ),
               // A client that hangs up mid-body has nobody to answer.
               () => void res.destroy(),
             )
@@ -445,7 +449,8 @@ export function installFastPath(): () => void {
           // left to Next
         }
         if (request) {
-          serveRegistered(route.handler, route.params, request, req, res).catch(failed);
+          const ready = request;
+          inTurnAsync(() => serveRegistered(route.handler, route.params, ready, req, res)).catch(failed);
           return true;
         }
       }

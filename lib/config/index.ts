@@ -85,6 +85,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
      * more keep its thread busy while the request thread reads answers; 1 sends one at a time.
      */
     pglitePipeline: num(raw.TUNEBOARD_PGLITE_PIPELINE, 4),
+    /** Milliseconds of request starts and embedded-database answers per event-loop turn (lib/runtime/turns.ts). */
+    requestWorkPerTurnMs: num(raw.TUNEBOARD_REQUEST_WORK_PER_TURN_MS, 2),
     /** Seconds between checks for embedded-database tables whose planner statistics are stale (0: never). */
     pgliteAnalyzeSeconds: num(raw.TUNEBOARD_PGLITE_ANALYZE_SECONDS, 60),
     /** A PGlite dump an in-memory database starts from (tests: one migrated dump instead of a new database per file). */

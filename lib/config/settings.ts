@@ -267,6 +267,13 @@ export const SETTINGS: readonly Setting[] = [
       "Queries the embedded database's thread is given at once outside a transaction, so it runs the next while the request thread reads the last answer; `1` sends one at a time, which on a 2-core machine kept `/v1/health` quicker under heavy load at the cost of list throughput",
   },
   {
+    env: 'TUNEBOARD_REQUEST_WORK_PER_TURN_MS',
+    schema: count,
+    defaultText: '`2`',
+    meaning:
+      "Milliseconds of request handlers started, and embedded-database answers taken up, per turn of the request thread's event loop; the rest wait a turn, in order, while its sockets are read again, so that a burst does not hold back a health probe or a stream's next token. `0` takes everything at once",
+  },
+  {
     env: 'TUNEBOARD_PGLITE_SNAPSHOT',
     schema: optionalText,
     defaultText: 'unset',

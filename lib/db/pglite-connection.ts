@@ -18,6 +18,7 @@ import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser';
 import type { BackendMessage } from 'pg-protocol/dist/messages';
+import { inTurn } from '@/lib/runtime/turns';
 import { concatBytes } from './bytes';
 import type { FromPgliteThread, ToPgliteThread } from './pglite-thread';
 import { componentLogger } from '@/lib/logger';
@@ -104,7 +105,8 @@ export class PgliteThread {
           this.lastActivity = performance.now();
           if (message.type === 'result') {
             this.heapBytes = message.heapBytes;
-            p?.resolve(message.bytes);
+            // Answers that arrived together are taken up a few per turn (lib/runtime/turns.ts): each resumes a handler.
+            inTurn(() => p?.resolve(message.bytes));
           } else {
             p?.reject(new Error(`embedded database: ${message.message}`));
           }
