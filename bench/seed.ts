@@ -71,6 +71,10 @@ async function main() {
   });
   // And one near its start: a page there must not cost more either (it did without planner statistics).
   const [earlyEvent] = await trainingRepo.listEvents(db, large.id, { afterSeq: first.seq + 100, limit: 1 });
+  // The same cursor in the small job: a page from a cursor is compared with a page from a cursor (finding the cursor's
+  // event is part of its cost, whatever the job's size).
+  const [smallFirst] = await trainingRepo.listEvents(db, small.id, { afterSeq: undefined, limit: 1 });
+  const [smallCursorEvent] = await trainingRepo.listEvents(db, small.id, { afterSeq: smallFirst.seq + 100, limit: 1 });
   // Statistics as they would be shortly after a bulk load (autovacuum on PostgreSQL, the server's own check on
   // PGlite, lib/db/pglite-maintenance.ts): the routes are measured in their steady state.
   await db.execute(sql`analyze`);
@@ -83,6 +87,7 @@ async function main() {
       largeJobId: large.id,
       deepEventId: deepEvent.id,
       earlyEventId: earlyEvent.id,
+      smallCursorEventId: smallCursorEvent.id,
     }),
   );
 }
