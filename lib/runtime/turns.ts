@@ -12,16 +12,23 @@ import { TurnBudget } from './turn-budget';
  * liveness probe read in the next turn waited that long (bench:gateway, health under load). The engine threads'
  * tokens have their own budget (lib/inference/pool.ts).
  */
-const requestWork = ((globalThis as Record<symbol, unknown>)[Symbol.for('tuneboard.requestWork')] ??=
-  // On globalThis: the fast path (installed from instrumentation) and the database client are bundled apart, and
-  // each bundle would get a budget of its own.
-  config.requestWorkPerTurnMs > 0
-    ? new TurnBudget<() => void>((work) => work(), config.requestWorkPerTurnMs)
-    : { push: (work: () => void) => work(), waiting: 0 }) as Pick<TurnBudget<() => void>, 'push' | 'waiting'>;
+type Budget = Pick<TurnBudget<() => void>, 'push' | 'waiting'>;
+// On globalThis: the fast path (installed from instrumentation) and the database client are bundled apart, and each
+// bundle would get a budget of its own.
+const KEY = Symbol.for('tuneboard.requestWork');
+
+/** Made on first use rather than at import: the configuration is checked (and its errors reported) at start-up. */
+function requestWork(): Budget {
+  const global = globalThis as Record<symbol, Budget | undefined>;
+  return (global[KEY] ??=
+    config.requestWorkPerTurnMs > 0
+      ? new TurnBudget<() => void>((work) => work(), config.requestWorkPerTurnMs)
+      : { push: (work) => work(), waiting: 0 });
+}
 
 /** Runs `work` now if this turn has room and nothing offered earlier still waits, else in a later turn. */
 export function inTurn(work: () => void): void {
-  requestWork.push(work);
+  requestWork().push(work);
 }
 
 /** inTurn for work that returns a promise: settles as `work`'s promise does, once it has run. */
@@ -31,5 +38,5 @@ export function inTurnAsync<T>(work: () => Promise<T>): Promise<T> {
 
 /** How much work waits for a later turn (tests). */
 export function waitingForTurn(): number {
-  return requestWork.waiting;
+  return requestWork().waiting;
 }
