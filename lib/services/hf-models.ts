@@ -34,7 +34,7 @@ function dirProblem(dir: string | undefined): string | null {
   if (!dir) return 'it has no local model directory (`path`)';
   if (!fs.existsSync(dir)) return `its model directory ${path.basename(dir)} does not exist on this server`;
   for (const f of ['config.json', 'tokenizer.json']) {
-    if (!fs.existsSync(path.join(dir, f))) return `its model directory lacks ${f}`;
+    if (!fs.existsSync(path.join(/*turbopackIgnore: true*/ dir, f))) return `its model directory lacks ${f}`;
   }
   if (!fs.readdirSync(dir).some((f) => f.endsWith('.safetensors')))
     return 'its model directory has no .safetensors weights';
@@ -64,11 +64,11 @@ function eosIds(v: unknown): number[] {
 async function bundleDirectory(dir: string): Promise<Uint8Array> {
   const files = new Map<string, Uint8Array>();
   for (const name of SMALL_FILES) {
-    const file = path.join(dir, name);
+    const file = path.join(/*turbopackIgnore: true*/ dir, name);
     if (fs.existsSync(file)) files.set(name, await fsp.readFile(file));
   }
   for (const name of (await fsp.readdir(dir)).filter((f) => f.endsWith('.safetensors')).sort()) {
-    files.set(name, await fsp.readFile(path.join(dir, name)));
+    files.set(name, await fsp.readFile(path.join(/*turbopackIgnore: true*/ dir, name)));
   }
   return packFiles(files);
 }

@@ -63,7 +63,7 @@ export async function materializeAdapter(checkpointId: string, artifactKey: stri
           );
         await pipeline(
           Readable.fromWeb(artifact.stream as unknown as WebReadableStream<Uint8Array>),
-          fs.createWriteStream(path.join(tmp, file)),
+          fs.createWriteStream(path.join(/*turbopackIgnore: true*/ tmp, file)),
         );
       }
       await fsp.rename(tmp, dir).catch(async (err: NodeJS.ErrnoException) => {
