@@ -1,66 +1,13 @@
 /**
- * Runs once when a server process starts: applies pending migrations before the first request (so a fresh
- * clone needs no separate migrate step), then starts the built-in training runner and job recovery.
- * `next build` never gets here with a database to touch.
+ * Next.js calls register() once when a server process starts. What it starts needs Node.js (the database, the
+ * training runner, signal handlers), so it lives in lib/runtime/server-start.ts, imported only under the Node.js
+ * runtime: written this way, the import is left out of the Edge build, which otherwise warned about every Node API
+ * the start-up code uses (14 warnings on every `next build`).
  */
-/** The longest a stopping server waits for open requests and connections (Kubernetes' grace period is 30 s). */
-const SHUTDOWN_GRACE_MS = 25_000;
-
 export async function register() {
-  if (process.env.NEXT_RUNTIME !== 'nodejs' || process.env.NEXT_PHASE === 'phase-production-build') return;
-  // First: the liveness probe answers ahead of Next.js's routing, even while migrations run (see the module).
-  const { installFastPath, beginDraining } = await import('./lib/api/fast-path');
-  installFastPath();
-  // A bad TUNEBOARD_* value stops the server here, every bad variable named, before anything is served.
-  const { assertValidConfig, ConfigError } = await import('./lib/config');
-  let settings;
-  try {
-    settings = assertValidConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    // Next.js would keep serving 500s after a failed hook; a server with a bad setting should not start at all.
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
+  // `next build` loads the server too, and must not touch a database.
+  if (process.env.NEXT_RUNTIME === 'nodejs' && process.env.NEXT_PHASE !== 'phase-production-build') {
+    const { startServer } = await import('./lib/runtime/server-start');
+    await startServer();
   }
-  // A stop signal (SIGTERM from an orchestrator, Ctrl-C's SIGINT) is handled from here on, even while the database
-  // starts. First, answers start closing their connections and the training workers stop, so that none of them keeps
-  // a connection open (fast-path.ts, builtin-runner.ts). Then the usage still in its batch is written
-  // (lib/services/usage.ts), and Next's own handler stops listening and exits once every connection has closed.
-  // Next's handler alone exited before the usage write, and never exited while a worker or a client polled on a
-  // kept-alive connection.
-  const { startBuiltinRunner, stopBuiltinRunner } = await import('./lib/jobs/server/builtin-runner');
-  const { flushUsage } = await import('./lib/services/usage');
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    const others = process.listeners(signal);
-    process.removeAllListeners(signal);
-    const exitCode = signal === 'SIGTERM' ? 143 : 130;
-    // Once: a second signal gets Node's default, which ends the process at once.
-    process.once(signal, () => {
-      beginDraining();
-      stopBuiltinRunner();
-      // The backstop: whatever still holds the server this long after the signal (a stream that goes on, a
-      // connection nobody closes) is cut, as an orchestrator's SIGKILL would, rather than left running for good.
-      setTimeout(() => process.exit(exitCode), SHUTDOWN_GRACE_MS).unref();
-      const stalled = new Promise((resolve) => setTimeout(resolve, 5000).unref());
-      void Promise.race([flushUsage(), stalled]).finally(() => {
-        // Without another handler (NEXT_MANUAL_SIG_HANDLE), nobody else would end the process.
-        if (others.length === 0) process.exit(exitCode);
-        for (const listener of others) (listener as (s: NodeJS.Signals) => void)(signal);
-      });
-    });
-  }
-  process.once('exit', stopBuiltinRunner);
-  const { logger } = await import('./lib/logger');
-  const { getDbHandle } = await import('./lib/db/client');
-  const handle = await getDbHandle();
-  logger.info({ database: handle.kind }, 'database ready');
-  await startBuiltinRunner({ port: settings.port, embeddedDatabase: handle.kind === 'pglite' });
-  // Files a crash or a failing store left behind (rows are always deleted first); in the background.
-  const { sweepOrphanArtifacts } = await import('./lib/services/artifact-sweep');
-  sweepOrphanArtifacts()
-    .then((swept) => {
-      if (swept.models + swept.datasets + swept.tempFiles > 0)
-        console.log('[tuneboard] orphan artifacts removed', swept);
-    })
-    .catch((err) => console.error('[tuneboard] orphan sweep failed:', (err as Error).message));
 }

@@ -234,7 +234,7 @@ test('a server stopped with SIGTERM writes the usage it had not yet written', as
   }
 });
 
-// SIGINT (Ctrl-C) goes through the same handler (instrumentation.ts).
+// SIGINT (Ctrl-C) goes through the same handler (lib/runtime/server-start.ts).
 test('a server sent SIGTERM stops while a client polls it on a kept-alive connection, and its training worker stops', async () => {
   test.setTimeout(120_000);
   fs.rmSync(DIR, { recursive: true, force: true });

@@ -399,9 +399,9 @@ async function pipeBody(reader: ReadableStreamDefaultReader<Uint8Array>, res: ht
 }
 
 /**
- * Installs the fast path on every HTTP server of this process (Next.js creates its own; this runs from
- * instrumentation.ts). Idempotent: Next's dev server may evaluate instrumentation more than once. Returns the
- * uninstall (a no-op from a repeated install).
+ * Installs the fast path on every HTTP server of this process (Next.js creates its own; this runs at start-up,
+ * lib/runtime/server-start.ts). Idempotent: Next's dev server may evaluate instrumentation more than once. Returns
+ * the uninstall (a no-op from a repeated install).
  */
 export function installFastPath(): () => void {
   const proto = http.Server.prototype as http.Server & { [installed]?: boolean };

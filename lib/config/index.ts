@@ -5,7 +5,7 @@ import { defaultThreadCount, envSchema, SETTING_NAMES, type LOG_LEVELS } from '.
 /**
  * Server and worker configuration from the environment, parsed through one zod schema (settings.ts).
  * Every knob has an embedded default so that a fresh clone runs with nothing set; a bad value is a
- * start-up error naming the variable (`assertValidConfig`, called by instrumentation.ts and the worker).
+ * start-up error naming the variable (`assertValidConfig`, called by lib/runtime/server-start.ts and the worker).
  *
  * Outside production the parse is cached per set of values, not once per process: tests change a variable and
  * expect the next request to see it. In production it is parsed once.
