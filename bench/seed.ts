@@ -62,19 +62,20 @@ async function main() {
     }
     jobs.push({ id: job.id, events: n });
   }
-  // A cursor deep in the large job: paging from there must cost what paging from the start costs.
+  // The event `offset` places after a job's first: a cursor to page from.
+  const eventAt = async (jobId: string, offset: number) => {
+    const [first] = await trainingRepo.listEvents(db, jobId, { afterSeq: undefined, limit: 1 });
+    const [event] = await trainingRepo.listEvents(db, jobId, { afterSeq: first.seq + offset, limit: 1 });
+    return event;
+  };
   const [large, small] = jobs;
-  const [first] = await trainingRepo.listEvents(db, large.id, { afterSeq: undefined, limit: 1 });
-  const [deepEvent] = await trainingRepo.listEvents(db, large.id, {
-    afterSeq: first.seq + large.events - 200,
-    limit: 1,
-  });
+  // A cursor deep in the large job: paging from there must cost what paging from the start costs.
+  const deepEvent = await eventAt(large.id, large.events - 200);
   // And one near its start: a page there must not cost more either (it did without planner statistics).
-  const [earlyEvent] = await trainingRepo.listEvents(db, large.id, { afterSeq: first.seq + 100, limit: 1 });
+  const earlyEvent = await eventAt(large.id, 100);
   // The same cursor in the small job: a page from a cursor is compared with a page from a cursor (finding the cursor's
   // event is part of its cost, whatever the job's size).
-  const [smallFirst] = await trainingRepo.listEvents(db, small.id, { afterSeq: undefined, limit: 1 });
-  const [smallCursorEvent] = await trainingRepo.listEvents(db, small.id, { afterSeq: smallFirst.seq + 100, limit: 1 });
+  const smallCursorEvent = await eventAt(small.id, 100);
   // Statistics as they would be shortly after a bulk load (autovacuum on PostgreSQL, the server's own check on
   // PGlite, lib/db/pglite-maintenance.ts): the routes are measured in their steady state.
   await db.execute(sql`analyze`);
