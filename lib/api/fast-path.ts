@@ -449,8 +449,7 @@ export function installFastPath(): () => void {
           // left to Next
         }
         if (request) {
-          const ready = request;
-          inTurnAsync(() => serveRegistered(route.handler, route.params, ready, req, res)).catch(failed);
+          inTurnAsync(() => serveRegistered(route.handler, route.params, request, req, res)).catch(failed);
           return true;
         }
       }
