@@ -95,6 +95,28 @@ describe('PGlite on its own thread, through node-postgres', () => {
     expect(results.map((r) => r.rows[0].i)).toEqual(Array.from({ length: 200 }, (_, i) => i));
   });
 
+  it('carries large parameters whole beside small queries (the large messages are moved, not copied)', async () => {
+    const { pool } = shared;
+    await pool.query('create table big (k int primary key, b bytea, t text)');
+    // Every byte value, so a part cut, shifted or sent twice would show.
+    const bytes = Buffer.from(Array.from({ length: 3 * 2 ** 20 + 7 }, (_, i) => (i * 7919) % 256));
+    const text = 'é'.repeat(2 ** 19) + 'end';
+    const results = await Promise.all([
+      pool.query('select $1::int as i', [1]),
+      pool.query('insert into big values (1, $1, $2)', [bytes, text]),
+      pool.query('select $1::int as i', [2]),
+      pool.query('insert into big values (2, $1, $2)', [Buffer.alloc(300 * 1024, 1), 'small']),
+    ]);
+    expect(results[0].rows[0].i).toBe(1);
+    expect(results[2].rows[0].i).toBe(2);
+    // The caller's own buffer stays usable: only the serializer's copy of it went to the thread.
+    expect(bytes.byteLength).toBe(3 * 2 ** 20 + 7);
+    const { rows } = await pool.query('select k, b, t from big order by k');
+    expect(rows[0].b.equals(bytes)).toBe(true);
+    expect(rows[0].t).toBe(text);
+    expect(rows[1].b.equals(Buffer.alloc(300 * 1024, 1))).toBe(true);
+  });
+
   it('keeps several queries in flight on the thread, each answered on its own', async () => {
     const { pool, thread } = shared;
     await pool.query('create table p (k int primary key)');

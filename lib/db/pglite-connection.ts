@@ -19,7 +19,7 @@ import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser';
 import type { BackendMessage } from 'pg-protocol/dist/messages';
 import { inTurn } from '@/lib/runtime/turns';
-import { concatBytes } from './bytes';
+import { packForTransfer } from './bytes';
 import type { FromPgliteThread, ToPgliteThread } from './pglite-thread';
 import { componentLogger } from '@/lib/logger';
 
@@ -31,6 +31,8 @@ const log = componentLogger('db');
  * no query ran.
  */
 const IDLE_RECYCLE = { growthBytes: 96 * 2 ** 20, quietMs: 500 };
+/** Serialised messages this large go to the thread as they are (see packForTransfer); smaller ones are gathered. */
+const MOVE_AT = 256 * 1024;
 
 interface Pending {
   resolve: (bytes: Uint8Array) => void;
@@ -135,7 +137,8 @@ export class PgliteThread {
     return this.heapBytes;
   }
 
-  async exec(bytes: Uint8Array): Promise<Uint8Array> {
+  /** Runs `parts` (one batch of protocol messages, in order), moving the buffers in `transfer` to the thread. */
+  async exec(parts: Uint8Array[], transfer: ArrayBuffer[]): Promise<Uint8Array> {
     if (this.recycling) await this.recycling;
     await this.ready;
     if (this.closed) throw new Error('embedded database is closed');
@@ -143,7 +146,7 @@ export class PgliteThread {
     const id = this.nextId++;
     return new Promise<Uint8Array>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ type: 'exec', id, bytes } satisfies ToPgliteThread, [bytes.buffer as ArrayBuffer]);
+      this.worker.postMessage({ type: 'exec', id, parts } satisfies ToPgliteThread, transfer);
     });
   }
 
@@ -332,10 +335,12 @@ class PgliteThreadConnection extends EventEmitter {
     if (this.batch.length === 0 || !this.thread.maySend(this)) return;
     const parts = this.batch;
     this.batch = [];
-    // Serialised messages may be slices of Node's shared pool; the batch is transferred (moved) to the thread.
-    const bytes = concatBytes(parts);
+    // Serialised messages may be slices of Node's shared pool: the small ones are copied into buffers of their own
+    // and moved to the thread with the large ones, which are the serializer's own (packForTransfer). The thread
+    // joins them, on its own time.
+    const batch = packForTransfer(parts, MOVE_AT);
     this.inFlight++;
-    const answer = this.thread.exec(bytes);
+    const answer = this.thread.exec(batch.parts, batch.transfer);
     // Answers are handled in the order the batches were sent, whatever order the promises settle in.
     this.chain = this.chain
       .then(() => answer)

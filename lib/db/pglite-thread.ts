@@ -16,7 +16,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
 import { concatBytes } from './bytes';
 
-export type ToPgliteThread = { type: 'exec'; id: number; bytes: Uint8Array } | { type: 'close' };
+export type ToPgliteThread = { type: 'exec'; id: number; parts: Uint8Array[] } | { type: 'close' };
 export type FromPgliteThread =
   /** `initialized`: the directory was empty and PGlite ran initdb in this thread (see PgliteThread.start). */
   | { type: 'ready'; heapBytes: number; initialized: boolean }
@@ -75,7 +75,8 @@ async function main() {
         // uses): up to half of this thread's time on pages of rows, for objects nobody reads, since the server
         // parses the same bytes with node-postgres. Chunks are views into the WebAssembly heap: copied at once.
         const chunks: Uint8Array[] = [];
-        await db.execProtocolRawStream(message.bytes, { onRawData: (chunk) => chunks.push(chunk.slice()) });
+        const input = message.parts.length === 1 ? message.parts[0] : concatBytes(message.parts);
+        await db.execProtocolRawStream(input, { onRawData: (chunk) => chunks.push(chunk.slice()) });
         const bytes = chunks.length === 1 ? chunks[0] : concatBytes(chunks);
         port.postMessage(
           { type: 'result', id: message.id, bytes, heapBytes: heapBytes(db) } satisfies FromPgliteThread,
