@@ -475,6 +475,15 @@ async function memoryBurst(key: string, modelId: string, rssMiB: () => number) {
       })),
     })),
   });
+  // One small /log first: a route's first request loads its code on the request thread (100-200 ms, once per
+  // server), which is not what this part measures.
+  const warmUp = await fetch(`${BASE}/v1/preview/models/${modelId}/log`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ split: 'val', trajectory_groups: [] }),
+  });
+  await warmUp.arrayBuffer();
+  if (!warmUp.ok) throw new Error(`/log warm-up: ${warmUp.status}`);
   await new Promise((r) => setTimeout(r, 2000));
   const baseline = rssMiB();
   let peak = baseline;
