@@ -1,6 +1,7 @@
 /**
  * `npm run bench:gateway [-- --quick]`: the gateway under load, on a production server with the embedded
- * database (loopback only, every loop bounded):
+ * database (loopback only, every loop bounded), and health under load again on PostgreSQL when DATABASE_URL names a
+ * scratch database:
  * - health under load: /v1/health latency while 200 API requests and 50 chat streams are in flight, probed from a
  *   thread of its own (goal: p99 under 50 ms); the load goes through Node's HTTP client (BENCH_LOAD_CLIENT=fetch:
  *   through fetch, which took 0.76 of 2 cores to send it, against 0.46), and the run prints the cores the server
@@ -320,7 +321,7 @@ async function sampleHealth(until: () => boolean, minSamples = 0): Promise<numbe
   return out;
 }
 
-async function healthUnderLoad(key: string, modelId: string, serverCpuSeconds: () => number) {
+async function healthUnderLoad(key: string, modelId: string, serverCpuSeconds: () => number, database: string) {
   const idle = await sampleHealth(() => true, QUICK ? 30 : 100);
   const apiRequests = 200;
   const streams = 50;
@@ -375,7 +376,7 @@ async function healthUnderLoad(key: string, modelId: string, serverCpuSeconds: (
   const serverCores = (serverCpuSeconds() - serverCpu0) / seconds;
   const loaded = await probe.stop();
   console.log(
-    `\nHealth under load: ${apiRequests} API request loops (${perLoop} each) and ${streams} chat streams (${maxTokens} tokens) in flight, ${f1(seconds)} s\n`,
+    `\nHealth under load (${database}): ${apiRequests} API request loops (${perLoop} each) and ${streams} chat streams (${maxTokens} tokens) in flight, ${f1(seconds)} s\n`,
   );
   console.log('| /v1/health | n | p50 ms | p99 ms | max ms | goal |');
   console.log('|---|---:|---:|---:|---:|---|');
@@ -561,42 +562,59 @@ async function main() {
   baseModels.models.push({ id: UPSTREAM_MODEL, backend: 'upstream', description: 'stand-in upstream (benchmark)' });
   fs.writeFileSync(path.join(dir, 'base-models.json'), JSON.stringify(baseModels));
   const standIn = await startStandIn();
-  const server = await startServer(PORT, {
-    DATABASE_URL: '',
-    TUNEBOARD_DATA_DIR: path.join(dir, 'pglite'),
-    TUNEBOARD_ARTIFACT_DIR: path.join(dir, 'artifacts'),
-    TUNEBOARD_BASE_MODELS_FILE: path.join(dir, 'base-models.json'),
-    TUNEBOARD_UPSTREAM_URL: `http://127.0.0.1:${UPSTREAM_PORT}/v1`,
-    TUNEBOARD_RUNNER_CONCURRENCY: '0',
-  });
   try {
-    await json('/v1/auth/sign-up', {
-      method: 'POST',
-      body: JSON.stringify({ email: 'gw@bench.test', password: 'bench-password', username: 'gw' }),
+    await onServer('PGlite', { TUNEBOARD_DATA_DIR: path.join(dir, 'pglite'), DATABASE_URL: '' }, [
+      'relay',
+      'health',
+      'memory',
+    ]);
+    // The request thread takes PostgreSQL's answers off sockets rather than from the embedded database's thread:
+    // health under load again on it, when there is one (a scratch database: the run adds a user and models to it).
+    if (process.env.DATABASE_URL && part('health'))
+      await onServer('PostgreSQL', { DATABASE_URL: process.env.DATABASE_URL }, ['health']);
+  } finally {
+    standIn.close();
+  }
+
+  async function onServer(database: string, env: Record<string, string>, parts: ('relay' | 'health' | 'memory')[]) {
+    const server = await startServer(PORT, {
+      ...env,
+      TUNEBOARD_ARTIFACT_DIR: path.join(dir, 'artifacts'),
+      TUNEBOARD_BASE_MODELS_FILE: path.join(dir, 'base-models.json'),
+      TUNEBOARD_UPSTREAM_URL: `http://127.0.0.1:${UPSTREAM_PORT}/v1`,
+      TUNEBOARD_RUNNER_CONCURRENCY: '0',
     });
-    const { key } = await json<{ key: string }>('/v1/auth/token', {
-      method: 'POST',
-      body: JSON.stringify({ email: 'gw@bench.test', password: 'bench-password' }),
-    });
-    const model = await json<{ id: string }>('/v1/preview/models', {
-      method: 'POST',
-      key,
-      body: JSON.stringify({ project: 'bench', name: 'gw', base_model: 'tuneboard/tiny-random' }),
-    });
-    if (part('relay')) {
-      await json('/v1/preview/models', {
+    const run = (name: 'relay' | 'health' | 'memory') => parts.includes(name) && part(name);
+    try {
+      // A database may hold an earlier run's user.
+      const email = `gw-${Date.now()}@bench.test`;
+      await json('/v1/auth/sign-up', {
+        method: 'POST',
+        body: JSON.stringify({ email, password: 'bench-password', username: `gw${Date.now()}` }),
+      });
+      const { key } = await json<{ key: string }>('/v1/auth/token', {
+        method: 'POST',
+        body: JSON.stringify({ email, password: 'bench-password' }),
+      });
+      const model = await json<{ id: string; name: string }>('/v1/preview/models', {
         method: 'POST',
         key,
-        body: JSON.stringify({ project: 'bench', name: 'relayed', base_model: UPSTREAM_MODEL }),
+        body: JSON.stringify({ project: 'bench', name: 'gw', base_model: 'tuneboard/tiny-random' }),
       });
-      // Its step-0 checkpoint, which serves the base model's weights, by its inference name.
-      await relay(key, 'gw/bench/relayed', server.cpuSeconds);
+      if (run('relay')) {
+        const relayed = await json<{ id: string; entity: string }>('/v1/preview/models', {
+          method: 'POST',
+          key,
+          body: JSON.stringify({ project: 'bench', name: 'relayed', base_model: UPSTREAM_MODEL }),
+        });
+        // Its step-0 checkpoint, which serves the base model's weights, by its inference name.
+        await relay(key, `${relayed.entity}/bench/relayed`, server.cpuSeconds);
+      }
+      if (run('health')) await healthUnderLoad(key, model.id, server.cpuSeconds, database);
+      if (run('memory')) await memoryBurst(key, model.id, server.rssMiB);
+    } finally {
+      await server.stop();
     }
-    if (part('health')) await healthUnderLoad(key, model.id, server.cpuSeconds);
-    if (part('memory')) await memoryBurst(key, model.id, server.rssMiB);
-  } finally {
-    await server.stop();
-    standIn.close();
   }
   if (part('sse')) {
     console.log(
