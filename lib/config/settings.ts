@@ -271,7 +271,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: count,
     defaultText: '`2`',
     meaning:
-      "Milliseconds of request handlers started, and embedded-database answers taken up, per turn of the request thread's event loop; the rest wait a turn, in order, while its sockets are read again, so that a burst does not hold back a health probe or a stream's next token. `0` takes everything at once",
+      "Milliseconds of request handlers started, and database answers taken up, per turn of the request thread's event loop; the rest wait a turn, in order, while its sockets are read again, so that a burst does not hold back a health probe or a stream's next token. `0` takes everything at once",
   },
   {
     env: 'TUNEBOARD_PGLITE_SNAPSHOT',

@@ -32,6 +32,7 @@ async function open(): Promise<DbHandle> {
   const pg = await import('pg');
   const { Pool } = pg.default ?? pg;
   const { withStatementCache } = await import('./statement-cache');
+  const { withAnswersInTurn } = await import('./pg-answers-in-turn');
   const cacheLimit = config.dbStatementCache;
   const { drizzle } = await import('drizzle-orm/node-postgres');
   const { migrate } = await import('drizzle-orm/node-postgres/migrator');
@@ -42,7 +43,7 @@ async function open(): Promise<DbHandle> {
     pool = new Pool({
       connectionString: url,
       max: config.databasePoolSize,
-      Client: withStatementCache((pg.default ?? pg).Client, cacheLimit),
+      Client: withStatementCache(withAnswersInTurn((pg.default ?? pg).Client), cacheLimit),
     });
     kind = 'postgres';
   } else {

@@ -2,12 +2,12 @@ import { config } from '@/lib/config';
 import { TurnBudget } from './turn-budget';
 
 /**
- * Request handlers started by the API fast path and embedded-database answers taken up by the request thread, a
+ * Request handlers started by the API fast path and database answers taken up by the request thread, a
  * bounded amount per event-loop turn (TurnBudget), so that a burst cannot hold back what is cheap and waiting: a
  * health probe, the next token of a stream, a socket with a new request.
  *
- * Node reads every socket that is ready in one go, and the database thread's queued answers arrive in one go too.
- * Each starts or resumes a handler (authentication, parsing, a query to send, an answer to serialise and write),
+ * Node reads every socket that is ready in one go (a PostgreSQL pool's connections among them), and the embedded
+ * database thread's queued answers arrive in one go too. Each starts or resumes a handler (authentication, parsing, a query to send, an answer to serialise and write),
  * so 250 requests arriving together, or the answers that piled up meanwhile, made one turn last up to 300 ms, and a
  * liveness probe read in the next turn waited that long (bench:gateway, health under load). The engine threads'
  * tokens have their own budget (lib/inference/pool.ts).
