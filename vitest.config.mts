@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { pgForks } from './tests/pg-forks';
+import { pgForks } from './tests/pg-forks.mjs';
 
 /**
  * Files whose assertions compare wall-clock times (the sign-in timing that must not reveal whether an email has

@@ -6,7 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
-import { pgForks } from './pg-forks';
+import { pgForks } from './pg-forks.mjs';
 
 /**
  * Worker threads load esbuild bundles; build them once before any test file runs.

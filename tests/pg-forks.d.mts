@@ -1,0 +1,2 @@
+/** See pg-forks.mjs. */
+export function pgForks(): number;
