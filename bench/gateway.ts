@@ -596,13 +596,13 @@ async function main() {
         method: 'POST',
         body: JSON.stringify({ email, password: 'bench-password' }),
       });
-      const model = await json<{ id: string; name: string }>('/v1/preview/models', {
+      const model = await json<{ id: string }>('/v1/preview/models', {
         method: 'POST',
         key,
         body: JSON.stringify({ project: 'bench', name: 'gw', base_model: 'tuneboard/tiny-random' }),
       });
       if (run('relay')) {
-        const relayed = await json<{ id: string; entity: string }>('/v1/preview/models', {
+        const relayed = await json<{ entity: string }>('/v1/preview/models', {
           method: 'POST',
           key,
           body: JSON.stringify({ project: 'bench', name: 'relayed', base_model: UPSTREAM_MODEL }),
