@@ -1,6 +1,6 @@
 /**
- * `npm run bench:api [-- --quick]`: requests/s and p50/p99 latency of the list routes and create model,
- * measured side by side in one run against
+ * `npm run bench:api [-- --quick]`: requests/s and p50/p99 latency of the list routes, the single reads the
+ * dashboard and clients poll (a model, a training job) and create model, measured side by side in one run against
  * - Tuneboard's own `/v1/health` served the way every API route is (route handler, no database, no auth: the
  *   gateway's ceiling on this machine; `?via=api`, since the plain probe is answered before any routing and
  *   is shown on its own row), and
@@ -8,7 +8,7 @@
  * on the embedded database (PGlite) and, when DATABASE_URL is set, on PostgreSQL (a scratch database: the
  * run adds a user, models and jobs to it).
  *
- * Goals (issue "Gateway performance"): each list route at least 50 % of /v1/health's requests/s, p99 under
+ * Goals (issue "Gateway performance"): each route at least 50 % of /v1/health's requests/s, p99 under
  * 25 ms at 10 connections, and paging cost flat from 1k to 1M events (a page of the large job, first, from a
  * cursor near its start or deep into it, within 1.5× the cost of the same kind of page of the small one: its first
  * page, or a page from a cursor). Every figure is printed
@@ -146,6 +146,11 @@ async function benchBackend(
         { headers: auth },
       ],
       ["list a model's jobs", `${base}/v1/preview/models/${seed.modelId}/training-jobs`, { headers: auth }],
+      // What the dashboard polls besides its lists: the Jobs page, a model's page and a job's page (clients
+      // following a job read it too).
+      ['list jobs of the caller (Jobs page)', `${base}/v1/preview/training-jobs?limit=25`, { headers: auth }],
+      ['get a model', `${base}/v1/preview/models/${seed.modelId}`, { headers: auth }],
+      ['get a training job', `${base}/v1/preview/training-jobs/${seed.largeJobId}`, { headers: auth }],
       [`list events, ${SMALL_EVENTS} in job, first page (limit 100)`, events(seed.smallJobId), { headers: auth }],
       [
         `list events, ${SMALL_EVENTS} in job, from a cursor (limit 100)`,

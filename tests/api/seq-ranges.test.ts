@@ -1,7 +1,12 @@
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { sql, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { getDb } from '@/lib/db/client';
-import { pageEvents, pageEventsInScope, pageEventsQuery } from '@/lib/db/repositories/job-event-pages';
+import {
+  pageEvents,
+  pageEventsInScope,
+  pageEventsInScopeQuery,
+  pageEventsQuery,
+} from '@/lib/db/repositories/job-event-pages';
 import { trajectoryGroupsQuery } from '@/lib/db/repositories/training';
 import { accessibleEntityIds } from '@/lib/services/accounts';
 import { createModel, createRlJob, createUser, principalOf, seedEvents } from '../helpers';
@@ -73,16 +78,11 @@ describe("a page of an owner's rows after and before other owners' many rows", (
 
     // A page of 20 or 21 (and a probe or two for its first and last ids), never the other jobs' 40,000.
     const read: number[] = [];
-    // pageEventsInScope runs one statement through db.execute: explained on its way.
-    const explaining = {
-      execute: async (q: SQL) => {
-        read.push(await readBy(q, 'job_events'));
-        return db.execute(q);
-      },
-    } as unknown as typeof db;
+    // pageEventsInScope runs one prepared statement, built by what builds this one with the values in place.
     const entityIds = accessibleEntityIds(await principalOf(user));
     for (const afterId of [undefined, rows[10].id]) {
-      const page = await pageEventsInScope(explaining, { jobId: small, entityIds, afterId, limit: 20 });
+      read.push(await readBy(pageEventsInScopeQuery({ jobId: small, entityIds, afterId, limit: 20 }), 'job_events'));
+      const page = await pageEventsInScope(db, { jobId: small, entityIds, afterId, limit: 20 });
       expect(page.kind).toBe('page');
     }
     const mid = rows[75].seq;

@@ -2,6 +2,7 @@ import 'server-only';
 import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { jobEvents } from '../schema';
+import { placeholders, placeholderValues, preparedQuery } from '../prepared';
 import { seqRange } from './keyset';
 
 /** A job's events in seq order (all of one type, given `type`): a range of its index (see seqRange). */
@@ -90,31 +91,76 @@ export async function pageEventsInScope(
     const exists = await pageEventsInScope(db, { ...input, afterId: undefined, limit: 0 });
     return exists.kind === 'no_job' ? exists : { kind: 'unknown_cursor' };
   }
+  if (!Number.isInteger(input.limit) || input.limit < 0 || input.limit > 1000) throw new RangeError('page size');
+  // The route clients poll while they follow a job: its text is built once per shape (lib/db/prepared.ts).
+  const shape = `events.pageInScope|${input.entityIds.length}|${after !== null}|${input.limit}`;
+  const query = preparedQuery(db, shape, () =>
+    db
+      .select({
+        jobs: sql<number>`q.jobs`,
+        cursorFound: sql<boolean | null>`q.cursor_found`,
+        items: sql<string | null>`q.items`,
+        hasMore: sql<boolean>`q.has_more`,
+        firstId: sql<string | null>`q.first_id`,
+        lastId: sql<string | null>`q.last_id`,
+      })
+      .from(
+        sql`(${pageInScopeSql({
+          jobId: sql.placeholder('jobId'),
+          afterId: after === null ? null : sql.placeholder('afterId'),
+          entityIds: placeholders('entity', input.entityIds.length),
+          limit: input.limit,
+        })}) q`,
+      )
+      .prepare(''),
+  );
+  const [row] = await query.execute({
+    jobId: input.jobId,
+    afterId: after,
+    ...placeholderValues('entity', input.entityIds),
+  });
+  if (!row || row.jobs === 0) return { kind: 'no_job' };
+  if (after !== null && !row.cursorFound) return { kind: 'unknown_cursor' };
+  return {
+    kind: 'page',
+    items: row.items ?? '',
+    firstId: row.firstId ?? '',
+    lastId: row.lastId ?? '',
+    hasMore: Boolean(row.hasMore),
+  };
+}
+
+/** pageEventsInScope's statement with these values (the tests explain it). */
+export function pageEventsInScopeQuery(input: { jobId: string; entityIds: string[]; afterId?: string; limit: number }) {
+  return pageInScopeSql({ ...input, afterId: input.afterId ?? null });
+}
+
+/** pageEventsInScope's statement; its values are placeholders where it is prepared, values where it is explained. */
+function pageInScopeSql(v: { jobId: unknown; afterId: unknown; entityIds: unknown[]; limit: number }) {
   const scope = sql.join(
-    input.entityIds.map((id) => sql`${id}::uuid`),
+    v.entityIds.map((id) => sql`${id}::uuid`),
     sql`, `,
   );
   // Two statement texts, with and without a cursor, rather than one with `$after is null or seq > c.seq`: once
   // PostgreSQL switches a prepared statement to its generic plan, that disjunction cannot bound the index scan
   // and the page filters every earlier event of the job (15 ms per page at 50,000 events on PGlite).
   const cursor =
-    after === null
-      ? { found: sql`true`, join: sql``, range: jobRange(sql`j.id`, {}) }
-      : {
+    v.afterId !== null
+      ? {
           found: sql`(c.seq is not null)`,
-          join: sql`left join lateral (select seq from job_events where job_id = j.id and id = ${after}::uuid) c on true`,
+          join: sql`left join lateral (select seq from job_events where job_id = j.id and id = ${v.afterId}::uuid) c on true`,
           range: jobRange(sql`j.id`, { afterSeq: sql`c.seq` }),
-        };
+        }
+      : { found: sql`true`, join: sql``, range: jobRange(sql`j.id`, {}) };
   // The page size is part of the statement's text, not a parameter: with `limit $n` the planner's generic plan
   // assumes a tenth of the job's events, so PostgreSQL kept planning the statement afresh on every call (its
   // custom plans looked cheaper), which cost PGlite more than running it. Clients keep one page size, so this is a
   // statement or two per page size they use.
-  if (!Number.isInteger(input.limit) || input.limit < 0 || input.limit > 1000) throw new RangeError('page size');
-  const limit = sql.raw(String(input.limit));
-  const fetch = sql.raw(String(input.limit + 1));
+  const limit = sql.raw(String(v.limit));
+  const fetch = sql.raw(String(v.limit + 1));
   // One event past the page says whether more follow (it is numbered, not written out). The page's first and last
   // ids come by primary key: probes, where array_agg over the page would sort it again.
-  const result = (await db.execute(sql`
+  return sql`
     select s.jobs, s.cursor_found, s.items, s.fetched > ${limit} as has_more,
            (select id from job_events where seq = s.first_seq) as first_id,
            (select id from job_events where seq = s.last_seq) as last_id
@@ -136,16 +182,6 @@ export async function pageEventsInScope(
           ) page
         ) p
       ) e on true
-      where j.id = ${input.jobId}::uuid and j.entity_id in (${scope})
-    ) s`)) as { rows: Record<string, unknown>[] };
-  const row = result.rows[0];
-  if (!row || row.jobs === 0) return { kind: 'no_job' };
-  if (after !== null && !row.cursor_found) return { kind: 'unknown_cursor' };
-  return {
-    kind: 'page',
-    items: (row.items as string | null) ?? '',
-    firstId: (row.first_id as string | null) ?? '',
-    lastId: (row.last_id as string | null) ?? '',
-    hasMore: Boolean(row.has_more),
-  };
+      where j.id = ${v.jobId}::uuid and j.entity_id in (${scope})
+    ) s`;
 }

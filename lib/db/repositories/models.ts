@@ -49,11 +49,13 @@ export async function findModelByName(db: DbOrTx, entityId: string, project: str
   return row as ModelWithNames | undefined;
 }
 
-/** A model visible to the caller: outside `entityIds` it does not exist (docs/contract.md §1.3: 404, never 403). */
 /** A model with its names and its checkpoints' summary (latest step, count, best metric), as lists show it. */
 export type ModelSummaryRow = ModelWithNames & ModelListStats;
 
-/** One model the caller may see, with its checkpoints' summary, in one query. */
+/**
+ * One model the caller may see, with its checkpoints' summary, in one query. The model page polls it: built once
+ * per shape, as the list is (Drizzle took longer to write out its subqueries than the database to run them).
+ */
 export async function findModelSummaryInScope(
   db: DbOrTx,
   id: string,
@@ -61,15 +63,25 @@ export async function findModelSummaryInScope(
   best: BestMetricChoice = {},
 ): Promise<ModelSummaryRow | undefined> {
   if (entityIds.length === 0) return undefined;
-  const stats = modelStatsFields(models.id, best);
-  const [row] = await db
-    .select({ ...modelWithNames, ...stats.fields })
-    .from(models)
-    .innerJoin(entities, eq(entities.id, models.entityId))
-    .innerJoin(projects, eq(projects.id, models.projectId))
-    .where(and(eq(models.id, id), inArray(models.entityId, entityIds)))
-    .limit(1);
-  return row && withStats(row, stats.parseBest);
+  const shape = JSON.stringify(['models.summary', entityIds.length, best.metric ?? null, best.direction ?? null]);
+  const { query, parseBest } = preparedQuery(db, shape, () => {
+    const stats = modelStatsFields(models.id, best);
+    return {
+      parseBest: stats.parseBest,
+      query: db
+        .select({ ...modelWithNames, ...stats.fields })
+        .from(models)
+        .innerJoin(entities, eq(entities.id, models.entityId))
+        .innerJoin(projects, eq(projects.id, models.projectId))
+        .where(
+          and(eq(models.id, sql.placeholder('id')), inArray(models.entityId, placeholders('entity', entityIds.length))),
+        )
+        .limit(1)
+        .prepare(''),
+    };
+  });
+  const [row] = await query.execute({ id, ...placeholderValues('entity', entityIds) });
+  return row && withStats(row, parseBest);
 }
 
 function withStats<T extends { latestStep: number | null; checkpointCount: number; bestMetric: unknown }>(
@@ -86,6 +98,7 @@ function withStats<T extends { latestStep: number | null; checkpointCount: numbe
   return out;
 }
 
+/** A model visible to the caller: outside `entityIds` it does not exist (docs/contract.md §1.3: 404, never 403). */
 export async function findModelInScope(db: DbOrTx, id: string, entityIds: string[]) {
   if (entityIds.length === 0) return undefined;
   // Every model route's scope check: built once per number of entities (lib/db/prepared.ts).

@@ -3,7 +3,7 @@ import { and, asc, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
-import { preparedQuery } from '../prepared';
+import { placeholders, placeholderValues, preparedQuery } from '../prepared';
 import { olderThan, seqRange } from './keyset';
 import { jobRange } from './job-event-pages';
 
@@ -19,11 +19,22 @@ export async function insertJob(db: DbOrTx, input: typeof trainingJobs.$inferIns
 
 export async function findJobInScope(db: DbOrTx, id: string, entityIds: string[]) {
   if (entityIds.length === 0) return undefined;
-  const [row] = await db
-    .select()
-    .from(trainingJobs)
-    .where(and(eq(trainingJobs.id, id), inArray(trainingJobs.entityId, entityIds)))
-    .limit(1);
+  // Every job route's scope check, and the whole of the job a client polls while it trains: built once per number
+  // of entities (lib/db/prepared.ts).
+  const query = preparedQuery(db, `jobs.inScope|${entityIds.length}`, () =>
+    db
+      .select()
+      .from(trainingJobs)
+      .where(
+        and(
+          eq(trainingJobs.id, sql.placeholder('id')),
+          inArray(trainingJobs.entityId, placeholders('entity', entityIds.length)),
+        ),
+      )
+      .limit(1)
+      .prepare(''),
+  );
+  const [row] = await query.execute({ id, ...placeholderValues('entity', entityIds) });
   return row;
 }
 
@@ -70,27 +81,46 @@ export async function listJobsOfEntities(
   opts: { status?: JobStatus; active?: boolean; after?: { createdAt: Date; id: string }; limit: number },
 ) {
   if (entityIds.length === 0) return [];
-  const conditions: SQL[] = [inArray(trainingJobs.entityId, entityIds)];
-  if (opts.status) conditions.push(eq(trainingJobs.status, opts.status));
-  if (opts.active) conditions.push(inArray(trainingJobs.status, ['RUNNING', 'QUEUED']));
-  if (opts.after) conditions.push(olderThan(trainingJobs.createdAt, trainingJobs.id, opts.after));
-  const rows = await db
-    .select({
-      job: trainingJobs,
-      model: { id: models.id, entity: entities.name, project: projects.name, name: models.name },
-    })
-    .from(trainingJobs)
-    .innerJoin(models, eq(models.id, trainingJobs.modelId))
-    .innerJoin(projects, eq(projects.id, models.projectId))
-    .innerJoin(entities, eq(entities.id, models.entityId))
-    .where(and(...conditions))
-    .orderBy(
-      ...(opts.active ? [sql`case when ${trainingJobs.status} = 'RUNNING' then 0 else 1 end`] : []),
-      desc(trainingJobs.createdAt),
-      desc(trainingJobs.id),
-    )
-    .limit(opts.limit);
-  return rows;
+  // The Jobs page polls its active list every few seconds while jobs run: built once per shape (lib/db/prepared.ts).
+  const shape = `jobs.ofEntities|${entityIds.length}|${Boolean(opts.status)}|${Boolean(opts.active)}|${Boolean(opts.after)}`;
+  const query = preparedQuery(db, shape, () => {
+    const conditions: SQL[] = [inArray(trainingJobs.entityId, placeholders('entity', entityIds.length))];
+    if (opts.status) conditions.push(eq(trainingJobs.status, sql.placeholder('status')));
+    if (opts.active) conditions.push(inArray(trainingJobs.status, ['RUNNING', 'QUEUED']));
+    if (opts.after) {
+      conditions.push(
+        olderThan(trainingJobs.createdAt, trainingJobs.id, {
+          createdAt: sql.placeholder('afterCreatedAt'),
+          id: sql.placeholder('afterId'),
+        }),
+      );
+    }
+    return db
+      .select({
+        job: trainingJobs,
+        model: { id: models.id, entity: entities.name, project: projects.name, name: models.name },
+      })
+      .from(trainingJobs)
+      .innerJoin(models, eq(models.id, trainingJobs.modelId))
+      .innerJoin(projects, eq(projects.id, models.projectId))
+      .innerJoin(entities, eq(entities.id, models.entityId))
+      .where(and(...conditions))
+      .orderBy(
+        ...(opts.active ? [sql`case when ${trainingJobs.status} = 'RUNNING' then 0 else 1 end`] : []),
+        desc(trainingJobs.createdAt),
+        desc(trainingJobs.id),
+      )
+      .limit(sql.placeholder('limit'))
+      .prepare('');
+  });
+  return query.execute({
+    ...placeholderValues('entity', entityIds),
+    status: opts.status,
+    // Placeholders skip the column's own encoding: the timestamp goes as the text PostgreSQL parses.
+    afterCreatedAt: opts.after?.createdAt.toISOString(),
+    afterId: opts.after?.id,
+    limit: opts.limit,
+  });
 }
 
 export async function openJobsOfModel(db: DbOrTx, modelId: string) {
