@@ -1,6 +1,7 @@
 import 'server-only';
 import { desc, eq, gt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
+import { preparedQuery } from '../prepared';
 import { trainingWorkers } from '../schema';
 
 export type TrainingWorkerRow = typeof trainingWorkers.$inferSelect;
@@ -34,12 +35,18 @@ export async function touchWorker(
 
 /** Workers seen since `since`, most recently seen first. */
 export async function listWorkersSeenSince(db: DbOrTx, since: Date, limit = 500): Promise<TrainingWorkerRow[]> {
-  return db
-    .select()
-    .from(trainingWorkers)
-    .where(gt(trainingWorkers.lastSeenAt, since))
-    .orderBy(desc(trainingWorkers.lastSeenAt))
-    .limit(limit);
+  // The workers page polls it, and every queued job's waiting reason reads it: built once (lib/db/prepared.ts).
+  const query = preparedQuery(db, 'workers.seenSince', () =>
+    db
+      .select()
+      .from(trainingWorkers)
+      .where(gt(trainingWorkers.lastSeenAt, sql.placeholder('since')))
+      .orderBy(desc(trainingWorkers.lastSeenAt))
+      .limit(sql.placeholder('limit'))
+      .prepare(''),
+  );
+  // Placeholders skip the column's own encoding: the timestamp goes as the text PostgreSQL parses.
+  return query.execute({ since: since.toISOString(), limit });
 }
 
 /** The worker no longer runs `jobId` (it finished or failed it); a newer job it already claimed is kept. */

@@ -1,6 +1,7 @@
 import 'server-only';
-import { and, count, desc, eq, inArray, lt, max, min, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, lt, max, min, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
+import { preparedQuery } from '../prepared';
 import { trajectoryGroups } from '../schema';
 
 /*
@@ -14,12 +15,16 @@ export interface StepFilters {
   source?: 'log' | 'train';
 }
 
+/** The filters as placeholders (modelId, split, source), for statements built once per shape (lib/db/prepared.ts). */
 function conditions(f: StepFilters): SQL[] {
-  const out: SQL[] = [eq(trajectoryGroups.modelId, f.modelId)];
-  if (f.split !== undefined) out.push(eq(trajectoryGroups.split, f.split));
-  if (f.source !== undefined) out.push(eq(trajectoryGroups.source, f.source));
+  const out: SQL[] = [eq(trajectoryGroups.modelId, sql.placeholder('modelId'))];
+  if (f.split !== undefined) out.push(eq(trajectoryGroups.split, sql.placeholder('split')));
+  if (f.source !== undefined) out.push(eq(trajectoryGroups.source, sql.placeholder('source')));
   return out;
 }
+
+const filterShape = (f: StepFilters) => `${f.split !== undefined}|${f.source !== undefined}`;
+const filterValues = (f: StepFilters) => ({ modelId: f.modelId, split: f.split, source: f.source });
 
 /** Up to `limit` distinct steps holding groups, newest first, below `before` when given. */
 export async function stepsWithGroups(
@@ -28,12 +33,18 @@ export async function stepsWithGroups(
   before: number | undefined,
   limit: number,
 ): Promise<number[]> {
-  const rows = await db
-    .selectDistinct({ step: trajectoryGroups.step })
-    .from(trajectoryGroups)
-    .where(and(...conditions(f), ...(before === undefined ? [] : [lt(trajectoryGroups.step, before)])))
-    .orderBy(desc(trajectoryGroups.step))
-    .limit(limit);
+  const query = preparedQuery(db, `trajectorySteps.page|${filterShape(f)}|${before !== undefined}`, () =>
+    db
+      .selectDistinct({ step: trajectoryGroups.step })
+      .from(trajectoryGroups)
+      .where(
+        and(...conditions(f), ...(before === undefined ? [] : [lt(trajectoryGroups.step, sql.placeholder('before'))])),
+      )
+      .orderBy(desc(trajectoryGroups.step))
+      .limit(sql.placeholder('limit'))
+      .prepare(''),
+  );
+  const rows = await query.execute({ ...filterValues(f), before, limit });
   return rows.map((r) => r.step);
 }
 
@@ -42,25 +53,32 @@ export async function stepsWithGroups(
  * counts as many times as it has trajectories), how many were scored, and the extreme rewards.
  */
 export async function stepAggregates(db: DbOrTx, f: StepFilters, steps: number[]) {
-  const scored = sql`case when ${trajectoryGroups.rewardMean} is not null then ${trajectoryGroups.numTrajectories} else 0 end`;
-  return db
-    .select({
-      step: trajectoryGroups.step,
-      split: trajectoryGroups.split,
-      source: trajectoryGroups.source,
-      groups: count(),
-      trajectories: sql<number>`sum(${trajectoryGroups.numTrajectories})`.mapWith(Number),
-      rewardSum:
-        sql<number>`coalesce(sum(${trajectoryGroups.rewardMean} * ${trajectoryGroups.numTrajectories}), 0)`.mapWith(
-          Number,
-        ),
-      scored: sql<number>`sum(${scored})`.mapWith(Number),
-      rewardMin: min(trajectoryGroups.rewardMin),
-      rewardMax: max(trajectoryGroups.rewardMax),
-    })
-    .from(trajectoryGroups)
-    .where(and(...conditions(f), inArray(trajectoryGroups.step, steps)))
-    .groupBy(trajectoryGroups.step, trajectoryGroups.split, trajectoryGroups.source);
+  const query = preparedQuery(db, `trajectorySteps.aggregates|${filterShape(f)}`, () => {
+    const scored = sql`case when ${trajectoryGroups.rewardMean} is not null then ${trajectoryGroups.numTrajectories} else 0 end`;
+    return (
+      db
+        .select({
+          step: trajectoryGroups.step,
+          split: trajectoryGroups.split,
+          source: trajectoryGroups.source,
+          groups: count(),
+          trajectories: sql<number>`sum(${trajectoryGroups.numTrajectories})`.mapWith(Number),
+          rewardSum:
+            sql<number>`coalesce(sum(${trajectoryGroups.rewardMean} * ${trajectoryGroups.numTrajectories}), 0)`.mapWith(
+              Number,
+            ),
+          scored: sql<number>`sum(${scored})`.mapWith(Number),
+          rewardMin: min(trajectoryGroups.rewardMin),
+          rewardMax: max(trajectoryGroups.rewardMax),
+        })
+        .from(trajectoryGroups)
+        // One text for any number of steps: an index condition either way.
+        .where(and(...conditions(f), sql`${trajectoryGroups.step} = any(${sql.placeholder('steps')}::int[])`))
+        .groupBy(trajectoryGroups.step, trajectoryGroups.split, trajectoryGroups.source)
+        .prepare('')
+    );
+  });
+  return query.execute({ ...filterValues(f), steps });
 }
 
 /** p10 and p90 of the rewards of one split over a bucket of steps (`step`: the bucket's last step). */
