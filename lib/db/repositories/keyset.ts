@@ -10,6 +10,16 @@ export function olderThan(createdAt: AnyPgColumn, id: AnyPgColumn, cursor: { cre
   return or(lt(createdAt, cursor.createdAt), and(eq(createdAt, cursor.createdAt), lt(id, cursor.id)))!;
 }
 
+/** olderThan a cursor given later, as the placeholders `afterCreatedAt` and `afterId` (their values: cursorValues). */
+export function olderThanCursor(createdAt: AnyPgColumn, id: AnyPgColumn): SQL {
+  return olderThan(createdAt, id, { createdAt: sql.placeholder('afterCreatedAt'), id: sql.placeholder('afterId') });
+}
+
+/** The values of olderThanCursor's placeholders. They skip the column's own encoding: the timestamp goes as text. */
+export function cursorValues(after: { createdAt: Date; id: string } | undefined) {
+  return { afterCreatedAt: after?.createdAt.toISOString(), afterId: after?.id };
+}
+
 const MAX_SEQ = '9223372036854775807';
 
 /**

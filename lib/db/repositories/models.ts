@@ -4,7 +4,7 @@ import type { DbOrTx } from '../client';
 import { checkpoints, entities, models, projects, runs } from '../schema';
 import { modelStatsFields, type BestMetricChoice, type ModelListStats } from './best-metrics';
 import { placeholders, placeholderValues, preparedQuery } from '../prepared';
-import { olderThan } from './keyset';
+import { cursorValues, olderThanCursor } from './keyset';
 
 export type ModelRow = typeof models.$inferSelect;
 export type CheckpointRow = typeof checkpoints.$inferSelect;
@@ -49,6 +49,11 @@ export async function findModelByName(db: DbOrTx, entityId: string, project: str
   return row as ModelWithNames | undefined;
 }
 
+/** Model `id` if one of `entityCount` entities owns it; placeholders `id` and `entity0`… (values: inScopeValues). */
+const inScope = (entityCount: number) =>
+  and(eq(models.id, sql.placeholder('id')), inArray(models.entityId, placeholders('entity', entityCount)));
+const inScopeValues = (id: string, entityIds: string[]) => ({ id, ...placeholderValues('entity', entityIds) });
+
 /** A model with its names and its checkpoints' summary (latest step, count, best metric), as lists show it. */
 export type ModelSummaryRow = ModelWithNames & ModelListStats;
 
@@ -73,14 +78,12 @@ export async function findModelSummaryInScope(
         .from(models)
         .innerJoin(entities, eq(entities.id, models.entityId))
         .innerJoin(projects, eq(projects.id, models.projectId))
-        .where(
-          and(eq(models.id, sql.placeholder('id')), inArray(models.entityId, placeholders('entity', entityIds.length))),
-        )
+        .where(inScope(entityIds.length))
         .limit(1)
         .prepare(''),
     };
   });
-  const [row] = await query.execute({ id, ...placeholderValues('entity', entityIds) });
+  const [row] = await query.execute(inScopeValues(id, entityIds));
   return row && withStats(row, parseBest);
 }
 
@@ -108,13 +111,11 @@ export async function findModelInScope(db: DbOrTx, id: string, entityIds: string
       .from(models)
       .innerJoin(entities, eq(entities.id, models.entityId))
       .innerJoin(projects, eq(projects.id, models.projectId))
-      .where(
-        and(eq(models.id, sql.placeholder('id')), inArray(models.entityId, placeholders('entity', entityIds.length))),
-      )
+      .where(inScope(entityIds.length))
       .limit(1)
       .prepare(''),
   );
-  const [row] = await query.execute({ id, ...placeholderValues('entity', entityIds) });
+  const [row] = await query.execute(inScopeValues(id, entityIds));
   return row as ModelWithNames | undefined;
 }
 
@@ -229,14 +230,7 @@ export async function listModels(db: DbOrTx, f: ModelListFilter) {
     if (f.project !== undefined) conditions.push(eq(projects.name, sql.placeholder('project')));
     if (f.baseModel !== undefined) conditions.push(eq(models.baseModel, sql.placeholder('baseModel')));
     if (f.search) conditions.push(ilike(models.name, sql.placeholder('search')));
-    if (f.after) {
-      conditions.push(
-        olderThan(models.createdAt, models.id, {
-          createdAt: sql.placeholder('afterCreatedAt'),
-          id: sql.placeholder('afterId'),
-        }),
-      );
-    }
+    if (f.after) conditions.push(olderThanCursor(models.createdAt, models.id));
     const stats = modelStatsFields(models.id, f.best);
     return {
       parseBest: stats.parseBest,
@@ -256,9 +250,7 @@ export async function listModels(db: DbOrTx, f: ModelListFilter) {
     project: f.project,
     baseModel: f.baseModel,
     search: f.search && `%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
-    // Placeholders skip the column's own encoding: the timestamp goes as the text PostgreSQL parses.
-    afterCreatedAt: f.after?.createdAt.toISOString(),
-    afterId: f.after?.id,
+    ...cursorValues(f.after),
     limit: f.limit,
   });
   return rows.map((row) => withStats(row, parseBest));

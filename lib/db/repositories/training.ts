@@ -4,7 +4,7 @@ import type { DbOrTx } from '../client';
 import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
 import { placeholders, placeholderValues, preparedQuery } from '../prepared';
-import { olderThan, seqRange } from './keyset';
+import { cursorValues, olderThanCursor, seqRange } from './keyset';
 import { jobRange } from './job-event-pages';
 
 export type TrainingJobRow = typeof trainingJobs.$inferSelect;
@@ -48,14 +48,7 @@ export async function listJobsOfModel(
   const query = preparedQuery(db, `jobs.ofModel|${Boolean(opts.status)}|${Boolean(opts.after)}`, () => {
     const conditions: SQL[] = [eq(trainingJobs.modelId, sql.placeholder('modelId'))];
     if (opts.status) conditions.push(eq(trainingJobs.status, sql.placeholder('status')));
-    if (opts.after) {
-      conditions.push(
-        olderThan(trainingJobs.createdAt, trainingJobs.id, {
-          createdAt: sql.placeholder('afterCreatedAt'),
-          id: sql.placeholder('afterId'),
-        }),
-      );
-    }
+    if (opts.after) conditions.push(olderThanCursor(trainingJobs.createdAt, trainingJobs.id));
     return db
       .select()
       .from(trainingJobs)
@@ -67,9 +60,7 @@ export async function listJobsOfModel(
   return query.execute({
     modelId,
     status: opts.status,
-    // Placeholders skip the column's own encoding: the timestamp goes as the text PostgreSQL parses.
-    afterCreatedAt: opts.after?.createdAt.toISOString(),
-    afterId: opts.after?.id,
+    ...cursorValues(opts.after),
     limit: opts.limit,
   });
 }
@@ -87,14 +78,7 @@ export async function listJobsOfEntities(
     const conditions: SQL[] = [inArray(trainingJobs.entityId, placeholders('entity', entityIds.length))];
     if (opts.status) conditions.push(eq(trainingJobs.status, sql.placeholder('status')));
     if (opts.active) conditions.push(inArray(trainingJobs.status, ['RUNNING', 'QUEUED']));
-    if (opts.after) {
-      conditions.push(
-        olderThan(trainingJobs.createdAt, trainingJobs.id, {
-          createdAt: sql.placeholder('afterCreatedAt'),
-          id: sql.placeholder('afterId'),
-        }),
-      );
-    }
+    if (opts.after) conditions.push(olderThanCursor(trainingJobs.createdAt, trainingJobs.id));
     return db
       .select({
         job: trainingJobs,
@@ -116,9 +100,7 @@ export async function listJobsOfEntities(
   return query.execute({
     ...placeholderValues('entity', entityIds),
     status: opts.status,
-    // Placeholders skip the column's own encoding: the timestamp goes as the text PostgreSQL parses.
-    afterCreatedAt: opts.after?.createdAt.toISOString(),
-    afterId: opts.after?.id,
+    ...cursorValues(opts.after),
     limit: opts.limit,
   });
 }
