@@ -1,5 +1,6 @@
 import 'server-only';
-import { sql, type Placeholder } from 'drizzle-orm';
+import { and, eq, inArray, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from './client';
 
 /**
@@ -45,4 +46,16 @@ export function placeholderValues(prefix: string, values: readonly unknown[]): R
   const out: Record<string, unknown> = {};
   values.forEach((v, i) => (out[`${prefix}${i}`] = v));
   return out;
+}
+
+/**
+ * The row `id` when one of `entityCount` entities owns it (a scope check: outside them the row does not exist), as
+ * the placeholders `id` and `entity0`…; their values: inScopeValues.
+ */
+export function inScope(id: AnyPgColumn, entityId: AnyPgColumn, entityCount: number): SQL {
+  return and(eq(id, sql.placeholder('id')), inArray(entityId, placeholders('entity', entityCount)))!;
+}
+
+export function inScopeValues(id: string, entityIds: readonly string[]): Record<string, unknown> {
+  return { id, ...placeholderValues('entity', entityIds) };
 }

@@ -1,9 +1,10 @@
 import 'server-only';
 import { and, asc, count, desc, eq, gt, ilike, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import type { PgSelect } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client';
 import { checkpoints, entities, models, projects, runs } from '../schema';
 import { modelStatsFields, type BestMetricChoice, type ModelListStats } from './best-metrics';
-import { placeholders, placeholderValues, preparedQuery } from '../prepared';
+import { inScope, inScopeValues, placeholders, placeholderValues, preparedQuery } from '../prepared';
 import { cursorValues, olderThanCursor } from './keyset';
 
 export type ModelRow = typeof models.$inferSelect;
@@ -49,10 +50,14 @@ export async function findModelByName(db: DbOrTx, entityId: string, project: str
   return row as ModelWithNames | undefined;
 }
 
-/** Model `id` if one of `entityCount` entities owns it; placeholders `id` and `entity0`… (values: inScopeValues). */
-const inScope = (entityCount: number) =>
-  and(eq(models.id, sql.placeholder('id')), inArray(models.entityId, placeholders('entity', entityCount)));
-const inScopeValues = (id: string, entityIds: string[]) => ({ id, ...placeholderValues('entity', entityIds) });
+/** A select from `models` narrowed to the model `id` among `entityCount` entities, joined to its names (inScope). */
+function modelInScope<T extends PgSelect>(query: T, entityCount: number) {
+  return query
+    .innerJoin(entities, eq(entities.id, models.entityId))
+    .innerJoin(projects, eq(projects.id, models.projectId))
+    .where(inScope(models.id, models.entityId, entityCount))
+    .limit(1);
+}
 
 /** A model with its names and its checkpoints' summary (latest step, count, best metric), as lists show it. */
 export type ModelSummaryRow = ModelWithNames & ModelListStats;
@@ -73,14 +78,13 @@ export async function findModelSummaryInScope(
     const stats = modelStatsFields(models.id, best);
     return {
       parseBest: stats.parseBest,
-      query: db
-        .select({ ...modelWithNames, ...stats.fields })
-        .from(models)
-        .innerJoin(entities, eq(entities.id, models.entityId))
-        .innerJoin(projects, eq(projects.id, models.projectId))
-        .where(inScope(entityIds.length))
-        .limit(1)
-        .prepare(''),
+      query: modelInScope(
+        db
+          .select({ ...modelWithNames, ...stats.fields })
+          .from(models)
+          .$dynamic(),
+        entityIds.length,
+      ).prepare(''),
     };
   });
   const [row] = await query.execute(inScopeValues(id, entityIds));
@@ -106,14 +110,7 @@ export async function findModelInScope(db: DbOrTx, id: string, entityIds: string
   if (entityIds.length === 0) return undefined;
   // Every model route's scope check: built once per number of entities (lib/db/prepared.ts).
   const query = preparedQuery(db, `models.inScope|${entityIds.length}`, () =>
-    db
-      .select(modelWithNames)
-      .from(models)
-      .innerJoin(entities, eq(entities.id, models.entityId))
-      .innerJoin(projects, eq(projects.id, models.projectId))
-      .where(inScope(entityIds.length))
-      .limit(1)
-      .prepare(''),
+    modelInScope(db.select(modelWithNames).from(models).$dynamic(), entityIds.length).prepare(''),
   );
   const [row] = await query.execute(inScopeValues(id, entityIds));
   return row as ModelWithNames | undefined;

@@ -3,7 +3,7 @@ import { and, asc, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
-import { placeholders, placeholderValues, preparedQuery } from '../prepared';
+import { inScope, inScopeValues, placeholders, placeholderValues, preparedQuery } from '../prepared';
 import { cursorValues, olderThanCursor, seqRange } from './keyset';
 import { jobRange } from './job-event-pages';
 
@@ -25,16 +25,11 @@ export async function findJobInScope(db: DbOrTx, id: string, entityIds: string[]
     db
       .select()
       .from(trainingJobs)
-      .where(
-        and(
-          eq(trainingJobs.id, sql.placeholder('id')),
-          inArray(trainingJobs.entityId, placeholders('entity', entityIds.length)),
-        ),
-      )
+      .where(inScope(trainingJobs.id, trainingJobs.entityId, entityIds.length))
       .limit(1)
       .prepare(''),
   );
-  const [row] = await query.execute({ id, ...placeholderValues('entity', entityIds) });
+  const [row] = await query.execute(inScopeValues(id, entityIds));
   return row;
 }
 
