@@ -7,10 +7,10 @@ import { TurnBudget } from './turn-budget';
  * health probe, the next token of a stream, a socket with a new request.
  *
  * Node reads every socket that is ready in one go (a PostgreSQL pool's connections among them), and the embedded
- * database thread's queued answers arrive in one go too. Each starts or resumes a handler (authentication, parsing, a query to send, an answer to serialise and write),
- * so 250 requests arriving together, or the answers that piled up meanwhile, made one turn last up to 300 ms, and a
- * liveness probe read in the next turn waited that long (bench:gateway, health under load). The engine threads'
- * tokens have their own budget (lib/inference/pool.ts).
+ * database thread's queued answers arrive in one go too. Each starts or resumes a handler (authentication, parsing,
+ * a query to send, an answer to serialise and write), so 250 requests arriving together, or the answers that piled
+ * up meanwhile, made one turn last up to 300 ms, and a liveness probe read in the next turn waited that long
+ * (bench:gateway, health under load). The engine threads' tokens have their own budget (lib/inference/pool.ts).
  */
 type Budget = Pick<TurnBudget<() => void>, 'push' | 'waiting'>;
 // On globalThis: the fast path (installed from instrumentation) and the database client are bundled apart, and each
