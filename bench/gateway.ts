@@ -10,6 +10,9 @@
  *   the same requests sent to the stand-in directly, at 1 and 64 concurrent streams (goal: Tuneboard adds at
  *   most 2 ms at p50 and keeps at least 80 % of the direct tokens/s); and, for reference, through a bare Node
  *   proxy in a process of its own (what relaying alone costs on this machine, whatever the relay);
+ * - relay in front of a paced engine (beside the goal's instant stand-in, not instead of it): the same paths to a
+ *   stand-in that writes a token every PACE_MS, as an engine decoding at 100 tokens/s a stream does; what a client
+ *   of a real engine sees Tuneboard add: to the time to its first token, and to the whole answer's time and rate;
  * - memory: the server's resident memory before, during and after a burst of large /log bodies (goal: back
  *   within 25 % of its baseline + 100 MiB once idle), and /v1/health throughout that burst (goal: every probe
  *   answered within 100 ms; probed from a thread of its own, since sending the bodies occupies this one);
@@ -39,6 +42,10 @@ const UPSTREAM_PORT = PORT + 1;
 const BARE_PROXY_PORT = PORT + 2;
 const BASE = `http://127.0.0.1:${PORT}`;
 const UPSTREAM_MODEL = 'bench/instant-upstream';
+/** The same stand-in, pacing its tokens (relayPaced). */
+const PACED_MODEL = 'bench/paced-upstream';
+const PACE_MS = 10;
+const PACED_TOKENS = 32;
 const RELAY_TOKENS = 64;
 
 let failures = 0;
@@ -70,7 +77,10 @@ async function json<T>(p: string, init: RequestInit & { key?: string } = {}): Pr
   return body as T;
 }
 
-/** An OpenAI-compatible server that answers every chat completion at once: the fastest engine there can be. */
+/**
+ * An OpenAI-compatible server that answers every chat completion at once: the fastest engine there can be. Asked
+ * for PACED_MODEL, it streams like an engine instead: the role chunk at once, then a token every PACE_MS.
+ */
 function startStandIn(): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -103,6 +113,23 @@ function startStandIn(): Promise<http.Server> {
       }
       const chunk = (delta: object, finish: string | null) =>
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      if (model === PACED_MODEL) {
+        res.write(chunk({ role: 'assistant', content: '' }, null));
+        let i = 0;
+        const timer = setInterval(() => {
+          res.write(chunk({ content: ` w${i}` }, i === PACED_TOKENS - 1 ? 'length' : null));
+          if (++i < PACED_TOKENS) return;
+          clearInterval(timer);
+          if (body.stream_options?.include_usage)
+            res.write(
+              `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { prompt_tokens: 8, completion_tokens: PACED_TOKENS, total_tokens: 8 + PACED_TOKENS } })}\n\n`,
+            );
+          res.end('data: [DONE]\n\n');
+        }, PACE_MS);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
       let out = chunk({ role: 'assistant', content: '' }, null);
       for (let i = 0; i < RELAY_TOKENS; i++)
         out += chunk({ content: ` w${i}` }, i === RELAY_TOKENS - 1 ? 'length' : null);
@@ -110,7 +137,6 @@ function startStandIn(): Promise<http.Server> {
         out += `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { prompt_tokens: 8, completion_tokens: RELAY_TOKENS, total_tokens: 8 + RELAY_TOKENS } })}\n\n`;
       }
       out += 'data: [DONE]\n\n';
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.end(out);
     });
   });
@@ -225,6 +251,102 @@ async function loadRequest(
   });
 }
 
+/** One streamed completion read as it arrives: its first content token's time and the whole answer's, in ms. */
+async function streamTimed(
+  url: string,
+  key: string | undefined,
+  model: string,
+): Promise<{ firstToken: number; ms: number; tokens: number }> {
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Say something.' }], stream: true }),
+  });
+  if (!res.ok || !res.body) {
+    failures++;
+    throw new Error(`${url}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  }
+  const decoder = new TextDecoder();
+  let text = '';
+  let firstToken = NaN;
+  const reader = res.body.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    text += decoder.decode(read.value, { stream: true });
+    if (Number.isNaN(firstToken) && /"content":"[^"]/.test(text)) firstToken = performance.now() - started;
+  }
+  let tokens = 0;
+  for (const line of text.split('\n\n')) if (line.includes('"content"') && !line.includes('"content":""')) tokens++;
+  if (!text.includes('data: [DONE]') || tokens !== PACED_TOKENS) failures++;
+  return { firstToken, ms: performance.now() - started, tokens };
+}
+
+/**
+ * The relay in front of an engine that takes its time: the stand-in writes a token every PACE_MS. Against an
+ * instant stand-in (relay above) every microsecond the relay spends is a share of the answer's time; here it is
+ * what a client of a real engine would see Tuneboard add. Printed beside the goal's figures, not instead of them.
+ */
+async function relayPaced(key: string) {
+  // Runs while relay()'s bare proxy still listens.
+  console.log(
+    `\nRelay in front of a paced engine (beside the goal's instant stand-in): ${PACED_TOKENS}-token streamed completions, the stand-in writing a token every ${PACE_MS} ms\n`,
+  );
+  console.log(
+    '| streams | path | requests | first token p50 ms | answer p50 ms | answer p99 ms | tokens/s | vs direct |',
+  );
+  console.log('|---:|---|---:|---:|---:|---:|---:|---|');
+  for (const concurrency of [1, 64]) {
+    const perWorker = concurrency === 1 ? (QUICK ? 2 : 20) : QUICK ? 1 : 5;
+    let direct: { firstToken: number; p50: number; rate: number } | undefined;
+    for (const [label, url, auth] of [
+      ['direct', `http://127.0.0.1:${UPSTREAM_PORT}/v1/chat/completions`, undefined],
+      ['bare Node proxy (reference)', `http://127.0.0.1:${BARE_PROXY_PORT}/v1/chat/completions`, undefined],
+      ['through Tuneboard', `${BASE}/v1/chat/completions`, key],
+    ] as const) {
+      await Promise.all(Array.from({ length: QUICK ? 4 : 8 }, () => streamTimed(url, auth, PACED_MODEL)));
+      const answers: { firstToken: number; ms: number; tokens: number }[] = [];
+      const t0 = performance.now();
+      // The streams start spread over one answer's time, as independent clients arrive, rather than all in the same
+      // millisecond: answers of equal length would otherwise keep them in step, every request of a round arriving at
+      // once, and the figure would be of that burst.
+      const spreadMs = (PACED_TOKENS * PACE_MS) / concurrency;
+      await Promise.all(
+        Array.from({ length: concurrency }, async (_, stream) => {
+          await new Promise((r) => setTimeout(r, stream * spreadMs));
+          for (let i = 0; i < perWorker; i++) answers.push(await streamTimed(url, auth, PACED_MODEL));
+        }),
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      const row = {
+        firstToken: percentile(
+          answers.map((a) => a.firstToken),
+          50,
+        ),
+        p50: percentile(
+          answers.map((a) => a.ms),
+          50,
+        ),
+        p99: percentile(
+          answers.map((a) => a.ms),
+          99,
+        ),
+        rate: answers.reduce((n, a) => n + a.tokens, 0) / seconds,
+      };
+      direct ??= row;
+      const versus =
+        label === 'direct'
+          ? ''
+          : `first token ${signed(row.firstToken - direct.firstToken)} ms; answer ${signed(row.p50 - direct.p50)} ms at p50` +
+            (label === 'through Tuneboard' ? ` (goal ≤ 2) ${mark(row.p50 - direct.p50 <= 2)}` : '') +
+            `; ${((row.rate / direct.rate) * 100).toFixed(0)} % of direct tokens/s` +
+            (label === 'through Tuneboard' ? ` (goal ≥ 80 %) ${mark(row.rate / direct.rate >= 0.8)}` : '');
+      console.log(
+        `| ${concurrency} | ${label} | ${answers.length} | ${f1(row.firstToken)} | ${f1(row.p50)} | ${f1(row.p99)} | ${Math.round(row.rate)} | ${versus} |`,
+      );
+    }
+  }
+}
+
 async function relay(key: string, trainedModel: string, serverCpuSeconds: () => number) {
   const cpuPerRequest: string[] = [];
   console.log(`\nRelay: ${RELAY_TOKENS}-token streamed completions, stand-in upstream that answers instantly\n`);
@@ -289,11 +411,15 @@ async function relay(key: string, trainedModel: string, serverCpuSeconds: () => 
       );
     }
   }
-  bare.stop();
   // The share above depends on what else the machine runs: this load generator and the stand-in share its cores
   // with the server. The server's own CPU time per request is the gateway's cost wherever it runs. The bare
   // proxy's row shows what relaying alone costs here: the goals are met only where it leaves room for them.
   console.log(`\nTuneboard's CPU per relayed request (all its threads): ${cpuPerRequest.join(', ')}`);
+  try {
+    await relayPaced(key);
+  } finally {
+    bare.stop();
+  }
 }
 
 async function sampleHealth(until: () => boolean, minSamples = 0): Promise<number[]> {
@@ -559,7 +685,10 @@ async function main() {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const baseModels = JSON.parse(fs.readFileSync(path.join(ROOT, 'config', 'base-models.json'), 'utf8'));
-  baseModels.models.push({ id: UPSTREAM_MODEL, backend: 'upstream', description: 'stand-in upstream (benchmark)' });
+  baseModels.models.push(
+    { id: UPSTREAM_MODEL, backend: 'upstream', description: 'stand-in upstream (benchmark)' },
+    { id: PACED_MODEL, backend: 'upstream', description: 'stand-in upstream that paces its tokens (benchmark)' },
+  );
   fs.writeFileSync(path.join(dir, 'base-models.json'), JSON.stringify(baseModels));
   const standIn = await startStandIn();
   try {
