@@ -150,7 +150,12 @@ function startStandIn(): Promise<http.Server> {
  * the answer back (no auth, no validation, no renaming, no usage). It runs in its own process, as Tuneboard
  * does, so that it pays for the same hops between processes and cores.
  */
-async function startBareProxy(): Promise<{ stop: () => void }> {
+interface BareProxy {
+  stop(): void;
+  /** CPU seconds (user + system) its process has used so far. */
+  cpuSeconds(): number;
+}
+async function startBareProxy(): Promise<BareProxy> {
   const script = `
     const http = require('node:http');
     const agent = new http.Agent({ keepAlive: true });
@@ -175,7 +180,14 @@ async function startBareProxy(): Promise<{ stop: () => void }> {
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`bare proxy exited (${code})`)));
   });
-  return { stop: () => child.kill() };
+  return {
+    stop: () => child.kill(),
+    cpuSeconds: () => {
+      const stat = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    },
+  };
 }
 
 /** One streamed completion read to the end: total ms and the content chunks seen. */
@@ -288,7 +300,7 @@ async function streamTimed(
  * instant stand-in (relay above) every microsecond the relay spends is a share of the answer's time; here it is
  * what a client of a real engine would see Tuneboard add. Printed beside the goal's figures, not instead of them.
  */
-async function relayPaced(key: string, serverCpuSeconds: () => number) {
+async function relayPaced(key: string, serverCpuSeconds: () => number, bare: BareProxy) {
   console.log(
     `\nRelay in front of a paced engine (beside the goal's instant stand-in): ${PACED_TOKENS}-token streamed completions, the stand-in writing a token every ${PACE_MS} ms\n`,
   );
@@ -307,7 +319,8 @@ async function relayPaced(key: string, serverCpuSeconds: () => number) {
     ] as const) {
       await Promise.all(Array.from({ length: QUICK ? 4 : 8 }, () => streamTimed(url, auth, PACED_MODEL)));
       const answers: { firstToken: number; ms: number; tokens: number }[] = [];
-      const cpu0 = serverCpuSeconds();
+      const cpu = label === 'through Tuneboard' ? serverCpuSeconds : label === 'direct' ? null : bare.cpuSeconds;
+      const cpu0 = cpu?.() ?? 0;
       const t0 = performance.now();
       // The streams start spread over one answer's time, as independent clients arrive, rather than all in the same
       // millisecond: answers of equal length would otherwise keep them in step, every request of a round arriving at
@@ -322,10 +335,12 @@ async function relayPaced(key: string, serverCpuSeconds: () => number) {
       const seconds = (performance.now() - t0) / 1000;
       // At 64 streams only: one stream's 20 answers take 7 s, in which the server's own background work (the embedded
       // database refreshing its statistics after the sign-up) outweighed the relaying.
-      if (label === 'through Tuneboard' && concurrency > 1)
+      if (cpu && concurrency > 1) {
+        const ms = (1000 * (cpu() - cpu0)) / answers.length;
         cpuPerAnswer.push(
-          `${((1000 * (serverCpuSeconds() - cpu0)) / answers.length).toFixed(2)} ms (${((1000 * (serverCpuSeconds() - cpu0)) / answers.length / (PACED_TOKENS + 1)).toFixed(3)} ms a chunk)`,
+          `${label === 'through Tuneboard' ? 'Tuneboard (all its threads)' : 'the bare proxy'} ${ms.toFixed(2)} ms (${(ms / (PACED_TOKENS + 1)).toFixed(3)} ms a chunk)`,
         );
+      }
       const row = {
         firstToken: percentile(
           answers.map((a) => a.firstToken),
@@ -354,11 +369,12 @@ async function relayPaced(key: string, serverCpuSeconds: () => number) {
       );
     }
   }
-  console.log(`\nTuneboard's CPU per relayed paced answer at 64 streams (all its threads): ${cpuPerAnswer.join(', ')}`);
+  console.log(`\nCPU per relayed paced answer at 64 streams: ${cpuPerAnswer.join('; ')}`);
 }
 
-async function relay(key: string, trainedModel: string, serverCpuSeconds: () => number) {
+async function relay(key: string, trainedModel: string, serverCpuSeconds: () => number, bare: BareProxy) {
   const cpuPerRequest: string[] = [];
+  const bareCpuPerRequest: string[] = [];
   console.log(`\nRelay: ${RELAY_TOKENS}-token streamed completions, stand-in upstream that answers instantly\n`);
   console.log('| streams | path | requests | p50 ms | p99 ms | tokens/s | goal |');
   console.log('|---:|---|---:|---:|---:|---:|---|');
@@ -383,6 +399,7 @@ async function relay(key: string, trainedModel: string, serverCpuSeconds: () => 
       const times: number[] = [];
       let tokens = 0;
       const cpu0 = serverCpuSeconds();
+      const bareCpu0 = bare.cpuSeconds();
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
@@ -397,6 +414,10 @@ async function relay(key: string, trainedModel: string, serverCpuSeconds: () => 
       if (label.startsWith('through Tuneboard'))
         cpuPerRequest.push(
           `${concurrency} stream${concurrency > 1 ? 's' : ''}${label === 'through Tuneboard' ? '' : ', trained model'}: ${((1000 * (serverCpuSeconds() - cpu0)) / times.length).toFixed(2)} ms`,
+        );
+      if (label === 'bare Node proxy')
+        bareCpuPerRequest.push(
+          `${concurrency} stream${concurrency > 1 ? 's' : ''}: ${((1000 * (bare.cpuSeconds() - bareCpu0)) / times.length).toFixed(2)} ms`,
         );
       results[label] = {
         p50: percentile(times, 50),
@@ -424,6 +445,7 @@ async function relay(key: string, trainedModel: string, serverCpuSeconds: () => 
   // with the server. The server's own CPU time per request is the gateway's cost wherever it runs. The bare
   // proxy's row shows what relaying alone costs here: the goals are met only where it leaves room for them.
   console.log(`\nTuneboard's CPU per relayed request (all its threads): ${cpuPerRequest.join(', ')}`);
+  console.log(`The bare proxy's: ${bareCpuPerRequest.join(', ')}`);
 }
 
 async function sampleHealth(until: () => boolean, minSamples = 0): Promise<number[]> {
@@ -745,9 +767,9 @@ async function main() {
               body: JSON.stringify({ project: 'bench', name: 'relayed', base_model: UPSTREAM_MODEL }),
             });
             // Its step-0 checkpoint, which serves the base model's weights, by its inference name.
-            await relay(key, `${relayed.entity}/bench/relayed`, server.cpuSeconds);
+            await relay(key, `${relayed.entity}/bench/relayed`, server.cpuSeconds, bare);
           }
-          if (run('paced')) await relayPaced(key, server.cpuSeconds);
+          if (run('paced')) await relayPaced(key, server.cpuSeconds, bare);
         } finally {
           bare.stop();
         }
