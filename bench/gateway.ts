@@ -27,7 +27,7 @@ import os from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { startServer } from './server';
+import { processCpuSeconds, startServer } from './server';
 import { measureSseEncoding } from './sse-encoding';
 
 const QUICK = process.argv.includes('--quick');
@@ -115,6 +115,11 @@ function startStandIn(): Promise<http.Server> {
       }
       const chunk = (delta: object, finish: string | null) =>
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+      // The usage chunk after an answer of `tokens` tokens, when the request asked for it.
+      const usage = (tokens: number) =>
+        body.stream_options?.include_usage
+          ? `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { prompt_tokens: 8, completion_tokens: tokens, total_tokens: 8 + tokens } })}\n\n`
+          : '';
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       if (model === PACED_MODEL) {
         res.write(chunk({ role: 'assistant', content: '' }, null));
@@ -123,11 +128,7 @@ function startStandIn(): Promise<http.Server> {
           res.write(chunk({ content: ` w${i}` }, i === PACED_TOKENS - 1 ? 'length' : null));
           if (++i < PACED_TOKENS) return;
           clearInterval(timer);
-          if (body.stream_options?.include_usage)
-            res.write(
-              `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { prompt_tokens: 8, completion_tokens: PACED_TOKENS, total_tokens: 8 + PACED_TOKENS } })}\n\n`,
-            );
-          res.end('data: [DONE]\n\n');
+          res.end(`${usage(PACED_TOKENS)}data: [DONE]\n\n`);
         }, PACE_MS);
         res.on('close', () => clearInterval(timer));
         return;
@@ -135,11 +136,7 @@ function startStandIn(): Promise<http.Server> {
       let out = chunk({ role: 'assistant', content: '' }, null);
       for (let i = 0; i < RELAY_TOKENS; i++)
         out += chunk({ content: ` w${i}` }, i === RELAY_TOKENS - 1 ? 'length' : null);
-      if (body.stream_options?.include_usage) {
-        out += `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: { prompt_tokens: 8, completion_tokens: RELAY_TOKENS, total_tokens: 8 + RELAY_TOKENS } })}\n\n`;
-      }
-      out += 'data: [DONE]\n\n';
-      res.end(out);
+      res.end(`${out}${usage(RELAY_TOKENS)}data: [DONE]\n\n`);
     });
   });
   return new Promise((resolve) => server.listen(UPSTREAM_PORT, '127.0.0.1', () => resolve(server)));
@@ -182,22 +179,17 @@ async function startBareProxy(): Promise<BareProxy> {
   });
   return {
     stop: () => child.kill(),
-    cpuSeconds: () => {
-      const stat = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return (Number(fields[11]) + Number(fields[12])) / 100;
-    },
+    cpuSeconds: () => processCpuSeconds(child.pid!),
   };
 }
 
-/** One streamed completion read to the end: total ms and the content chunks seen. */
-async function streamOnce(
+/** A streamed chat completion's request; an answer that is not 2xx is a failure, and thrown. */
+async function postStream(
   url: string,
   key: string | undefined,
   model: string,
-  maxTokens: number,
-): Promise<{ ms: number; tokens: number }> {
-  const started = performance.now();
+  maxTokens?: number,
+): Promise<Response & { body: ReadableStream<Uint8Array> }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
@@ -212,11 +204,27 @@ async function streamOnce(
     failures++;
     throw new Error(`${url}: ${res.status} ${(await res.text()).slice(0, 300)}`);
   }
-  const text = await res.text();
+  return res as Response & { body: ReadableStream<Uint8Array> };
+}
+
+/** The events of a streamed answer that carry content (the role chunk's empty content aside). */
+function contentChunks(text: string): number {
   let tokens = 0;
   for (const line of text.split('\n\n')) if (line.includes('"content"') && !line.includes('"content":""')) tokens++;
+  return tokens;
+}
+
+/** One streamed completion read to the end: total ms and the content chunks seen. */
+async function streamOnce(
+  url: string,
+  key: string | undefined,
+  model: string,
+  maxTokens: number,
+): Promise<{ ms: number; tokens: number }> {
+  const started = performance.now();
+  const text = await (await postStream(url, key, model, maxTokens)).text();
   if (!text.includes('data: [DONE]')) failures++;
-  return { ms: performance.now() - started, tokens };
+  return { ms: performance.now() - started, tokens: contentChunks(text) };
 }
 
 /**
@@ -272,15 +280,7 @@ async function streamTimed(
   model: string,
 ): Promise<{ firstToken: number; ms: number; tokens: number }> {
   const started = performance.now();
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Say something.' }], stream: true }),
-  });
-  if (!res.ok || !res.body) {
-    failures++;
-    throw new Error(`${url}: ${res.status} ${(await res.text()).slice(0, 300)}`);
-  }
+  const res = await postStream(url, key, model);
   const decoder = new TextDecoder();
   let text = '';
   let firstToken = NaN;
@@ -289,8 +289,7 @@ async function streamTimed(
     text += decoder.decode(read.value, { stream: true });
     if (Number.isNaN(firstToken) && /"content":"[^"]/.test(text)) firstToken = performance.now() - started;
   }
-  let tokens = 0;
-  for (const line of text.split('\n\n')) if (line.includes('"content"') && !line.includes('"content":""')) tokens++;
+  const tokens = contentChunks(text);
   if (!text.includes('data: [DONE]') || tokens !== PACED_TOKENS) failures++;
   return { firstToken, ms: performance.now() - started, tokens };
 }
@@ -341,19 +340,14 @@ async function relayPaced(key: string, serverCpuSeconds: () => number, bare: Bar
           `${label === 'through Tuneboard' ? 'Tuneboard (all its threads)' : 'the bare proxy'} ${ms.toFixed(2)} ms (${(ms / (PACED_TOKENS + 1)).toFixed(3)} ms a chunk)`,
         );
       }
+      const times = answers.map((a) => a.ms);
       const row = {
         firstToken: percentile(
           answers.map((a) => a.firstToken),
           50,
         ),
-        p50: percentile(
-          answers.map((a) => a.ms),
-          50,
-        ),
-        p99: percentile(
-          answers.map((a) => a.ms),
-          99,
-        ),
+        p50: percentile(times, 50),
+        p99: percentile(times, 99),
         rate: answers.reduce((n, a) => n + a.tokens, 0) / seconds,
       };
       direct ??= row;

@@ -21,18 +21,23 @@ function groupCpuSeconds(pgid: number): number {
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
-  let ticks = 0;
+  let seconds = 0;
   for (const pid of pids) {
     try {
-      // Fields 14 and 15 of /proc/<pid>/stat, counted after the command name (which may hold spaces).
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      seconds += processCpuSeconds(Number(pid));
     } catch {
       // exited between ps and the read
     }
   }
-  return ticks / CLOCK_TICKS;
+  return seconds;
+}
+
+/** CPU seconds (user + system) one process has used so far, every thread included (Linux). */
+export function processCpuSeconds(pid: number): number {
+  // Fields 14 and 15 of /proc/<pid>/stat, counted after the command name (which may hold spaces).
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 function groupRssMiB(pgid: number): number {
