@@ -192,4 +192,75 @@ describe('relayPost', () => {
       server.close();
     }
   });
+
+  /** A stand-in answering `data: <n>` (the request's number on its connection); `onRequest` may hang up instead. */
+  async function countingServer(onRequest: (nth: number, req: http.IncomingMessage) => boolean) {
+    const seen: { socket: number; nth: number; connection?: string }[] = [];
+    const sockets: unknown[] = [];
+    const server = http.createServer((req, res) => {
+      if (!sockets.includes(req.socket)) sockets.push(req.socket);
+      const nth = seen.filter((s) => s.socket === sockets.indexOf(req.socket)).length + 1;
+      seen.push({ socket: sockets.indexOf(req.socket), nth, connection: req.headers.connection });
+      req.resume();
+      req.on('end', () => {
+        if (!onRequest(nth, req)) return void req.socket.destroy();
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`data: ${nth}\n\n`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+    const post = async () => {
+      const reply = await relayPost(url, '{}', {}, new AbortController().signal);
+      let text = '';
+      for await (const piece of reply.body) text += Buffer.from(piece).toString();
+      return text;
+    };
+    const close = () => {
+      server.closeAllConnections();
+      server.close();
+    };
+    return { seen, post, close, server };
+  }
+
+  it('sends the request once more, on a new connection, when the upstream hangs up a reused socket', async () => {
+    // The upstream closing an idle socket just as it is reused (bench:gateway in CI): a reset before any answer.
+    const upstream = await countingServer((nth) => nth === 1);
+    try {
+      expect(await upstream.post()).toBe('data: 1\n\n');
+      expect(await upstream.post()).toBe('data: 1\n\n');
+      expect(upstream.seen).toEqual([
+        { socket: 0, nth: 1, connection: 'keep-alive' },
+        { socket: 0, nth: 2, connection: 'keep-alive' },
+        { socket: 1, nth: 1, connection: 'close' },
+      ]);
+    } finally {
+      upstream.close();
+    }
+  });
+
+  it('does not send again what failed on a new socket: the upstream is then down, not idle', async () => {
+    const upstream = await countingServer(() => false);
+    try {
+      await expect(upstream.post()).rejects.toMatchObject({ code: 'ECONNRESET' });
+      expect(upstream.seen).toHaveLength(1);
+    } finally {
+      upstream.close();
+    }
+  });
+
+  it("drops an idle socket before the upstream's announced keep-alive timeout", async () => {
+    const upstream = await countingServer(() => true);
+    // Announced as `Keep-Alive: timeout=2`: Node's agent keeps the socket for 1 s (the hint less a second).
+    upstream.server.keepAliveTimeout = 2_000;
+    try {
+      await upstream.post();
+      await new Promise((r) => setTimeout(r, 1_100));
+      await upstream.post();
+      expect(upstream.seen.map((s) => s.socket)).toEqual([0, 1]);
+      expect(upstream.seen[1].connection).toBe('keep-alive');
+    } finally {
+      upstream.close();
+    }
+  });
 });

@@ -3,7 +3,10 @@ import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { config } from '@/lib/config';
+import { componentLogger } from '@/lib/logger';
 import { attachNodeWriter } from './node-writer';
+
+const log = componentLogger('vllm');
 
 /**
  * Relaying chat completions to an OpenAI-compatible server (vLLM) after our own auth, request validation,
@@ -428,16 +431,33 @@ export class SseRelay {
   }
 }
 
+/**
+ * Idle sockets are dropped after 4 s. Node's agent otherwise keeps them for as long as the upstream does, and
+ * reads the upstream's `Keep-Alive: timeout=` hint only when it has a timeout of its own to lower. Uvicorn (vLLM)
+ * and Node both close idle connections after 5 s, uvicorn without the hint: a request sent on such a socket as it
+ * closes is reset (see relayPost).
+ */
+const IDLE_SOCKET_MS = 4_000;
 const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
+  'http:': new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+  'https:': new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
 };
+
+/** How a kept-alive socket that the upstream closed as it was reused fails (before any byte of the answer). */
+const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 /**
  * POSTs a body with Node's HTTP client on kept-alive sockets, and hands back the answer's body as Node's stream.
  * The global fetch would do the same through two layers of web streams and, in a Next.js server, its request
  * tracing: on a relayed completion that was a fifth of the gateway's time on the request thread
  * (bench:gateway).
+ *
+ * A request that fails on a reused socket before any byte of the answer is sent once more, on a new connection:
+ * the upstream closed that socket as the request went out (its idle timeout, a restart). Without this, a client
+ * got 503 "not reachable" from a healthy upstream (bench:gateway in CI, one request of a run); a scratch test
+ * that reused 832 sockets as a busy gateway would, at the moment the upstream closed them, lost 237 to resets.
+ * Sending a chat completion twice is safe even where the upstream had read it: it changes nothing there. The new
+ * connection is not taken from the pool, whose other idle sockets are no younger than the one that failed.
  */
 export function relayPost(
   url: string,
@@ -445,29 +465,40 @@ export function relayPost(
   headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<UpstreamReply> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const client = target.protocol === 'https:' ? https : http;
-    const req = client.request(
-      target,
-      {
-        method: 'POST',
-        agent: agents[target.protocol as 'http:' | 'https:'],
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal,
-      },
-      (res) =>
-        resolve({
-          status: res.statusCode ?? 502,
-          contentType: String(res.headers['content-type'] ?? 'application/json'),
-          body: res,
-          node: res,
-          cancel: () => res.destroy(),
-        }),
-    );
-    req.once('error', reject);
-    req.end(body);
-  });
+  const target = new URL(url);
+  const client = target.protocol === 'https:' ? https : http;
+  const send = (fresh: boolean) =>
+    new Promise<UpstreamReply>((resolve, reject) => {
+      const req = client.request(
+        target,
+        {
+          method: 'POST',
+          // agent false: a connection of its own, closed after this answer.
+          agent: fresh ? false : agents[target.protocol as 'http:' | 'https:'],
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+          signal,
+        },
+        (res) =>
+          resolve({
+            status: res.statusCode ?? 502,
+            contentType: String(res.headers['content-type'] ?? 'application/json'),
+            body: res,
+            node: res,
+            cancel: () => res.destroy(),
+          }),
+      );
+      req.once('error', (err: NodeJS.ErrnoException) => {
+        if (!fresh && req.reusedSocket && !signal.aborted && STALE_SOCKET_ERRORS.has(err.code ?? '')) {
+          log.warn(
+            { code: err.code, url: target.origin },
+            'upstream closed a kept-alive socket as it was reused; retrying',
+          );
+          send(true).then(resolve, reject);
+        } else reject(err);
+      });
+      req.end(body);
+    });
+  return send(false);
 }
 
 let fetchOverride: typeof fetch | undefined;
