@@ -155,7 +155,8 @@ interface BareProxy {
 async function startBareProxy(): Promise<BareProxy> {
   const script = `
     const http = require('node:http');
-    const agent = new http.Agent({ keepAlive: true });
+    // Idle sockets dropped after 4 s, as Tuneboard's relay does, before the stand-in closes them (a reset otherwise).
+    const agent = new http.Agent({ keepAlive: true, timeout: 4000 });
     http.createServer((req, res) => {
       const chunks = [];
       req.on('data', (c) => chunks.push(c));
