@@ -3,6 +3,7 @@ import { and, count, desc, eq, lt, max, min, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { preparedQuery } from '../prepared';
 import { trajectoryGroups } from '../schema';
+import { isStorableStep } from './models';
 
 /*
  * Both queries are range scans of trajectory_groups_model_step_idx (model_id, step, split, seq) and never
@@ -33,6 +34,12 @@ export async function stepsWithGroups(
   before: number | undefined,
   limit: number,
 ): Promise<number[]> {
+  // The cursor comes from the query string and may lie past the int4 range of steps, which Postgres refuses (a
+  // 500): every step is below a larger cursor, and none below a smaller one.
+  if (before !== undefined && !isStorableStep(before)) {
+    if (before < 0) return [];
+    before = undefined;
+  }
   const query = preparedQuery(db, `trajectorySteps.page|${filterShape(f)}|${before !== undefined}`, () =>
     db
       .selectDistinct({ step: trajectoryGroups.step })
