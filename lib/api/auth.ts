@@ -12,7 +12,14 @@ export function readCookie(req: Request, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        // Not percent-encoding we ever wrote (`%ZZ`, a lone surrogate): not our cookie, so no session rather than a
+        // 500; a later cookie of the same name (another path's) may still be.
+      }
+    }
   }
   return undefined;
 }
