@@ -1,3 +1,4 @@
+import { isSaneRequestId } from '@/lib/api/request-id';
 import { methods, route } from '@/lib/api/route';
 import { chatCompletionBodySchema } from '@/lib/schemas/chat';
 import { createChatCompletion } from '@/lib/services/chat';
@@ -25,10 +26,15 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods(
       },
       async ({ principal, req, body }) => {
         const result = await createChatCompletion({ principal, body, headers: req.headers, signal: req.signal });
+        // The id may be the body's `request_id`, any string (vLLM takes it as is): NUL, a line break or an emoji in it
+        // made building the response throw (a 500). The response id keeps it; the header then keeps route()'s own id.
+        const requestId: Record<string, string> = isSaneRequestId(result.requestId)
+          ? { 'x-request-id': result.requestId }
+          : {};
         if (result.kind === 'json') {
           return new Response(result.body, {
             status: result.status ?? 200,
-            headers: { 'content-type': 'application/json', 'x-request-id': result.requestId },
+            headers: { 'content-type': 'application/json', ...requestId },
           });
         }
         return new Response(result.body, {
@@ -36,7 +42,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods(
             'content-type': 'text/event-stream; charset=utf-8',
             'cache-control': 'no-cache, no-transform',
             'x-accel-buffering': 'no',
-            'x-request-id': result.requestId,
+            ...requestId,
           },
         });
       },
