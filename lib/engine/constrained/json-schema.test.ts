@@ -374,6 +374,7 @@ describe('JSON Schema: compile errors', () => {
     [{ anyOf: [{ $ref: '#' }, { type: 'null' }] }, /recursion without consuming input/],
     [{ $ref: 'http://example.com/s.json' }, /only local references/],
     [{ $ref: '#/$defs/missing' }, /does not resolve/],
+    [{ $ref: '#/%ZZ' }, /"#\/%ZZ" at # is not a valid JSON pointer/],
     [{ type: 'string', minLength: 3, maxLength: 2 }, /no output can satisfy the constraint/],
     [{ type: 'string', pattern: '(a+)\\1' }, /pattern at #: backreferences are not supported/],
     [{ type: 'number', multipleOf: 0.5 }, /unsupported keyword "multipleOf"/],

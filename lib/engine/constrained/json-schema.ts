@@ -230,7 +230,13 @@ class JsonCompiler {
       if (!pointer.startsWith('/'))
         throw new ConstraintCompileError(`$ref ${JSON.stringify(ref)} at ${path}: only JSON pointers are supported`);
       for (const raw of pointer.slice(1).split('/')) {
-        const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+        let key: string;
+        try {
+          key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+        } catch {
+          // Not percent-encoding (`%ZZ`): the client's schema is wrong, which is a 400, not the server's fault.
+          throw new ConstraintCompileError(`$ref ${JSON.stringify(ref)} at ${path} is not a valid JSON pointer`);
+        }
         if (Array.isArray(cur)) cur = cur[Number(key)];
         else if (isObject(cur)) cur = cur[key];
         else cur = undefined;
