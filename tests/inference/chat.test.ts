@@ -377,6 +377,14 @@ describe('chat completions through the openai SDK', () => {
       status: 400,
       message: expect.stringContaining('structured_outputs.regex could not be compiled'),
     });
+    // A $ref that is not percent-encoding made the compiler throw a URIError: a 500 until it was caught.
+    await expect(
+      client(user).chat.completions.create({
+        model: TEST_BASE_MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { $ref: '#/%ZZ' } } },
+      }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('is not a valid JSON pointer') });
   });
 });
 
