@@ -8,7 +8,8 @@ import { cx } from './cx';
  *
  * `stacked`: under 640 px each row becomes a card, each cell a line of its column's label beside its value (the
  * labels come from each `Td`'s `label`), for tables whose columns a phone cannot show side by side. The header row stays in
- * the document, visually hidden, for assistive technology.
+ * the document, visually hidden, for assistive technology. A label longer than its column (a metric name such as
+ * `val/exception_rate`) wraps instead of running into the value, and a value is never wider than the card.
  */
 export function Table({
   className,
@@ -21,7 +22,7 @@ export function Table({
         className={cx(
           'w-full border-collapse text-left text-sm',
           stacked &&
-            'max-sm:block max-sm:[&_tbody]:block max-sm:[&_thead]:sr-only max-sm:[&>tbody>tr]:block max-sm:[&>tbody>tr]:px-4 max-sm:[&>tbody>tr]:py-2 max-sm:[&>tbody>tr>td]:grid max-sm:[&>tbody>tr>td]:grid-cols-[6.5rem_minmax(0,1fr)] max-sm:[&>tbody>tr>td]:gap-x-3 max-sm:[&>tbody>tr>td]:px-1 max-sm:[&>tbody>tr>td]:py-1 max-sm:[&>tbody>tr>td]:text-left max-sm:[&>tbody>tr>td:first-child]:pl-1 max-sm:[&>tbody>tr>td:last-child]:pr-1 max-sm:[&>tbody>tr>td>*]:justify-self-start',
+            'max-sm:block max-sm:[&_tbody]:block max-sm:[&_thead]:sr-only max-sm:[&>tbody>tr]:block max-sm:[&>tbody>tr]:px-4 max-sm:[&>tbody>tr]:py-2 max-sm:[&>tbody>tr>td]:grid max-sm:[&>tbody>tr>td]:grid-cols-[6.5rem_minmax(0,1fr)] max-sm:[&>tbody>tr>td]:gap-x-3 max-sm:[&>tbody>tr>td]:px-1 max-sm:[&>tbody>tr>td]:py-1 max-sm:[&>tbody>tr>td]:text-left max-sm:[&>tbody>tr>td:first-child]:pl-1 max-sm:[&>tbody>tr>td:last-child]:pr-1 max-sm:[&>tbody>tr>td>*]:max-w-full max-sm:[&>tbody>tr>td>*]:justify-self-start',
           className,
         )}
         {...props}
@@ -51,7 +52,7 @@ export function Td({ className, label, ...props }: TdHTMLAttributes<HTMLTableCel
       className={cx(
         'px-4 py-3 align-middle first:pl-5 last:pr-5',
         label &&
-          'max-sm:before:row-span-6 max-sm:before:pt-0.5 max-sm:before:text-xs max-sm:before:font-medium max-sm:before:tracking-wide max-sm:before:text-fg-subtle max-sm:before:uppercase max-sm:before:content-[attr(data-label)]',
+          'max-sm:before:row-span-6 max-sm:before:pt-0.5 max-sm:before:font-sans max-sm:before:text-xs max-sm:before:font-medium max-sm:before:tracking-wide max-sm:before:text-fg-subtle max-sm:before:uppercase max-sm:before:wrap-anywhere max-sm:before:whitespace-normal max-sm:before:content-[attr(data-label)]',
         className,
       )}
       {...props}
