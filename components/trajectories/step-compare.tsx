@@ -148,8 +148,12 @@ export function StepCompare({
               {shown.map((row) => (
                 <Fragment key={row.key}>
                   <Tr data-testid="step-compare-row">
-                    <Td label="Prompt" className="w-full max-w-0 truncate text-fg" title={row.key}>
-                      {row.preview || '(no prompt text)'}
+                    {/* max-w-0 lets the column take the room the numbers leave, truncated; on a phone the row is a
+                        card, where a zero-width cell would hide the prompt, so there the text is cut at the card. */}
+                    <Td label="Prompt" className="w-full max-w-0 text-fg max-sm:max-w-none" title={row.key}>
+                      <div className="truncate" data-testid="step-compare-prompt">
+                        {row.preview || '(no prompt text)'}
+                      </div>
                     </Td>
                     <Td label={`Reward ${left}`} className="text-right tabular-nums">
                       {formatNumber(row.a.meanReward)}

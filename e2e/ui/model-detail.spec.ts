@@ -409,4 +409,10 @@ test('trajectories: the same prompts at two steps, with how reward and length mo
     await page.emulateMedia({ colorScheme: theme });
     await compare.screenshot({ path: `test-results/screenshots/${theme}-step-compare.png`, animations: 'disabled' });
   }
+
+  // On a phone each prompt is a card, and its prompt is still there to read (a zero-width cell once hid it).
+  await page.setViewportSize({ width: 390, height: 844 });
+  const prompt = rows.first().getByTestId('step-compare-prompt');
+  await expect(prompt).toHaveText(/\S/);
+  expect((await prompt.boundingBox())!.width).toBeGreaterThan(100);
 });
