@@ -6,7 +6,7 @@ import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 /**
  * completed_steps of num_sequences; a bar only once the total is known (the job has started). A job whose
  * `outcome` (jobOutcome) is "No update" gets no bar: a full green one would read as success for a job that took
- * no step.
+ * no step. A cancelled job's bar is neutral, like its "Cancelled" badge: only a failure is red.
  */
 export function JobProgress({
   job,
@@ -44,7 +44,13 @@ export function JobProgress({
         <div
           className={cx(
             'h-full rounded-full transition-[width] duration-500',
-            job.status === 'FAILED' ? 'bg-danger' : done ? 'bg-success-text' : 'bg-accent',
+            job.status === 'FAILED'
+              ? job.cancelled
+                ? 'bg-fg-subtle'
+                : 'bg-danger'
+              : done
+                ? 'bg-success-text'
+                : 'bg-accent',
           )}
           style={{ width: `${Math.round((done && fraction === null ? 1 : (fraction ?? 0)) * 100)}%` }}
         />
