@@ -1,4 +1,5 @@
 import Link from 'next/link';
+import { Fragment } from 'react';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { formatDuration } from '@/lib/client/format-time';
@@ -10,7 +11,7 @@ import { JobLink } from './job-link';
 import { JobStatusBadge } from './job-status-badge';
 
 /** The settings a person compares between jobs, from the resolved config. */
-function settingsOf(job: EntityJobDto): string {
+function settingsOf(job: EntityJobDto): string[] {
   const c = job.config as Record<string, unknown>;
   const lr = Array.isArray(c.learning_rate) ? `${c.learning_rate[0]}…` : c.learning_rate;
   const parts = [
@@ -18,7 +19,19 @@ function settingsOf(job: EntityJobDto): string {
     c.batch_size !== undefined ? `batch ${c.batch_size}` : null,
     c.epochs !== undefined && job.type === 'sft' ? `${c.epochs} epoch${c.epochs === 1 ? '' : 's'}` : null,
   ];
-  return parts.filter(Boolean).join(' · ') || '—';
+  return parts.filter((p): p is string => p !== null);
+}
+
+/** The settings on one line where the column has room; otherwise they wrap between settings, never inside one. */
+function SettingsCell({ job }: { job: EntityJobDto }) {
+  const parts = settingsOf(job);
+  if (parts.length === 0) return <>—</>;
+  return parts.map((part, i) => (
+    <Fragment key={part}>
+      {i > 0 ? ' · ' : null}
+      <span className="whitespace-nowrap">{part}</span>
+    </Fragment>
+  ));
 }
 
 const plural = (n: number, word: string) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
@@ -97,7 +110,8 @@ export function EntityJobsTable({
               <Td label="Job">
                 <JobLink job={job} href={hrefFor(job)} />
               </Td>
-              <Td label="Model" className="whitespace-nowrap">
+              {/* May wrap (at a name's hyphens): a long name must not push Duration and Created out of view. */}
+              <Td label="Model">
                 <Link href={modelHref(job)} className="text-fg hover:text-accent-text hover:underline">
                   {job.model.name}
                 </Link>
@@ -122,8 +136,8 @@ export function EntityJobsTable({
               <Td label="Data">
                 <DataCell job={job} />
               </Td>
-              <Td label="Settings" className="text-xs whitespace-nowrap text-fg-muted">
-                {settingsOf(job)}
+              <Td label="Settings" className="text-xs text-fg-muted">
+                <SettingsCell job={job} />
               </Td>
               <Td label="Duration" className="text-right whitespace-nowrap text-fg-muted tabular-nums">
                 <DurationCell job={job} />
