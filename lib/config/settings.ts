@@ -86,7 +86,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: positiveNumber,
     defaultText: '`256`',
     meaning:
-      'Body limit of training-job and `/log` requests (trajectories carry per-token logprobs); larger bodies get 413',
+      'Body limit of training-job, `/log` and dataset-upload requests (trajectories carry per-token logprobs); larger bodies get 413',
   },
   {
     env: 'TUNEBOARD_MAX_SMALL_BODY_MB',
