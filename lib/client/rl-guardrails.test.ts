@@ -15,6 +15,8 @@ describe('jobOutcome', () => {
     const out = jobOutcome(job(), { 'train/num_groups_trainable': 0, 'train/num_groups_submitted': 8 });
     expect(out).toMatchObject({ kind: 'no-update', trainable: 0, submitted: 8 });
     expect(out.kind === 'no-update' && out.label).toBe('No update: 0 of 8 groups had a reward spread');
+    const one = jobOutcome(job(), { 'train/num_groups_trainable': 0, 'train/num_groups_submitted': 1 });
+    expect(one.kind === 'no-update' && one.label).toBe('No update: the one group had no reward spread');
   });
 
   it('says so when the job had no groups at all', () => {

@@ -49,7 +49,12 @@ export function jobOutcome(job: JobLike, metrics?: Record<string, number> | null
     kind: 'no-update',
     trainable: 0,
     submitted: n,
-    label: n === null ? 'No update: no group had a reward spread' : `No update: 0 of ${n} groups had a reward spread`,
+    label:
+      n === null
+        ? 'No update: no group had a reward spread'
+        : n === 1
+          ? 'No update: the one group had no reward spread'
+          : `No update: 0 of ${n} groups had a reward spread`,
     detail:
       'Every trajectory of a group got the same reward, so every advantage was 0 and the weights did not change. Vary the rollouts (temperature, more per group) or the reward.',
   };
