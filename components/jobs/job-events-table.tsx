@@ -1,4 +1,5 @@
 import { Badge, type BadgeTone } from '@/components/ui/badge';
+import { cx } from '@/components/ui/cx';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { formatDateTime } from '@/lib/client/format-time';
 import { eventSummary } from '@/lib/client/job-events';
@@ -11,10 +12,13 @@ const TONES: Record<JobEventDto['type'], BadgeTone> = {
   training_failed: 'danger',
 };
 
-/** `firstIndex` numbers the rows (chronological pages); newest-first pages have no known position. */
+/**
+ * `firstIndex` numbers the rows (chronological pages); newest-first pages have no known position.
+ * Stacked: a phone cannot show a step's metrics beside its time, and sideways scrolling hid the time.
+ */
 export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; firstIndex?: number }) {
   return (
-    <Table data-testid="job-events-table">
+    <Table stacked data-testid="job-events-table">
       <caption className="sr-only">Job events</caption>
       <thead>
         <tr>
@@ -25,22 +29,35 @@ export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; 
         </tr>
       </thead>
       <tbody>
-        {events.map((event, i) => (
-          <Tr key={event.id} data-testid="job-event-row">
-            {firstIndex !== undefined ? (
-              <Td className="text-right text-fg-subtle tabular-nums">{firstIndex + i}</Td>
-            ) : null}
-            <Td>
-              <Badge tone={TONES[event.type]}>{event.type}</Badge>
-            </Td>
-            <Td className="max-w-xl font-mono text-xs break-words whitespace-pre-wrap text-fg-muted">
-              {eventSummary(event)}
-            </Td>
-            <Td className="text-right text-xs whitespace-nowrap text-fg-muted">
-              <time dateTime={event.created_at}>{formatDateTime(event.created_at, 'UTC')}</time>
-            </Td>
-          </Tr>
-        ))}
+        {events.map((event, i) => {
+          const summary = eventSummary(event);
+          return (
+            <Tr key={event.id} data-testid="job-event-row">
+              {firstIndex !== undefined ? (
+                <Td label="#" className="text-right text-fg-subtle tabular-nums">
+                  {firstIndex + i}
+                </Td>
+              ) : null}
+              <Td label="Type">
+                <Badge tone={TONES[event.type]}>{event.type}</Badge>
+              </Td>
+              {/* An event without data (training_ended) would be a card line with a label and nothing beside it. */}
+              <Td
+                label="Data"
+                className={cx(
+                  'max-w-xl font-mono text-xs break-words whitespace-pre-wrap text-fg-muted',
+                  // Important: the stacked table's own rule making every cell a grid is more specific.
+                  summary === '' && 'max-sm:hidden!',
+                )}
+              >
+                {summary}
+              </Td>
+              <Td label="Time" className="text-right text-xs whitespace-nowrap text-fg-muted">
+                <time dateTime={event.created_at}>{formatDateTime(event.created_at, 'UTC')}</time>
+              </Td>
+            </Tr>
+          );
+        })}
       </tbody>
     </Table>
   );
