@@ -31,7 +31,8 @@ export function CardHeader({ title, description, actions, as: Heading = 'h2', id
         </Heading>
         {description ? <p className="mt-0.5 text-sm text-fg-muted">{description}</p> : null}
       </div>
-      {actions ? <div className="flex shrink-0 items-center gap-2">{actions}</div> : null}
+      {/* max-w-full: actions wider than a phone's card (a segmented filter) wrap inside it instead of being clipped. */}
+      {actions ? <div className="flex max-w-full shrink-0 items-center gap-2">{actions}</div> : null}
     </header>
   );
 }

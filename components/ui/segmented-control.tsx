@@ -17,6 +17,7 @@ interface SegmentedControlProps<T extends string> {
 /**
  * A choice of a few options shown side by side. Native radio inputs underneath: arrow keys move the
  * choice, the group is announced with its name, and no ARIA roles need to be kept in sync by hand.
+ * Options wrap onto another line when the control is wider than its container (a phone), so none is cut off.
  */
 export function SegmentedControl<T extends string>({
   label,
@@ -30,7 +31,10 @@ export function SegmentedControl<T extends string>({
   const name = useId();
   return (
     <fieldset
-      className={cx('inline-flex rounded-lg border border-line-strong bg-surface-muted p-0.5', className)}
+      className={cx(
+        'inline-flex max-w-full min-w-0 flex-wrap rounded-lg border border-line-strong bg-surface-muted p-0.5',
+        className,
+      )}
       data-testid={rest['data-testid']}
     >
       <legend className="sr-only">{label}</legend>
@@ -38,7 +42,8 @@ export function SegmentedControl<T extends string>({
         <label
           key={option.value}
           className={cx(
-            'relative flex cursor-pointer items-center rounded-md font-medium whitespace-nowrap transition-colors',
+            // grow: only a wrapped control has room to spare; its lines fill it evenly instead of leaving a ragged gap.
+            'relative flex grow cursor-pointer items-center justify-center rounded-md font-medium whitespace-nowrap transition-colors',
             'has-[:focus-visible]:outline-2 has-[:focus-visible]:outline-offset-1 has-[:focus-visible]:outline-ring',
             size === 'sm' ? 'h-7 px-2.5 text-xs' : 'h-8 px-3 text-sm',
             option.value === value ? 'bg-surface text-fg shadow-xs ring-1 ring-line' : 'text-fg-muted hover:text-fg',
