@@ -26,12 +26,18 @@ function settingsOf(job: EntityJobDto): string[] {
 function SettingsCell({ job }: { job: EntityJobDto }) {
   const parts = settingsOf(job);
   if (parts.length === 0) return <>—</>;
-  return parts.map((part, i) => (
-    <Fragment key={part}>
-      {i > 0 ? ' · ' : null}
-      <span className="whitespace-nowrap">{part}</span>
-    </Fragment>
-  ));
+  // One element: a phone's stacked table makes each child of a cell a grid item, which put every " · " on a line
+  // of its own.
+  return (
+    <span>
+      {parts.map((part, i) => (
+        <Fragment key={part}>
+          {i > 0 ? ' · ' : null}
+          <span className="whitespace-nowrap">{part}</span>
+        </Fragment>
+      ))}
+    </span>
+  );
 }
 
 const plural = (n: number, word: string) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
