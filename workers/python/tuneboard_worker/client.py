@@ -19,6 +19,7 @@ class ProtocolError(Exception):
         super().__init__(f"{method} {path} answered {status}: {text[:500]}")
         self.status = status
         self.text = text
+        self.call = f"{method} {path}"
 
 
 class LeaseLost(ProtocolError):
@@ -36,10 +37,16 @@ class WorkerClient:
         timeout: float = 600.0,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.worker_id = worker_id
         self.retries = retries
+        # Calls about a job keep retrying for this long (the runner sets the job's lease): until the lease runs
+        # out the server still holds the job, so a server restart or a network blip shorter than that must not
+        # fail a job that would have carried on. After it, the server has failed the job itself.
+        self.job_retry_seconds = 0.0
         self._sleep = sleep
+        self._clock = clock
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
             headers={"authorization": f"Bearer {token}"},
@@ -51,14 +58,19 @@ class WorkerClient:
     def close(self) -> None:
         self._http.close()
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        for attempt in range(self.retries + 1):
+    def _request(self, method: str, path: str, *, retry_for: float = 0.0, **kwargs: Any) -> httpx.Response:
+        """retry_for: keep retrying (connection errors, 5xx) for at least this many seconds, past `retries`."""
+        started = self._clock()
+        attempt = 0
+        while True:
+            give_up = attempt >= self.retries and self._clock() - started >= retry_for
             try:
                 res = self._http.request(method, path, **kwargs)
             except httpx.TransportError:
-                if attempt >= self.retries:
+                if give_up:
                     raise
                 self._sleep(min(8.0, 0.25 * 2**attempt))
+                attempt += 1
                 continue
             if res.status_code < 500:
                 if res.status_code == 409:
@@ -66,10 +78,10 @@ class WorkerClient:
                 if res.status_code >= 400:
                     raise ProtocolError(method, path, res.status_code, res.text)
                 return res
-            if attempt >= self.retries:
+            if give_up:
                 raise ProtocolError(method, path, res.status_code, res.text)
             self._sleep(min(8.0, 0.25 * 2**attempt))
-        raise AssertionError("unreachable")
+            attempt += 1
 
     # --- the protocol ---------------------------------------------------------------------------------------
 
@@ -97,16 +109,17 @@ class WorkerClient:
     def append_events(self, job_id: str, events: list[dict[str, Any]]) -> None:
         seq = self._sent.get(job_id, 0)
         body = {"worker_id": self.worker_id, "events": events, "seq": seq}
-        self._request("POST", f"/v1/workers/jobs/{job_id}/events", json=body)
+        self._request("POST", f"/v1/workers/jobs/{job_id}/events", json=body, retry_for=self.job_retry_seconds)
         self._sent[job_id] = seq + len(events)
 
     def job_input(self, job_id: str) -> dict[str, Any]:
-        return self._request("GET", f"/v1/workers/jobs/{job_id}/input", params={"worker_id": self.worker_id}).json()
+        params = {"worker_id": self.worker_id}
+        return self._request("GET", f"/v1/workers/jobs/{job_id}/input", params=params, retry_for=self.job_retry_seconds).json()
 
     def base_weights(self, job_id: str, file: str | None = None) -> bytes | None:
         """The checkpoint to train from (adapter weights, or with file=adapter_config.json its config); None: the base."""
         params = {"worker_id": self.worker_id, **({"file": file} if file else {})}
-        res = self._request("GET", f"/v1/workers/jobs/{job_id}/weights", params=params)
+        res = self._request("GET", f"/v1/workers/jobs/{job_id}/weights", params=params, retry_for=self.job_retry_seconds)
         return None if res.status_code == 204 else res.content
 
     def upload(self, job_id: str, file: str, data: bytes) -> str:
@@ -116,6 +129,7 @@ class WorkerClient:
             params={"worker_id": self.worker_id, "file": file},
             content=data,
             headers={"content-type": "application/octet-stream"},
+            retry_for=self.job_retry_seconds,
         )
         return res.json()["artifact_key"]
 
@@ -123,11 +137,11 @@ class WorkerClient:
         body: dict[str, Any] = {"worker_id": self.worker_id, "artifact_key": artifact_key}
         if metrics:
             body["metrics"] = metrics
-        step = self._request("POST", f"/v1/workers/jobs/{job_id}/complete", json=body).json()["step"]
+        step = self._request("POST", f"/v1/workers/jobs/{job_id}/complete", json=body, retry_for=self.job_retry_seconds).json()["step"]
         self._sent.pop(job_id, None)
         return int(step)
 
     def fail(self, job_id: str, message: str) -> None:
         body = {"worker_id": self.worker_id, "error_message": message[:20000]}
-        self._request("POST", f"/v1/workers/jobs/{job_id}/fail", json=body)
+        self._request("POST", f"/v1/workers/jobs/{job_id}/fail", json=body, retry_for=self.job_retry_seconds)
         self._sent.pop(job_id, None)

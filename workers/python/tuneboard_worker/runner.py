@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import httpx
 import torch
 
 from . import __version__, distributed
@@ -148,6 +149,19 @@ def failure_message(err: BaseException, job: dict, opts: Options) -> str:
         return f"The disk of worker {opts.worker_id} is full (writing the checkpoint under {where}): free space there or start the worker with --work-dir on a larger disk."
     if isinstance(err, ProtocolError) and err.status == 413:
         return "The server refused the checkpoint as too large (TUNEBOARD_MAX_CHECKPOINT_MB on the server); use a smaller lora_rank."
+    if isinstance(err, httpx.TransportError):
+        return (
+            f"Worker {opts.worker_id} could not reach the Tuneboard server at {opts.server_url} for longer than the "
+            f"job's lease ({type(err).__name__}: {str(err)[:200]}); submit the job again."
+        )
+    if isinstance(err, ProtocolError):
+        # The server refused or failed a call after the client's retries: say which, with the server's own words,
+        # rather than "internal error" (a 5xx on the checkpoint upload reads as a worker bug otherwise).
+        return (
+            f"The Tuneboard server answered {err.status} to worker {opts.worker_id}'s {err.call} "
+            f"({err.text[:300] or 'no message'}){', after retries' if err.status >= 500 else ''}; submit the job again, "
+            "and if it recurs see the server's log."
+        )
     if isinstance(err, Stopped):
         return f"The worker {opts.worker_id} was stopped during training (signal); submit the job again."
     return f"Training failed with an internal error ({type(err).__name__}: {str(err)[:300]}); see the log of worker {opts.worker_id}"
@@ -254,7 +268,9 @@ class Worker:
     def run_job(self, job: dict) -> None:
         ctx: Any = JobContext(self.client, job, self.stop_now)
         done = threading.Event()
-        every = self.opts.heartbeat_seconds or max(1.0, float(job.get("lease_seconds", 60)) / 4)
+        lease = float(job.get("lease_seconds", 60))
+        every = self.opts.heartbeat_seconds or max(1.0, lease / 4)
+        self.client.job_retry_seconds = lease
         beat = threading.Thread(target=self._heartbeat, args=(ctx, done, every), daemon=True)
         beat.start()
         log.info("job %s: %s on %s", job["id"], job["kind"], job["base_model"])

@@ -1,0 +1,141 @@
+"""Jobs the worker cannot run fail promptly, with a message the user can act on, and the worker carries on.
+
+No Tuneboard server here: a fake one (httpx.MockTransport) answers the worker routes and records what the worker
+reports, and the client's retry back-off runs on a fake clock, so the retry cases take no wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tuneboard_worker.client import WorkerClient
+from tuneboard_worker.runner import Options, Worker
+
+EXAMPLES = [{"line": 1, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}]
+
+
+class FakeServer:
+    """The worker routes for one job at a time; `down(path)` makes a call fail as a connection error."""
+
+    def __init__(self, job_input: dict, upload_status: int = 200, down=lambda path: False):
+        self.job_input = job_input
+        self.upload_status = upload_status
+        self.down = down
+        self.events: list[dict] = []
+        self.failed: str | None = None
+        self.completed: dict | None = None
+
+    def __call__(self, req: httpx.Request) -> httpx.Response:
+        p = req.url.path
+        if self.down(p):
+            raise httpx.ConnectError("connection refused", request=req)
+        if p.endswith("/heartbeat"):
+            return httpx.Response(200, json={"cancelled": False})
+        if p.endswith("/input"):
+            return httpx.Response(200, json=self.job_input)
+        if p.endswith("/weights"):
+            return httpx.Response(204)
+        if p.endswith("/events"):
+            self.events += json.loads(req.content)["events"]
+            return httpx.Response(200, json={})
+        if p.endswith("/checkpoint"):
+            if self.upload_status != 200:
+                return httpx.Response(self.upload_status, text="refused by the test")
+            return httpx.Response(200, json={"artifact_key": "models/m/checkpoints/j/adapter_model.safetensors"})
+        if p.endswith("/complete"):
+            self.completed = json.loads(req.content)
+            return httpx.Response(200, json={"step": 1})
+        if p.endswith("/fail"):
+            self.failed = json.loads(req.content)["error_message"]
+            return httpx.Response(200, json={})
+        return httpx.Response(404)
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_worker(server: FakeServer, models_dir: Path, clock: FakeClock | None = None, **opts) -> Worker:
+    clock = clock or FakeClock()
+    # Heartbeats every 100 s: none during these short jobs, so only the training thread talks to the fake.
+    options = Options(server_url="http://fake", token="t", worker_id="pytest-failures", device="cpu", models_dir=models_dir, heartbeat_seconds=100, **opts)
+    client = WorkerClient("http://fake", "t", "pytest-failures", transport=httpx.MockTransport(server), sleep=clock.sleep, clock=clock)
+    return Worker(options, client)
+
+
+def sft_job(path: str | None = "tiny-qwen3", base_model: str = "test/tiny-qwen3", **config) -> dict:
+    return {
+        "id": "job-1",
+        "kind": "sft",
+        "backend": "hf",
+        "base_model": base_model,
+        "base_model_path": path,
+        "lease_seconds": 60,
+        "config": {"batch_size": 1, "learning_rate": 1e-3, "epochs": 1, **config},
+        "base_checkpoint": None,
+    }
+
+
+def run(job: dict, models_dir: Path, **kw) -> tuple[FakeServer, float]:
+    server = FakeServer({"examples": EXAMPLES, "file": "train.jsonl"}, **{k: v for k, v in kw.items() if k in ("upload_status", "down")})
+    if "job_input" in kw:
+        server.job_input = kw["job_input"]
+    worker = make_worker(server, models_dir, **{k: v for k, v in kw.items() if k in ("max_seq_len_override", "hf_cache")})
+    t = time.monotonic()
+    worker.run_job(job)
+    return server, time.monotonic() - t
+
+
+@pytest.mark.parametrize("status, says", [(413, "too large"), (500, "answered 500"), (400, "answered 400")])
+def test_a_checkpoint_upload_the_server_refuses_fails_the_job_with_the_servers_answer(models_dir, status, says):
+    # Before (5xx/4xx other than 413): "Training failed with an internal error (ProtocolError: …)".
+    server, _ = run(sft_job(), models_dir, upload_status=status)
+    assert server.failed is not None and says in server.failed and "internal error" not in server.failed
+    assert server.completed is None
+
+
+def _down_after_first_step(server_box: list, calls: int):
+    """Event posts after the first gradient_step fail `calls` times (a server restart), then succeed."""
+    left = [calls]
+
+    def down(path: str) -> bool:
+        server = server_box[0]
+        if path.endswith("/events") and any(e["type"] == "gradient_step" for e in server.events) and left[0] > 0:
+            left[0] -= 1
+            return True
+        return False
+
+    return down
+
+
+def test_a_server_away_for_less_than_the_lease_does_not_fail_the_job(models_dir):
+    # 9 failed tries of one call: 40 s of back-off (fake clock), past the client's 6 retries (16 s), which
+    # failed the job before although the server still held it (lease 60 s).
+    box: list = []
+    server = FakeServer({"examples": EXAMPLES * 3, "file": "train.jsonl"}, down=_down_after_first_step(box, 9))
+    box.append(server)
+    make_worker(server, models_dir).run_job(sft_job())
+    assert server.failed is None and server.completed is not None
+    assert [e["type"] for e in server.events] == ["training_started"] + ["gradient_step"] * 3
+
+
+def test_a_server_away_for_longer_than_the_lease_fails_the_job_saying_so(models_dir):
+    box: list = []
+    server = FakeServer({"examples": EXAMPLES * 3, "file": "train.jsonl"}, down=_down_after_first_step(box, 1000))
+    box.append(server)
+    worker = make_worker(server, models_dir)
+    worker.run_job(sft_job())  # returns: the worker goes on to claim the next job
+    assert server.failed is not None and "could not reach the Tuneboard server" in server.failed
+    assert server.completed is None
