@@ -7,6 +7,8 @@ reports, and the client's retry back-off runs on a fake clock, so the retry case
 from __future__ import annotations
 
 import json
+import shutil
+import socket
 import time
 from pathlib import Path
 
@@ -96,6 +98,63 @@ def run(job: dict, models_dir: Path, **kw) -> tuple[FakeServer, float]:
     t = time.monotonic()
     worker.run_job(job)
     return server, time.monotonic() - t
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_hub_model_missing_from_the_cache_fails_in_seconds_when_the_hub_is_unreachable(models_dir, tmp_path, monkeypatch):
+    # Before: huggingface_hub retried each file with back-off, about 50 s with DNS failing at once (minutes
+    # where packets are dropped), before the job failed.
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    server, took = run(sft_job(path=None, base_model="nobody/not-in-the-cache"), models_dir, hf_cache=str(tmp_path / "hf-cache"))
+    assert took < 20
+    assert server.failed is not None and server.completed is None and server.events == []
+    assert "is not in the Hugging Face cache" in server.failed and "cannot be reached" in server.failed
+    assert "hf download" in server.failed
+
+
+def _broken_copy(models_dir: Path, tmp_path: Path, how: str) -> Path:
+    d = tmp_path / f"broken-{how}"
+    shutil.copytree(models_dir / "tiny-qwen3", d)
+    if how == "config-not-json":
+        (d / "config.json").write_text("{not json")
+    elif how == "unknown-model-type":
+        config = json.loads((d / "config.json").read_text())
+        config["model_type"] = "no-such-architecture"
+        (d / "config.json").write_text(json.dumps(config))
+    elif how == "no-tokenizer":
+        (d / "tokenizer.json").unlink()
+        (d / "tokenizer_config.json").unlink()
+    elif how == "no-weights":
+        (d / "model.safetensors").unlink()
+    return d
+
+
+@pytest.mark.parametrize(
+    "how, says",
+    [
+        ("config-not-json", "is not a valid JSON file"),
+        # Before: "internal error (ValueError: …)".
+        ("unknown-model-type", "no-such-architecture"),
+        # Before: "has no chat template" (Transformers built an empty tokenizer from config.json's model_type).
+        ("no-tokenizer", "has no tokenizer"),
+        ("no-weights", "no file named model.safetensors"),
+    ],
+)
+def test_a_broken_model_directory_fails_the_job_saying_what_is_wrong(models_dir, tmp_path, how, says):
+    d = _broken_copy(models_dir, tmp_path, how)
+    server, took = run(sft_job(path=str(d)), models_dir)
+    assert server.failed is not None and says in server.failed, server.failed
+    assert "internal error" not in server.failed
+    assert server.events == [] and took < 30
 
 
 @pytest.mark.parametrize("status, says", [(413, "too large"), (500, "answered 500"), (400, "answered 400")])

@@ -49,6 +49,13 @@ def resolve_model_source(base_model: str, base_model_path: str | None, models_di
         )
     if not (p / "config.json").is_file():
         raise TrainingError(f"{p} is not a Hugging Face model directory (no config.json) for base model {base_model}")
+    # Without its tokenizer files Transformers still builds a tokenizer (an empty one, from config.json's
+    # model_type), which only fails later as a confusing "no chat template": say what is missing instead.
+    if not any(f.name.startswith(("tokenizer", "vocab", "spiece", "tekken")) and f.name != "tokenizer_config.json" for f in p.iterdir()):
+        raise TrainingError(
+            f"The directory of base model {base_model} ({p}) has no tokenizer (tokenizer.json or the tokenizer's "
+            "vocabulary files): copy the tokenizer files of the model there."
+        )
     return str(p)
 
 
@@ -68,26 +75,64 @@ def load_base(source: str, base_model: str, device: torch.device, dtype: torch.d
     _cache = None
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    def load(local_only: bool) -> tuple[Any, Any]:
+        tok = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir, local_files_only=local_only)
+        return tok, AutoModelForCausalLM.from_pretrained(source, dtype=dtype, cache_dir=cache_dir, local_files_only=local_only)
+
+    def cannot_load(err: BaseException, advice: str) -> TrainingError:
+        # ValueError: a config.json Transformers cannot use (unknown model_type, bad values), not a worker bug.
+        return TrainingError(f"Cannot load base model {base_model} from {source}: {str(err).rstrip('.')}. {advice}")
+
+    local_dir = Path(source).is_dir()
+    # The cache (or the directory) first: a model that is there loads without touching the network, and one
+    # that is not would otherwise cost huggingface_hub's retries, about a minute per file with DNS failing fast
+    # and far longer where the network drops packets, before the job could fail.
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, cache_dir=cache_dir)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, cache_dir=cache_dir)
-    except OSError as err:
-        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-        raise TrainingError(
-            f"Cannot load base model {base_model} from {source}: {err}. "
-            + (
-                "HF_HUB_OFFLINE=1 is set: download it into the Hugging Face cache first (huggingface-cli download), "
-                "or give it a local 'path' in the base-models file."
-                if offline
-                else "Check the directory or the Hugging Face cache (--hf-cache) on this worker."
-            )
-        ) from err
+        tokenizer, model = load(local_only=True)
+    except (OSError, ValueError) as err:
+        if local_dir:
+            raise cannot_load(err, "Check the files of that directory on this worker.") from err
+        if _hub_offline():
+            raise cannot_load(
+                err,
+                "HF_HUB_OFFLINE=1 is set: download it into the Hugging Face cache first (hf download), "
+                "or give it a local 'path' in the base-models file.",
+            ) from err
+        unreachable = _hub_unreachable()
+        if unreachable:
+            raise TrainingError(
+                f"Base model {base_model} is not in the Hugging Face cache of worker {os.uname().nodename} "
+                f"({cache_dir or 'HF_HOME'}) and the Hugging Face Hub cannot be reached from it ({unreachable}). "
+                "Download the model into that cache (hf download), or give it a local 'path' in the base-models file."
+            ) from err
+        try:
+            tokenizer, model = load(local_only=False)
+        except (OSError, ValueError) as err2:
+            raise cannot_load(err2, "Check the model id, the Hugging Face cache (--hf-cache) and HF_TOKEN on this worker.") from err2
     if tokenizer.chat_template is None:
         raise TrainingError(f"The tokenizer of {base_model} has no chat template; the worker needs one to format conversations")
     model.to(device)
     model.config.use_cache = False
     _cache = LoadedBase(key=key, model=model, tokenizer=tokenizer)
     return _cache
+
+
+def _hub_offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
+def _hub_unreachable(timeout: float = 5.0) -> str | None:
+    """Why the Hub's endpoint cannot be reached (one request, a few seconds at most), or None when it answers."""
+    import httpx
+    from huggingface_hub import constants
+
+    try:
+        httpx.head(constants.ENDPOINT, timeout=timeout)
+    except httpx.HTTPError as err:
+        return f"{constants.ENDPOINT}: {type(err).__name__}: {err}"
+    return None
 
 
 def drop_cache() -> None:
