@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tuneboard_worker.client import WorkerClient
+from tuneboard_worker.model import drop_cache
 from tuneboard_worker.runner import Options, Worker
 
 EXAMPLES = [{"line": 1, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}]
@@ -155,6 +156,18 @@ def test_a_broken_model_directory_fails_the_job_saying_what_is_wrong(models_dir,
     assert server.failed is not None and says in server.failed, server.failed
     assert "internal error" not in server.failed
     assert server.events == [] and took < 30
+
+
+def test_unknown_lora_target_modules_fail_the_job_and_the_next_job_trains(models_dir):
+    # Before: "internal error (NoMatchingPeftModuleError: …)". The server cannot check the names: it does not
+    # know the architecture.
+    drop_cache()
+    server, _ = run(sft_job(lora={"target_modules": ["no_such_proj"]}), models_dir)
+    assert server.failed is not None and "lora_target_modules" in server.failed and "q_proj" in server.failed
+    assert "internal error" not in server.failed
+    server, _ = run(sft_job(), models_dir)
+    assert server.failed is None and server.completed is not None
+    assert [e["type"] for e in server.events] == ["training_started", "gradient_step"]
 
 
 @pytest.mark.parametrize("status, says", [(413, "too large"), (500, "answered 500"), (400, "answered 400")])

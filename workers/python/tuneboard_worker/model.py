@@ -156,20 +156,33 @@ def attach_adapter(base: LoadedBase, lora: dict[str, Any], adapter: tuple[bytes,
     if gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.enable_input_require_grads()
-    if adapter is None:
-        config = LoraConfig(
-            r=int(lora["rank"]),
-            lora_alpha=float(lora["alpha"]),
-            lora_dropout=float(lora["dropout"]),
-            target_modules=lora["target_modules"],
-            task_type="CAUSAL_LM",
-        )
-        return get_peft_model(model, config)
-    config_bytes, weights = adapter
-    with tempfile.TemporaryDirectory(prefix="tuneboard-adapter-") as d:
-        Path(d, "adapter_config.json").write_bytes(config_bytes)
-        Path(d, "adapter_model.safetensors").write_bytes(weights)
-        return PeftModel.from_pretrained(model, d, is_trainable=True)
+    try:
+        if adapter is None:
+            config = LoraConfig(
+                r=int(lora["rank"]),
+                lora_alpha=float(lora["alpha"]),
+                lora_dropout=float(lora["dropout"]),
+                target_modules=lora["target_modules"],
+                task_type="CAUSAL_LM",
+            )
+            return get_peft_model(model, config)
+        config_bytes, weights = adapter
+        with tempfile.TemporaryDirectory(prefix="tuneboard-adapter-") as d:
+            Path(d, "adapter_config.json").write_bytes(config_bytes)
+            Path(d, "adapter_model.safetensors").write_bytes(weights)
+            return PeftModel.from_pretrained(model, d, is_trainable=True)
+    except ValueError as err:
+        # The base model may be half wrapped (LoRA layers, gradient checkpointing): the next job loads it afresh.
+        drop_cache()
+        if adapter is not None:
+            raise TrainingError(f"The previous checkpoint's LoRA adapter cannot be loaded onto {base.key[0]}: {err}") from err
+        # The server cannot check module names (it does not know the architecture): PEFT's error says what was
+        # asked, the list says what there is.
+        names = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and "." in n})
+        raise TrainingError(
+            f"lora_target_modules {lora['target_modules']!r} cannot be used with this base model ({err}). "
+            f"Its linear layers are named: {', '.join(names)}; or leave lora_target_modules out for all of them."
+        ) from err
 
 
 def detach_adapter(peft_model: Any) -> None:
