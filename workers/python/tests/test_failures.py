@@ -211,3 +211,40 @@ def test_a_server_away_for_longer_than_the_lease_fails_the_job_saying_so(models_
     worker.run_job(sft_job())  # returns: the worker goes on to claim the next job
     assert server.failed is not None and "could not reach the Tuneboard server" in server.failed
     assert server.completed is None
+
+
+def test_a_server_that_accepts_but_never_answers_holds_a_heartbeat_for_seconds_not_minutes():
+    # Before: every call waited 600 s for an answer (sized for uploads), 70 minutes with the retries, so a hung
+    # server held the heartbeat thread, and the training loop at its next event, far past the job's lease.
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)  # connections complete in the backlog; nothing ever reads or answers them
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def hold():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                pass
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        client = WorkerClient(url, "t", "pytest-failures", retries=1, call_timeout=0.5, sleep=lambda s: None)
+        t = time.monotonic()
+        with pytest.raises(httpx.ReadTimeout):
+            client.heartbeat("job-1")
+        assert time.monotonic() - t < 5
+        client.close()
+    finally:
+        stop.set()
+        holder.join()
+        for c in accepted:
+            c.close()
+        listener.close()

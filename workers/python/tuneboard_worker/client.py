@@ -35,12 +35,18 @@ class WorkerClient:
         *,
         retries: int = 6,
         timeout: float = 600.0,
+        call_timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.worker_id = worker_id
         self.retries = retries
+        # The small JSON calls (claim, heartbeat, events, fail) wait this long for an answer, not `timeout`
+        # (sized for checkpoint uploads and large inputs): a server that accepts connections but does not answer
+        # would otherwise hold a heartbeat, or the training loop's next event, for 600 s per try, 70 minutes with
+        # the retries, far past the job's lease.
+        self._short = httpx.Timeout(call_timeout, connect=10.0)
         # Calls about a job keep retrying for this long (the runner sets the job's lease): until the lease runs
         # out the server still holds the job, so a server restart or a network blip shorter than that must not
         # fail a job that would have carried on. After it, the server has failed the job itself.
@@ -97,19 +103,19 @@ class WorkerClient:
             body["info"] = info
         if model_ids:
             body["model_ids"] = model_ids
-        return self._request("POST", "/v1/workers/claim", json=body).json()["job"]
+        return self._request("POST", "/v1/workers/claim", json=body, timeout=self._short).json()["job"]
 
     def heartbeat(self, job_id: str, info: dict[str, Any] | None = None) -> bool:
         """True when the job was cancelled (or taken away): stop at the next step."""
         body: dict[str, Any] = {"worker_id": self.worker_id}
         if info:
             body["info"] = info
-        return bool(self._request("POST", f"/v1/workers/jobs/{job_id}/heartbeat", json=body).json()["cancelled"])
+        return bool(self._request("POST", f"/v1/workers/jobs/{job_id}/heartbeat", json=body, timeout=self._short).json()["cancelled"])
 
     def append_events(self, job_id: str, events: list[dict[str, Any]]) -> None:
         seq = self._sent.get(job_id, 0)
         body = {"worker_id": self.worker_id, "events": events, "seq": seq}
-        self._request("POST", f"/v1/workers/jobs/{job_id}/events", json=body, retry_for=self.job_retry_seconds)
+        self._request("POST", f"/v1/workers/jobs/{job_id}/events", json=body, retry_for=self.job_retry_seconds, timeout=self._short)
         self._sent[job_id] = seq + len(events)
 
     def job_input(self, job_id: str) -> dict[str, Any]:
@@ -143,5 +149,5 @@ class WorkerClient:
 
     def fail(self, job_id: str, message: str) -> None:
         body = {"worker_id": self.worker_id, "error_message": message[:20000]}
-        self._request("POST", f"/v1/workers/jobs/{job_id}/fail", json=body, retry_for=self.job_retry_seconds)
+        self._request("POST", f"/v1/workers/jobs/{job_id}/fail", json=body, retry_for=self.job_retry_seconds, timeout=self._short)
         self._sent.pop(job_id, None)
