@@ -248,3 +248,41 @@ def test_a_server_that_accepts_but_never_answers_holds_a_heartbeat_for_seconds_n
         for c in accepted:
             c.close()
         listener.close()
+
+
+def _rl_job(**config) -> dict:
+    from conftest import RL_CONFIG_DEFAULTS
+
+    job = sft_job()
+    job["kind"] = "rl"
+    job["config"] = {**RL_CONFIG_DEFAULTS, **config}
+    return job
+
+
+CHOICE = {"message": {"role": "assistant", "content": "x"}, "finish_reason": "stop"}
+
+
+def _group(first: list[dict]) -> dict:
+    second = [{"role": "user", "content": "q"}, CHOICE]
+    return {"trajectories": [{"reward": 1, "messages_and_choices": first}, {"reward": 0, "messages_and_choices": second}]}
+
+
+@pytest.mark.parametrize(
+    "history, says",
+    [
+        ([{"role": "assistant", "content": "hi"}, {"role": "user", "content": "q"}, CHOICE], "group 1, trajectory 1: message 1 is an assistant message"),
+        ([{"role": "user", "content": {"not": "text"}}, CHOICE], "group 1, trajectory 1: the chat template cannot render this conversation"),
+    ],
+)
+def test_rl_histories_the_chat_template_cannot_take_fail_the_job_naming_the_trajectory(models_dir, history, says):
+    server, _ = run(_rl_job(allow_training_without_logprobs=True), models_dir, job_input={"trajectory_groups": [_group(history)]})
+    assert server.failed is not None and server.failed.startswith(says), server.failed
+    assert server.events == [] and server.completed is None
+
+
+def test_an_rl_job_with_no_trainable_token_completes_with_no_step(models_dir):
+    # docs/contract.md §2.7: nothing trainable (here: no logprobs, and training without them not allowed) is not an
+    # error; the job completes with num_sequences 0 and the group counts, as the built-in engine does.
+    server, _ = run(_rl_job(), models_dir, job_input={"trajectory_groups": [_group([{"role": "user", "content": "q"}, CHOICE])]})
+    assert server.failed is None and server.completed is not None
+    assert [e["type"] for e in server.events] == ["training_started"] and server.events[0]["data"]["num_sequences"] == 0
