@@ -248,6 +248,20 @@ def test_a_missing_model_directory_fails_the_job_with_what_to_do(api: Api, serve
     assert "does not exist on this worker" in job["error_message"] and "--models-dir" in job["error_message"]
 
 
+def test_a_job_the_worker_cannot_train_fails_with_the_reason_and_the_worker_trains_the_next(api: Api, server, models_dir, tmp_path):
+    # Through the real routes: the failure reason reaches the user's GET, and the same worker process goes on.
+    model = api.create_model()
+    url = api.upload_dataset(sft_lines()[:1])
+    bad = api.sft(model["id"], url, {"batch_size": 1, "lora_target_modules": ["no_such_proj"]})
+    good = api.sft(model["id"], url, {"batch_size": 1})
+    worker = start_worker(server, models_dir, "--exit-when-idle", "3", "--model-ids", model["id"], log=tmp_path / "w.log")
+    job = api.wait(bad)
+    assert job["status"] == "FAILED"
+    assert "lora_target_modules" in job["error_message"] and "q_proj" in job["error_message"]
+    assert api.wait(good)["status"] == "COMPLETED"
+    assert worker.wait(timeout=60) == 0
+
+
 def test_the_uploaded_adapter_gives_the_logits_the_worker_had(api: Api, server, models_dir, tmp_path, monkeypatch):
     """In-process worker: the logits of the trained PEFT model just before it is unloaded, against the
     checkpoint downloaded from the server and loaded with plain PEFT."""
