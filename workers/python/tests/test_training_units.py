@@ -59,6 +59,22 @@ def test_sampled_turn_tokens_replace_the_rendered_turn(qwen_tokenizer):
     assert tok.decode(t.ids).endswith("Sure<|im_end|>\n")
 
 
+def test_a_developer_message_the_template_would_drop_is_rendered_as_system(qwen_tokenizer):
+    # Qwen3's template skips roles it does not know, without an error: the developer instruction vanished from
+    # the training text. The built-in engine renders developer as system; so does the worker now.
+    tok = qwen_tokenizer
+    messages = [
+        {"role": "developer", "content": "Answer in French."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Salut"},
+    ]
+    t = tokenize_conversation(tok, messages)
+    as_system = [{**messages[0], "role": "system"}, *messages[1:]]
+    assert tok.decode(t.ids) == tok.apply_chat_template(as_system, tokenize=False)
+    assert "Answer in French." in tok.decode(t.ids)
+    assert trained_text(tok, t) == "<think>\n\n</think>\n\nSalut<|im_end|>"
+
+
 class _Ctx:
     def __init__(self):
         self.steps: list[dict] = []

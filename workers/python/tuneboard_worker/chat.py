@@ -52,6 +52,27 @@ def end_marker(tokenizer: Any) -> str:
     return _markers[key]
 
 
+_renders_developer: dict[int, bool] = {}
+
+
+def _as_rendered_roles(tokenizer: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`developer` messages as `system` ones when the template would drop them: some templates (Qwen3's) skip
+    roles they do not know without an error, so the instruction would vanish from the training text. The
+    built-in engine's template renders developer as system too (lib/engine/chat-template.ts)."""
+    if not any(m.get("role") == "developer" for m in messages):
+        return messages
+    key = id(tokenizer)
+    if key not in _renders_developer:
+        try:
+            probe = render(tokenizer, [{"role": "developer", "content": _SENTINEL}, {"role": "user", "content": "x"}])
+        except ConversationError:
+            probe = ""
+        _renders_developer[key] = _SENTINEL in probe
+    if _renders_developer[key]:
+        return messages
+    return [{**m, "role": "system"} if m.get("role") == "developer" else m for m in messages]
+
+
 def _encode(tokenizer: Any, text: str) -> list[int]:
     if not text:
         return []
@@ -71,6 +92,7 @@ def tokenize_conversation(
     assistant_turns: str = "all",
     turn_tokens: dict[int, tuple[list[int], list[float | None]]] | None = None,
 ) -> Tokenized:
+    messages = _as_rendered_roles(tokenizer, messages)
     full = render(tokenizer, messages, tools)
     marker = end_marker(tokenizer)
     marker_id = _single_token_id(tokenizer, marker) if marker else None
