@@ -201,12 +201,12 @@ export class BuiltinChatBackend implements ChatBackend {
         { created, promptTokenIds: prompt },
         { onError: (err) => log.error({ err }, 'generation failed mid-stream') },
       );
-      return { kind: 'stream', body, requestId: s.request_id };
+      return { kind: 'stream', body };
     }
     const collected: EngineEvent[] = [];
     for await (const e of events) collected.push(e);
     const { promptLogprobs } = await handle.finished;
     const response = await collectChatCompletion(collected, s, { created, promptTokenIds: prompt, promptLogprobs });
-    return { kind: 'json', body: serializeChatCompletion(response), requestId: s.request_id };
+    return { kind: 'json', body: serializeChatCompletion(response) };
   }
 }

@@ -33,5 +33,4 @@ export interface ChatUsage {
 }
 
 export type ChatResult =
-  | { kind: 'json'; body: string; requestId: string; status?: number }
-  | { kind: 'stream'; body: ReadableStream<Uint8Array>; requestId: string };
+  { kind: 'json'; body: string; status?: number } | { kind: 'stream'; body: ReadableStream<Uint8Array> };

@@ -33,7 +33,6 @@ export class VllmChatBackend implements ChatBackend {
       throw new ApiError('unavailable', 'The vLLM server for this model is not configured (TUNEBOARD_UPSTREAM_URL)', {
         headers: { 'retry-after': '30' },
       });
-    const requestId = call.headers.get('x-request-id') ?? crypto.randomUUID().replace(/-/g, '');
     const send = async () => {
       await this.target.prepare?.();
       try {
@@ -60,7 +59,7 @@ export class VllmChatBackend implements ChatBackend {
     void result.usage.then((u) => {
       if (u) call.onUsage({ promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens });
     });
-    if (typeof result.body === 'string') return { kind: 'json', body: result.body, requestId, status: result.status };
-    return { kind: 'stream', body: result.body, requestId };
+    if (typeof result.body === 'string') return { kind: 'json', body: result.body, status: result.status };
+    return { kind: 'stream', body: result.body };
   }
 }

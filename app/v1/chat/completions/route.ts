@@ -1,4 +1,3 @@
-import { isSaneRequestId } from '@/lib/api/request-id';
 import { methods, route } from '@/lib/api/route';
 import { chatCompletionBodySchema } from '@/lib/schemas/chat';
 import { createChatCompletion } from '@/lib/services/chat';
@@ -26,15 +25,12 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods(
       },
       async ({ principal, req, body }) => {
         const result = await createChatCompletion({ principal, body, headers: req.headers, signal: req.signal });
-        // The id may be the body's `request_id`, any string (vLLM takes it as is): NUL, a line break or an emoji in it
-        // made building the response throw (a 500). The response id keeps it; the header then keeps route()'s own id.
-        const requestId: Record<string, string> = isSaneRequestId(result.requestId)
-          ? { 'x-request-id': result.requestId }
-          : {};
+        // No x-request-id here: route() sets it on every response. The body's `request_id` (any string, as vLLM takes
+        // it) stays in the response's id; copied into the header, a NUL or a line break in it made a 500.
         if (result.kind === 'json') {
           return new Response(result.body, {
             status: result.status ?? 200,
-            headers: { 'content-type': 'application/json', ...requestId },
+            headers: { 'content-type': 'application/json' },
           });
         }
         return new Response(result.body, {
@@ -42,7 +38,6 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods(
             'content-type': 'text/event-stream; charset=utf-8',
             'cache-control': 'no-cache, no-transform',
             'x-accel-buffering': 'no',
-            ...requestId,
           },
         });
       },
