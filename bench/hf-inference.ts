@@ -56,6 +56,15 @@ export const QWEN3_0_6B: HfBenchShape = {
   },
 };
 
+/**
+ * CI's smoke test: SmolLM2-135M's shape with 6 of its 30 layers runs every code path the full shape does (weights,
+ * GGUF export, both engines), in a fifth of the time (the full shape took 31 of bench:inference --quick's 43 s).
+ */
+const SMOLLM2_135M_6_LAYERS: HfBenchShape = {
+  label: 'SmolLM2-135M shape, 6 of its 30 layers (--quick)',
+  config: { ...SMOLLM2_135M.config, num_hidden_layers: 6 },
+};
+
 /** Tensor names and shapes of a Llama-family checkpoint with this config (HF names). */
 function tensorShapes(c: Record<string, number | boolean | string>): Array<[string, number[]]> {
   const h = c.hidden_size as number;
@@ -275,7 +284,7 @@ export interface HfBenchOptions {
 
 /** Runs the Hugging Face rows and returns the report as markdown. */
 export async function runHfBench(options: HfBenchOptions): Promise<string> {
-  const shapes = options.quick ? [SMOLLM2_135M] : [SMOLLM2_135M, QWEN3_0_6B];
+  const shapes = options.quick ? [SMOLLM2_135M_6_LAYERS] : [SMOLLM2_135M, QWEN3_0_6B];
   const formats: GgufMatrixType[] = options.quick ? ['F16'] : ['F16', 'Q8_0'];
   const tokens = options.tokens ?? (options.quick ? 12 : 48);
   const rounds = options.rounds ?? (options.quick ? 1 : 2);
@@ -331,7 +340,7 @@ export async function runHfBench(options: HfBenchOptions): Promise<string> {
       if (f16 && typeof f16 !== 'string') {
         const ratio = ours.one / f16.one;
         lines.push(
-          `\nOurs / llama.cpp F16, single stream: ${ratio.toFixed(2)}× (goal ≥ 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'}); 8 streams: ${(ours.eight / f16.eight).toFixed(2)}×`,
+          `\nOurs / llama.cpp F16, single stream: ${ratio.toFixed(2)}× (goal ≥ 0.5${shape === SMOLLM2_135M_6_LAYERS ? ' at the full shape: measured only in a full run' : `: ${ratio >= 0.5 ? 'met' : 'NOT met'}`}); 8 streams: ${(ours.eight / f16.eight).toFixed(2)}×`,
         );
       }
     }
