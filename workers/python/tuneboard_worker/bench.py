@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> None:
         repo = next((d for d in candidates if (d / "scripts" / "make-tiny-hf-model.py").is_file()), None)
         if repo is None:
             raise SystemExit("--model DIR is required outside the Tuneboard repository")
-        out = repo / ".data" / "bench" / "tiny-qwen3"
+        # Its own folder: bench:api empties .data/bench when it starts, and CI runs the two side by side.
+        out = repo / ".data" / "bench-worker" / "tiny-qwen3"
         if not (out / "config.json").exists():
             subprocess.run([sys.executable, str(repo / "scripts" / "make-tiny-hf-model.py"), "--arch", "qwen3", "--out", str(out)], check=True, capture_output=True)
         args.model = str(out)
