@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from conftest import build_tiny_model
-from tuneboard_worker.chat import tokenize_conversation
+from tuneboard_worker.chat import end_marker, tokenize_conversation
 from tuneboard_worker.model import attach_adapter, detach_adapter, load_base, lora_settings, save_adapter
 from tuneboard_worker.sft import train_sft
 
@@ -73,6 +73,29 @@ def test_a_developer_message_the_template_would_drop_is_rendered_as_system(qwen_
     assert tok.decode(t.ids) == tok.apply_chat_template(as_system, tokenize=False)
     assert "Answer in French." in tok.decode(t.ids)
     assert trained_text(tok, t) == "<think>\n\n</think>\n\nSalut<|im_end|>"
+
+
+def test_a_chat_template_changed_on_the_same_tokenizer_object_is_probed_afresh(models_dir):
+    # The probes were cached per id(tokenizer): a template edited in place, or a new tokenizer that got a freed
+    # one's id, kept the old template's end marker and developer verdict.
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(models_dir / "tiny-qwen3")
+    messages = [
+        {"role": "developer", "content": "Answer in French."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Salut"},
+    ]
+    assert end_marker(tok) == "<|im_end|>"
+    assert tok.decode(tokenize_conversation(tok, messages).ids).startswith("<|im_start|>system\nAnswer in French.")
+    tok.chat_template = (
+        "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}<|endoftext|>\n{% endfor %}"
+        "{% if add_generation_prompt %}assistant: {% endif %}"
+    )
+    assert end_marker(tok) == "<|endoftext|>"
+    t = tokenize_conversation(tok, messages)
+    assert tok.decode(t.ids).startswith("developer: Answer in French.")
+    assert trained_text(tok, t) == "Salut<|endoftext|>"
 
 
 class _Ctx:

@@ -4,7 +4,7 @@ Chat templates rarely mark assistant spans ({% generation %}), and some are not 
 the final assistant turn with an empty <think></think> block that earlier turns lack. So each assistant turn is
 located by rendering prefixes: the turn starts where `render(messages[:i], add_generation_prompt=True)` ends
 (or, when the full text does not start with that, right after the generation header found from the current
-position), and ends with the template's end-of-turn marker (probed once per tokenizer: what the template writes
+position), and ends with the template's end-of-turn marker (probed once per chat template: what the template writes
 after an assistant message, e.g. `<|im_end|>` or `<|eot_id|>`). The marker is trained (the model must learn to
 stop); text after it (a newline) is context. Turns given as sampled token ids (RL) replace the rendered turn.
 """
@@ -38,21 +38,36 @@ def render(tokenizer: Any, messages: list[dict[str, Any]], tools: Any = None, ad
         raise ConversationError(f"the chat template cannot render this conversation: {err}") from err
 
 
-_markers: dict[int, str] = {}
+@dataclass
+class _Probes:
+    """What rendering probes found out about one chat template; None until first asked."""
+
+    end_marker: str | None = None
+    renders_developer: bool | None = None
+
+
+# Keyed on what the probes depend on, not id(tokenizer): a freed tokenizer's id is reused by the next object,
+# which would inherit its answers (another model's end marker), and a template edited in place is probed again.
+_probes: dict[tuple[Any, ...], _Probes] = {}
+
+
+def _probes_of(tokenizer: Any) -> _Probes:
+    template = tokenizer.chat_template
+    if isinstance(template, dict):  # named templates; a dict cannot be part of a key
+        template = tuple(sorted(template.items()))
+    key = (template, tokenizer.name_or_path, len(tokenizer), tokenizer.eos_token)
+    return _probes.setdefault(key, _Probes())
 
 
 def end_marker(tokenizer: Any) -> str:
     """What the template writes right after an assistant message's content, without trailing whitespace."""
-    key = id(tokenizer)
-    if key not in _markers:
+    probes = _probes_of(tokenizer)
+    if probes.end_marker is None:
         text = render(tokenizer, [{"role": "user", "content": "x"}, {"role": "assistant", "content": _SENTINEL}])
         at = text.rfind(_SENTINEL)
         suffix = text[at + len(_SENTINEL) :].strip() if at >= 0 else ""
-        _markers[key] = suffix or (tokenizer.eos_token or "")
-    return _markers[key]
-
-
-_renders_developer: dict[int, bool] = {}
+        probes.end_marker = suffix or (tokenizer.eos_token or "")
+    return probes.end_marker
 
 
 def _as_rendered_roles(tokenizer: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -61,14 +76,14 @@ def _as_rendered_roles(tokenizer: Any, messages: list[dict[str, Any]]) -> list[d
     built-in engine's template renders developer as system too (lib/engine/chat-template.ts)."""
     if not any(m.get("role") == "developer" for m in messages):
         return messages
-    key = id(tokenizer)
-    if key not in _renders_developer:
+    probes = _probes_of(tokenizer)
+    if probes.renders_developer is None:
         try:
             probe = render(tokenizer, [{"role": "developer", "content": _SENTINEL}, {"role": "user", "content": "x"}])
         except ConversationError:
             probe = ""
-        _renders_developer[key] = _SENTINEL in probe
-    if _renders_developer[key]:
+        probes.renders_developer = _SENTINEL in probe
+    if probes.renders_developer:
         return messages
     return [{**m, "role": "system"} if m.get("role") == "developer" else m for m in messages]
 
