@@ -7,9 +7,14 @@ reports, and the client's retry back-off runs on a fake clock, so the retry case
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
+import subprocess
+import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -17,7 +22,7 @@ import pytest
 
 from tuneboard_worker.client import WorkerClient
 from tuneboard_worker.model import drop_cache
-from tuneboard_worker.runner import Options, Worker
+from tuneboard_worker.runner import Options, TokenRefused, Worker
 
 EXAMPLES = [{"line": 1, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}]
 
@@ -248,6 +253,77 @@ def test_a_server_that_accepts_but_never_answers_holds_a_heartbeat_for_seconds_n
         for c in accepted:
             c.close()
         listener.close()
+
+
+class FakeClaims:
+    """The claim route alone: each claim gets the next of `answers` (a status, or "down" for a connection error),
+    then no job."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.calls = 0
+
+    def __call__(self, req: httpx.Request) -> httpx.Response:
+        assert req.url.path == "/v1/workers/claim"
+        self.calls += 1
+        answer = self.answers.pop(0) if self.answers else 200
+        if answer == "down":
+            raise httpx.ConnectError("connection refused", request=req)
+        if answer != 200:
+            return httpx.Response(answer, json={"detail": "Not authenticated"})
+        return httpx.Response(200, json={"job": None})
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_worker_token_stops_the_worker_saying_which_setting_gives_it(models_dir, status):
+    # Before: "claim failed: … answered 401" was logged and the claim retried, forever (here: until idle).
+    claims = FakeClaims(status)
+    worker = make_worker(claims, models_dir, exit_when_idle=1.0)
+    with pytest.raises(TokenRefused) as refused:
+        worker.run()
+    assert claims.calls == 1
+    message = str(refused.value)
+    assert "refused the worker token" in message and str(status) in message
+    assert "TUNEBOARD_WORKER_TOKEN" in message and "--token" in message and "http://fake" in message
+
+
+@pytest.mark.parametrize("away", ["down", 503])
+def test_a_server_away_at_claim_time_is_polled_until_it_answers(models_dir, away):
+    # 7 tries: the client's own retries (fake clock) give up, the worker logs it and claims again.
+    claims = FakeClaims(*[away] * 7)
+    make_worker(claims, models_dir, exit_when_idle=0.3).run()  # returns: idle, not refused
+    assert claims.calls > 7 and claims.answers == []
+
+
+def test_the_cli_exits_non_zero_at_once_when_the_server_refuses_its_token():
+    claims: list[str] = []
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self):
+            claims.append(self.path)
+            body = b'{"detail":"Not authenticated"}'
+            self.send_response(401)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "TUNEBOARD_WORKER_TOKEN": "mistyped"}
+        cmd = [sys.executable, "-m", "tuneboard_worker", "--server-url", f"http://127.0.0.1:{server.server_address[1]}", "--device", "cpu", "--gpus", "none"]
+        # Before: it polled forever (the timeout fails the test).
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 2, done.stderr
+    assert claims == ["/v1/workers/claim"]
+    assert "refused the worker token" in done.stderr and "TUNEBOARD_WORKER_TOKEN (or --token)" in done.stderr
 
 
 def _rl_job(**config) -> dict:

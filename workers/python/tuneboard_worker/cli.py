@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from .runner import Options, Worker
+    from .runner import Options, TokenRefused, Worker
 
     opts = Options(
         server_url=args.server_url,
@@ -130,7 +130,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     worker = Worker(opts)
     worker.install_signal_handlers()
-    worker.run()
+    try:
+        worker.run()
+    except TokenRefused as err:
+        # Non-zero, as for a missing token: a supervisor (systemd, Kubernetes) shows a failed start, not a
+        # worker that runs and never trains.
+        logging.getLogger("tuneboard_worker").error("%s", err)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,10 @@ class Stopped(Exception):
     """The worker was told to stop now (a second SIGTERM/SIGINT) in the middle of a job."""
 
 
+class TokenRefused(Exception):
+    """The server refused the worker token: no retry can fix that, the worker must stop and say so."""
+
+
 @dataclass
 class Options:
     server_url: str
@@ -232,13 +236,26 @@ class Worker:
 
     def _lead(self) -> None:
         log.info("%s polling %s for %s jobs (%s)", self.opts.worker_id, self.opts.server_url, ",".join(self.opts.kinds), self.info["device"])
+        try:
+            self._poll()
+        finally:
+            self.client.close()
+
+    def _poll(self) -> None:
         idle = 0.25
         idle_since = time.monotonic()
         while not self.stop.is_set():
             try:
                 job = self.client.claim(list(self.opts.kinds), self.capabilities(), self.info, self.opts.model_ids)
-            except Exception as err:  # the server is down or restarting: keep polling
-                log.warning("claim failed: %s", err)
+            except Exception as err:
+                # A wrong token is refused on every try: polling on would only repeat the warning forever.
+                if isinstance(err, ProtocolError) and err.status in (401, 403):
+                    raise TokenRefused(
+                        f"The Tuneboard server at {self.opts.server_url} refused the worker token ({err.status}: "
+                        f"{err.text[:200] or 'no message'}). Set TUNEBOARD_WORKER_TOKEN (or --token) to the server's "
+                        "TUNEBOARD_WORKER_TOKEN; a server started without one admits no external worker."
+                    ) from err
+                log.warning("claim failed: %s", err)  # the server is down or restarting: keep polling
                 job = None
             if job is None:
                 if self.opts.exit_when_idle is not None and time.monotonic() - idle_since > self.opts.exit_when_idle:
@@ -251,7 +268,6 @@ class Worker:
             idle_since = time.monotonic()
             if self.opts.once:
                 break
-        self.client.close()
 
     def _heartbeat(self, ctx: JobContext, done: threading.Event, every: float) -> None:
         while not done.wait(every):
