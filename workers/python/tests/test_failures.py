@@ -175,6 +175,25 @@ def test_unknown_lora_target_modules_fail_the_job_and_the_next_job_trains(models
     assert [e["type"] for e in server.events] == ["training_started", "gradient_step"]
 
 
+def test_lora_target_modules_with_one_unknown_name_fail_the_job_naming_it_and_the_next_job_trains(models_dir):
+    # Before: PEFT raises only when no entry matches, so ["q_proj", "v_prj"] trained q_proj alone, and the job
+    # succeeded with fewer LoRA layers than asked.
+    from tuneboard_worker import model
+
+    drop_cache()
+    server, _ = run(sft_job(lora={"target_modules": ["q_proj", "v_prj"]}), models_dir)
+    assert server.failed is not None, "the job trained"
+    assert server.failed.startswith("lora_target_modules entries that name no layer of this base model: 'v_prj'."), server.failed
+    assert "v_proj" in server.failed and "internal error" not in server.failed
+    assert server.events == [] and server.completed is None
+    # Refused before the model was touched: the cached base has no LoRA layer, the next job trains on it.
+    cached = model._cache
+    assert cached is not None and not any("lora" in n for n, _ in cached.model.named_modules())
+    server, _ = run(sft_job(lora={"target_modules": ["q_proj", "self_attn.v_proj"]}), models_dir)
+    assert server.failed is None and server.completed is not None
+    assert model._cache is cached
+
+
 @pytest.mark.parametrize("status, says", [(413, "too large"), (500, "answered 500"), (400, "answered 400")])
 def test_a_checkpoint_upload_the_server_refuses_fails_the_job_with_the_servers_answer(models_dir, status, says):
     # Before (5xx/4xx other than 413): "Training failed with an internal error (ProtocolError: …)".

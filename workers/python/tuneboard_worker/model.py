@@ -153,6 +153,17 @@ def attach_adapter(base: LoadedBase, lora: dict[str, Any], adapter: tuple[bytes,
     from peft import LoraConfig, PeftModel, get_peft_model
 
     model = base.model
+    if adapter is None and isinstance(lora["target_modules"], list):
+        # The server cannot check module names (it does not know the architecture), and PEFT raises only when no
+        # entry matches: one mistyped name among others would silently train fewer layers than asked. Checked
+        # before the model is touched, so the cached base stays clean for the next job.
+        unmatched = _unmatched_targets(model, lora["target_modules"])
+        if unmatched:
+            raise TrainingError(
+                f"lora_target_modules entries that name no layer of this base model: {', '.join(map(repr, unmatched))}. "
+                f"Its linear layers are named: {', '.join(_linear_layer_names(model))}; fix or remove those entries, "
+                "or leave lora_target_modules out for all of them."
+            )
     if gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.enable_input_require_grads()
@@ -176,13 +187,25 @@ def attach_adapter(base: LoadedBase, lora: dict[str, Any], adapter: tuple[bytes,
         drop_cache()
         if adapter is not None:
             raise TrainingError(f"The previous checkpoint's LoRA adapter cannot be loaded onto {base.key[0]}: {err}") from err
-        # The server cannot check module names (it does not know the architecture): PEFT's error says what was
-        # asked, the list says what there is.
-        names = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and "." in n})
+        # Names of modules PEFT cannot wrap (an attention block rather than one of its layers): PEFT's error says
+        # what was asked, the list says what there is.
         raise TrainingError(
-            f"lora_target_modules {lora['target_modules']!r} cannot be used with this base model ({err}). "
-            f"Its linear layers are named: {', '.join(names)}; or leave lora_target_modules out for all of them."
+            f"lora_target_modules {lora['target_modules']!r} cannot be used with this base model ({err}). Its linear "
+            f"layers are named: {', '.join(_linear_layer_names(model))}; or leave lora_target_modules out for all of them."
         ) from err
+
+
+def _linear_layer_names(model: Any) -> list[str]:
+    """What to offer as lora_target_modules: the linear layers' last name parts, without the output head (which has
+    no dot in its name and which all-linear leaves out too)."""
+    return sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and "." in n})
+
+
+def _unmatched_targets(model: Any, targets: list[str]) -> list[str]:
+    """The entries PEFT would match to no module: it takes a module whose full name is the entry or ends with
+    "." + the entry."""
+    names = [n for n, _ in model.named_modules()]
+    return [t for t in targets if not any(n == t or n.endswith("." + t) for n in names)]
 
 
 def detach_adapter(peft_model: Any) -> None:
