@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as claimRoute from '@/app/v1/workers/claim/route';
 import * as cancelRoute from '@/app/v1/preview/training-jobs/[training_job_id]/cancel/route';
+import type { WorkerProtocol } from '@/lib/jobs/protocol';
 import { httpProtocol } from '@/lib/jobs/worker/http-protocol';
-import { runOneJob } from '@/lib/jobs/worker/runner';
+import { runOneJob, runWorkerLoop, WorkerTokenRefusedError } from '@/lib/jobs/worker/runner';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { readArtifactBytes } from '@/lib/storage';
 import { call, createModel, createUser } from '../helpers';
@@ -16,6 +17,48 @@ describe('worker protocol over HTTP', () => {
     expect(
       (await call(claimRoute, 'POST', '/v1/workers/claim', { key: user.key, body: { worker_id: 'w' } })).status,
     ).toBe(401);
+  });
+
+  it('stops a worker whose token the server refuses, and keeps polling a server that is down', async () => {
+    let claims = 0;
+    const counting: typeof fetch = (input, init) => {
+      claims++;
+      return routeFetch(input, init);
+    };
+    const refused = httpProtocol({
+      baseUrl: 'http://localhost',
+      token: 'tbw_wrong',
+      workerId: 'w',
+      fetchImpl: counting,
+    });
+    const stop = new AbortController();
+    const loop = runWorkerLoop(
+      refused,
+      { rl: async () => ({ weights: new Uint8Array() }) },
+      { signal: stop.signal, idleMs: 1 },
+    );
+    const timer = setTimeout(() => stop.abort(), 5000);
+    await expect(loop).rejects.toBeInstanceOf(WorkerTokenRefusedError);
+    clearTimeout(timer);
+    // Once, not retried: a 4xx is final, and the loop does not claim again.
+    expect(claims).toBe(1);
+    await expect(loop).rejects.toThrow(/refused the worker token \(401\).*TUNEBOARD_WORKER_TOKEN/);
+
+    // A server that cannot be reached (restarting) is not a refusal: the loop polls on until stopped. (A stub
+    // protocol: the HTTP one first retries for seconds with backoff.)
+    let down = 0;
+    const unreachable = {
+      claim: async () => {
+        down++;
+        throw new TypeError('fetch failed (ECONNREFUSED)');
+      },
+    } as unknown as WorkerProtocol;
+    const polling = new AbortController();
+    const loop2 = runWorkerLoop(unreachable, {}, { signal: polling.signal, idleMs: 20, maxIdleMs: 20 });
+    await new Promise((r) => setTimeout(r, 100));
+    polling.abort();
+    await expect(loop2).resolves.toBeUndefined();
+    expect(down).toBeGreaterThan(1);
   });
 
   it('runs a job end to end through the HTTP routes, including checkpoint upload and base weights', async () => {

@@ -1,6 +1,19 @@
 import type { WorkerProtocol } from '../protocol';
 import type { JobInput, WorkerEvent, WorkerJob } from '../protocol';
 
+/** A final (4xx) answer of the server to one of the worker's calls. */
+export class WorkerHttpError extends Error {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly status: number,
+    text: string,
+  ) {
+    super(`${method} ${path} answered ${status}: ${text.slice(0, 500)}`);
+    this.name = 'WorkerHttpError';
+  }
+}
+
 /**
  * The worker protocol over HTTP, for `npm run worker`, the built-in runner's child process and external GPU
  * machines. Transient failures (connection errors, 5xx) are retried with backoff; 4xx answers are final.
@@ -33,8 +46,7 @@ export function httpProtocol(opts: {
       }
       if (res && res.status < 500) {
         if (!res.ok) {
-          const text = await res.text();
-          throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 500)}`);
+          throw new WorkerHttpError(method, path.split('?')[0], res.status, await res.text());
         }
         return res;
       }

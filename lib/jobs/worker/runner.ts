@@ -1,6 +1,7 @@
 import type { WorkerProtocol } from '../protocol';
 import type { JobInput, WorkerJob } from '../protocol';
 import { componentLogger } from '@/lib/logger';
+import { WorkerHttpError } from './http-protocol';
 
 const log = componentLogger('worker');
 
@@ -102,6 +103,16 @@ export async function runOneJob(
 }
 
 /** Polls for work until `signal` aborts; backs off while the queue is empty. */
+/** The server refused the worker's token at a claim: no retry can fix that, the worker stops and says why. */
+export class WorkerTokenRefusedError extends Error {
+  constructor(readonly answer: WorkerHttpError) {
+    super(
+      `the server refused the worker token (${answer.status}): set TUNEBOARD_WORKER_TOKEN to the server's TUNEBOARD_WORKER_TOKEN`,
+    );
+    this.name = 'WorkerTokenRefusedError';
+  }
+}
+
 export async function runWorkerLoop(
   protocol: WorkerProtocol,
   handlers: HandlerRegistry,
@@ -113,6 +124,13 @@ export async function runWorkerLoop(
     try {
       ran = await runOneJob(protocol, handlers, { modelIds: opts.modelIds });
     } catch (err) {
+      // A wrong token is refused on every claim: polling on would log the same error forever.
+      if (
+        err instanceof WorkerHttpError &&
+        err.path === '/v1/workers/claim' &&
+        (err.status === 401 || err.status === 403)
+      )
+        throw new WorkerTokenRefusedError(err);
       log.error({ err }, 'worker loop error');
     }
     if (ran) {

@@ -11,7 +11,7 @@ import { assertValidConfig } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';
 import { trainingHandlers } from './handlers';
 import { httpProtocol } from './http-protocol';
-import { runWorkerLoop } from './runner';
+import { runWorkerLoop, WorkerTokenRefusedError } from './runner';
 import { enableTrainingThreads, isSftHelperThread, runSftHelperThread } from './training-threads';
 
 // Relaxed SIMD turns the engine's multiply-adds into FMA (+30–40 % training throughput). Node ≥ 22 has it on;
@@ -36,7 +36,14 @@ async function main() {
   // The parent server going away must not leave an orphaned trainer behind.
   process.on('disconnect', () => stop.abort());
   log.info({ workerId, server: baseUrl, kinds: Object.keys(handlers) }, 'polling for jobs');
-  await runWorkerLoop(httpProtocol({ baseUrl, token, workerId }), handlers, { signal: stop.signal });
+  try {
+    await runWorkerLoop(httpProtocol({ baseUrl, token, workerId }), handlers, { signal: stop.signal });
+  } catch (err) {
+    if (!(err instanceof WorkerTokenRefusedError)) throw err;
+    // The same status as a missing token: a supervisor shows a failed start, not a worker that never trains.
+    log.fatal({ server: baseUrl, answer: err.answer.message }, err.message);
+    process.exit(2);
+  }
 }
 
 // The same script is the entry of the SFT helper thread (training-threads.ts), so the bundle needs no second file.
