@@ -35,6 +35,14 @@ describe('replaceTopLevelString', () => {
     );
     expect(replaceTopLevelString('{"a":"\\"model\\":1"}', 'model', 'x')).toBe('{"a":"\\"model\\":1"}');
   });
+
+  it('reads escaped keys, and passes over a key with a malformed escape instead of throwing', () => {
+    expect(replaceTopLevelString('{"mod\\u0065l":"base"}', 'model', 'x')).toBe('{"mod\\u0065l":"x"}');
+    // An upstream's bad escape (\q) and a raw control character in a key: the answer stays as it was around them.
+    expect(replaceTopLevelString('{"\\q":1,"a\tb":2,"model":"base"}', 'model', 'x')).toBe(
+      '{"\\q":1,"a\tb":2,"model":"x"}',
+    );
+  });
 });
 
 describe('forwardChatCompletion', () => {

@@ -82,7 +82,7 @@ export function replaceTopLevelString(json: string, key: string, value: string):
           // A key at the top level: compare it, then look at its value.
           let v = k + 1;
           while (v < n && /\s/.test(json[v])) v++;
-          if (JSON.parse(json.slice(i, end)) === key) {
+          if (isKey(json, i, end, key)) {
             if (json[v] !== '"') return json;
             const valueEnd = readString(v);
             return json.slice(0, v) + JSON.stringify(value) + json.slice(valueEnd);
@@ -99,6 +99,21 @@ export function replaceTopLevelString(json: string, key: string, value: string):
     i++;
   }
   return json;
+}
+
+/**
+ * Whether the JSON string text json[from, end) (quotes included) spells `key`. Compared as raw text unless it has an
+ * escape: the relay checks every top-level key of every chunk, and an upstream's malformed escape must leave its
+ * answer as it was, not throw (a 500 for the client).
+ */
+function isKey(json: string, from: number, end: number, key: string): boolean {
+  const raw = json.slice(from + 1, end - 1);
+  if (!raw.includes('\\')) return raw === key;
+  try {
+    return JSON.parse(json.slice(from, end)) === key;
+  } catch {
+    return false;
+  }
 }
 
 function usageOf(obj: Json): TokenCounts | null {
