@@ -52,7 +52,9 @@ function DataCell({ job }: { job: EntityJobDto }) {
     const url = c.training_data_url;
     return (
       <>
-        <div className="max-w-48 truncate font-mono text-xs text-fg" title={url} data-testid="entity-job-dataset">
+        {/* Wraps at the name's hyphens, up to the 12rem it was cut off at before: truncated, it held the column at
+            12rem however narrow the card. */}
+        <div className="max-w-48 font-mono text-xs text-fg" title={url} data-testid="entity-job-dataset">
           {url.split('/').at(-1) || url}
         </div>
         {typeof c.num_examples === 'number' ? (
@@ -136,7 +138,7 @@ export function EntityJobsTable({
                   </div>
                 ) : null}
               </Td>
-              <Td label="Progress" className="min-w-32">
+              <Td label="Progress">
                 <JobProgress job={job} outcome={outcome} compact />
               </Td>
               <Td label="Data">

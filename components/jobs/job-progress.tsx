@@ -28,7 +28,9 @@ export function JobProgress({
       : `${job.completed_steps.toLocaleString('en')} / ${job.num_sequences.toLocaleString('en')} steps`;
   const done = job.status === 'COMPLETED';
   return (
-    <div className={cx('flex items-center gap-2', compact ? 'min-w-36' : 'w-full')}>
+    // Compact (a table cell): the bar keeps 2.5rem beside the label where the column has room, as wide as the old
+    // fixed 9rem; in a narrower column the label wraps under the bar instead of holding the table wider than its card.
+    <div className={cx('flex items-center gap-2', compact ? 'flex-wrap gap-y-1' : 'w-full')}>
       <div
         role="progressbar"
         aria-label="Training progress"
@@ -38,7 +40,7 @@ export function JobProgress({
         aria-valuetext={label}
         className={cx(
           'relative flex-1 overflow-hidden rounded-full bg-surface-muted ring-1 ring-line ring-inset',
-          compact ? 'h-1.5' : 'h-2',
+          compact ? 'h-1.5 basis-10' : 'h-2',
         )}
       >
         <div
