@@ -1,7 +1,7 @@
 'use client';
 
 import Link from 'next/link';
-import { useEffect, useState } from 'react';
+import { Fragment, useEffect, useState } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { writeClipboard } from '@/components/ui/copy-button';
@@ -86,6 +86,19 @@ function CopyNameMenu({ step, names }: { step: number; names: InferenceName[] })
   );
 }
 
+/**
+ * A metric's name with break opportunities after its `/` and `_`: a name such as `val/exact_match_accuracy` is one
+ * word to the line breaker, and as a column header it held the table wider than its card at 1280 px.
+ */
+function MetricName({ name }: { name: string }) {
+  return name.split(/(?<=[/_])/).map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 ? <wbr /> : null}
+      {part}
+    </Fragment>
+  ));
+}
+
 export function CheckpointTable({
   checkpoints,
   metricColumns,
@@ -104,7 +117,7 @@ export function CheckpointTable({
           <Th className="text-right">Step</Th>
           {metricColumns.map((m) => (
             <Th key={m} className="text-right normal-case">
-              {m}
+              <MetricName name={m} />
             </Th>
           ))}
           <Th className="text-right">Created</Th>

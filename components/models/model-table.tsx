@@ -51,7 +51,9 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
               </div>
             </Td>
             <Td label="Project">
-              <Badge>{model.project}</Badge>
+              {/* May wrap at the project's hyphens (a badge is one line otherwise): a long project name held the
+                  table 120 px wider than its card at 1280 px. */}
+              <Badge wrap>{model.project}</Badge>
             </Td>
             <Td label="Base model" className="font-mono text-xs whitespace-nowrap text-fg-muted">
               {model.base_model}

@@ -51,10 +51,8 @@ export function ApiKeyTable({ keys, onRevoke }: ApiKeyTableProps) {
           const badge = STATUS_BADGE[status];
           return (
             <Tr key={key.id} data-testid="api-key-row" data-key-status={status}>
-              <Td
-                label="Name"
-                className={cx('font-medium whitespace-nowrap', status === 'active' ? 'text-fg' : 'text-fg-muted')}
-              >
+              {/* May wrap at the name's hyphens: on one line a long key name held the table wider than its card. */}
+              <Td label="Name" className={cx('font-medium', status === 'active' ? 'text-fg' : 'text-fg-muted')}>
                 {key.name}
               </Td>
               <Td label="Key">

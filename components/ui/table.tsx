@@ -31,12 +31,17 @@ export function Table({
   );
 }
 
+/**
+ * A header may wrap between its words: a table whose columns fit on one line is laid out as before (an automatic
+ * table gives every column its widest content when it has room), and one that does not fit wraps "Latest step"
+ * rather than scroll its last columns out of the card.
+ */
 export function Th({ className, ...props }: ThHTMLAttributes<HTMLTableCellElement>) {
   return (
     <th
       scope="col"
       className={cx(
-        'border-b border-line bg-surface-muted/70 px-4 py-2.5 text-xs font-medium tracking-wide whitespace-nowrap text-fg-subtle uppercase first:pl-5 last:pr-5',
+        'border-b border-line bg-surface-muted/70 px-4 py-2.5 text-xs font-medium tracking-wide text-fg-subtle uppercase first:pl-5 last:pr-5',
         className,
       )}
       {...props}
