@@ -32,7 +32,7 @@ export function OpenApiReference({ doc }: { doc: OpenApiDocument }) {
   return (
     <div className="grid gap-8 lg:grid-cols-[12rem_minmax(0,1fr)]">
       <nav aria-label="API sections" className="hidden lg:block">
-        <div className="sticky top-10">
+        <div className="sticky top-24 xl:top-10">
           <p className="mb-2 px-2 text-[11px] font-medium tracking-wider text-fg-subtle uppercase">Sections</p>
           <ul className="flex flex-col gap-0.5">
             {groups.map((g) => (

@@ -104,8 +104,10 @@ function SidebarContent({ session, entity, idPrefix, onNavigate, onOpenPalette, 
 }
 
 /**
- * The dashboard frame: a fixed sidebar on large screens, a top bar with a disclosure menu on small
- * ones. The selected entity comes from `?entity=` (see lib/client/entity.ts).
+ * The dashboard frame: a fixed sidebar from 1280 px, a top bar with a disclosure menu below. At 1024 px the
+ * sidebar left the pages 688 px, in which the models, checkpoints, jobs and API-key tables scrolled sideways
+ * by 250–420 px; without it they get the width they have at 1280 px. The selected entity comes from `?entity=`
+ * (see lib/client/entity.ts).
  */
 export function AppShell({ session, children }: { session: SessionDto; children: ReactNode }) {
   const searchParams = useSearchParams();
@@ -147,7 +149,7 @@ export function AppShell({ session, children }: { session: SessionDto; children:
   };
 
   return (
-    <div className="min-h-dvh lg:flex">
+    <div className="min-h-dvh xl:flex">
       <a
         href="#main"
         className="sr-only rounded-lg bg-accent px-4 py-2 text-sm font-medium text-accent-fg focus:not-sr-only focus:fixed focus:top-3 focus:left-3 focus:z-50"
@@ -156,7 +158,7 @@ export function AppShell({ session, children }: { session: SessionDto; children:
       </a>
 
       {/* The aside stretches to the page's height (background and border reach the bottom); its content sticks. */}
-      <aside className="hidden w-64 shrink-0 border-r border-line bg-surface lg:block">
+      <aside className="hidden w-64 shrink-0 border-r border-line bg-surface xl:block">
         <div className="sticky top-0 flex h-dvh flex-col overflow-y-auto pt-5">
           <div className="mb-6 px-5">
             <Link href={hrefWithEntity('/models', entity, session.default_entity)} className="inline-flex rounded-lg">
@@ -169,7 +171,7 @@ export function AppShell({ session, children }: { session: SessionDto; children:
         </div>
       </aside>
 
-      <div className="sticky top-0 z-30 border-b border-line bg-surface/90 backdrop-blur lg:hidden">
+      <div className="sticky top-0 z-30 border-b border-line bg-surface/90 backdrop-blur xl:hidden">
         <div className="flex h-14 items-center justify-between px-4">
           <Link href={hrefWithEntity('/models', entity, session.default_entity)} className="inline-flex rounded-lg">
             <Logo />

@@ -481,7 +481,7 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
           />
         </div>
 
-        <aside aria-labelledby="parameters-title" className="lg:sticky lg:top-6 lg:self-start">
+        <aside aria-labelledby="parameters-title" className="lg:sticky lg:top-20 lg:self-start xl:top-6">
           <Card>
             <CardHeader
               id="parameters-title"
