@@ -28,8 +28,9 @@ export function JobProgress({
       : `${job.completed_steps.toLocaleString('en')} / ${job.num_sequences.toLocaleString('en')} steps`;
   const done = job.status === 'COMPLETED';
   return (
-    // Compact (a table cell): the bar keeps 2.5rem beside the label where the column has room, as wide as the old
-    // fixed 9rem; in a narrower column the label wraps under the bar instead of holding the table wider than its card.
+    // Compact (a table cell): bar and label on one line where the column has room (at least 2.5rem of bar, the old
+    // fixed 9rem in all); in a narrower column the label wraps under the bar instead of holding the table wider than
+    // its card. A minimum width, not a flex basis: only the former counts in the cell's widest-content width.
     <div className={cx('flex items-center gap-2', compact ? 'flex-wrap gap-y-1' : 'w-full')}>
       <div
         role="progressbar"
@@ -40,7 +41,7 @@ export function JobProgress({
         aria-valuetext={label}
         className={cx(
           'relative flex-1 overflow-hidden rounded-full bg-surface-muted ring-1 ring-line ring-inset',
-          compact ? 'h-1.5 basis-10' : 'h-2',
+          compact ? 'h-1.5 min-w-10' : 'h-2',
         )}
       >
         <div
