@@ -133,4 +133,34 @@ describe('applyTokenMask', () => {
     expect(maskHas(mask, 31)).toBe(true);
     expect(maskHas(mask, 30)).toBe(false);
   });
+
+  it('matches a bit-by-bit reference at every density, vocabulary size and mask length', () => {
+    const rng = choiceGenerator(7, 0);
+    for (const V of [1, 31, 32, 33, 64, 261, 1000, 151_669]) {
+      const logits = Float32Array.from({ length: V }, () => rng.random());
+      // Random bits at several densities, and whole words allowed or not among mostly the other (a grammar's mask
+      // over a real vocabulary: runs of token ids).
+      const patterns: Array<[string, (i: number) => boolean]> = [
+        ...[0, 0.02, 0.3, 0.5, 0.7, 0.98, 1].map((d): [string, (i: number) => boolean] => [
+          `${d}`,
+          () => rng.random() < d,
+        ]),
+        ['mostly allowed, 100-token gaps', (i) => i % 400 >= 100],
+        ['mostly not, 70-token runs', (i) => i % 400 < 70],
+      ];
+      for (const [density, allowed] of patterns) {
+        for (const words of [Math.ceil(V / 32), Math.floor(V / 32), Math.ceil(V / 32) + 1]) {
+          const mask = new Uint32Array(words);
+          for (let i = 0; i < V; i++) if (i >>> 5 < words && allowed(i)) mask[i >>> 5] |= 1 << (i & 31);
+          // Bits past the vocabulary (a longer mask, the last word's spare bits) name no token.
+          if (words > V / 32) mask[words - 1] |= V % 32 && words === Math.ceil(V / 32) ? -1 << (V % 32) : -1;
+          const expected = Array.from(logits, (l, i) => (maskHas(mask, i) ? l : -Infinity));
+          expect(Array.from(applyTokenMask(logits, mask)), `V=${V} density=${density} words=${words}`).toEqual(
+            expected,
+          );
+          expect(Array.from(applyTokenMask(Array.from(logits), mask, new Float32Array(V)))).toEqual(expected);
+        }
+      }
+    }
+  });
 });

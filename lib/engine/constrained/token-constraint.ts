@@ -205,18 +205,47 @@ export class GrammarTokenConstraint implements TokenConstraint {
  * Use it on the raw logits before the sampling pipeline, as vLLM applies the grammar bitmask before the
  * sampler: logprobs are then those of the constrained distribution, as vLLM reports them.
  */
+function popcount(v: number): number {
+  v -= (v >>> 1) & 0x55555555;
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
+}
+
 export function applyTokenMask(logits: ArrayLike<number>, mask: Uint32Array, out?: Float32Array): Float32Array {
   const V = logits.length;
   const x = out ?? new Float32Array(V);
-  for (let w = 0, base = 0; base < V; w++, base += 32) {
-    const bits = mask[w] ?? 0;
-    const n = Math.min(32, V - base);
-    if (bits === 0) {
-      for (let j = 0; j < n; j++) x[base + j] = -Infinity;
-    } else if (bits === -1 || bits === 0xffffffff) {
-      for (let j = 0; j < n; j++) x[base + j] = logits[base + j];
-    } else {
-      for (let j = 0; j < n; j++) x[base + j] = bits & (1 << j) ? logits[base + j] : -Infinity;
+  const words = Math.ceil(V / 32);
+  // The bits of the last word that name tokens (it may be partial); `| 0`: a short mask allows nothing more.
+  const tail = V % 32 === 0 ? -1 : (1 << (V % 32)) - 1;
+  let allowed = 0;
+  for (let w = 0; w < words - 1; w++) allowed += popcount(mask[w] | 0);
+  allowed += popcount(mask[words - 1] & tail);
+  // One fill or copy of the whole row with what most tokens get, then a write for each token that gets the other,
+  // found a set bit at a time: with Qwen3's 151,669 tokens a test of every bit took 0.5–1.3 ms a step, mostly
+  // mispredicted branches (inside a JSON string every token is allowed but those holding a quote or a control
+  // character, scattered through the vocabulary).
+  if (allowed * 2 >= V) {
+    if (logits instanceof Float32Array) x.set(logits);
+    else for (let i = 0; i < V; i++) x[i] = logits[i];
+    for (let w = 0; w < words; w++) {
+      let z = ~(mask[w] | 0) & (w === words - 1 ? tail : -1);
+      if (z === 0) continue;
+      const base = w * 32;
+      if (z === -1) x.fill(-Infinity, base, base + 32);
+      else for (; z !== 0; z &= z - 1) x[base + 31 - Math.clz32(z & -z)] = -Infinity;
+    }
+  } else {
+    x.fill(-Infinity, 0, V);
+    for (let w = 0; w < words; w++) {
+      let b = (mask[w] | 0) & (w === words - 1 ? tail : -1);
+      if (b === 0) continue;
+      const base = w * 32;
+      if (b === -1) for (let j = base; j < base + 32; j++) x[j] = logits[j];
+      else
+        for (; b !== 0; b &= b - 1) {
+          const j = base + 31 - Math.clz32(b & -b);
+          x[j] = logits[j];
+        }
     }
   }
   return x;
