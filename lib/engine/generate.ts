@@ -114,6 +114,8 @@ export class SequenceDecoder {
   private readonly holdback: number;
   private readonly stopIds: Set<number>;
   private constraintState: ConstraintState | null;
+  /** The constrained step's masked logits (see step). */
+  private maskedLogits: Float32Array | null = null;
 
   constructor(
     tokenizer: TokenPieces,
@@ -144,7 +146,13 @@ export class SequenceDecoder {
     // terminated grammar's bitmask with ones. (An end token forced by min_tokens — every other token masked —
     // keeps only end tokens allowed; vLLM would sample from an all −∞ row there.)
     const cs = this.constraintState?.ended && this.request.ignoreEos ? null : this.constraintState;
-    const input = constraint && cs ? applyTokenMask(logits, constraint.allowedTokens(cs)) : logits;
+    let input = logits;
+    if (constraint && cs) {
+      // One row per sequence, reused at every step: a fresh one was 600 KB to allocate and zero per token with
+      // Qwen3's vocabulary. sampleNext keeps nothing of it.
+      if (this.maskedLogits?.length !== logits.length) this.maskedLogits = new Float32Array(logits.length);
+      input = applyTokenMask(logits, constraint.allowedTokens(cs), this.maskedLogits);
+    }
     const r = sampleNext(input, this.params, this.state, this.request.generator, this.request.topLogprobs ?? 0);
     // The sampled token is always allowed (sampleNext's all-masked fallback takes the argmax of these
     // masked logits); advance() returning null is therefore unreachable and the state is kept.
