@@ -200,17 +200,18 @@ export class GrammarTokenConstraint implements TokenConstraint {
   }
 }
 
-/**
- * Applies a mask to logits: disallowed tokens become −∞. Returns a new array (the input is left alone).
- * Use it on the raw logits before the sampling pipeline, as vLLM applies the grammar bitmask before the
- * sampler: logprobs are then those of the constrained distribution, as vLLM reports them.
- */
 function popcount(v: number): number {
   v -= (v >>> 1) & 0x55555555;
   v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
   return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
 }
 
+/**
+ * Applies a mask to logits: disallowed tokens become −∞, in `out` when given, else in a new array (the input is
+ * left alone).
+ * Use it on the raw logits before the sampling pipeline, as vLLM applies the grammar bitmask before the
+ * sampler: logprobs are then those of the constrained distribution, as vLLM reports them.
+ */
 export function applyTokenMask(logits: ArrayLike<number>, mask: Uint32Array, out?: Float32Array): Float32Array {
   const V = logits.length;
   const x = out ?? new Float32Array(V);

@@ -102,7 +102,6 @@ export async function runOneJob(
   return true;
 }
 
-/** Polls for work until `signal` aborts; backs off while the queue is empty. */
 /** The server refused the worker's token at a claim: no retry can fix that, the worker stops and says why. */
 export class WorkerTokenRefusedError extends Error {
   constructor(readonly answer: WorkerHttpError) {
@@ -113,6 +112,7 @@ export class WorkerTokenRefusedError extends Error {
   }
 }
 
+/** Polls for work until `signal` aborts; backs off while the queue is empty. */
 export async function runWorkerLoop(
   protocol: WorkerProtocol,
   handlers: HandlerRegistry,
