@@ -27,6 +27,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { httpRequest } from './http-client';
 import { startServer } from './server';
 
 const QUICK = process.argv.includes('--quick');
@@ -72,27 +73,6 @@ interface CaseOptions {
 /** Kept-alive sockets for the request loops, as autocannon keeps its connections. */
 const loopAgent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
 
-/** One request through loopAgent; resolves with the status once the whole answer has arrived. */
-function send(url: string, opts: CaseOptions): Promise<number> {
-  const body = opts.body?.();
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: opts.method ?? 'GET',
-        agent: loopAgent,
-        headers: { ...opts.headers, ...(body === undefined ? {} : { 'content-length': Buffer.byteLength(body) }) },
-      },
-      (res) => {
-        res.on('error', reject).on('end', () => resolve(res.statusCode ?? 0));
-        res.resume();
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /**
  * Sends `total` requests over CONNECTIONS loops: the answers that were not 2xx, and each request's latency
  * (autocannon's own `amount` mode costs about a second of set-up per call, which made the quick run half as long
@@ -110,7 +90,7 @@ async function requestLoops(
     Array.from({ length: CONNECTIONS }, async (_, loop) => {
       for (let i = loop; i < total; i += CONNECTIONS) {
         const sent = performance.now();
-        const status = await send(url, opts);
+        const { status } = await httpRequest(url, { ...opts, body: opts.body?.(), agent: loopAgent });
         latencies.push(performance.now() - sent);
         if (status < 200 || status >= 300) errors++;
       }

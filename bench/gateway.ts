@@ -27,6 +27,7 @@ import os from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { httpRequest } from './http-client';
 import { processCpuSeconds, startServer } from './server';
 import { measureSseEncoding } from './sse-encoding';
 
@@ -242,36 +243,16 @@ async function loadRequest(
   key: string,
   body?: object,
 ): Promise<{ status: number; text: string }> {
+  const init = {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  };
   if (process.env.BENCH_LOAD_CLIENT === 'fetch') {
-    const res = await fetch(`${BASE}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
+    const res = await fetch(`${BASE}${p}`, init);
     return { status: res.status, text: await res.text() };
   }
-  const payload = body ? Buffer.from(JSON.stringify(body)) : undefined;
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${BASE}${p}`,
-      {
-        method,
-        agent: loadAgent,
-        headers: {
-          authorization: `Bearer ${key}`,
-          ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return httpRequest(`${BASE}${p}`, { ...init, agent: loadAgent });
 }
 
 /** One streamed completion read as it arrives: its first content token's time and the whole answer's, in ms. */
