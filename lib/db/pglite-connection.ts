@@ -221,11 +221,13 @@ export class PgliteThread {
   private recycle(reason: string): void {
     const grown = this.heapBytes;
     const baseline = this.baselineHeapBytes;
+    // A fresh session knows none of the old one's named statements. Forgotten now, before the restart, not after
+    // it: a query pg composes meanwhile (its batch waits in exec for the new thread) must carry its Parse, and pg
+    // leaves it out for a statement it still believes prepared ("prepared statement … does not exist" once sent).
+    for (const c of this.connections) c.forgetStatements();
     this.recycling = (async () => {
       await this.restartWorker();
       this.recycles++;
-      // A fresh session knows none of the old one's named statements.
-      for (const c of this.connections) c.forgetStatements();
       log.info(
         {
           heapMiB: Math.round(grown / 2 ** 20),
