@@ -1,6 +1,7 @@
 import Link from 'next/link';
 import { Fragment } from 'react';
 import { RelativeTime } from '@/components/ui/relative-time';
+import { BreakableText } from '@/components/ui/breakable-text';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { formatDuration } from '@/lib/client/format-time';
 import { useNowEverySecond } from '@/lib/client/use-now';
@@ -132,9 +133,11 @@ export function EntityJobsTable({
                     {outcome.submitted === 0 ? 'the job had no trajectory groups' : 'the weights did not change'}
                   </div>
                 ) : null}
+                {/* A reason names a base model (`org/name`) and may name a setting (TUNEBOARD_RUNNER_CONCURRENCY),
+                    either wider than the column a laptop-width table can give it unless they wrap. */}
                 {job.status === 'QUEUED' && job.waiting_reason ? (
-                  <div className="mt-1 max-w-56 text-xs text-fg-muted" data-testid="entity-job-waiting">
-                    {job.waiting_reason}
+                  <div className="mt-1 max-w-56 min-w-28 text-xs text-fg-muted" data-testid="entity-job-waiting">
+                    <BreakableText text={job.waiting_reason} />
                   </div>
                 ) : null}
               </Td>

@@ -1,13 +1,14 @@
 'use client';
 
 import Link from 'next/link';
-import { Fragment, useEffect, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { writeClipboard } from '@/components/ui/copy-button';
 import { ChatIcon, CheckIcon, ChevronDownIcon, CopyIcon, SparklesIcon, TrashIcon } from '@/components/ui/icons';
 import { MenuButton } from '@/components/ui/menu';
 import { RelativeTime } from '@/components/ui/relative-time';
+import { BreakableText } from '@/components/ui/breakable-text';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { Tooltip } from '@/components/ui/tooltip';
 import type { InferenceName } from '@/lib/client/inference-names';
@@ -86,19 +87,6 @@ function CopyNameMenu({ step, names }: { step: number; names: InferenceName[] })
   );
 }
 
-/**
- * A metric's name with break opportunities after its `/` and `_`: a name such as `val/exact_match_accuracy` is one
- * word to the line breaker, and as a column header it held the table wider than its card at 1280 px.
- */
-function MetricName({ name }: { name: string }) {
-  return name.split(/(?<=[/_])/).map((part, i) => (
-    <Fragment key={i}>
-      {i > 0 ? <wbr /> : null}
-      {part}
-    </Fragment>
-  ));
-}
-
 export function CheckpointTable({
   checkpoints,
   metricColumns,
@@ -117,7 +105,7 @@ export function CheckpointTable({
           <Th className="text-right">Step</Th>
           {metricColumns.map((m) => (
             <Th key={m} className="text-right normal-case">
-              <MetricName name={m} />
+              <BreakableText text={m} />
             </Th>
           ))}
           <Th className="text-right">Created</Th>

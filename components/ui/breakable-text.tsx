@@ -1,0 +1,16 @@
+import { Fragment } from 'react';
+
+/**
+ * Text with line-break opportunities after each `/` and `_`, for the identifiers a narrow column must wrap: to the
+ * line breaker `val/exact_match_accuracy`, `Qwen/Qwen3-0.6B` or `TUNEBOARD_RUNNER_CONCURRENCY` is one word, and
+ * one such word held a table wider than its card at 1280 px. Breaking anywhere (`wrap-anywhere`) would split the
+ * words in the middle instead.
+ */
+export function BreakableText({ text }: { text: string }) {
+  return text.split(/(?<=[/_])/).map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 ? <wbr /> : null}
+      {part}
+    </Fragment>
+  ));
+}
