@@ -6,28 +6,31 @@
 # `npm test -- --only vitest` (or `--only vitest,pytest`…) runs some of the suites: vitest, playwright, pytest
 # (playwright includes its build). `--db-only` limits Vitest to the files that reach the database (CI's second
 # pass, on PostgreSQL): the pure engine, client, lint and docs tests and the Python/Transformers comparisons
-# give the same answer whatever the database.
+# give the same answer whatever the database. `--no-build` runs the Playwright specs against the production build
+# already in .next (CI builds once, then runs suites side by side, each with its own TUNEBOARD_TEST_RESULTS folder).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1
 only="vitest,playwright,pytest"
 vitest_files=()
+build=1
 for arg in "$@"; do
   case "$arg" in
+    --no-build) build=0 ;;
     --db-only)
       vitest_files=(tests lib/services lib/jobs)
       # Read by vitest.config.mts (Vitest's --exclude does not reach its projects).
       export TUNEBOARD_TEST_EXCLUDE='tests/engine/**,tests/real-models/**,tests/lint/**,tests/docs/**,tests/inference/hf-chat.test.ts' ;;
     --only=*) only="${arg#--only=}" ;;
     --only) only="__next__" ;;
-    *) if [ "$only" = "__next__" ]; then only="$arg"; else echo "unknown argument: $arg (use --only vitest,playwright,pytest and --db-only)" >&2; exit 2; fi ;;
+    *) if [ "$only" = "__next__" ]; then only="$arg"; else echo "unknown argument: $arg (use --only vitest,playwright,pytest, --db-only and --no-build)" >&2; exit 2; fi ;;
   esac
 done
 for suite in ${only//,/ }; do
   case "$suite" in vitest | playwright | pytest) ;; *) echo "unknown suite: $suite (vitest, playwright, pytest)" >&2; exit 2 ;; esac
 done
 runs() { [[ ",$only," == *",$1,"* ]]; }
-out=".data/test-results"
+out="${TUNEBOARD_TEST_RESULTS:-.data/test-results}"
 rm -rf "$out" && mkdir -p "$out"
 
 db_label=${DATABASE_URL:+postgres}
@@ -41,9 +44,11 @@ if runs vitest; then
 fi
 
 build_rc=0
-if runs playwright; then
+if runs playwright && [ "$build" = 1 ]; then
   echo "== next build"
   if npx next build > "$out/build.log" 2>&1; then build_rc=0; else build_rc=1; tail -40 "$out/build.log"; fi
+elif runs playwright && [ ! -f .next/BUILD_ID ]; then
+  echo "--no-build: there is no production build in .next (npm run build)"; build_rc=1
 fi
 
 # The Python training worker's tests (workers/python/tests), against this build, when a Python with the worker
