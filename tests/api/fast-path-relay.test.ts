@@ -18,7 +18,8 @@ const event = (i: number, model = 'base') =>
 const usage =
   'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"base","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}\n\n';
 
-type Plan = { pieces: string[]; cut?: boolean; gapMs?: number };
+/** `gate(i)`, when set, is awaited before the upstream writes piece i (from the second on). */
+type Plan = { pieces: string[]; cut?: boolean; gapMs?: number; gate?: (i: number) => Promise<void> };
 
 describe('a relayed answer through the fast path', () => {
   let upstream: http.Server;
@@ -38,8 +39,9 @@ describe('a relayed answer through the fast path', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         let finished = false;
         res.once('close', () => upstreamClosedEarly.push(!finished));
-        for (const piece of plan.pieces) {
+        for (const [i, piece] of plan.pieces.entries()) {
           if (res.destroyed) return;
+          if (i > 0 && plan.gate) await plan.gate(i);
           res.write(piece);
           if (plan.gapMs) await new Promise((r) => setTimeout(r, plan.gapMs));
         }
@@ -106,14 +108,22 @@ describe('a relayed answer through the fast path', () => {
   it('sends the bytes the web stream gives, each piece as it comes, and reads the usage', async () => {
     // Events split across writes, a usage chunk the client did not ask for, and one it did.
     const raw = event(0) + event(1) + usage + 'data: [DONE]\n\n';
-    plan = { pieces: [raw.slice(0, 40), raw.slice(40, 300), raw.slice(300)], gapMs: 15 };
     for (const wantsUsage of [false, true]) {
+      plan = { pieces: [raw.slice(0, 40), raw.slice(40, 300), raw.slice(300)] };
       registerRelay(wantsUsage);
       const web = await viaWebStream(wantsUsage);
+      // The upstream sends its last piece only once the client has read the first event (bytes 0–213, which the
+      // relay forwards whole when the second piece completes it), or after 5 s: a fixed 15 ms gap between pieces
+      // let a machine busy with other suites join them all into one read. A relay that held the answer back until
+      // its end still fails (one piece, after the 5 s).
+      const pieces: string[] = [];
+      plan.gate = async (i) => {
+        const until = Date.now() + 5000;
+        while (i === 2 && pieces.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
+      };
       const res = await fetch(`${base}/v1/relay`, { method: 'POST', body: '{}' });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-frame-options')).toBe('DENY');
-      const pieces: string[] = [];
       const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
       for (let r = await reader.read(); !r.done; r = await reader.read()) pieces.push(r.value);
       expect(pieces.length).toBeGreaterThan(1);
