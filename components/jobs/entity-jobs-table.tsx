@@ -1,7 +1,7 @@
 import Link from 'next/link';
 import { Fragment } from 'react';
-import { RelativeTime } from '@/components/ui/relative-time';
 import { BreakableText } from '@/components/ui/breakable-text';
+import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { formatDuration } from '@/lib/client/format-time';
 import { useNowEverySecond } from '@/lib/client/use-now';

@@ -3,12 +3,12 @@
 import Link from 'next/link';
 import { useEffect, useState } from 'react';
 import { Badge } from '@/components/ui/badge';
+import { BreakableText } from '@/components/ui/breakable-text';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { writeClipboard } from '@/components/ui/copy-button';
 import { ChatIcon, CheckIcon, ChevronDownIcon, CopyIcon, SparklesIcon, TrashIcon } from '@/components/ui/icons';
 import { MenuButton } from '@/components/ui/menu';
 import { RelativeTime } from '@/components/ui/relative-time';
-import { BreakableText } from '@/components/ui/breakable-text';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { Tooltip } from '@/components/ui/tooltip';
 import type { InferenceName } from '@/lib/client/inference-names';
