@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import Link from 'next/link';
 import { JobProgress } from '@/components/jobs/job-progress';
 import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
+import { BreakableText } from '@/components/ui/breakable-text';
 import { AlertTriangleIcon } from '@/components/ui/icons';
 import { cx } from '@/components/ui/cx';
 import type { HistorySeries } from '@/lib/client/chart-series';
@@ -109,7 +110,9 @@ export function RunSummaryStrip({ verdict, best, series, job, jobOutcome, jobHre
                 {jobOutcome.label}
               </p>
             ) : job.status === 'QUEUED' && job.waiting_reason ? (
-              <p className="text-xs text-fg-muted">{job.waiting_reason}</p>
+              <p className="text-xs text-fg-muted">
+                <BreakableText text={job.waiting_reason} />
+              </p>
             ) : (
               <JobProgress job={job} />
             )}
