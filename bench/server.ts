@@ -40,6 +40,15 @@ export function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function groupRssMiB(pgid: number): number {
   const out = execFileSync('ps', ['-o', 'rss=', '-g', String(pgid)], { encoding: 'utf8' });
   return (
@@ -122,10 +131,20 @@ export async function startServer(
   child.on('exit', (code, signal) => {
     if (!stopping) console.error(`[bench] the server exited on its own (${signal ?? `code ${code}`})`);
   });
+  // Resolved once every process of the group has exited: the server may take seconds to close its database, and
+  // whatever runs next (another server, bench/db-alone.ts) may open the same directory, which PGlite must never have
+  // open in two processes.
   const stop = async () => {
     stopping = true;
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
-    await new Promise((r) => setTimeout(r, 1000));
+    const deadline = Date.now() + 60_000;
+    while (groupAlive(child.pid!)) {
+      if (Date.now() > deadline) {
+        process.kill(-child.pid!, 'SIGKILL');
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
   };
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
