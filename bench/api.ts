@@ -156,7 +156,6 @@ async function benchBackend(
     `[${label}] seeded ${CHECKPOINTS} checkpoints and jobs of ${SMALL_EVENTS} and ${LARGE_EVENTS} events in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 
-  // system-check, not health: it answers 200 only once the database is reachable.
   // The HTTP cases bench/db-alone.ts measures the page query of.
   const caseNames = {
     models: 'list models (limit 20)',
@@ -166,6 +165,7 @@ async function benchBackend(
   // Before the server starts: the database as the HTTP cases find it (they add models), and PGlite open in one
   // process at a time.
   const reference = databaseAlone(label, env, seed, caseNames);
+  // system-check, not health: it answers 200 only once the database is reachable.
   const { base, stop } = await startServer(PORT, { ...env, TUNEBOARD_RUNNER_CONCURRENCY: '0' }, '/v1/system-check');
   try {
     const auth = { authorization: `Bearer ${seed.key}` };

@@ -1,9 +1,9 @@
 /**
  * The database's share of a list route, for bench:api: each list route's page query, sent from one process with no
  * HTTP, no authentication and no JSON in between, CONNECTIONS at a time (as the HTTP cases keep CONNECTIONS in
- * flight). What no server on this database and machine can beat, as the bare Node server is what none can beat
- * without one: when this reference itself is under half of /v1/health's requests/s, the route cannot reach the goal
- * on this machine whatever the server does.
+ * flight). A route that runs its query for every request cannot outrun it, as no framework outruns the bare Node
+ * server: bench:api prints each beside /v1/health with the bound it sets on its route (its explanation under the
+ * table).
  *
  * Run as a process of its own while no server is running (PGlite must never be open in two processes at once):
  *   tsx --conditions=react-server bench/db-alone.ts <seed JSON> <connections> <seconds | "n<requests>">
