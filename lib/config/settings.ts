@@ -117,7 +117,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'TUNEBOARD_BASE_MODELS_FILE',
     schema: optionalText,
     defaultText: '`config/base-models.json`',
-    meaning: 'Base models that models can be created from, and which backend serves each',
+    meaning:
+      'Base models that models can be created from, and which backend serves each; an edit is read within a second, without a restart',
   },
   {
     env: 'TUNEBOARD_BASE_MODELS_DIR',
