@@ -31,6 +31,7 @@ import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { httpRequest } from './http-client';
+import { percentile } from './percentile';
 import { startServer } from './server';
 
 const QUICK = process.argv.includes('--quick');
@@ -111,10 +112,9 @@ async function warmUp(url: string, opts: CaseOptions, total: number): Promise<nu
 async function run(url: string, opts: CaseOptions): Promise<Measure> {
   if (QUICK) {
     const { errors, latencies, seconds } = await requestLoops(url, opts, QUICK_REQUESTS);
-    latencies.sort((a, b) => a - b);
     // Whole milliseconds, as autocannon reports them.
-    const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]);
-    return { rps: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99), errors };
+    const at = (p: number) => Math.round(percentile(latencies, p));
+    return { rps: Math.round(latencies.length / seconds), p50: at(50), p99: at(99), errors };
   }
   const result = await autocannon({
     url,

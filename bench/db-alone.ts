@@ -14,6 +14,7 @@ import { closeDb, getDb } from '@/lib/db/client';
 import { pageEventsInScope } from '@/lib/db/repositories/job-event-pages';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { models } from '@/lib/db/schema';
+import { percentile } from './percentile';
 
 interface Seed {
   modelId: string;
@@ -63,10 +64,9 @@ async function main() {
       }),
     );
     const elapsed = (performance.now() - started) / 1000;
-    latencies.sort((a, b) => a - b);
     // Whole milliseconds, as the HTTP cases report them.
-    const at = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]);
-    rows.push({ case: name, rps: Math.round(latencies.length / elapsed), p50: at(0.5), p99: at(0.99) });
+    const at = (p: number) => Math.round(percentile(latencies, p));
+    rows.push({ case: name, rps: Math.round(latencies.length / elapsed), p50: at(50), p99: at(99) });
   }
   await closeDb();
   console.log(JSON.stringify(rows));

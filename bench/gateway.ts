@@ -28,6 +28,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { httpRequest } from './http-client';
+import { percentile } from './percentile';
 import { processCpuSeconds, startServer } from './server';
 import { measureSseEncoding } from './sse-encoding';
 
@@ -59,10 +60,6 @@ const mark = (ok: boolean) => {
   return ok ? 'PASS' : 'MISS';
 };
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
 const f1 = (v: number) => v.toFixed(1);
 const signed = (v: number) => `${v < 0 ? '−' : '+'}${f1(Math.abs(v))}`;
 

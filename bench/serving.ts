@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { percentile } from './percentile';
 import { startServer } from './server';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -20,11 +21,6 @@ const QUICK = process.argv.includes('--quick');
 const TTFT_RUNS = QUICK ? 3 : 10;
 const DECODE_TOKENS = QUICK ? 32 : 128;
 const SFT_LINES = QUICK ? 32 : 256;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
 
 async function json<T>(p: string, init: RequestInit & { key?: string } = {}): Promise<T> {
   const res = await fetch(`${BASE}${p}`, {
