@@ -134,24 +134,26 @@ async function run(url: string, opts: CaseOptions): Promise<Measure> {
 
 type Case = [name: string, url: string, opts: CaseOptions];
 
+/**
+ * Runs one of the benchmark's server-side scripts (bench/seed.ts, bench/db-alone.ts) in a process of its own, with the
+ * server's import conditions and `env` over this process's environment; returns the JSON of its last line.
+ */
+function runScript(script: string, args: string[], env: Record<string, string>) {
+  const out = execFileSync('npx', ['tsx', '--conditions=react-server', script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(out.trim().split('\n').at(-1)!);
+}
+
 async function benchBackend(
   label: string,
   env: Record<string, string>,
 ): Promise<{ rows: Row[]; samples: Record<string, string> }> {
   const started = Date.now();
-  const seedOut = execFileSync(
-    'npx',
-    [
-      'tsx',
-      '--conditions=react-server',
-      'bench/seed.ts',
-      String(CHECKPOINTS),
-      String(SMALL_EVENTS),
-      String(LARGE_EVENTS),
-    ],
-    { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const seed = JSON.parse(seedOut.trim().split('\n').at(-1)!);
+  const seed = runScript('bench/seed.ts', [String(CHECKPOINTS), String(SMALL_EVENTS), String(LARGE_EVENTS)], env);
   console.log(
     `[${label}] seeded ${CHECKPOINTS} checkpoints and jobs of ${SMALL_EVENTS} and ${LARGE_EVENTS} events in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
@@ -249,20 +251,10 @@ function databaseAlone(
   seed: unknown,
   names: Record<string, string>,
 ): Row[] {
-  const out = execFileSync(
-    'npx',
-    [
-      'tsx',
-      '--conditions=react-server',
-      'bench/db-alone.ts',
-      JSON.stringify(seed),
-      String(CONNECTIONS),
-      QUICK ? `n${QUICK_REQUESTS}` : String(DURATION_S),
-    ],
-    { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const measured: { case: string; rps: number; p50: number; p99: number }[] = JSON.parse(
-    out.trim().split('\n').at(-1)!,
+  const measured: { case: string; rps: number; p50: number; p99: number }[] = runScript(
+    'bench/db-alone.ts',
+    [JSON.stringify(seed), String(CONNECTIONS), QUICK ? `n${QUICK_REQUESTS}` : String(DURATION_S)],
+    env,
   );
   return measured.map((m) => ({ ...m, backend: `${label}${DB_ALONE}`, case: names[m.case], errors: 0 }));
 }
