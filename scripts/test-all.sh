@@ -8,22 +8,26 @@
 # pass, on PostgreSQL): the pure engine, client, lint and docs tests and the Python/Transformers comparisons
 # give the same answer whatever the database. `--no-build` runs the Playwright specs against the production build
 # already in .next (CI builds once, then runs suites side by side, each with its own TUNEBOARD_TEST_RESULTS folder).
+# `--projects=main,isolated` runs only those Vitest projects (vitest.config.mts: main, isolated, timing): CI runs the
+# timing project, whose assertions compare wall-clock times, once the browser specs beside it are done.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1
 only="vitest,playwright,pytest"
 vitest_files=()
+vitest_projects=()
 build=1
 for arg in "$@"; do
   case "$arg" in
     --no-build) build=0 ;;
+    --projects=*) IFS=',' read -ra names <<< "${arg#--projects=}"; for name in "${names[@]}"; do vitest_projects+=(--project "$name"); done ;;
     --db-only)
       vitest_files=(tests lib/services lib/jobs)
       # Read by vitest.config.mts (Vitest's --exclude does not reach its projects).
       export TUNEBOARD_TEST_EXCLUDE='tests/engine/**,tests/real-models/**,tests/lint/**,tests/docs/**,tests/inference/hf-chat.test.ts' ;;
     --only=*) only="${arg#--only=}" ;;
     --only) only="__next__" ;;
-    *) if [ "$only" = "__next__" ]; then only="$arg"; else echo "unknown argument: $arg (use --only vitest,playwright,pytest, --db-only and --no-build)" >&2; exit 2; fi ;;
+    *) if [ "$only" = "__next__" ]; then only="$arg"; else echo "unknown argument: $arg (use --only vitest,playwright,pytest, --db-only, --no-build and --projects=main,isolated,timing)" >&2; exit 2; fi ;;
   esac
 done
 for suite in ${only//,/ }; do
@@ -39,7 +43,7 @@ if [ -z "${TUNEBOARD_PYTHON:-}" ] && [ -x .venv-worker/bin/python ]; then export
 vitest_rc=0
 if runs vitest; then
   echo "== vitest (${db_label:-pglite})"
-  npx vitest run "${vitest_files[@]}" --reporter=default --reporter=json --outputFile.json="$out/vitest.json"
+  npx vitest run "${vitest_files[@]}" "${vitest_projects[@]}" --reporter=default --reporter=json --outputFile.json="$out/vitest.json"
   vitest_rc=$?
 fi
 
