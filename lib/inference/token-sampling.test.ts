@@ -46,8 +46,13 @@ describe('resolveTokenSampling', () => {
       promptLogprobs: false,
       topkPromptLogprobs: 0,
     });
-    // vLLM alone knows its context: the default stays null for it to apply.
-    expect(resolveTokenSampling(input(), { ...LIMITS, contextLength: null }).maxTokens).toBeNull();
+    // A vLLM that does not report its context: no default to send (its own is 16 tokens).
+    expect(refusal({}, { ...LIMITS, contextLength: null })).toBe(
+      'sampling_params.max_tokens is required for this model: its vLLM server does not report its context length.',
+    );
+    expect(
+      resolveTokenSampling(input({ params: { max_tokens: 500 } }), { ...LIMITS, contextLength: null }),
+    ).toMatchObject({ maxTokens: 500 });
   });
 
   it('reads stop as strings or token ids, and seeds as 64-bit integers (−1: none)', () => {
@@ -114,7 +119,7 @@ describe('the built-in engine’s sequences', () => {
       input({ numSamples: 2, params: { seed: 9, stop: [7], temperature: 0.5, top_k: 3 } }),
       LIMITS,
     );
-    const seqs = builtinSequences(s, 10, 151645, [151643, 151645, 7]);
+    const seqs = builtinSequences({ ...s, maxTokens: 10 }, 151645, [151643, 151645, 7]);
     expect(seqs).toHaveLength(2);
     expect(seqs.map((q) => [q.seed, q.choice])).toEqual([
       ['9', 0],
@@ -137,12 +142,12 @@ describe('the built-in engine’s sequences', () => {
 
 describe('vLLM’s completions', () => {
   const resolved = (over: Partial<TokenSamplingInput> = {}) =>
-    resolveTokenSampling(input(over), { vocabSize: null, contextLength: null, maxLogprobs: 20 });
+    resolveTokenSampling(input(over), { vocabSize: null, contextLength: 4096, maxLogprobs: 20 });
 
   it('sends a 64-bit seed exactly (JSON numbers would round it)', () => {
     const body = completionsBody('m', resolved({ params: { seed: 2 ** 62 + 2 ** 10 } }));
     expect(body).toContain('"seed":4611686018427388928}');
-    expect(JSON.parse(body)).toMatchObject({ model: 'm', prompt: [1, 2, 3], max_tokens: null, top_k: -1 });
+    expect(JSON.parse(body)).toMatchObject({ model: 'm', prompt: [1, 2, 3], max_tokens: 4093, top_k: -1 });
   });
 
   const choice = (index: number, tokens: number[], over: Record<string, unknown> = {}) => ({

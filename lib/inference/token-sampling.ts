@@ -41,6 +41,7 @@ export const MAX_NUM_SAMPLES = 128;
 /** What the checks need to know of the model; null where only the engine knows (vLLM then checks it itself). */
 export interface SamplingLimits {
   vocabSize: number | null;
+  /** Null: a vLLM server that does not report it; `max_tokens` is then required. */
   contextLength: number | null;
   /** The most prompt logprob candidates per position (TUNEBOARD_MAX_LOGPROBS). */
   maxLogprobs: number;
@@ -50,8 +51,7 @@ export interface SamplingLimits {
 export interface TokenSampling {
   prompt: number[];
   numSamples: number;
-  /** Null: the rest of the context, left to vLLM, which alone knows it (the built-in engine always has a number). */
-  maxTokens: number | null;
+  maxTokens: number;
   temperature: number;
   /** 0: off. */
   topK: number;
@@ -96,7 +96,8 @@ function outOfVocab(ids: readonly number[], vocabSize: number): string | null {
 /**
  * Checks a sampling request and applies Tinker's defaults (temperature 1, top_k −1, top_p 1, max_tokens the rest of
  * the context). Every problem is a 400 that says what to change; nothing a client sends reaches an engine
- * unchecked, except what only vLLM knows (its vocabulary and context, when `limits` has them null).
+ * unchecked, except what only vLLM knows (its vocabulary, and its context if it does not report it), which it
+ * checks itself.
  */
 export function resolveTokenSampling(input: TokenSamplingInput, limits: SamplingLimits): TokenSampling {
   const { prompt, numSamples } = input;
@@ -146,11 +147,18 @@ export function resolveTokenSampling(input: TokenSamplingInput, limits: Sampling
     throw bad(
       `The prompt has ${prompt.length} tokens and max_tokens is ${maxTokens}, past the model's context of ${L}: lower max_tokens to at most ${L - prompt.length}, or leave it unset for the rest of the context.`,
     );
+  const generated = maxTokens ?? (L === null ? null : L - prompt.length);
+  // vLLM's own default is 16 tokens, not the rest of the context (so is a null max_tokens, since 0.11): without
+  // the context length there is no default to send it.
+  if (generated === null)
+    throw bad(
+      'sampling_params.max_tokens is required for this model: its vLLM server does not report its context length.',
+    );
 
   return {
     prompt: [...prompt],
     numSamples,
-    maxTokens: maxTokens ?? (L === null ? null : L - prompt.length),
+    maxTokens: generated,
     temperature,
     topK: topK === -1 ? 0 : topK,
     topP,
@@ -197,7 +205,6 @@ function resolveStop(
  */
 export function builtinSequences(
   s: TokenSampling,
-  maxTokens: number,
   eosId: number | null,
   modelStopIds: readonly number[],
 ): WireSequence[] {
@@ -205,7 +212,7 @@ export function builtinSequences(
   for (const id of modelStopIds) if (id !== eosId && !stopTokenIds.includes(id)) stopTokenIds.push(id);
   return Array.from({ length: s.numSamples }, (_, choice) => ({
     promptTokenIds: s.prompt,
-    maxTokens,
+    maxTokens: s.maxTokens,
     sampling: { temperature: s.temperature, topK: s.topK, topP: s.topP, stopTokenIds },
     stop: s.stopStrings,
     eosTokenId: eosId,
@@ -270,7 +277,7 @@ function engineFailure(err: unknown): ApiError {
 
 /**
  * Samples on the built-in engine, in the inference worker threads (the request thread only gathers events). The
- * samples of one prompt share its prefill. `s.maxTokens` is known here: the description has the context length.
+ * samples of one prompt share its prefill.
  */
 export async function sampleOnBuiltin(
   d: BuiltinModelDescription,
@@ -285,7 +292,7 @@ export async function sampleOnBuiltin(
     model: d.model,
     loadWeights: d.loadWeights,
     baseWeights: d.hf?.baseWeights,
-    sequences: builtinSequences(s, s.maxTokens ?? d.contextLength - s.prompt.length, eosId, d.hf?.stopTokenIds ?? []),
+    sequences: builtinSequences(s, eosId, d.hf?.stopTokenIds ?? []),
     promptLogprobs: wantPrompt ? s.topkPromptLogprobs : null,
   });
   const abort = () => handle.abort();
@@ -321,12 +328,17 @@ export function completionsBody(model: string, s: TokenSampling): string {
     model,
     prompt: s.prompt,
     n: repeatsOneSample(s) ? 1 : s.numSamples,
-    // null: vLLM's own default is 16; null asks for the rest of the context.
     max_tokens: s.maxTokens,
     temperature: s.temperature,
     top_p: s.topP,
     // −1 is "off" to every vLLM version (0 was refused before 0.8).
     top_k: s.topK === 0 ? -1 : s.topK,
+    // Explicit, so that a model's generation_config (which vLLM applies to what a request leaves out) cannot add a
+    // penalty or min_p the built-in engine would not apply.
+    min_p: 0,
+    repetition_penalty: 1,
+    presence_penalty: 0,
+    frequency_penalty: 0,
     stop: s.stopStrings,
     stop_token_ids: s.stopTokenIds,
     include_stop_str_in_output: true,

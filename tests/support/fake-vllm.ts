@@ -202,8 +202,8 @@ function fakeToken(prompt: number[], rank: number, temperature: number, seed: nu
 
 /**
  * vLLM's completions answer for a prompt of token ids, with vLLM's checks and shapes: 400 texts for a token out of
- * the vocabulary, a request past the context, n > 1 with greedy sampling; `max_tokens` 16 when absent and the rest
- * of the context when null; stop token ids and stop strings (searched in the `<N>` text); `logprobs` with tokens as
+ * the vocabulary, a request past the context, n > 1 with greedy sampling; `max_tokens` 16 when absent or null;
+ * stop token ids and stop strings (searched in the `<N>` text); `logprobs` with tokens as
  * `token_id:N` under return_tokens_as_token_ids; per-choice `prompt_logprobs`, a dict per position holding the
  * prompt token (whatever its rank) and the top k by rank: rank j is token (previous prompt token × 3 + j) mod vocab
  * with logprob −0.5·j, and a prompt token outside them has rank 1000 and logprob −3.
@@ -218,8 +218,8 @@ export function fakeCompletion(
   const n = (body.n as number | undefined) ?? 1;
   const temperature = (body.temperature as number | undefined) ?? 1;
   if (temperature === 0 && n > 1) return { error: `n must be 1 when using greedy sampling, got ${n}.` };
-  const maxTokens =
-    body.max_tokens === undefined ? 16 : ((body.max_tokens as number | null) ?? FAKE_MAX_MODEL_LEN - prompt.length);
+  // Absent or null, 16: vLLM's default (null has meant 16 too since 0.11, not the rest of the context).
+  const maxTokens = (body.max_tokens as number | null | undefined) ?? 16;
   if (prompt.length + maxTokens > FAKE_MAX_MODEL_LEN)
     return {
       error: `This model's maximum context length is ${FAKE_MAX_MODEL_LEN} tokens. However, you requested ${prompt.length + maxTokens} tokens (${prompt.length} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,

@@ -23,6 +23,8 @@ import { fakeLogprob, fakeTokenText, FAKE_MAX_MODEL_LEN, startFakeVllm, type Fak
  */
 const HF_ID = 'tiny/qwen3-vllm-sampler';
 const SERVED = 'Qwen/Qwen3-tiny';
+/** A base model the vLLM server does not serve. */
+const ELSEWHERE = 'tiny/not-on-this-vllm';
 let vllm: FakeVllm;
 let user: TestUser;
 let adapterDir: string;
@@ -71,6 +73,7 @@ beforeAll(async () => {
       models: [
         { id: TEST_BASE_MODEL, backend: 'builtin' },
         { id: HF_ID, backend: 'hf', serve: 'vllm', upstream_model: SERVED },
+        { id: ELSEWHERE, backend: 'upstream', upstream_model: 'Not/Served' },
       ],
     }),
   );
@@ -91,8 +94,12 @@ afterAll(async () => {
 });
 
 describe('sampling through vLLM', () => {
-  it('describes the target as vLLM’s, which checks vocabulary and context itself', async () => {
-    expect(await describeSampleTarget(base)).toEqual({ servedBy: 'vllm', contextLength: null, vocabSize: null });
+  it('describes the target with vLLM’s context (its model list); vLLM checks prompt ids itself', async () => {
+    expect(await describeSampleTarget(base)).toEqual({
+      servedBy: 'vllm',
+      contextLength: FAKE_MAX_MODEL_LEN,
+      vocabSize: null,
+    });
   });
 
   it('sends the prompt ids to /v1/completions as specified and maps the answer', async () => {
@@ -105,6 +112,10 @@ describe('sampling through vLLM', () => {
       temperature: 0.7,
       top_p: 0.9,
       top_k: -1,
+      min_p: 0,
+      repetition_penalty: 1,
+      presence_penalty: 0,
+      frequency_penalty: 0,
       seed: 12,
       stop: [],
       stop_token_ids: [],
@@ -124,16 +135,23 @@ describe('sampling through vLLM', () => {
     expect(r.prompt_logprobs).toBeNull();
     expect(r.topk_prompt_logprobs).toBeNull();
     // Tinker's defaults; no seed (−1 is none, as vLLM reads it); top_k as given.
-    await sample(base, { seed: -1, top_k: 7 });
+    await sample(base, { seed: -1, top_k: 7, stop: [] });
     const body = completions().at(-1)!.body;
-    expect(body).toMatchObject({ n: 1, max_tokens: null, temperature: 1, top_p: 1, top_k: 7 });
+    expect(body).toMatchObject({
+      n: 1,
+      max_tokens: FAKE_MAX_MODEL_LEN - PROMPT.length,
+      temperature: 1,
+      top_p: 1,
+      top_k: 7,
+    });
     expect(body).not.toHaveProperty('seed');
     expect(body).not.toHaveProperty('prompt_logprobs');
   });
 
-  it('max_tokens unset: the rest of vLLM’s context', async () => {
+  it('max_tokens unset: the rest of vLLM’s context, sent explicitly (vLLM’s own default is 16)', async () => {
     const prompt = Array.from({ length: FAKE_MAX_MODEL_LEN - 3 }, (_, i) => 10 + (i % 50));
     const r = await sample(base, { seed: 1 }, { prompt });
+    expect(completions().at(-1)!.body.max_tokens).toBe(3);
     expect(r.sequences[0]).toMatchObject({ stop_reason: 'length' });
     expect(r.sequences[0].tokens).toHaveLength(3);
   });
@@ -217,13 +235,21 @@ describe('sampling through vLLM', () => {
       status: 400,
       message: 'The vLLM server refused the sampling request: Token id 10000000 is out of vocabulary',
     });
+    // Checked here, before vLLM is asked: the context from its model list, and what needs no model to know.
+    const sent = completions().length;
     await expect(sample(base, { max_tokens: FAKE_MAX_MODEL_LEN })).rejects.toMatchObject({
       status: 400,
-      message: expect.stringContaining("This model's maximum context length is 4096 tokens"),
+      message: expect.stringContaining(`lower max_tokens to at most ${FAKE_MAX_MODEL_LEN - PROMPT.length}`),
     });
-    // Checked here whatever the engine: what needs no model to know.
     await expect(sample(base, {}, { prompt: [1, -2] })).rejects.toMatchObject({ status: 400 });
     await expect(sample(base, { top_p: 2 })).rejects.toMatchObject({ status: 400 });
+    expect(completions().length).toBe(sent);
+
+    await expect(sample({ baseModel: ELSEWHERE, checkpoint: null }, {})).rejects.toMatchObject({
+      status: 503,
+      message:
+        'The model `tiny/not-on-this-vllm` cannot be served right now: the vLLM server does not serve Not/Served.',
+    });
 
     const closed = await startFakeVllm(SERVED);
     await closed.close();

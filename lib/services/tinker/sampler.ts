@@ -12,6 +12,7 @@ import {
   type TokenSampling,
 } from '@/lib/inference/token-sampling';
 import type { SampleResult } from '@/lib/tinker/types';
+import { findBaseModel, vllmContextLength } from '../base-models';
 import { servingEngine, type ServingEngine } from '../chat-models';
 import { servedModels } from '../served-models';
 
@@ -45,9 +46,9 @@ export interface SampleInput {
 /** What a route may want to know of a target before queueing a request for it. */
 export interface SampleTargetInfo {
   servedBy: 'builtin' | 'vllm';
-  /** Null when vLLM serves it: vLLM checks the context itself (its 400s come back as the sampler's). */
+  /** vLLM's from its model list; null when its card has none (`max_tokens` is then required). */
   contextLength: number | null;
-  /** Null when vLLM serves it, as above. */
+  /** Null when vLLM serves it: vLLM checks prompt ids itself (its 400 comes back as the sampler's). */
   vocabSize: number | null;
 }
 
@@ -72,28 +73,48 @@ async function engineFor(target: SampleTarget): Promise<ServingEngine> {
   return servingEngine(target.baseModel, own, target.baseModel);
 }
 
-function infoOf(engine: ServingEngine): SampleTargetInfo {
-  if (engine.kind === 'vllm') return { servedBy: 'vllm', contextLength: null, vocabSize: null };
-  const d = engine.description;
-  return { servedBy: 'builtin', contextLength: d.contextLength, vocabSize: descriptionTokenizer(d).vocabSize };
+/**
+ * A target's engine and limits. vLLM's context comes from its model list (cached a few seconds, as the listings
+ * probe it): the sampler sends an explicit max_tokens, vLLM's default being 16. A vLLM that cannot say (down, not
+ * serving the model) is the 503 chat gives for a model that cannot be served now.
+ */
+async function resolveTarget(target: SampleTarget): Promise<{ engine: ServingEngine; info: SampleTargetInfo }> {
+  const engine = await engineFor(target);
+  if (engine.kind === 'builtin') {
+    const d = engine.description;
+    return {
+      engine,
+      info: { servedBy: 'builtin', contextLength: d.contextLength, vocabSize: descriptionTokenizer(d).vocabSize },
+    };
+  }
+  // servingEngine found the base model.
+  const served = await vllmContextLength(findBaseModel(target.baseModel)!);
+  if ('error' in served)
+    throw new ApiError(
+      'unavailable',
+      `The model \`${target.baseModel}\` cannot be served right now: ${served.error}.`,
+      {
+        headers: { 'retry-after': '30' },
+      },
+    );
+  return { engine, info: { servedBy: 'vllm', contextLength: served.contextLength, vocabSize: null } };
 }
 
 /** Who serves a target and its limits; throws what sampling it would (404 unknown base model, 503 not servable now). */
 export async function describeSampleTarget(target: SampleTarget): Promise<SampleTargetInfo> {
-  return infoOf(await engineFor(target));
+  return (await resolveTarget(target)).info;
 }
 
 async function prepare(
   input: Omit<SampleInput, 'signal'>,
 ): Promise<{ engine: ServingEngine; sampling: TokenSampling }> {
-  const engine = await engineFor(input.target);
-  const sampling = resolveTokenSampling(input, { ...infoOf(engine), maxLogprobs: config.maxLogprobs });
-  return { engine, sampling };
+  const { engine, info } = await resolveTarget(input.target);
+  return { engine, sampling: resolveTokenSampling(input, { ...info, maxLogprobs: config.maxLogprobs }) };
 }
 
 /**
  * Every check `sampleTokens` makes before it samples, for a route to refuse a request (400, 404, 503) when it is
- * submitted rather than when it runs. Checks done by vLLM itself (its vocabulary and context) are not among them.
+ * submitted rather than when it runs. What vLLM checks itself (prompt ids against its vocabulary) is not among them.
  */
 export async function checkSampleRequest(input: Omit<SampleInput, 'signal'>): Promise<void> {
   await prepare(input);
