@@ -31,6 +31,8 @@ const ISOLATED_FILES = [
   'tests/jobs/worker-registry.test.ts',
   'tests/real-models/hf-loop.test.ts',
   'tests/storage.test.ts',
+  'tests/tinker/sampler-hf.test.ts',
+  'tests/tinker/sampler-vllm.test.ts',
 ];
 /**
  * Vitest's default (one fork per core but one) leaves a 2-core machine running one file at a time, while a route-test

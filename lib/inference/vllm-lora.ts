@@ -116,9 +116,8 @@ function unavailable(reason: string): ApiError {
 type CallResult = { ok: true } | { ok: false; status: number; message: string | null; notFoundRoute: boolean };
 
 /**
- * One call to vLLM's adapter API. Success is 200 with a plain-text message; errors are vLLM's error JSON
- * (`{"error": {"message", "type", "code"}}`, or the flat `{"message", "type", "code"}` of older versions), and
- * a route that does not exist (runtime updating disabled) is FastAPI's `{"detail": "Not Found"}`.
+ * One call to vLLM's adapter API. Success is 200 with a plain-text message; errors are vLLM's error JSON, and a
+ * route that does not exist (runtime updating disabled) is FastAPI's `{"detail": "Not Found"}` (see vllmError).
  */
 async function call(server: UpstreamServer, endpoint: string, body: Record<string, string>): Promise<CallResult> {
   let res: Response;
@@ -138,6 +137,15 @@ async function call(server: UpstreamServer, endpoint: string, body: Record<strin
   }
   const text = await res.text().catch(() => '');
   if (res.ok) return { ok: true };
+  return { ok: false, status: res.status, ...vllmError(text) };
+}
+
+/**
+ * What one of vLLM's error answers says: the message of its error JSON (`{"error": {"message", "type", "code"}}`,
+ * or the flat `{"message", "type", "code"}` of older versions), else the start of the text; `notFoundRoute` when
+ * it is FastAPI's `{"detail": "Not Found"}`, a route the server does not have.
+ */
+export function vllmError(text: string): { message: string | null; notFoundRoute: boolean } {
   let message: string | null = text.slice(0, 500) || null;
   let notFoundRoute = false;
   try {
@@ -148,5 +156,5 @@ async function call(server: UpstreamServer, endpoint: string, body: Record<strin
   } catch {
     // not JSON: keep the text
   }
-  return { ok: false, status: res.status, message, notFoundRoute };
+  return { message, notFoundRoute };
 }

@@ -220,6 +220,22 @@ function vllmModels(): Promise<VllmModelCard[] | { error: string }> | undefined 
   return result;
 }
 
+/**
+ * The context vLLM serves a model with: the `max_model_len` of its card in vLLM's model list (the probe above, so
+ * cached a few seconds), null when the card has none; or why vLLM cannot say (not configured, not reachable, or it
+ * does not serve the model).
+ */
+export async function vllmContextLength(
+  model: BaseModel,
+): Promise<{ contextLength: number | null } | { error: string }> {
+  const cards = await vllmModels();
+  if (!cards) return { error: 'no vLLM server is configured on this Tuneboard (TUNEBOARD_UPSTREAM_URL)' };
+  if ('error' in cards) return cards;
+  const card = cards.find((c) => c.id === vllmModelName(model));
+  if (!card) return { error: `the vLLM server does not serve ${vllmModelName(model)}` };
+  return { contextLength: typeof card.max_model_len === 'number' ? card.max_model_len : null };
+}
+
 const hfFacts = new Map<string, { mtimeMs: number; parameters: number | null; contextLength: number | null }>();
 
 /** Parameter count (from the safetensors headers) and context length (config.json) of a local HF directory. */

@@ -1,7 +1,13 @@
 import 'server-only';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
-import { BuiltinChatBackend, VllmChatBackend, type ChatBackend } from '@/lib/inference/backends';
+import {
+  BuiltinChatBackend,
+  VllmChatBackend,
+  type BuiltinModelDescription,
+  type ChatBackend,
+  type VllmTarget,
+} from '@/lib/inference/backends';
 import { modelNotFoundError } from '@/lib/inference/chat-errors';
 import { parseModelName } from '@/lib/inference/model-name';
 import { readArtifactBytes } from '@/lib/storage';
@@ -24,8 +30,30 @@ export interface ServedModel {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function servedBase(baseId: string, model: string): ServedModel {
-  const base = findBaseModel(baseId);
+/** A trained model's checkpoint as serving needs it: its weights, and the name vLLM knows its adapter by. */
+export interface ServedCheckpoint {
+  id: string;
+  step: number;
+  /** Null (or step 0): no weights of its own, the base model's serve it. */
+  artifactKey: string | null;
+  /**
+   * Its canonical inference name, `entity/project/name:stepN`: on vLLM its adapter is loaded under this name,
+   * so chat and the sampler share one load.
+   */
+  name: string;
+}
+
+/**
+ * The engine that answers for a base model or a checkpoint: the built-in engine with the model's description, or
+ * a vLLM server under a name. Chat wraps it in a ChatBackend; the Tinker sampler (lib/services/tinker/sampler.ts)
+ * drives the same engines token by token, so both serve exactly the same weights.
+ */
+export type ServingEngine =
+  { kind: 'builtin'; description: BuiltinModelDescription } | { kind: 'vllm'; target: VllmTarget };
+
+/** What serves `baseModel`, or `checkpoint` on top of it; `model` is the name errors quote (what the caller asked for). */
+export function servingEngine(baseModel: string, checkpoint: ServedCheckpoint | null, model: string): ServingEngine {
+  const base = findBaseModel(baseModel);
   if (!base) throw modelNotFoundError(model);
   // A model we know whose engine cannot answer is the engine's problem, not a missing model: 503 and why.
   const status = servingStatus(base);
@@ -33,16 +61,61 @@ function servedBase(baseId: string, model: string): ServedModel {
     throw new ApiError('unavailable', `The model \`${model}\` cannot be served right now: ${status.reason}.`, {
       headers: { 'retry-after': '30' },
     });
-  if (servedBy(base) === 'vllm')
-    return { backend: new VllmChatBackend({ model: vllmModelName(base) }), usageName: baseId };
+  // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
+  const artifactKey = checkpoint && checkpoint.step !== 0 ? checkpoint.artifactKey : null;
+  if (servedBy(base) === 'vllm') {
+    if (!checkpoint || !artifactKey) return { kind: 'vllm', target: { model: vllmModelName(base) } };
+    // On vLLM a trained checkpoint is a LoRA adapter named by its canonical inference name. With a shared
+    // adapter folder, Tuneboard loads it into vLLM before the first request; without one, vLLM must have it
+    // already (registered at start with --lora-modules).
+    const name = checkpoint.name;
+    const checkpointId = checkpoint.id;
+    const adapters = vllmAdapters();
+    const loading = adapterLoadingConfigured() || base.backend === 'hf';
+    return {
+      kind: 'vllm',
+      target: {
+        model: name,
+        ...(loading
+          ? {
+              prepare: () =>
+                adapters.ensure({ name, materialize: () => materializeAdapter(checkpointId, artifactKey) }),
+              forget: () => adapters.forget(name),
+            }
+          : {}),
+      },
+    };
+  }
+  let description: BuiltinModelDescription | undefined;
   if (base.backend === 'hf') {
     const dir = hfModelDir(base);
-    if (!dir) throw modelNotFoundError(model);
-    return { backend: new BuiltinChatBackend(hfBaseDescription(baseId, dir)), usageName: baseId };
-  }
-  const source = builtinModelSource(baseId);
-  if (!source) throw modelNotFoundError(model);
-  return { backend: new BuiltinChatBackend(source), usageName: baseId };
+    description = dir ? hfBaseDescription(baseModel, dir) : undefined;
+  } else description = builtinModelSource(baseModel);
+  if (!description) throw modelNotFoundError(model);
+  if (!checkpoint || !artifactKey) return { kind: 'builtin', description };
+  // A Hugging Face checkpoint is a PEFT adapter on its base (shared by every checkpoint in a thread).
+  if (description.hf)
+    return { kind: 'builtin', description: hfCheckpointDescription(description, checkpoint.id, artifactKey) };
+  return {
+    kind: 'builtin',
+    description: {
+      ...description,
+      model: { key: `ckpt:${checkpoint.id}`, source: { kind: 'weights' }, tokenizer: description.model.tokenizer },
+      loadWeights: async () => {
+        const bytes = await readArtifactBytes(artifactKey);
+        if (!bytes) throw new Error(`checkpoint weights missing from the artifact store: ${artifactKey}`);
+        return bytes;
+      },
+    },
+  };
+}
+
+function chatBackend(engine: ServingEngine): ChatBackend {
+  return engine.kind === 'builtin' ? new BuiltinChatBackend(engine.description) : new VllmChatBackend(engine.target);
+}
+
+function servedBase(baseId: string, model: string): ServedModel {
+  return { backend: chatBackend(servingEngine(baseId, null, model)), usageName: baseId };
 }
 
 /** A trained model's checkpoint (found in one query with its model), billed to the model's entity and project. */
@@ -55,58 +128,8 @@ function servedCheckpoint(
   const { checkpoint, model: record } = found;
   const usageName = `${label(record)}:step${checkpoint.step}`;
   const owner = { entityId: record.entityId, project: record.projectName };
-  return { ...servedWeights(checkpoint, record.baseModel, usageName, model), owner };
-}
-
-function servedWeights(
-  checkpoint: { id: string; step: number; artifactKey: string | null },
-  baseModel: string,
-  usageName: string,
-  model: string,
-): ServedModel {
-  const base = servedBase(baseModel, model);
-  // Step 0 (and any checkpoint without its own weights) serves the base model's weights.
-  if (!checkpoint.artifactKey || checkpoint.step === 0) return { ...base, usageName };
-  if (base.backend instanceof VllmChatBackend) {
-    // On vLLM a trained checkpoint is a LoRA adapter named by its canonical inference name. With a shared
-    // adapter folder, Tuneboard loads it into vLLM before the first request; without one, vLLM must have it
-    // already (registered at start with --lora-modules).
-    const artifactKey = checkpoint.artifactKey;
-    const checkpointId = checkpoint.id;
-    const adapters = vllmAdapters();
-    const loading = adapterLoadingConfigured() || findBaseModel(baseModel)?.backend === 'hf';
-    return {
-      backend: new VllmChatBackend({
-        model: usageName,
-        ...(loading
-          ? {
-              prepare: () =>
-                adapters.ensure({ name: usageName, materialize: () => materializeAdapter(checkpointId, artifactKey) }),
-              forget: () => adapters.forget(usageName),
-            }
-          : {}),
-      }),
-      usageName,
-    };
-  }
-  const key = checkpoint.artifactKey;
-  const description = (base.backend as BuiltinChatBackend).description;
-  // A Hugging Face checkpoint is a PEFT adapter on its base (shared by every checkpoint in a thread).
-  if (description.hf) {
-    return { backend: new BuiltinChatBackend(hfCheckpointDescription(description, checkpoint.id, key)), usageName };
-  }
-  return {
-    backend: new BuiltinChatBackend({
-      ...description,
-      model: { key: `ckpt:${checkpoint.id}`, source: { kind: 'weights' }, tokenizer: description.model.tokenizer },
-      loadWeights: async () => {
-        const bytes = await readArtifactBytes(key);
-        if (!bytes) throw new Error(`checkpoint weights missing from the artifact store: ${key}`);
-        return bytes;
-      },
-    }),
-    usageName,
-  };
+  const engine = servingEngine(record.baseModel, { ...checkpoint, name: usageName }, model);
+  return { backend: chatBackend(engine), usageName, owner };
 }
 
 /**

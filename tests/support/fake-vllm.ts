@@ -17,8 +17,9 @@ import path from 'node:path';
  * - POST /v1/chat/completions for the base or a loaded adapter (404 "The model `x` does not exist." else),
  *   JSON or SSE, with Python-formatted floats in logprobs. The answer names the adapter and the rank read
  *   from its files, so a test can tell that the right files reached the server.
+ * - POST /v1/completions (JSON) with a prompt of token ids, as the Tinker sampler calls it: see `fakeCompletion`.
  *
- * Not a model: it proves the protocol around adapters, not generation.
+ * Not a model: it proves the protocol around adapters and the shape of answers, not generation.
  */
 export interface FakeVllm {
   url: string;
@@ -157,6 +158,16 @@ export async function startFakeVllm(served: string, opts: Partial<FakeVllm['opti
           }),
         );
       }
+      if (req.method === 'POST' && url === '/v1/completions') {
+        const model = String(body.model);
+        const adapter = state.loaded.get(model);
+        if (model !== served && !adapter)
+          return error(res, 404, 'NotFoundError', `The model \`${model}\` does not exist.`, 'model');
+        const answer = fakeCompletion(body, adapter ? adapter.rank : 0);
+        if ('error' in answer) return error(res, 400, 'BadRequestError', answer.error);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ ...answer.completion, model }));
+      }
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end('{"detail":"Not Found"}');
     });
@@ -166,5 +177,123 @@ export async function startFakeVllm(served: string, opts: Partial<FakeVllm['opti
   return Object.assign(state, {
     url: `http://127.0.0.1:${port}/v1`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
+
+/** The fake's vocabulary and context (a Qwen3's vocabulary, the context its /v1/models reports). */
+export const FAKE_VOCAB = 151936;
+export const FAKE_MAX_MODEL_LEN = 4096;
+
+/** The fake's detokenisation: token N reads `<N>`, so a stop string can be made from the ids a test expects. */
+export const fakeTokenText = (id: number) => `<${id}>`;
+
+/** The fake's logprob of a sampled token (a function of the id, so a test can check the mapping). */
+export const fakeLogprob = (id: number) => -((id % 9) + 1) / 8;
+
+/**
+ * Token t of choice i of a completion: a function of the prompt, the adapter (rank 0: the base), and for sampling
+ * (temperature > 0) the seed + i, or a random stream when unseeded. Greedy ignores the seed, as it would.
+ */
+function fakeToken(prompt: number[], rank: number, temperature: number, seed: number | null, i: number, t: number) {
+  const sum = prompt.reduce((a, b) => a + b, 0);
+  const noise = temperature === 0 ? 0 : seed === null ? Math.floor(Math.random() * 1e6) : (seed + i) * 7919;
+  return 10 + ((((sum * 31 + t * 17 + rank * 101 + noise) % 990) + 990) % 990);
+}
+
+/**
+ * vLLM's completions answer for a prompt of token ids, with vLLM's checks and shapes: 400 texts for a token out of
+ * the vocabulary, a request past the context, n > 1 with greedy sampling; `max_tokens` 16 when absent or null;
+ * stop token ids and stop strings (searched in the `<N>` text); `logprobs` with tokens as
+ * `token_id:N` under return_tokens_as_token_ids; per-choice `prompt_logprobs`, a dict per position holding the
+ * prompt token (whatever its rank) and the top k by rank: rank j is token (previous prompt token × 3 + j) mod vocab
+ * with logprob −0.5·j, and a prompt token outside them has rank 1000 and logprob −3.
+ */
+export function fakeCompletion(
+  body: Record<string, unknown>,
+  rank: number,
+): { completion: Record<string, unknown> } | { error: string } {
+  const prompt = body.prompt as number[];
+  const bad = prompt.find((id) => id >= FAKE_VOCAB);
+  if (bad !== undefined) return { error: `Token id ${bad} is out of vocabulary` };
+  const n = (body.n as number | undefined) ?? 1;
+  const temperature = (body.temperature as number | undefined) ?? 1;
+  if (temperature === 0 && n > 1) return { error: `n must be 1 when using greedy sampling, got ${n}.` };
+  // Absent or null, 16: vLLM's default (null has meant 16 too since 0.11, not the rest of the context).
+  const maxTokens = (body.max_tokens as number | null | undefined) ?? 16;
+  if (prompt.length + maxTokens > FAKE_MAX_MODEL_LEN)
+    return {
+      error: `This model's maximum context length is ${FAKE_MAX_MODEL_LEN} tokens. However, you requested ${prompt.length + maxTokens} tokens (${prompt.length} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
+    };
+  const seed = (body.seed as number | undefined) ?? null;
+  const stopIds = (body.stop_token_ids as number[] | undefined) ?? [];
+  const stops = (body.stop as string[] | undefined) ?? [];
+  const asIds = body.return_tokens_as_token_ids === true;
+  let completionTokens = 0;
+  const choices = Array.from({ length: n }, (_, i) => {
+    const ids: number[] = [];
+    let text = '';
+    let finish = 'length';
+    let stopReason: number | string | null = null;
+    for (let t = 0; t < maxTokens; t++) {
+      const id = fakeToken(prompt, rank, temperature, seed, i, t);
+      ids.push(id);
+      text += fakeTokenText(id);
+      if (stopIds.includes(id)) {
+        [finish, stopReason] = ['stop', id];
+        break;
+      }
+      const hit = stops.find((stop) => text.includes(stop));
+      if (hit !== undefined) {
+        [finish, stopReason] = ['stop', hit];
+        if (body.include_stop_str_in_output !== true) text = text.slice(0, text.indexOf(hit));
+        break;
+      }
+    }
+    completionTokens += ids.length;
+    return {
+      index: i,
+      text,
+      logprobs:
+        body.logprobs == null
+          ? null
+          : {
+              text_offset: ids.map((_, j) => j),
+              token_logprobs: ids.map(fakeLogprob),
+              tokens: ids.map((id) => (asIds ? `token_id:${id}` : fakeTokenText(id))),
+              top_logprobs: ids.map((id) => ({ [asIds ? `token_id:${id}` : fakeTokenText(id)]: fakeLogprob(id) })),
+            },
+      finish_reason: finish,
+      stop_reason: stopReason,
+      prompt_logprobs: body.prompt_logprobs == null ? null : fakePromptLogprobs(prompt, body.prompt_logprobs as number),
+    };
+  });
+  return {
+    completion: {
+      id: 'cmpl-fake',
+      object: 'text_completion',
+      created: 1,
+      choices,
+      usage: {
+        prompt_tokens: prompt.length,
+        total_tokens: prompt.length + completionTokens,
+        completion_tokens: completionTokens,
+      },
+    },
+  };
+}
+
+function fakePromptLogprobs(prompt: number[], k: number) {
+  return prompt.map((id, p) => {
+    if (p === 0) return null;
+    const ranked = Array.from({ length: k }, (_, j) => ({
+      id: (prompt[p - 1] * 3 + j + 1) % FAKE_VOCAB,
+      logprob: -0.5 * (j + 1),
+      rank: j + 1,
+    }));
+    const own = ranked.find((c) => c.id === id) ?? { id, logprob: -3, rank: 1000 };
+    const entries = [own, ...ranked.filter((c) => c.id !== id)];
+    return Object.fromEntries(
+      entries.map((c) => [String(c.id), { logprob: c.logprob, rank: c.rank, decoded_token: fakeTokenText(c.id) }]),
+    );
   });
 }

@@ -280,6 +280,19 @@ export async function findCheckpoint(db: DbOrTx, modelId: string, id: string) {
   return row;
 }
 
+/** The model a checkpoint belongs to, with its names: for callers that hold the checkpoint's id alone (the Tinker sampler). */
+export async function findCheckpointModel(db: DbOrTx, checkpointId: string): Promise<ModelWithNames | undefined> {
+  const [row] = await db
+    .select(modelWithNames)
+    .from(checkpoints)
+    .innerJoin(models, eq(models.id, checkpoints.modelId))
+    .innerJoin(entities, eq(entities.id, models.entityId))
+    .innerJoin(projects, eq(projects.id, models.projectId))
+    .where(eq(checkpoints.id, checkpointId))
+    .limit(1);
+  return row as ModelWithNames | undefined;
+}
+
 /**
  * Steps live in an int4 column. A number outside it cannot match any row, and Postgres would reject the
  * whole query (a 500), so callers filter with this instead of sending it.

@@ -56,6 +56,11 @@ function tokenizerFor(spec: TokenizerSpec): Tokenizer {
   return tok;
 }
 
+/** The tokenizer of a model description: a Hugging Face model's own, or the byte-level one built from its spec. */
+export function descriptionTokenizer(d: BuiltinModelDescription): Tokenizer | HfTokenizer {
+  return d.hf ? d.hf.tokenizer : tokenizerFor(d.model.tokenizer);
+}
+
 function templateFor(source: string, eosToken: string, bosToken?: string): ChatTemplate {
   const key = `${eosToken}\u0000${bosToken ?? ''}\u0000${source}`;
   let tpl = templates.get(key);
@@ -149,7 +154,7 @@ export class BuiltinChatBackend implements ChatBackend {
 
   async chat(call: ChatCall): Promise<ChatResult> {
     const d = this.description;
-    const tokenizer = d.hf ? d.hf.tokenizer : tokenizerFor(d.model.tokenizer);
+    const tokenizer = descriptionTokenizer(d);
     const template = templateFor(d.chatTemplate, d.chatEosToken, d.hf?.tokenizer.bosToken);
     const eosId = tokenizer.specialTokenId(d.chatEosToken) ?? null;
     const req = call.request;

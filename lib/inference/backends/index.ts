@@ -1,3 +1,3 @@
 export type { ChatBackend, ChatBackendKind, ChatCall, ChatResult, ChatUsage } from './types';
-export { BuiltinChatBackend, type BuiltinModelDescription } from './builtin';
+export { BuiltinChatBackend, descriptionTokenizer, type BuiltinModelDescription } from './builtin';
 export { VllmChatBackend, type VllmTarget } from './vllm';
