@@ -188,3 +188,31 @@ def test_freeing_the_last_client_leaves_a_clean_base_that_the_job_path_trains(po
     assert all(p.grad is not None for n, p in peft.named_parameters() if p.requires_grad)
     detach_adapter(peft)
     assert not any("lora" in n for n, _ in model.named_modules())
+
+
+def test_memory_admission_counts_the_base_to_load_and_a_new_adapter(pool, models_dir, monkeypatch):
+    from tuneboard_worker.tinker import memory
+
+    source = str(models_dir / "tiny-qwen3")
+    size = (models_dir / "tiny-qwen3" / "model.safetensors").stat().st_size
+    assert memory.base_weight_bytes(source, torch.float32, None) == size
+    assert memory.base_weight_bytes(source, torch.bfloat16, None) == size // 2
+    assert memory.base_weight_bytes("no/such-model", torch.float32, str(models_dir)) is None
+    # A base that is not loaded must fit beside the headroom; the job path's cached base counts as free.
+    job_model.drop_cache()
+    monkeypatch.setattr(memory, "available_bytes", lambda device: size + memory.HEADROOM - 1)
+    with pytest.raises(TinkerError) as err:
+        create(pool, "a")
+    assert err.value.category == "server" and "not enough memory for base model test/tiny-qwen3" in str(err.value)
+    assert pool.bases == {}
+    monkeypatch.setattr(memory, "available_bytes", lambda device: size + memory.HEADROOM)
+    client = create(pool, "a")
+    # One more client needs its LoRA state (estimated at rank 64 on every linear layer) beside the headroom.
+    state = memory.lora_state_bytes(client.base.model)
+    assert state > 64 * 16 * (64 + 151669)  # the output head alone
+    monkeypatch.setattr(memory, "available_bytes", lambda device: state + memory.HEADROOM)
+    assert memory.fits_new_client(pool.device, pool.loaded_models())
+    monkeypatch.setattr(memory, "available_bytes", lambda device: state + memory.HEADROOM - 1)
+    assert not memory.fits_new_client(pool.device, pool.loaded_models())
+    monkeypatch.setattr(memory, "available_bytes", lambda device: None)  # unknown: the count alone decides
+    assert memory.fits_new_client(pool.device, pool.loaded_models())

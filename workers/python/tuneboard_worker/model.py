@@ -151,6 +151,11 @@ def drop_cache() -> None:
     _cache = None
 
 
+def cached_base(source: str, device: torch.device, dtype: torch.dtype) -> LoadedBase | None:
+    """The cached base model when it is this one (load_base would return it without loading)."""
+    return _cache if _cache is not None and _cache.key == (source, str(device), str(dtype)) else None
+
+
 def lora_settings(job_lora: dict[str, Any] | None) -> dict[str, Any]:
     s = dict(DEFAULT_LORA)
     for k, v in (job_lora or {}).items():

@@ -1,5 +1,6 @@
 """The worker loop: claim a job this worker can train, heart-beat while training, report events, upload the
-adapter, complete, and turn every failure into a job error that says what to do."""
+adapter, complete, and turn every failure into a job error that says what to do. Between jobs it long-polls for
+Tinker training clients' requests (tinker/service.py), and while it holds training clients it serves them alone."""
 
 from __future__ import annotations
 
@@ -22,8 +23,6 @@ import torch
 
 from . import __version__, distributed
 from .client import LeaseLost, ProtocolError, WorkerClient
-from .tinker.clients import ClientPool
-from .tinker.service import TinkerService
 from .model import (
     TrainingError,
     attach_adapter,
@@ -35,6 +34,8 @@ from .model import (
     resolve_model_source,
     save_adapter,
 )
+from .tinker.clients import ClientPool
+from .tinker.service import TinkerService
 
 log = logging.getLogger("tuneboard_worker")
 
@@ -263,7 +264,10 @@ class Worker:
                 log.error("rank %d: job %s failed:\n%s", distributed.rank(), msg["job"]["id"], traceback.format_exc())
 
     def _lead(self) -> None:
-        log.info("%s polling %s for %s jobs (%s)", self.opts.worker_id, self.opts.server_url, ",".join(self.opts.kinds), self.info["device"])
+        serves = [f"{','.join(self.job_kinds)} jobs"] if self.job_kinds else []
+        if self.tinker is not None:
+            serves.append(f"Tinker training clients (at most {self.opts.max_training_clients})")
+        log.info("%s polling %s for %s (%s)", self.opts.worker_id, self.opts.server_url, " and ".join(serves), self.info["device"])
         try:
             self._poll()
         finally:

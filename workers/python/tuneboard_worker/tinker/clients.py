@@ -14,6 +14,7 @@ while it holds training clients (runner.py), so the two never use one base at on
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -25,7 +26,7 @@ from typing import Any
 
 import torch
 
-from ..model import LoadedBase, TrainingError, detach_adapter, load_base, resolve_model_source
+from ..model import LoadedBase, TrainingError, cached_base, detach_adapter, drop_cache, load_base, resolve_model_source
 from . import memory
 from .errors import server_error, user_error
 
@@ -232,19 +233,29 @@ class ClientPool:
             key = (source, str(self.device), str(self.dtype))
             if key in self.bases:
                 return self.bases[key]
-            fits, need, free = memory.fits_base(self.device, source, self.dtype, self.hf_cache)
-            if not fits:
-                raise server_error(
-                    f"worker {os.uname().nodename} has not enough memory for base model {base_model}: it needs about "
-                    f"{_gib(need)} GiB and {_gib(free)} GiB are free. Close training clients you no longer use "
-                    "(unload_model), or run a worker with more memory or a lower --max-training-clients."
-                )
+            if cached_base(source, self.device, self.dtype) is None:
+                # load_base replaces the job path's cached base: its memory counts as free (unless a training
+                # client still holds it) once it is dropped and collected.
+                drop_cache()
+                gc.collect()
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                self._check_memory(base_model, source)
             loaded = load_base(source, base_model, self.device, self.dtype, self.hf_cache, require_chat_template=False)
         except TrainingError as err:
             raise server_error(str(err)) from err
         slot = BaseSlot(key=key, base_model=base_model, loaded=loaded, groups=TargetGroups.of(loaded.model))
         self.bases[key] = slot
         return slot
+
+    def _check_memory(self, base_model: str, source: str) -> None:
+        fits, need, free = memory.fits_base(self.device, source, self.dtype, self.hf_cache)
+        if not fits:
+            raise server_error(
+                f"worker {os.uname().nodename} has not enough memory for base model {base_model}: it needs about "
+                f"{_gib(need)} GiB and {_gib(free)} GiB are free. Close the training clients you no longer use "
+                "(unload_model), so that the base models only they used are freed, or use a worker with more memory."
+            )
 
     def _add(self, slot: BaseSlot, model_id: str, lora: LoraSpec) -> TrainingClient:
         from peft import LoraConfig, get_peft_model, get_peft_model_state_dict

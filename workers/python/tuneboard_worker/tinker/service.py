@@ -96,6 +96,7 @@ class TinkerService:
     def poll(self, capabilities: dict[str, Any], info: dict[str, Any], wait_ms: int, stop: threading.Event) -> int:
         """One long poll and what it hands over, in order, each answered before the next poll. Returns how many
         requests came. Stops between requests once `stop` is set (SIGTERM: the current one is finished)."""
+        self._apply_heartbeat_drops()  # one that came after the last round's last request
         answer = self.client.tinker_poll(capabilities, info, self.held(), self.accept_new(), wait_ms)
         if answer.get("lease_seconds"):
             self.lease_seconds = float(answer["lease_seconds"])
@@ -144,7 +145,7 @@ class TinkerService:
             self.free(model_id, "the server dropped it")
 
     def _post(self, request: dict[str, Any], answer: Answer) -> None:
-        request_id, model_id = request["request_id"], request.get("model_id")
+        request_id, model_id = request["request_id"], request["model_id"]
         try:
             self.client.tinker_result(request_id, **answer)
         except LeaseLost:
@@ -157,7 +158,7 @@ class TinkerService:
 
     def answer(self, request: dict[str, Any]) -> Answer:
         """The request's answer: from the cache when it was answered before, else by running it."""
-        request_id, model_id = request["request_id"], request.get("model_id")
+        request_id, model_id = request["request_id"], request["model_id"]
         client = self.pool.get(model_id)
         cached = client.answers.get(request_id) if client is not None else None
         if cached is None:
@@ -176,7 +177,7 @@ class TinkerService:
         return answer
 
     def _run(self, request: dict[str, Any]) -> Answer:
-        kind, model_id = request.get("kind"), request.get("model_id")
+        kind, model_id = request["kind"], request["model_id"]
         started = time.monotonic()
         try:
             result = self._execute(request)
@@ -201,7 +202,7 @@ class TinkerService:
         return {"result": result}
 
     def _execute(self, request: dict[str, Any]) -> dict[str, Any]:
-        kind, model_id, request_id = request.get("kind"), request.get("model_id"), request["request_id"]
+        kind, model_id, request_id = request["kind"], request["model_id"], request["request_id"]
         payload = request.get("payload") or {}
         if kind == "create_model":
             created = self.pool.create(model_id, payload)
