@@ -194,14 +194,15 @@ def test_ppo_with_clipping_active_matches_the_direct_computation(pool, client, c
     assert 0.0 < result["stats"]["clip_fraction"] < 1.0  # clipping is active on some tokens, not all
 
 
-def test_cispo_matches_the_direct_computation_with_the_clipped_ratio_detached(pool, client):
+@pytest.mark.parametrize("config", [None, {"clip_low_threshold": 0.5, "clip_high_threshold": 1.5}], ids=["defaults", "config"])
+def test_cispo_matches_the_direct_computation_with_the_clipped_ratio_detached(pool, client, config):
     rows = token_rows(5, LENGTHS)
-    inputs = [{"logprobs": lp, "advantages": a} for lp, a in zip(sampled_logprobs(pool, client, rows, 12, noise=1.0), advantages(rows, 13))]
-    config = {"clip_low_threshold": 0.5, "clip_high_threshold": 1.5}
+    inputs = [{"logprobs": lp, "advantages": a} for lp, a in zip(sampled_logprobs(pool, client, rows, 12, noise=1.5), advantages(rows, 13))]
+    lo, hi = (0.0, 4.0) if config is None else (0.5, 1.5)
 
     def cispo(lp, i):
         r = torch.exp(lp - i["logprobs"]).detach()
-        return -torch.clip(r, 0.5, 1.5) * i["advantages"] * lp
+        return -torch.clip(r, lo, hi) * i["advantages"] * lp
 
     want = direct(pool, client, rows, inputs, cispo)
     result = run(pool, client, "cispo", rows, inputs, config)
