@@ -464,3 +464,13 @@ def test_bad_adam_params_are_user_errors(client, adam, says):
     with pytest.raises(TinkerError) as err:
         ops.optim_step(client, {"adam_params": adam})
     assert err.value.category == "user" and says in str(err.value)
+
+
+def test_a_ppo_ratio_that_overflows_where_the_clip_wins_is_refused_not_accumulated_as_nan(pool, client):
+    # The loss is finite (min takes clip(r)·A for A > 0), but its gradient is 0 · ∞ = NaN.
+    r = token_rows(17, [5])[0]
+    inputs = {"logprobs": np.full(5, -1000.0, np.float32), "advantages": np.ones(5, np.float32)}
+    with pytest.raises(TinkerError) as err:
+        fb(pool, client, [datum(r[:-1], target_tokens=r[1:], **inputs)], "ppo")
+    assert err.value.category == "user" and "the gradient of this call is not finite" in str(err.value)
+    assert all(p.grad is None for p in client.params.values())

@@ -118,13 +118,17 @@ def forward(
                     datum_loss = token_terms(loss, lp, inputs).sum()
                     value = float(datum_loss.detach())
                     if backward and not math.isfinite(value):
-                        raise _not_finite(loss, i, value)
+                        raise _not_finite(loss, f"datum {i}: the {loss.fn.name} loss is {value}")
                     stats.add(lp.detach(), inputs, value)
                     outputs[i] = {"logprobs": encode_tensor(lp.detach().float().cpu().numpy())}
                     group_loss = datum_loss if group_loss is None else group_loss + datum_loss
                 del logits
                 if backward and group_loss is not None:
                     group_loss.backward()
+        # A finite loss can still have a NaN gradient: a ratio that overflowed where PPO's min takes the clipped
+        # side passes 0 · ∞ back. One NaN would spoil the accumulated gradient for good.
+        if backward and not all(bool(torch.isfinite(p.grad).all()) for p in params if p.grad is not None):
+            raise _not_finite(loss, "the gradient of this call is not finite")
     except torch.cuda.OutOfMemoryError as err:
         _restore(params, earlier)
         torch.cuda.empty_cache()
@@ -150,14 +154,15 @@ def _restore(params: list[torch.nn.Parameter], grads: list[torch.Tensor | None])
         p.grad = g
 
 
-def _not_finite(loss: Loss, index: int, value: float) -> Exception:
-    if loss.fn.rl:
+def _not_finite(loss: Loss, what: str) -> Exception:
+    """Inputs are checked finite, so a ratio exp(lp − logprobs) that overflowed is the caller's; anything else is
+    the model's."""
+    if loss.fn.name in ("importance_sampling", "ppo", "cispo"):
         return user_error(
-            f"datum {index}: the {loss.fn.name} loss is {value}, not a finite number: a ratio exp(lp − logprobs) "
-            "overflowed, so logprobs are far below the model's own; send the sampler's log-probabilities of "
-            "target_tokens. Nothing was accumulated."
+            f"{what}: a ratio exp(lp − logprobs) overflowed, so logprobs are far below the model's own; send the "
+            "sampler's log-probabilities of target_tokens. Nothing was accumulated."
         )
-    return server_error(f"datum {index}: the model's log-probabilities give a loss of {value}; nothing was accumulated")
+    return server_error(f"{what}: the model's log-probabilities are not finite. Nothing was accumulated.")
 
 
 def optim_step(client: TrainingClient, payload: dict[str, Any]) -> dict[str, Any]:
