@@ -277,11 +277,12 @@ class ClientPool:
                 warnings.filterwarnings("ignore", message=pattern)
             torch.manual_seed(lora.seed if lora.seed is not None else int.from_bytes(os.urandom(8), "little") >> 1)
             if slot.peft is None:
-                if self.gradient_checkpointing:
-                    slot.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-                    slot.model.enable_input_require_grads()
                 # PEFT keeps adapter weights in fp32 over a bf16 base (autocast_adapter_dtype, its default).
                 slot.peft = get_peft_model(slot.model, config, adapter_name=adapter)
+                if self.gradient_checkpointing:
+                    # Once wrapped, so that _release (detach_adapter) undoes it with the wrapping.
+                    slot.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+                    slot.model.enable_input_require_grads()
             else:
                 slot.peft.add_adapter(adapter, config)
         marker = f".{adapter}."
