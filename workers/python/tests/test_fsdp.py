@@ -233,7 +233,8 @@ class _StubServer:
         ]
         self.calls: list[tuple] = []
 
-    def claim(self, *_args):
+    def claim(self, kinds, *_args):
+        self.claimed_kinds = kinds
         return self.jobs.pop(0) if self.jobs else None
 
     def heartbeat(self, job_id, *_args):
@@ -269,11 +270,12 @@ def _worker_main(rank: int, world: int, port: int, model_dir: str, out: str) -> 
 
     stub = _StubServer(model_dir) if rank == 0 else None
     opts = Options(server_url="http://unused", token="t", worker_id="w", exit_when_idle=0.2, micro_batch_tokens=64, heartbeat_seconds=0.3)
-    Worker(opts, client=stub).run()  # ranks > 0 never touch their client
+    worker = Worker(opts, client=stub)
+    worker.run()  # ranks > 0 never touch their client
     # Every rank leaves the process group itself (not at interpreter exit, where gloo's threads can abort it).
     assert not torch.distributed.is_initialized()
     if stub:
-        torch.save({"calls": stub.calls, "kinds": opts.kinds}, out)
+        torch.save({"calls": stub.calls, "kinds": stub.claimed_kinds, "tinker": worker.tinker is not None}, out)
 
 
 def test_under_torchrun_rank_0_alone_talks_to_the_server_and_every_rank_trains(models_dir: Path, tmp_path: Path):
@@ -282,6 +284,7 @@ def test_under_torchrun_rank_0_alone_talks_to_the_server_and_every_rank_trains(m
     _on_two_ranks(_worker_main, model_dir, str(out))
     got = torch.load(out)
     assert set(got["kinds"]) == {"sft", "rl"}  # claims both kinds
+    assert not got["tinker"]  # Tinker training clients (on by default) are off under torchrun
     sft = [c for c in got["calls"] if c[1] == "sft"]
     assert [c[2] for c in sft if c[0] == "event"] == ["training_started"] + ["gradient_step"] * 4
     assert [c[2] for c in sft if c[0] == "upload"] == ["adapter_config.json", "adapter_model.safetensors"]

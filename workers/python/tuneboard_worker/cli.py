@@ -33,8 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models-dir", default=e("TUNEBOARD_BASE_MODELS_DIR", "."), help="where relative 'path's of the base-models file resolve (env TUNEBOARD_BASE_MODELS_DIR; default the working directory)")
     p.add_argument("--hf-cache", default=e("TUNEBOARD_HF_CACHE"), help="Hugging Face cache directory for base models without a path (default HF_HOME's); HF_HUB_OFFLINE=1 is honoured")
     p.add_argument("--base-models", default=e("TUNEBOARD_WORKER_BASE_MODELS"), help="comma-separated base model ids this worker trains (default: every hf base model)")
-    p.add_argument("--kinds", default=e("TUNEBOARD_WORKER_KINDS", "rl,sft"), help="job kinds: rl,sft")
+    p.add_argument("--kinds", default=e("TUNEBOARD_WORKER_KINDS", "rl,sft,tinker"), help="what to run: rl,sft jobs and tinker training clients (env TUNEBOARD_WORKER_KINDS)")
     p.add_argument("--model-ids", default=e("TUNEBOARD_WORKER_MODEL_IDS"), help="only jobs of these model ids (a team's own machine)")
+    p.add_argument(
+        "--max-training-clients",
+        type=int,
+        default=int(e("TUNEBOARD_WORKER_MAX_TRAINING_CLIENTS", "8")),
+        help="most Tinker training clients held at once, memory permitting (env TUNEBOARD_WORKER_MAX_TRAINING_CLIENTS)",
+    )
     p.add_argument("--micro-batch-tokens", type=int, default=int(e("TUNEBOARD_WORKER_MICRO_BATCH_TOKENS", "4096")), help="padded tokens per forward pass; a batch is accumulated over as many passes as it needs")
     p.add_argument("--max-seq-len", type=int, default=int(e("TUNEBOARD_WORKER_MAX_SEQ_LEN", "0")) or None, help="truncate conversations to this many tokens (default: the model's context)")
     p.add_argument("--gradient-checkpointing", default=e("TUNEBOARD_WORKER_GRADIENT_CHECKPOINTING", "auto"), choices=["auto", "on", "off"], help="auto: on for CUDA")
@@ -117,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         models_dir=Path(args.models_dir).resolve(),
         hf_cache=args.hf_cache,
         base_models=_split(args.base_models),
-        kinds=tuple(_split(args.kinds) or ["rl", "sft"]),
+        kinds=tuple(_split(args.kinds) or ["rl", "sft", "tinker"]),
         model_ids=_split(args.model_ids),
         micro_batch_tokens=args.micro_batch_tokens,
         max_seq_len_override=args.max_seq_len,
@@ -127,6 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         exit_when_idle=args.exit_when_idle,
         poll_max_seconds=args.poll_max_seconds,
         heartbeat_seconds=args.heartbeat_seconds,
+        max_training_clients=args.max_training_clients,
     )
     worker = Worker(opts)
     worker.install_signal_handlers()

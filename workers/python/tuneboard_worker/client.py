@@ -47,10 +47,14 @@ class WorkerClient:
         # would otherwise hold a heartbeat, or the training loop's next event, for 600 s per try, 70 minutes with
         # the retries, far past the job's lease.
         self._short = httpx.Timeout(call_timeout, connect=10.0)
+        self._call_timeout = call_timeout
         # Calls about a job keep retrying for this long (the runner sets the job's lease): until the lease runs
         # out the server still holds the job, so a server restart or a network blip shorter than that must not
         # fail a job that would have carried on. After it, the server has failed the job itself.
         self.job_retry_seconds = 0.0
+        # Likewise a Tinker request's result and files (docs/tinker.md §3.3), for the lease of its training client:
+        # past it the server has failed the client. The runner sets it from the server's lease.
+        self.tinker_retry_seconds = 60.0
         self._sleep = sleep
         self._clock = clock
         self._http = httpx.Client(
@@ -151,3 +155,49 @@ class WorkerClient:
         body = {"worker_id": self.worker_id, "error_message": message[:20000]}
         self._request("POST", f"/v1/workers/jobs/{job_id}/fail", json=body, retry_for=self.job_retry_seconds, timeout=self._short)
         self._sent.pop(job_id, None)
+
+    # --- Tinker training clients (docs/tinker.md §3.2–3.3) ------------------------------------------------------
+
+    def tinker_poll(
+        self, capabilities: dict[str, Any], info: dict[str, Any] | None, held: list[str], accept_new: bool, wait_ms: int
+    ) -> dict[str, Any]:
+        """`{"requests": [...], "drop": [...]}`: the server answers as soon as it has something, else after wait_ms."""
+        body: dict[str, Any] = {
+            "worker_id": self.worker_id,
+            "capabilities": capabilities,
+            "info": info or {},
+            "held": held,
+            "accept_new": accept_new,
+            "wait_ms": wait_ms,
+        }
+        # A long poll: its answer may take wait_ms, so the read timeout runs from there.
+        timeout = httpx.Timeout(wait_ms / 1000 + self._call_timeout, connect=10.0)
+        return self._request("POST", "/v1/workers/tinker/poll", json=body, timeout=timeout).json()
+
+    def tinker_heartbeat(self, held: list[str]) -> list[str]:
+        """Liveness while a long request runs (a poll would hand out requests); answers the ids to drop."""
+        body = {"worker_id": self.worker_id, "held": held}
+        res = self._request("POST", "/v1/workers/tinker/heartbeat", json=body, timeout=self._short)
+        return list(res.json().get("drop") or [])
+
+    def tinker_result(self, request_id: str, result: dict[str, Any] | None = None, error: dict[str, str] | None = None) -> None:
+        """Posts a request's answer: its result, or an error {"message", "category"}. A resend is harmless."""
+        if (result is None) == (error is None):
+            raise ValueError("tinker_result takes a result or an error")
+        body: dict[str, Any] = {"worker_id": self.worker_id, **({"result": result} if error is None else {"error": error})}
+        path = f"/v1/workers/tinker/requests/{request_id}/result"
+        self._request("POST", path, json=body, retry_for=self.tinker_retry_seconds, timeout=self._short)
+
+    def tinker_put_file(self, request_id: str, file: str, data: bytes) -> None:
+        self._request(
+            "PUT",
+            f"/v1/workers/tinker/requests/{request_id}/files/{file}",
+            params={"worker_id": self.worker_id},
+            content=data,
+            headers={"content-type": "application/octet-stream"},
+            retry_for=self.tinker_retry_seconds,
+        )
+
+    def tinker_get_file(self, request_id: str, file: str) -> bytes:
+        path = f"/v1/workers/tinker/requests/{request_id}/files/{file}"
+        return self._request("GET", path, params={"worker_id": self.worker_id}, retry_for=self.tinker_retry_seconds).content

@@ -67,10 +67,16 @@ def pick_dtype(device: torch.device, requested: str) -> torch.dtype:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[requested]
 
 
-def load_base(source: str, base_model: str, device: torch.device, dtype: torch.dtype, cache_dir: str | None) -> LoadedBase:
+def load_base(
+    source: str, base_model: str, device: torch.device, dtype: torch.dtype, cache_dir: str | None, *, require_chat_template: bool = True
+) -> LoadedBase:
+    """The base model, from the cache when it holds the same one. require_chat_template: jobs format conversations
+    with it; Tinker training clients get token ids and do without (docs/tinker.md §3)."""
     global _cache
     key = (source, str(device), str(dtype))
     if _cache is not None and _cache.key == key:
+        if require_chat_template:
+            _check_chat_template(_cache.tokenizer, base_model)
         return _cache
     _cache = None
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -109,12 +115,17 @@ def load_base(source: str, base_model: str, device: torch.device, dtype: torch.d
             tokenizer, model = load(local_only=False)
         except (OSError, ValueError) as err2:
             raise cannot_load(err2, "Check the model id, the Hugging Face cache (--hf-cache) and HF_TOKEN on this worker.") from err2
-    if tokenizer.chat_template is None:
-        raise TrainingError(f"The tokenizer of {base_model} has no chat template; the worker needs one to format conversations")
+    if require_chat_template:
+        _check_chat_template(tokenizer, base_model)
     model.to(device)
     model.config.use_cache = False
     _cache = LoadedBase(key=key, model=model, tokenizer=tokenizer)
     return _cache
+
+
+def _check_chat_template(tokenizer: Any, base_model: str) -> None:
+    if tokenizer.chat_template is None:
+        raise TrainingError(f"The tokenizer of {base_model} has no chat template; the worker needs one to format conversations")
 
 
 def _hub_offline() -> bool:
@@ -138,6 +149,11 @@ def _hub_unreachable(timeout: float = 5.0) -> str | None:
 def drop_cache() -> None:
     global _cache
     _cache = None
+
+
+def cached_base(source: str, device: torch.device, dtype: torch.dtype) -> LoadedBase | None:
+    """The cached base model when it is this one (load_base would return it without loading)."""
+    return _cache if _cache is not None and _cache.key == (source, str(device), str(dtype)) else None
 
 
 def lora_settings(job_lora: dict[str, Any] | None) -> dict[str, Any]:
@@ -214,6 +230,9 @@ def detach_adapter(peft_model: Any) -> None:
         base = peft_model.unload()
         if getattr(base, "is_gradient_checkpointing", False):
             base.gradient_checkpointing_disable()
+        # enable_input_require_grads (with gradient checkpointing) left a forward hook on the input embeddings
+        # that it forgets when called again: each attach would add one more.
+        base.disable_input_require_grads()
     except Exception:
         drop_cache()
 

@@ -1,5 +1,6 @@
 """The worker loop: claim a job this worker can train, heart-beat while training, report events, upload the
-adapter, complete, and turn every failure into a job error that says what to do."""
+adapter, complete, and turn every failure into a job error that says what to do. Between jobs it long-polls for
+Tinker training clients' requests (tinker/service.py), and while it holds training clients it serves them alone."""
 
 from __future__ import annotations
 
@@ -33,8 +34,13 @@ from .model import (
     resolve_model_source,
     save_adapter,
 )
+from .tinker.clients import ClientPool
+from .tinker.service import TinkerService
 
 log = logging.getLogger("tuneboard_worker")
+
+# How long a poll for training clients' requests waits while the worker holds some (docs/tinker.md §3.2).
+TINKER_WAIT_MS = 10_000
 
 
 class Cancelled(Exception):
@@ -59,7 +65,7 @@ class Options:
     models_dir: Path = Path(".")
     hf_cache: str | None = None
     base_models: list[str] | None = None
-    kinds: tuple[str, ...] = ("rl", "sft")
+    kinds: tuple[str, ...] = ("rl", "sft", "tinker")
     model_ids: list[str] | None = None
     micro_batch_tokens: int = 4096
     max_seq_len_override: int | None = None
@@ -69,6 +75,7 @@ class Options:
     exit_when_idle: float | None = None
     poll_max_seconds: float = 5.0
     heartbeat_seconds: float | None = None
+    max_training_clients: int = 8
 
     def torch_device(self) -> torch.device:
         if self.device == "auto":
@@ -186,6 +193,28 @@ class Worker:
             self.device = distributed.init_process_group()
             self.world = distributed.world_size()
         self.info = worker_info(opts)
+        self.job_kinds = [k for k in opts.kinds if k != "tinker"]
+        # Tinker training clients (docs/tinker.md §3) live in one process's memory: not under torchrun, whose
+        # ranks train one job together.
+        self.tinker: TinkerService | None = None
+        if "tinker" in opts.kinds and self.world == 1:
+            pool = ClientPool(
+                self.device,
+                pick_dtype(self.device, opts.dtype),
+                opts.models_dir,
+                opts.hf_cache,
+                opts.use_gradient_checkpointing(self.device),
+            )
+            self.tinker = TinkerService(
+                self.client,
+                pool,
+                worker_id=opts.worker_id,
+                max_clients=opts.max_training_clients,
+                micro_batch_tokens=opts.micro_batch_tokens,
+                heartbeat_seconds=opts.heartbeat_seconds,
+            )
+        elif "tinker" in opts.kinds and distributed.rank() == 0:
+            log.info("Tinker training clients are off under torchrun (WORLD_SIZE>1): they live in one process's memory")
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"backends": ["hf"]}
@@ -235,32 +264,49 @@ class Worker:
                 log.error("rank %d: job %s failed:\n%s", distributed.rank(), msg["job"]["id"], traceback.format_exc())
 
     def _lead(self) -> None:
-        log.info("%s polling %s for %s jobs (%s)", self.opts.worker_id, self.opts.server_url, ",".join(self.opts.kinds), self.info["device"])
+        serves = [f"{','.join(self.job_kinds)} jobs"] if self.job_kinds else []
+        if self.tinker is not None:
+            serves.append(f"Tinker training clients (at most {self.opts.max_training_clients})")
+        log.info("%s polling %s for %s (%s)", self.opts.worker_id, self.opts.server_url, " and ".join(serves), self.info["device"])
         try:
             self._poll()
         finally:
             self.client.close()
 
     def _poll(self) -> None:
+        try:
+            self._poll_loop()
+        finally:
+            if self.tinker is not None:
+                self.tinker.shutdown()
+
+    def _poll_loop(self) -> None:
         idle = 0.25
         idle_since = time.monotonic()
         while not self.stop.is_set():
-            try:
-                job = self.client.claim(list(self.opts.kinds), self.capabilities(), self.info, self.opts.model_ids)
-            except Exception as err:
-                # A wrong token is refused on every try: polling on would only repeat the warning forever.
-                if isinstance(err, ProtocolError) and err.status in (401, 403):
-                    raise TokenRefused(
-                        f"The Tuneboard server at {self.opts.server_url} refused the worker token ({err.status}: "
-                        f"{err.text[:200] or 'no message'}). Set TUNEBOARD_WORKER_TOKEN (or --token) to the server's "
-                        "TUNEBOARD_WORKER_TOKEN; a server started without one admits no external worker."
-                    ) from err
-                log.warning("claim failed: %s", err)  # the server is down or restarting: keep polling
-                job = None
+            # Holding training clients, the worker serves them alone: it long-polls their requests and claims no
+            # job, since a job would take the base model (model.py's cache) and the time their requests wait for.
+            if self.tinker is not None and self.tinker.held():
+                self._tinker_poll(TINKER_WAIT_MS, idle)
+                idle_since = time.monotonic()
+                continue
+            job = None
+            if self.job_kinds:
+                try:
+                    job = self.client.claim(self.job_kinds, self.capabilities(), self.info, self.opts.model_ids)
+                except Exception as err:
+                    self._refused(err)
+                    log.warning("claim failed: %s", err)  # the server is down or restarting: keep polling
             if job is None:
                 if self.opts.exit_when_idle is not None and time.monotonic() - idle_since > self.opts.exit_when_idle:
                     break
-                self.stop.wait(idle)
+                if self.tinker is None:
+                    self.stop.wait(idle)
+                # No job: instead of sleeping the claim's back-off, wait that long for a training client's request,
+                # so a new training client starts at once while claims keep their pace.
+                elif self._tinker_poll(int(idle * 1000) if self.job_kinds else TINKER_WAIT_MS, idle):
+                    idle, idle_since = 0.25, time.monotonic()
+                    continue
                 idle = min(idle * 2, self.opts.poll_max_seconds)
                 continue
             idle = 0.25
@@ -268,6 +314,32 @@ class Worker:
             idle_since = time.monotonic()
             if self.opts.once:
                 break
+
+    def _tinker_poll(self, wait_ms: int, backoff: float) -> int:
+        """One Tinker poll round; how many requests it ran. A failed poll waits `backoff` before the next."""
+        assert self.tinker is not None
+        try:
+            return self.tinker.poll(self.capabilities(), self.info, wait_ms, self.stop)
+        except Exception as err:
+            self._refused(err)
+            if isinstance(err, ProtocolError) and err.status == 404:
+                # A server without the Tinker routes (an older version): say so once, and claim jobs as before.
+                log.warning("the server at %s does not offer Tinker training clients (404 on the poll): they are off for this worker", self.opts.server_url)
+                self.tinker.shutdown()
+                self.tinker = None
+                return 0
+            log.warning("tinker poll failed: %s", err)  # the server is down or restarting: keep polling
+            self.stop.wait(backoff)
+            return 0
+
+    def _refused(self, err: Exception) -> None:
+        """A wrong token is refused on every try: polling on would only repeat the warning forever."""
+        if isinstance(err, ProtocolError) and err.status in (401, 403):
+            raise TokenRefused(
+                f"The Tuneboard server at {self.opts.server_url} refused the worker token ({err.status}: "
+                f"{err.text[:200] or 'no message'}). Set TUNEBOARD_WORKER_TOKEN (or --token) to the server's "
+                "TUNEBOARD_WORKER_TOKEN; a server started without one admits no external worker."
+            ) from err
 
     def _heartbeat(self, ctx: JobContext, done: threading.Event, every: float) -> None:
         while not done.wait(every):
