@@ -43,7 +43,6 @@ export const modelInputChunkSchema = z
     if (chunk.type === 'encoded_text' && chunk.tokens === undefined)
       ctx.addIssue({ code: 'invalid_type', expected: 'array', path: ['tokens'], input: undefined });
   });
-export type ModelInputChunkBody = z.infer<typeof modelInputChunkSchema>;
 
 /** A `ModelInput`: `{"chunks": [{"type": "encoded_text", "tokens": [..]}, …]}`. */
 export const modelInputSchema = z.looseObject({ chunks: z.array(modelInputChunkSchema) });
@@ -105,7 +104,6 @@ export const datumSchema = z.looseObject({
   loss_fn_inputs: z.record(z.string(), tensorDataSchema),
   model_input: modelInputSchema,
 });
-export type DatumBody = z.infer<typeof datumSchema>;
 
 /** `ForwardBackwardInput`; `loss_fn` is checked by lib/tinker (an unknown loss is a 400, docs/tinker.md §2.1). */
 export const forwardBackwardInputSchema = z.looseObject({

@@ -8,7 +8,7 @@ import { ApiError } from '@/lib/errors';
  * (400) naming the message and field it was reading, e.g. `ForwardBackwardRequest.data[3].loss_fn_inputs["weights"]`.
  */
 
-export const WireType = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } as const;
+const WireType = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 } as const;
 type WireTypeValue = (typeof WireType)[keyof typeof WireType];
 
 const WIRE_NAMES = ['varint', 'fixed64', 'length-delimited', 'start-group', 'end-group', 'fixed32'];
@@ -192,6 +192,7 @@ export class ProtoReader {
     return this.lo | 0;
   }
 
+  /** A bool field: any non-zero varint is true. */
   bool(name: string): boolean {
     this.expect(WireType.VARINT, name);
     this.readVarint(name);
@@ -345,6 +346,7 @@ export class ProtoWriter {
     this.varint(value);
   }
 
+  /** A double (fixed64) field. */
   double(field: number, value: number): void {
     this.tag(field, WireType.I64);
     this.room(8);
@@ -352,6 +354,7 @@ export class ProtoWriter {
     this.at += 8;
   }
 
+  /** A bytes field; a long value is kept by reference until finish(), so it must not change before. */
   bytes(field: number, value: Uint8Array): void {
     this.tag(field, WireType.LEN);
     this.varint(value.length);
@@ -366,6 +369,7 @@ export class ProtoWriter {
     this.at += value.length;
   }
 
+  /** A string field (UTF-8). */
   string(field: number, value: string): void {
     this.bytes(field, utf8Encoder.encode(value));
   }

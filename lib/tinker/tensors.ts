@@ -10,7 +10,7 @@ import type { TensorDtype, WireTensor } from './types';
 if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1)
   throw new Error('lib/tinker needs a little-endian host: its typed arrays are the wire bytes');
 
-export const ITEM_BYTES: Record<TensorDtype, number> = { float32: 4, int64: 8, int32: 4 };
+const ITEM_BYTES: Record<TensorDtype, number> = { float32: 4, int64: 8, int32: 4 };
 
 /** The typed array a WireTensor's values are read into: int64 values as numbers (exact up to 2^53). */
 export type TensorValues = Float32Array | Int32Array | Float64Array;
@@ -21,7 +21,7 @@ export function toBase64(values: ArrayBufferView): string {
 }
 
 /** `bytes` itself when its offset suits `align`-byte elements, else an aligned copy. */
-export function aligned(bytes: Uint8Array, align: number): Uint8Array {
+function aligned(bytes: Uint8Array, align: number): Uint8Array {
   return bytes.byteOffset % align === 0 ? bytes : bytes.slice();
 }
 
