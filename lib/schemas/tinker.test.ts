@@ -295,6 +295,8 @@ describe('answers', () => {
         sample_dispatch_bytes_semaphore_size: 10485760,
         inflight_response_bytes_semaphore_size: 52428800,
         parallel_fwdbwd_chunks: true,
+        proto_write_fwdbwd: true,
+        fwd_via_fwdbwd: true,
         proto_compress_fwdbwd: true,
         fwdbwd_max_chunk_len: 1024,
         fwdbwd_max_chunk_bytes_count: 5000000,

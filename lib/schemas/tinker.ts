@@ -182,8 +182,8 @@ const weightsName = () => z.string().refine((v) => WEIGHTS_NAME.test(v), `the na
 export const clientConfigRequestSchema = z.looseObject({ sdk_version: sdkVersion() });
 
 /**
- * The SDK's feature flags (types/client_config_response.py, 0.25). The SDK ignores keys it does not know and
- * defaults the ones missing; Tuneboard sends them all.
+ * The SDK's feature flags (types/client_config_response.py of 0.25, and the two 0.24 knew that 0.25 dropped). The
+ * SDK ignores keys it does not know and defaults the ones missing; Tuneboard sends them all.
  */
 export const clientConfigResponseSchema = z.object({
   pjwt_auth_enabled: z.boolean(),
@@ -191,6 +191,12 @@ export const clientConfigResponseSchema = z.object({
   sample_dispatch_bytes_semaphore_size: z.int(),
   inflight_response_bytes_semaphore_size: z.int(),
   parallel_fwdbwd_chunks: z.boolean(),
+  proto_write_fwdbwd: z
+    .boolean()
+    .describe('SDK 0.24: forward_backward as protobuf (0.25 always sends it so; older SDKs and false: JSON)'),
+  fwd_via_fwdbwd: z
+    .boolean()
+    .describe('SDK 0.24 with proto_write_fwdbwd: forward() as a forward_only protobuf forward_backward'),
   proto_compress_fwdbwd: z.boolean(),
   fwdbwd_max_chunk_len: z.int(),
   fwdbwd_max_chunk_bytes_count: z.int(),
