@@ -64,8 +64,11 @@ function badRequest(message: string): ApiError {
   return new ApiError('bad_request', message);
 }
 
+/** A shape for a message: a hostile one may have a million dimensions. */
 function shapeText(shape: readonly number[]): string {
-  return `[${shape.join(', ')}]`;
+  return shape.length <= 8
+    ? `[${shape.join(', ')}]`
+    : `[${shape.slice(0, 4).join(', ')}, … ${shape.length} dimensions]`;
 }
 
 /** `name[i]` or `name[t, k]` for the flat index i of a tensor of this shape. */
@@ -104,7 +107,8 @@ function checkConfig(config: Map<string, number> | null): Record<string, number>
   if (config.size > MAX_LOSS_FN_CONFIG_KEYS)
     throw badRequest(`loss_fn_config has ${config.size} keys; at most ${MAX_LOSS_FN_CONFIG_KEYS} are accepted`);
   for (const [key, value] of config)
-    if (!Number.isFinite(value)) throw badRequest(`loss_fn_config.${key} is ${value}; it must be a finite number`);
+    if (!Number.isFinite(value))
+      throw badRequest(`loss_fn_config.${key.slice(0, 100)} is ${value}; it must be a finite number`);
   return Object.fromEntries(config);
 }
 
@@ -162,7 +166,7 @@ function checkDatum(loss: LossFn, datum: RawDatum, where: string, budget: Budget
   for (const [name, raw] of inputs) {
     if (name === 'target_tokens') continue;
     const tensor = dense(where, name, raw, budget);
-    if (shapeText(tensor.shape) !== shapeText(target.shape))
+    if (tensor.shape.length !== target.shape.length || tensor.shape.some((d, i) => d !== target.shape[i]))
       throw badRequest(
         `${where}: loss_fn_inputs.${name} has shape ${shapeText(tensor.shape)}; it must match target_tokens' ` +
           `shape ${shapeText(target.shape)}`,

@@ -575,6 +575,11 @@ describe('decodeForwardJson', () => {
       'datum 1: loss_fn_inputs.target_tokens has shape [3, 1, 1]; inputs have 1 dimension, or 2 for (N, K) targets',
     ],
     [
+      'a shape of many dimensions',
+      withInputs({ target_tokens: { data: [1, 2, 3], dtype: 'int64', shape: [3, ...Array(19).fill(1)] } }),
+      'datum 1: loss_fn_inputs.target_tokens has shape [3, 1, 1, 1, … 20 dimensions]; inputs have 1 dimension',
+    ],
+    [
       'a zero K',
       withInputs({ target_tokens: { data: [], dtype: 'int64', shape: [3, 0] } }),
       'datum 1: loss_fn_inputs.target_tokens has shape [3, 0]; K must be 1 or more',
