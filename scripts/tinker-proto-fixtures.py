@@ -214,7 +214,7 @@ class Fixtures:
 
     def ok(self, name, loss_fn, datums, **kw):
         msg = build_request(loss_fn, datums, **kw)
-        body = msg.SerializeToString()
+        body = msg.SerializeToString(deterministic=True)
         self.add(name, body, expect=expected(loss_fn, datums, **kw))
         return body, expected(loss_fn, datums, **kw)
 
@@ -305,18 +305,18 @@ def refusals(fx: Fixtures, ce_body: bytes):
     fx.refuse("not_utf8", ld(1, b"\xff\xfe"), 400, "not UTF-8")
 
     def one(loss, d, **kw):
-        return build_request(loss, [d], **kw).SerializeToString()
+        return build_request(loss, [d], **kw).SerializeToString(deterministic=True)
 
     def image_chunk_request():
         msg = build_request("cross_entropy", [text_datum("cross_entropy", 3)])
         image = msg.data[0].model_input.add().image
         image.data, image.format, image.expected_tokens = b"\x89PNG", "png", 4
-        return msg.SerializeToString()
+        return msg.SerializeToString(deterministic=True)
 
     def dmel_chunk_request():
         msg = build_request("cross_entropy", [text_datum("cross_entropy", 3)])
         msg.data[0].model_input.add().dmel.dmel = b"\0\1"
-        return msg.SerializeToString()
+        return msg.SerializeToString(deterministic=True)
 
     fx.refuse("image_chunk", image_chunk_request(), 400, "this server trains text models: datum 0's model_input has an image chunk")
     fx.refuse("dmel_chunk", dmel_chunk_request(), 400, "datum 0's model_input has an audio chunk (dmel)")
@@ -324,9 +324,9 @@ def refusals(fx: Fixtures, ce_body: bytes):
     fx.refuse("no_loss", one("", text_datum("cross_entropy", 3)), 400, "loss_fn is missing")
     msg = build_request("cross_entropy", [text_datum("cross_entropy", 3)])
     msg.ClearField("model_id")
-    fx.refuse("no_model_id", msg.SerializeToString(), 400, "model_id is missing")
+    fx.refuse("no_model_id", msg.SerializeToString(deterministic=True), 400, "model_id is missing")
     fx.refuse("negative_seq_id", one("cross_entropy", text_datum("cross_entropy", 3), seq_id=-2), 400, "seq_id is -2")
-    fx.refuse("no_data", build_request("cross_entropy", []).SerializeToString(), 400, "data is empty")
+    fx.refuse("no_data", build_request("cross_entropy", []).SerializeToString(deterministic=True), 400, "data is empty")
     no_adv = text_datum("ppo", 4)
     del no_adv["inputs"]["advantages"]
     fx.refuse("ppo_without_advantages", one("ppo", no_adv), 400,
@@ -337,7 +337,7 @@ def refusals(fx: Fixtures, ce_body: bytes):
 
     msg = build_request("cross_entropy", [text_datum("cross_entropy", 3, extra=("weights",))])
     msg.data[0].loss_fn_inputs["weights"].dtype = pb.DTYPE_BFLOAT16
-    fx.refuse("bfloat16_input", msg.SerializeToString(), 400, "loss_fn_inputs.weights has dtype DTYPE_BFLOAT16")
+    fx.refuse("bfloat16_input", msg.SerializeToString(deterministic=True), 400, "loss_fn_inputs.weights has dtype DTYPE_BFLOAT16")
     float_target = text_datum("cross_entropy", 3)
     float_target["inputs"]["target_tokens"] = float_target["inputs"]["target_tokens"].astype("<f4")
     fx.refuse("float_target", one("cross_entropy", float_target), 400,
@@ -357,10 +357,10 @@ def refusals(fx: Fixtures, ce_body: bytes):
     fx.refuse("topk_for_ppo", one("ppo", text_datum("ppo", 3, k=2)), 400, "only cross_entropy takes K targets")
     msg = build_request("cross_entropy", [text_datum("cross_entropy", 3)])
     msg.data[0].loss_fn_inputs["target_tokens"].shape[:] = [4]
-    fx.refuse("values_vs_shape", msg.SerializeToString(), 400, "target_tokens has 3 values, but its shape [4] needs 4")
+    fx.refuse("values_vs_shape", msg.SerializeToString(deterministic=True), 400, "target_tokens has 3 values, but its shape [4] needs 4")
     msg = build_request("cross_entropy", [text_datum("cross_entropy", 3, extra=("weights",))])
     msg.data[0].loss_fn_inputs["weights"].dense = b"\0" * 7
-    fx.refuse("odd_float_bytes", msg.SerializeToString(), 400, '.loss_fn_inputs["weights"].dense: 7 bytes of float32')
+    fx.refuse("odd_float_bytes", msg.SerializeToString(deterministic=True), 400, '.loss_fn_inputs["weights"].dense: 7 bytes of float32')
 
     def sparse_request(mutate):
         weights = np.asarray([[1, 0, 0], [0, 0, 2], [0, 0, 0], [3, 4, 0]], "<f4")
@@ -368,7 +368,7 @@ def refusals(fx: Fixtures, ce_body: bytes):
                   {"weights": "sparse"})
         msg = build_request("cross_entropy", [d])
         mutate(msg.data[0].loss_fn_inputs["weights"].sparse_csr)
-        return msg.SerializeToString()
+        return msg.SerializeToString(deterministic=True)
 
     def set_crow(values):
         return lambda s: setattr(s, "crow_indices", np.asarray(values, "<i8").tobytes())
@@ -736,6 +736,9 @@ def main():
         compare_sdk_descriptor(args.sdk_pb2)
     requests = request_fixtures()
     forward, sample = result_fixtures()
+    # In the repository's JSON style, so that `npm run lint` (prettier --check .) passes.
+    subprocess.run(["npx", "prettier", "--log-level", "warn", "--write", str(OUT / "requests.json"),
+                    str(OUT / "results.json")], cwd=ROOT, check=True)
     print(f"wrote {requests} request bodies, {len(forward)} forward and {len(sample)} sample result cases to {OUT}")
     swept = check_ts(forward, sample)
     print(f"lib/tinker/results.ts: every case and {swept} float32 values read back unchanged by the runtime and json")
