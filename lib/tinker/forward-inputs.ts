@@ -6,8 +6,8 @@ import { LOSS_FNS, type ForwardDatum, type ForwardPayload, type LossFn, type Wir
 /**
  * What a forward / forward_backward request must hold for the worker to compute its loss (docs/tinker.md §2.4),
  * checked the same way whichever wire it came over (lib/tinker/forward-request.ts decodes both into RawDatum):
- * every refusal is a 400 naming the datum and the field, and what passes is the worker's payload (§3.1: dense
- * tensors, token ids int32, targets int64, the other inputs float32).
+ * every refusal is a 400 naming the datum and the field. What passes is the worker's payload, in the form of
+ * docs/tinker.md §3.1: dense tensors, token ids int32, targets int64, the other inputs float32.
  */
 
 /** Most datums in one request. The SDK sends at most `fwdbwd_max_chunk_len` (1024 by default) per request. */
@@ -136,7 +136,8 @@ function checkDatum(loss: LossFn, datum: RawDatum, where: string, budget: Budget
     if (!inputs.has(name))
       throw badRequest(`${where}: loss_fn_inputs.${name} is missing; ${loss} needs ${REQUIRED[loss].join(', ')}`);
 
-  // target_tokens first: every other input must have its shape (§2.4: (N,) or, for cross_entropy, (N, K)).
+  // target_tokens first: every other input must have its shape (docs/tinker.md §2.4: (N,) or, for
+  // cross_entropy, (N, K)).
   const target = dense(where, 'target_tokens', inputs.get('target_tokens') as RawTensor, budget);
   if (target.shape.length === 2 && loss !== 'cross_entropy')
     throw badRequest(

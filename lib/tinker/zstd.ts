@@ -39,7 +39,7 @@ function uintLE(bytes: Uint8Array, at: number, n: number): number {
 }
 
 /**
- * Walks the frames (RFC 8878 §3.1) without decompressing: checks every header and block boundary, and refuses
+ * Walks the frames (RFC 8878, section 3.1) without decompressing: checks every header and block boundary, and refuses
  * declared content sizes whose sum passes the limit and windows larger than libzstd accepts.
  */
 function scanFrames(bytes: Uint8Array, limitBytes: number): void {
