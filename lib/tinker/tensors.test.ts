@@ -45,8 +45,8 @@ describe('float32Json', () => {
     expect(float32Json(Math.fround(value))).toBe(text);
   });
 
-  it('reads back exactly, in at most as many digits as the shortest round trip, for 200,000 random float32s', () => {
-    const bits = new Uint32Array(200_000);
+  it('reads back exactly, in at most as many digits as the shortest round trip, for 50,000 random float32s', () => {
+    const bits = new Uint32Array(50_000);
     let seed = 12345;
     for (let i = 0; i < bits.length; i++) {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
@@ -62,7 +62,7 @@ describe('float32Json', () => {
       if (digitsOf(text) > digitsOf(shortest(v))) throw new Error(`${v} written as ${text}, ${shortest(v)} is shorter`);
       checked++;
     }
-    expect(checked).toBeGreaterThan(199_000);
+    expect(checked).toBeGreaterThan(49_000);
   });
 
   it('reads back exactly around every power of ten', () => {
