@@ -7,7 +7,12 @@ fast):
   <out>/<name>/                tiny random model (scripts/make-tiny-hf-model.py's architectures, the real
                                Qwen3 tokenizer), with noisy norm weights and biases so that every tensor matters
   <out>/<name>-lora/           a PEFT LoRA adapter for it (non-zero B, every projection targeted)
-  <out>/<name>-logits.safetensors   logits of the prompt in fp32: `base` and `lora`, [tokens × vocab]
+  <out>/<name>-lora-head/      the same targets plus the output head (lm_head, Tinker's train_unembed), saved as
+                               save_pretrained does by default: with PEFT's copy of the frozen head
+  <out>/<name>-lora-headonly/  (HEAD_ONLY models) lm_head alone, saved with save_embedding_layers=False
+  <out>/qwen3-lora-tiedemb/    lm_head with ensure_weight_tying on a tied model: PEFT adapts embed_tokens too
+  <out>/<name>-logits.safetensors   logits of the prompt, [tokens × vocab] fp32: `base` computed in fp32,
+                               `lora`, `lora_head` (and `head_only`) in fp64 (see adapter())
   <out>/reference.json         prompt ids, tokenizer corpus ids, rendered chat templates, model list
 
     python scripts/make-hf-engine-fixtures.py --out .data/hf-fixtures
@@ -31,6 +36,10 @@ MODELS = {
     "qwen3-bf16": ("qwen3", "bfloat16", {}),
     "llama-f16": ("llama", "float16", {}),
 }
+
+PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+# A tied and an untied model get a head-only adapter too.
+HEAD_ONLY = ("qwen3", "llama")
 
 CORPUS = [
     "Hello, world!",
@@ -115,6 +124,7 @@ def main() -> None:
 
     import torch
     from peft import LoraConfig, get_peft_model
+    from safetensors import safe_open
     from safetensors.torch import save_file
     from tokenizers import Tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -175,28 +185,67 @@ def main() -> None:
         ids = torch.tensor([prompt])
         with torch.no_grad():
             base = model(ids).logits[0].contiguous()
-        lora_cfg = LoraConfig(
-            r=4,
-            lora_alpha=8,
-            lora_dropout=0.0,
-            target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-            init_lora_weights=False,  # random B as well as A: the adapter changes the logits
-        )
-        peft_model = get_peft_model(model, lora_cfg)
-        with torch.no_grad():
-            for pname, param in peft_model.named_parameters():
-                if "lora_" in pname:
-                    param.mul_(3.0)
-        peft_model.eval()
-        with torch.no_grad():
-            lora = peft_model(ids).logits[0].contiguous()
-        peft_model.save_pretrained(out / f"{name}-lora")
-        save_file({"base": base, "lora": lora}, str(out / f"{name}-logits.safetensors"))
+
+        projection_factors: dict[str, torch.Tensor] = {}
+
+        def adapter(targets: list[str], save_as: str, **options) -> torch.Tensor:
+            """A random adapter on a fresh copy of the base, saved; returns PEFT's logits of the prompt. The
+            projections' factors are the first adapter's in every later one, so the logits differ from that
+            adapter's by the head's term alone (fresh random ones made one position so ill-conditioned that
+            float32 Transformers was 5e-4 from float64 there, the engine 2e-4).
+
+            PEFT runs in float64 (after saving the float32 factors): at qwen2's worst-conditioned position (14)
+            float32 Transformers is 7e-5 from float64 and the engine 3e-5, on opposite sides, so a float32
+            reference measured Transformers' rounding too (1.2e-4 there on the engine's decode path)."""
+            fresh = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+            lora_cfg = LoraConfig(
+                r=4,
+                lora_alpha=8,
+                lora_dropout=0.0,
+                target_modules=targets,
+                init_lora_weights=False,  # random B as well as A: the adapter changes the logits
+                **options,
+            )
+            peft_model = get_peft_model(fresh, lora_cfg)
+            with torch.no_grad():
+                for pname, param in peft_model.named_parameters():
+                    # The head's factors stay as initialised (they already move the logits by > 2): ×3 would
+                    # make its term ~15 times the base head's weights and magnify float32 rounding of the
+                    # hidden state by as much.
+                    if "lora_" in pname and ".lm_head." not in pname:
+                        param.mul_(3.0)
+                for pname, param in peft_model.named_parameters():
+                    if pname in projection_factors:
+                        param.copy_(projection_factors[pname])
+                    elif "lora_" in pname and ".lm_head." not in pname and ".embed_tokens." not in pname:
+                        projection_factors[pname] = param.detach().clone()
+            peft_model.eval()
+            save = {"save_embedding_layers": False} if save_as.endswith("-headonly") else {}
+            peft_model.save_pretrained(out / f"{name}-{save_as}", **save)
+            peft_model.double()
+            with torch.no_grad():
+                return peft_model(ids).logits[0].float().contiguous()
+
+        lora = adapter(PROJECTIONS, "lora")
+        lora_head = adapter(PROJECTIONS + ["lm_head"], "lora-head")
+        # The engine has to accept (and check) the copy of the head that PEFT writes by default.
+        saved = safe_open(str(out / f"{name}-lora-head" / "adapter_model.safetensors"), "pt").keys()
+        assert "base_model.model.lm_head.base_layer.weight" in saved, sorted(saved)
+        logits = {"base": base, "lora": lora, "lora_head": lora_head}
         reference["models"][name] = {
             "arch": arch,
             "dtype": dtype,
+            "tied": ns.tie,
             "lora_delta": float((lora - base).abs().max()),
+            # What the head's factors add on top of the projections' (the test needs it to be large).
+            "head_delta": float((lora_head - lora).abs().max()),
         }
+        if name in HEAD_ONLY:
+            logits["head_only"] = adapter(["lm_head"], "lora-headonly")
+            reference["models"][name]["head_only_delta"] = float((logits["head_only"] - base).abs().max())
+        if name == "qwen3":
+            adapter(["lm_head"], "lora-tiedemb", ensure_weight_tying=True)
+        save_file(logits, str(out / f"{name}-logits.safetensors"))
 
     for text in CORPUS:
         reference["corpus"].append({"text": text, "ids": fast.encode(text, add_special_tokens=False).ids})

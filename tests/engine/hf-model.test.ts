@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { HfKvCache } from '@/lib/engine/hf/model';
 import { loadHfModel, loadLoraAdapter, type LoadedHfModel } from '@/lib/engine/hf/load';
-import type { LoraAdapter } from '@/lib/engine/hf/lora';
-import { decodeSafetensors } from '@/lib/engine/safetensors';
+import { parseLoraConfig, type LoraAdapter } from '@/lib/engine/hf/lora';
+import { decodeSafetensors, encodeSafetensors, type NamedTensor } from '@/lib/engine/safetensors';
 import { findReferencePython, hfFixtures } from './hf-fixtures';
 
 // Logits, token ids and rendered prompts of the built-in engine's Hugging Face path against Transformers,
@@ -16,7 +17,10 @@ if (skipReason) console.warn(`[hf-model.test] SKIPPING Hugging Face reference co
 
 interface Reference {
   prompt: number[];
-  models: Record<string, { arch: string; dtype: string; lora_delta: number }>;
+  models: Record<
+    string,
+    { arch: string; dtype: string; tied: boolean; lora_delta: number; head_delta: number; head_only_delta?: number }
+  >;
   corpus: Array<{ text: string; ids: number[] }>;
   chat: Array<{
     messages: Array<Record<string, unknown>>;
@@ -42,18 +46,43 @@ function readModel(name: string): LoadedHfModel {
   });
 }
 
-function readAdapter(loaded: LoadedHfModel, name: string): LoraAdapter {
-  const d = path.join(dir, `${name}-lora`);
-  return loadLoraAdapter(
-    loaded.model,
-    JSON.parse(readFileSync(path.join(d, 'adapter_config.json'), 'utf8')),
-    readFileSync(path.join(d, 'adapter_model.safetensors')),
-  );
+/** An adapter directory's files: `<name>-lora` (projections), `-lora-head` (and lm_head), `-lora-headonly`. */
+function adapterFiles(name: string, kind = 'lora'): { config: Record<string, unknown>; weights: Uint8Array } {
+  const d = path.join(dir, `${name}-${kind}`);
+  return {
+    config: JSON.parse(readFileSync(path.join(d, 'adapter_config.json'), 'utf8')) as Record<string, unknown>,
+    weights: readFileSync(path.join(d, 'adapter_model.safetensors')),
+  };
 }
 
-function referenceLogits(name: string): { base: Float32Array; lora: Float32Array } {
+function readAdapter(loaded: LoadedHfModel, name: string, kind = 'lora'): LoraAdapter {
+  const { config, weights } = adapterFiles(name, kind);
+  return loadLoraAdapter(loaded.model, config, weights);
+}
+
+function referenceLogits(
+  name: string,
+): Record<'base' | 'lora' | 'lora_head', Float32Array> & { head_only?: Float32Array } {
   const t = decodeSafetensors(readFileSync(path.join(dir, `${name}-logits.safetensors`))).tensors;
-  return { base: t.get('base')!.data, lora: t.get('lora')!.data };
+  return {
+    base: t.get('base')!.data,
+    lora: t.get('lora')!.data,
+    lora_head: t.get('lora_head')!.data,
+    head_only: t.get('head_only')?.data,
+  };
+}
+
+/** Bit-for-bit equality (vitest's toEqual walks millions of logits element by element, for tens of seconds). */
+function sameBits(a: Float32Array, b: Float32Array): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+}
+
+/** adapter_model.safetensors with its tensors edited (written back as F32). */
+function editTensors(weights: Uint8Array, edit: (tensors: Map<string, NamedTensor>) => void): Uint8Array {
+  const tensors = new Map<string, NamedTensor>();
+  for (const [name, t] of decodeSafetensors(weights).tensors) tensors.set(name, { name, shape: t.shape, data: t.data });
+  edit(tensors);
+  return encodeSafetensors([...tensors.values()]);
 }
 
 function maxAbsDiff(a: Float32Array, b: Float32Array): number {
@@ -121,6 +150,114 @@ describe.skipIf(skipReason !== null)(
             adapter.release();
           }
         } finally {
+          model.release();
+        }
+      });
+    }
+
+    for (const name of names) {
+      it(`${name}: an adapter on every projection and lm_head gives PEFT's logits (prompt logprobs, prefill, decode, mixed batch)`, () => {
+        const loaded = readModel(name);
+        const { model } = loaded;
+        const headed = readAdapter(loaded, name, 'lora-head');
+        const projections = readAdapter(loaded, name);
+        const caches: HfKvCache[] = [];
+        try {
+          const want = referenceLogits(name);
+          const V = model.config.vocab;
+          const T = ref.prompt.length;
+          // The head's own factors change the logits far beyond the tolerance (a head left out would fail).
+          expect(ref.models[name].head_delta).toBeGreaterThan(1);
+          expect(headed.head).not.toBeNull();
+          expect(projections.head).toBeNull();
+
+          // Every position (prompt logprobs), then the last position only (a plain prefill).
+          const all = model.newCache(T, headed);
+          const last = model.newCache(T, headed);
+          caches.push(all, last);
+          const [allRows] = model.forward([{ tokens: ref.prompt, cache: all }], { allLogits: true });
+          expect(maxAbsDiff(allRows, want.lora_head)).toBeLessThan(1e-4);
+          const [lastRow] = model.forward([{ tokens: ref.prompt, cache: last }]);
+          expect(maxAbsDiff(lastRow, want.lora_head.subarray((T - 1) * V))).toBeLessThan(1e-4);
+
+          // A batch of two sequences on the head adapter (one run), one on the projections-only adapter and one
+          // on the base: prefill of all but the last 3 tokens, then 3 decode steps, each row against its own
+          // reference position.
+          const P = T - 3;
+          const batch = [headed, headed, projections, null].map((a) => model.newCache(T, a));
+          caches.push(...batch);
+          const refs = [want.lora_head, want.lora_head, want.lora, want.base];
+          const prefill = model.forward(batch.map((cache) => ({ tokens: ref.prompt.slice(0, P), cache })));
+          prefill.forEach((row, i) => expect(maxAbsDiff(row, refs[i].subarray((P - 1) * V, P * V))).toBeLessThan(1e-4));
+          for (let t = P; t < T; t++) {
+            const rows = model.forward(batch.map((cache) => ({ tokens: [ref.prompt[t]], cache })));
+            rows.forEach((row, i) =>
+              expect(
+                maxAbsDiff(row, refs[i].subarray(t * V, (t + 1) * V)),
+                `sequence ${i}, position ${t}`,
+              ).toBeLessThan(1e-4),
+            );
+          }
+
+          // Rows of sequences without head factors are exactly what they are in a batch without any: the head's
+          // term touches its own rows only.
+          const mixed = [null, projections, headed].map((a) => model.newCache(T, a));
+          const plain = [null, projections, null].map((a) => model.newCache(T, a));
+          caches.push(...mixed, ...plain);
+          const a = model.forward(
+            mixed.map((cache) => ({ tokens: ref.prompt, cache })),
+            { allLogits: true },
+          );
+          const b = model.forward(
+            plain.map((cache) => ({ tokens: ref.prompt, cache })),
+            { allLogits: true },
+          );
+          expect(sameBits(a[0], b[0])).toBe(true);
+          expect(sameBits(a[1], b[1])).toBe(true);
+          expect(sameBits(a[2], b[2])).toBe(false);
+          expect(maxAbsDiff(a[2], want.lora_head)).toBeLessThan(1e-4);
+        } finally {
+          for (const c of caches) c.release();
+          headed.release();
+          projections.release();
+          model.release();
+        }
+      });
+    }
+
+    for (const name of ['qwen3', 'llama']) {
+      it(`${name}: an adapter on lm_head alone (saved without PEFT's copy of the head) gives PEFT's logits`, () => {
+        const loaded = readModel(name);
+        const { model } = loaded;
+        expect(ref.models[name].tied).toBe(name === 'qwen3');
+        const headOnly = readAdapter(loaded, name, 'lora-headonly');
+        const headed = readAdapter(loaded, name, 'lora-head');
+        const projections = readAdapter(loaded, name);
+        try {
+          const want = referenceLogits(name);
+          expect(ref.models[name].head_only_delta).toBeGreaterThan(1);
+          const T = ref.prompt.length;
+          const V = model.config.vocab;
+          // Prompt logprobs of all but the last token in one batch of the four kinds, then a decode step.
+          const batch = [headOnly, headed, projections, null].map((a) => model.newCache(T, a));
+          const refs = [want.head_only!, want.lora_head, want.lora, want.base];
+          const rows = model.forward(
+            batch.map((cache) => ({ tokens: ref.prompt.slice(0, T - 1), cache })),
+            { allLogits: true },
+          );
+          rows.forEach((row, i) => expect(maxAbsDiff(row, refs[i].subarray(0, (T - 1) * V))).toBeLessThan(1e-4));
+          const step = model.forward(batch.map((cache) => ({ tokens: [ref.prompt[T - 1]], cache })));
+          step.forEach((row, i) => expect(maxAbsDiff(row, refs[i].subarray((T - 1) * V))).toBeLessThan(1e-4));
+          for (const c of batch) c.release();
+
+          // The head's packed B (vocab × r) is counted: most of a head-only adapter's bytes.
+          const r = headOnly.config.rank;
+          expect(headOnly.bytes).toBeGreaterThanOrEqual(V * r * 4);
+          expect(headed.bytes - projections.bytes).toBe(headOnly.bytes);
+        } finally {
+          headOnly.release();
+          headed.release();
+          projections.release();
           model.release();
         }
       });
@@ -195,5 +332,61 @@ describe.skipIf(skipReason !== null)(
         loaded.model.release();
       }
     });
+
+    it('refuses malformed or unsupported output-head adapters, naming the problem', () => {
+      const loaded = readModel('qwen3');
+      const { model } = loaded;
+      try {
+        const { config, weights } = adapterFiles('qwen3', 'lora-head');
+        const load = (cfg: Record<string, unknown>, w: Uint8Array) => () => loadLoraAdapter(model, cfg, w);
+        const edited = (edit: (t: Map<string, NamedTensor>) => void) => load(config, editTensors(weights, edit));
+        const A = 'base_model.model.lm_head.lora_A.weight';
+        const B = 'base_model.model.lm_head.lora_B.weight';
+        const COPY = 'base_model.model.lm_head.base_layer.weight';
+        const V = model.config.vocab;
+        // The files as saved load, and so do they without PEFT's copy of the head.
+        load(config, weights)().release();
+        edited((t) => t.delete(COPY))().release();
+
+        expect(edited((t) => t.delete(B))).toThrow(/lm_head lacks its lora_B tensor/);
+        expect(edited((t) => t.delete(A))).toThrow(/lm_head lacks its lora_A tensor/);
+        // B stored transposed, A of another hidden size, a rank other than the config's r.
+        expect(edited((t) => (t.get(B)!.shape = [4, V]))).toThrow(
+          new RegExp(`lm_head has A \\[4,64\\] and B \\[4,${V}\\], expected \\[4, 64\\] and \\[${V}, 4\\]`),
+        );
+        expect(edited((t) => t.set(A, { name: A, shape: [4, 32], data: new Float32Array(128) }))).toThrow(
+          /lm_head has A \[4,32\]/,
+        );
+        expect(load({ ...config, r: 8 }, weights)).toThrow(/r = 8 in adapter_config.json/);
+        // Factors of a module the config does not target: PEFT would ignore them.
+        const targets = (config.target_modules as string[]).filter((m) => m !== 'lm_head');
+        expect(load({ ...config, target_modules: targets }, weights)).toThrow(/adapts lm_head but .*target_modules/);
+        expect(load({ ...config, exclude_modules: ['lm_head'] }, weights)).toThrow(/adapts lm_head/);
+        // A copy of the head that is not the base's would replace it (and, tied, the input embedding).
+        expect(edited((t) => (t.get(COPY)!.data[12345] += 1))).toThrow(/differs from this base model's head/);
+        expect(edited((t) => (t.get(COPY)!.shape = [64, V]))).toThrow(/output head is \[151669, 64\]/);
+        // ensure_weight_tying on a tied model: PEFT adapts embed_tokens as well.
+        const tiedEmb = adapterFiles('qwen3', 'lora-tiedemb');
+        expect(load(tiedEmb.config, tiedEmb.weights)).toThrow(/adapts the input embedding/);
+        expect(load({ ...config, modules_to_save: ['lm_head'] }, weights)).toThrow(/modules_to_save/);
+      } finally {
+        model.release();
+      }
+    });
   },
 );
+
+describe('parseLoraConfig: whether PEFT would wrap lm_head', () => {
+  const targetsLmHead = (extra: Record<string, unknown>) => parseLoraConfig({ r: 4, ...extra }).targetsLmHead;
+  it('follows target_modules as PEFT matches a top-level module name', () => {
+    expect(targetsLmHead({ target_modules: ['q_proj', 'lm_head'] })).toBe(true);
+    expect(targetsLmHead({ target_modules: ['q_proj', 'v_proj'] })).toBe(false);
+    // A string is a regex over the whole module name; all-linear leaves the output layer out.
+    expect(targetsLmHead({ target_modules: '.*(q_proj|lm_head)' })).toBe(true);
+    expect(targetsLmHead({ target_modules: '.*q_proj' })).toBe(false);
+    expect(targetsLmHead({ target_modules: 'all-linear' })).toBe(false);
+    expect(targetsLmHead({ target_modules: ['lm_head'], exclude_modules: ['lm_head'] })).toBe(false);
+    expect(targetsLmHead({ target_modules: ['lm_head'], exclude_modules: 'lm_.*' })).toBe(false);
+    expect(() => targetsLmHead({ target_modules: '(?P<x>lm_head)' })).toThrow(/not a regex this engine can read/);
+  });
+});

@@ -2,7 +2,7 @@ import { KvCache, type ForwardOptions, type ModelConfig } from '../model';
 import { indexSafetensors, rawToFloat32, type RawTensor } from '../safetensors';
 import { defaultHeap, type Half, type WasmHeap } from '../wasm/heap';
 import { parseHfConfig, ropeInvFreq, type HfModelConfig } from './config';
-import type { LoraAdapter } from './lora';
+import type { LoraAdapter, LoraWeights } from './lora';
 
 /**
  * A Hugging Face Llama-family causal LM (Llama 3.x, Qwen2.5, Qwen3, SmolLM2) on the engine's kernels:
@@ -216,6 +216,14 @@ export class HfModel {
     return [w.rows, w.cols];
   }
 
+  /** The output head as stored (the embedding when tied), for adapters: a view of the heap, valid until its next allocation. */
+  outputHead(): RawTensor {
+    const w = this.lmHead;
+    const dtype = w.kind === 'f32' ? 'F32' : w.kind === 'bf16' ? 'BF16' : 'F16';
+    const bytes = w.rows * w.cols * (w.kind === 'f32' ? 4 : 2);
+    return { dtype, shape: [w.rows, w.cols], bytes: new Uint8Array(this.heap.f32.buffer, w.ptr * 4, bytes) };
+  }
+
   newCache(capacity = this.config.ctx, adapter: LoraAdapter | null = null): HfKvCache {
     if (adapter && adapter.base !== this) throw new Error('adapter was loaded for another model');
     return new HfKvCache(this.heap, this.kvLayout, capacity, this, adapter);
@@ -301,6 +309,20 @@ export class HfModel {
     });
     const scores = heap.alloc(Math.max(maxScores, this.config.ctx));
 
+    /** out[rows × N] += (in·Aᵀ)·(scale·B)ᵀ, through loraTmp [rows × r]. */
+    const addLowRank = (
+      lw: LoraWeights,
+      rows: number,
+      K: number,
+      N: number,
+      input: number,
+      ldIn: number,
+      out: number,
+      ldOut: number,
+    ) => {
+      heap.gemmPacked(rows, lw.rank, K, input, ldIn, 1, lw.aPacked, loraTmp, lw.rank);
+      heap.gemmPacked(rows, N, lw.rank, loraTmp, lw.rank, 1, lw.bPacked, out, ldOut, true);
+    };
     const project = (
       layer: number,
       module: LoraModule,
@@ -315,21 +337,8 @@ export class HfModel {
       this.linear(w, input, M, ldIn, out, ldOut, col0, accumulate);
       for (const run of runs) {
         const lw = run.adapter.weights(layer, module);
-        if (!lw) continue;
-        // out += (x·Aᵀ)·(scale·B)ᵀ over this run's rows.
-        heap.gemmPacked(run.rows, lw.rank, w.cols, input + run.row0 * ldIn, ldIn, 1, lw.aPacked, loraTmp, lw.rank);
-        heap.gemmPacked(
-          run.rows,
-          w.rows,
-          lw.rank,
-          loraTmp,
-          lw.rank,
-          1,
-          lw.bPacked,
-          out + run.row0 * ldOut + col0,
-          ldOut,
-          true,
-        );
+        if (lw)
+          addLowRank(lw, run.rows, w.cols, w.rows, input + run.row0 * ldIn, ldIn, out + run.row0 * ldOut + col0, ldOut);
       }
     };
     const addBias = (buf: number, ld: number, col0: number, bias: number | null, n: number) => {
@@ -384,10 +393,19 @@ export class HfModel {
       }
 
       const outRows: number[] = [];
+      // Logit rows of sequences whose adapter adapts the output head, in runs of consecutive ones that share
+      // an adapter (one low-rank product per run, as for the projections).
+      const headRuns: Array<{ lw: LoraWeights; row0: number; rows: number }> = [];
       inputs.forEach((input, s) => {
         const n = input.tokens.length;
+        const row0 = outRows.length;
         if (options.allLogits) for (let t = 0; t < n; t++) outRows.push(rowStart[s] + t);
         else outRows.push(rowStart[s] + n - 1);
+        const lw = caches[s].adapter?.head;
+        if (!lw) return;
+        const last = headRuns[headRuns.length - 1];
+        if (last?.lw === lw && last.row0 + last.rows === row0) last.rows = outRows.length - last.row0;
+        else headRuns.push({ lw, row0, rows: outRows.length - row0 });
       });
       const R = outRows.length;
       {
@@ -398,6 +416,9 @@ export class HfModel {
       const logits = heap.alloc(R * V);
       try {
         this.linear(this.lmHead, xn, R, d, logits, V, 0, false);
+        // PEFT's lm_head LoRA: logits += (h·Aᵀ)·(scale·B)ᵀ on the final-normed rows; with tied embeddings
+        // only here (the input embedding stays the base's). Other rows keep the base head's logits untouched.
+        for (const run of headRuns) addLowRank(run.lw, run.rows, d, V, xn + run.row0 * d, d, logits + run.row0 * V, V);
         const f = heap.f32;
         const out: Float32Array[] = [];
         let r = 0;
