@@ -37,10 +37,16 @@ const RULES = [
       'lib/config',
       'lib/logger',
       'lib/runtime',
+      'lib/tinker',
       'server-only',
       ...SQL_PACKAGES,
     ],
     why: 'browser code talks to the server through /v1 (lib/client), never by importing server modules',
+  },
+  {
+    from: (f) => f.startsWith('lib/tinker/'),
+    forbid: ['lib/db', 'lib/services', 'lib/api', 'lib/storage', 'lib/jobs', 'lib/inference', 'app/', 'components/'],
+    why: "lib/tinker is the Tinker SDK's wire (decoding and encoding, docs/tinker.md §2): pure, no I/O; services and routes call it",
   },
   {
     from: (f) => f.startsWith('lib/engine/'),
@@ -59,11 +65,12 @@ const RULES = [
     why: 'a training worker (possibly on another machine) reaches the database only through the worker routes',
   },
   {
-    from: (f) => !f.startsWith('lib/api/') && !f.startsWith('lib/openapi/') && !/^app\/v1\/.*route\.ts$/.test(f),
+    from: (f) =>
+      !f.startsWith('lib/api/') && !f.startsWith('lib/openapi/') && !/^app\/(api\/)?v1\/.*route\.ts$/.test(f),
     forbid: ['lib/api'],
     // The server's bootstrap (instrumentation.ts) installs the liveness probe's fast path on Node's HTTP server.
     allow: ['lib/api/fast-path'],
-    why: 'lib/api is the HTTP layer of the app/v1 route handlers; services, jobs, inference and pages throw lib/errors and call services',
+    why: 'lib/api is the HTTP layer of the app/v1 and app/api/v1 route handlers; services, jobs, inference and pages throw lib/errors and call services',
   },
   {
     from: (f) => f.startsWith('lib/'),

@@ -77,3 +77,27 @@ export function authenticateWorker(req: Request): void {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.get('authorization') ?? '');
   if (!match || !isValidWorkerToken(match[1])) throw new ApiError('unauthenticated', 'Not authenticated');
 }
+
+/**
+ * The Tinker SDK's credential (docs/tinker.md §2.1): `X-API-Key: tml-<Tuneboard key>`; the SDK refuses keys without
+ * that prefix, so a Tuneboard key is written with it. A plain `Authorization: Bearer <key>` is accepted too.
+ */
+export async function authenticateTinker(req: Request): Promise<Principal> {
+  const header = req.headers.get('x-api-key');
+  if (header !== null) {
+    const key = header.trim().replace(/^tml-/, '');
+    const principal = key.startsWith(API_KEY_PREFIX) ? await principalFromApiKey(key) : null;
+    if (!principal) {
+      throw new ApiError(
+        'unauthenticated',
+        'Not authenticated: set TINKER_API_KEY to tml- followed by a Tuneboard API key (tml-tb_…), from Settings → API keys',
+      );
+    }
+    return principal;
+  }
+  if (req.headers.get('authorization') !== null) return authenticate(req, 'preview');
+  throw new ApiError(
+    'unauthenticated',
+    'Not authenticated: send X-API-Key: tml-<Tuneboard API key> (the Tinker SDK does so from TINKER_API_KEY)',
+  );
+}

@@ -110,3 +110,55 @@ async function readBody<T>(
   parts.push(decoder.decode());
   return { text: parts.join('') };
 }
+
+/**
+ * A request body as bytes (the Tinker SDK's protobuf, possibly zstd-compressed, docs/tinker.md §2.1), with the same
+ * limit and large-body admission as readBodyText.
+ */
+export async function readBodyBytes(req: Request, limit: number, large?: LargeAdmission): Promise<Uint8Array> {
+  const tooLarge = () => new ApiError('payload_too_large', 'Request body too large');
+  const declared = Number(req.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  let admitted = false;
+  const admit = () => {
+    if (!admitted && large) {
+      admitted = true;
+      large.admit();
+    }
+  };
+  if (large && Number.isFinite(declared) && declared > large.threshold) admit();
+  const preread = (req as unknown as Record<symbol, Uint8Array | undefined>)[PREREAD_BODY];
+  if (preread) {
+    if (preread.byteLength > limit) throw tooLarge();
+    if (large && preread.byteLength > large.threshold) admit();
+    return preread;
+  }
+  if (!req.body) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
+    }
+    if (chunk.done) break;
+    total += chunk.value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    if (large && total > large.threshold) {
+      try {
+        admit();
+      } catch (err) {
+        await reader.cancel().catch(() => undefined);
+        throw err;
+      }
+    }
+    chunks.push(chunk.value);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}

@@ -122,7 +122,8 @@ export function registerFastRoutes(pattern: string, handlers: Partial<Record<Fas
 }
 
 // Plain segments only: anything else (empty, `.`/`..`, percent-encoded) is left to Next's own normalisation.
-const PLAIN_PATH = /^\/v1(?:\/[A-Za-z0-9_~:@!$&'()*+,;=-][A-Za-z0-9._~:@!$&'()*+,;=-]*)+\/?$/;
+// /api/v1: the Tinker SDK's routes (docs/tinker.md §2.1), served like the rest of the API.
+const PLAIN_PATH = /^(?:\/api)?\/v1(?:\/[A-Za-z0-9_~:@!$&'()*+,;=-][A-Za-z0-9._~:@!$&'()*+,;=-]*)+\/?$/;
 
 /** The handler and path parameters for a request, or undefined when Next should have it. */
 export function matchFastRoute(

@@ -1,6 +1,6 @@
 import 'server-only';
 import type { z } from 'zod';
-import { authenticate, authenticateWorker } from './auth';
+import { authenticate, authenticateTinker, authenticateWorker } from './auth';
 import { registerFastRoutes } from './fast-path';
 import { readBodyOrSpill, readBodyText, type LargeAdmission } from './body';
 import { openBodySink } from './body-offload';
@@ -34,9 +34,10 @@ export interface RouteDefinition<P, Q, B, R> {
   flavor?: ErrorFlavor;
   /**
    * `required` (default): a user's API key or session. `public` routes ignore Authorization entirely
-   * (health). `worker` routes take the worker token of lib/jobs/server/worker-token.ts.
+   * (health). `worker` routes take the worker token of lib/jobs/server/worker-token.ts. `tinker`: the Tinker SDK's
+   * `X-API-Key: tml-<key>` (or a plain bearer key), docs/tinker.md §2.1.
    */
-  auth?: 'required' | 'public' | 'worker';
+  auth?: 'required' | 'public' | 'worker' | 'tinker';
   params?: P;
   /** Message of the 404 a malformed path id gets (docs/contract.md §1.6: a non-UUID path id is simply unknown). */
   notFound?: string;
@@ -159,7 +160,12 @@ export function route(
     let largeSlot: LargeBodySlot | undefined;
     try {
       if (def.auth === 'worker') authenticateWorker(req);
-      const principal = def.auth === 'public' || def.auth === 'worker' ? undefined : await authenticate(req, flavor);
+      const principal =
+        def.auth === 'public' || def.auth === 'worker'
+          ? undefined
+          : def.auth === 'tinker'
+            ? await authenticateTinker(req)
+            : await authenticate(req, flavor);
 
       // After authentication, so that an anonymous caller learns nothing, not even that an id is malformed.
       let params: unknown = undefined;

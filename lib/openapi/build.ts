@@ -102,7 +102,9 @@ export function buildOpenApiDocument(routes: RouteEntry[], info: { version: stri
             ? []
             : def.auth === 'worker'
               ? [{ workerToken: [] }]
-              : [{ bearerAuth: [] }, { sessionCookie: [] }],
+              : def.auth === 'tinker'
+                ? [{ tinkerApiKey: [] }, { bearerAuth: [] }]
+                : [{ bearerAuth: [] }, { sessionCookie: [] }],
       };
       if (def.streamedBody) {
         operation.requestBody = { required: true, ...def.streamedBody };
@@ -131,6 +133,12 @@ export function buildOpenApiDocument(routes: RouteEntry[], info: { version: stri
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key from Settings → API keys (tb_…)' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'tb_session', description: 'The dashboard session' },
         workerToken: { type: 'http', scheme: 'bearer', description: 'TUNEBOARD_WORKER_TOKEN, for training workers' },
+        tinkerApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Key',
+          description: 'The Tinker SDK: tml- followed by an API key (TINKER_API_KEY=tml-tb_…)',
+        },
       },
       schemas: {
         ErrorDetail: toJsonSchema(errorDetailSchema, 'output'),

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const V1 = path.join(process.cwd(), 'app', 'v1');
+// The /v1 API, and the Tinker SDK's routes under /api/v1 (docs/tinker.md §2.1).
+const ROOTS = [path.join(process.cwd(), 'app', 'v1'), path.join(process.cwd(), 'app', 'api', 'v1')];
 
 function routeFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -16,7 +17,7 @@ describe('the fast path serves every route file at its own path', () => {
   // A route file names its path in methods() (the fast path has no file system to read); a path that differs
   // from the file's place would serve it at the wrong URL in production only.
   it('each route file names the path Next serves it at', () => {
-    const files = routeFiles(V1);
+    const files = ROOTS.flatMap((root) => routeFiles(root));
     expect(files.length).toBeGreaterThan(40);
     for (const file of files) {
       const at = `/${path.relative(path.join(process.cwd(), 'app'), path.dirname(file)).split(path.sep).join('/')}`;
@@ -44,6 +45,6 @@ describe('the fast path serves every route file at its own path', () => {
         ).toEqual(dynamic.map((d) => d.name));
       for (const d of subdirs) walk(path.join(dir, d.name));
     };
-    walk(V1);
+    for (const root of ROOTS) walk(root);
   });
 });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
  * of the numbered list in section a.b. Old citations of documents outside the repository fail.
  */
 const ROOT = path.join(import.meta.dirname, '..', '..');
-const DOCS = ['contract.md', 'architecture.md'];
+const DOCS = ['contract.md', 'architecture.md', 'tinker.md'];
 const SKIP = new Set([
   'node_modules',
   '.next',
@@ -64,7 +64,7 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-const CITATION = /(?:(docs\/(?:contract|architecture)\.md)\s+)?§\s?(\d+(?:\.\d+)*)(?:[–-](\d+(?:\.\d+)*))?/g;
+const CITATION = /(?:(docs\/(?:contract|architecture|tinker)\.md)\s+)?§\s?(\d+(?:\.\d+)*)(?:[–-](\d+(?:\.\d+)*))?/g;
 
 function exists(doc: Doc, num: string): boolean {
   if (doc.sections.has(num)) return true;

@@ -32,7 +32,7 @@ from .errors import server_error, user_error
 
 # Linear layers that route tokens to experts rather than transform them (MoE routers): never LoRA targets.
 ROUTER_NAMES = {"gate", "router", "shared_expert_gate"}
-# How many answers a client remembers for re-deliveries (§3.3). The server hands a client's next request only once
+# How many answers a client remembers for re-deliveries (docs/tinker.md §3.3). The server hands a client's next request only once
 # the previous one has a result, so only the latest can come again; a few more cost little.
 ANSWERS_KEPT = 4
 # PEFT warns that a LoRA on an output head tied to the input embeddings complicates merging it into the weights.
@@ -79,7 +79,7 @@ class LoraSpec:
 
 @dataclass
 class TargetGroups:
-    """The LoRA target names of a base model, by what they are (§2.7): found from its Linear layers' paths."""
+    """The LoRA target names of a base model, by what they are (docs/tinker.md §2.7): found from its Linear layers' paths."""
 
     attn: list[str]
     mlp: list[str]
@@ -166,7 +166,7 @@ class TrainingClient:
     lora: LoraSpec
     target_modules: list[str]
     # Trainable parameters by the name adapter_model.safetensors gives them (PEFT's get_peft_model_state_dict keys,
-    # which drop the adapter name), the names optimizer.safetensors uses too (§3.2).
+    # which drop the adapter name), the names optimizer.safetensors uses too (docs/tinker.md §3.2).
     params: dict[str, torch.nn.Parameter]
     optimizer: torch.optim.AdamW | None = None
     adam_step: int = 0

@@ -33,7 +33,7 @@ class LossFn:
     name: str
     required: tuple[str, ...]
     optional: tuple[str, ...]
-    # loss_fn_config keys and their defaults (§2.4).
+    # loss_fn_config keys and their defaults (docs/tinker.md §2.4).
     defaults: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -113,7 +113,7 @@ def check_inputs(loss: Loss, index: int, n: int, inputs: dict[str, np.ndarray]) 
     targets = inputs["target_tokens"]
     if targets.dtype.kind not in "iu":
         raise user_error(f"datum {index}: target_tokens must be integers, not {targets.dtype.name}")
-    # (N,) or, for cross_entropy's K weighted targets per position, (N, K) (§2.4).
+    # (N,) or, for cross_entropy's K weighted targets per position, (N, K) (docs/tinker.md §2.4).
     allowed_dims = (1, 2) if fn.name == "cross_entropy" else (1,)
     if targets.ndim not in allowed_dims or targets.shape[0] != n:
         want = "(N,) or (N, K)" if fn.name == "cross_entropy" else "(N,)"
@@ -163,7 +163,7 @@ def token_terms(loss: Loss, lp: torch.Tensor, inputs: dict[str, torch.Tensor]) -
 
 
 def clip_bounds(loss: Loss, inputs: dict[str, torch.Tensor], like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token (lo, hi): a loss_fn_inputs tensor wins over loss_fn_config, which wins over the default (§2.4)."""
+    """Per-token (lo, hi): a loss_fn_inputs tensor wins over loss_fn_config, which wins over the default (docs/tinker.md §2.4)."""
 
     def bound(key: str) -> torch.Tensor:
         t = inputs.get(key)

@@ -83,7 +83,7 @@ def forward(
     pool: ClientPool, client: TrainingClient, payload: dict[str, Any], *, backward: bool, micro_batch_tokens: int
 ) -> dict[str, Any]:
     """`forward` (backward=False: no gradient, nothing changes) or `forward_backward`: the loss's gradient is added
-    to the client's accumulated gradients (§2.4). All or nothing: a call that fails leaves them as they were."""
+    to the client's accumulated gradients (docs/tinker.md §2.4). All or nothing: a call that fails leaves them as they were."""
     started = time.monotonic()
     loss = resolve_loss(payload.get("loss_fn"), payload.get("loss_fn_config"))
     datums = prepare_data(loss, payload.get("data"), client)
@@ -166,7 +166,7 @@ def _not_finite(loss: Loss, what: str) -> Exception:
 
 
 def optim_step(client: TrainingClient, payload: dict[str, Any]) -> dict[str, Any]:
-    """AdamW over the client's own LoRA parameters with the call's hyperparameters (§2.5), then gradients cleared."""
+    """AdamW over the client's own LoRA parameters with the call's hyperparameters (docs/tinker.md §2.5), then gradients cleared."""
     started = time.monotonic()
     hp = _adam_params(payload.get("adam_params"))
     params = list(client.params.values())
@@ -222,7 +222,7 @@ def adapter_weights(client: TrainingClient) -> bytes:
 
 
 def optimizer_state(client: TrainingClient) -> bytes:
-    """optimizer.safetensors (§3.2): `<name>.exp_avg` and `<name>.exp_avg_sq` per trainable parameter (float32) and
+    """optimizer.safetensors (docs/tinker.md §3.2): `<name>.exp_avg` and `<name>.exp_avg_sq` per trainable parameter (float32) and
     the AdamW step count; with no optim_step yet, no tensors and step 0."""
     tensors: dict[str, torch.Tensor] = {}
     if client.optimizer is not None:
@@ -245,7 +245,7 @@ def save_weights(client: TrainingClient, put: Callable[[str, bytes], None], *, w
 
 
 def load_weights(client: TrainingClient, payload: dict[str, Any], get: Callable[[str], bytes]) -> dict[str, Any]:
-    """Loads a saved state into the client (§2.6): checked whole before anything changes. With optimizer, the
+    """Loads a saved state into the client (docs/tinker.md §2.6): checked whole before anything changes. With optimizer, the
     AdamW state and step too; without, a fresh AdamW. Gradients are cleared either way."""
     names = payload.get("files") or []
     with_optimizer = bool(payload.get("optimizer"))
@@ -295,7 +295,7 @@ def load_weights(client: TrainingClient, payload: dict[str, Any], get: Callable[
 
 
 def _check_fits(client: TrainingClient, config: dict[str, Any]) -> None:
-    """A state fits when its LoRA settings are the client's (§3.2: rank and targets; alpha and base too)."""
+    """A state fits when its LoRA settings are the client's (docs/tinker.md §3.2: rank and targets; alpha and base too)."""
     targets = config.get("target_modules")
     saved_targets = sorted([targets] if isinstance(targets, str) else targets or [])
     differ = []

@@ -149,7 +149,7 @@ class TinkerService:
         try:
             self.client.tinker_result(request_id, **answer)
         except LeaseLost:
-            # The training client failed on the server meanwhile (§3.3): its state here is of no use.
+            # The training client failed on the server meanwhile (docs/tinker.md §3.3): its state here is of no use.
             self.free(model_id, "the server no longer gives it to this worker (409)")
         except Exception as err:  # noqa: BLE001 - the answer stays cached: the server hands the request again
             log.warning("could not post the answer to request %s (%s); it is sent again when the server re-delivers it", request_id, err)
