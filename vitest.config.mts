@@ -31,6 +31,7 @@ const ISOLATED_FILES = [
   'tests/jobs/worker-registry.test.ts',
   'tests/real-models/hf-loop.test.ts',
   'tests/storage.test.ts',
+  'tests/tinker/api.test.ts',
   'tests/tinker/sampler-hf.test.ts',
   'tests/tinker/sampler-vllm.test.ts',
 ];

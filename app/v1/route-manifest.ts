@@ -1,4 +1,5 @@
 import type { RouteEntry } from '@/lib/openapi/build';
+import { tinkerRoutes } from '../api/v1/route-manifest';
 import * as apiKey from './api-keys/[key_id]/route';
 import * as apiKeys from './api-keys/route';
 import * as session from './auth/session/route';
@@ -41,6 +42,12 @@ import * as workerFail from './workers/jobs/[training_job_id]/fail/route';
 import * as workerHeartbeat from './workers/jobs/[training_job_id]/heartbeat/route';
 import * as workerInput from './workers/jobs/[training_job_id]/input/route';
 import * as workerWeights from './workers/jobs/[training_job_id]/weights/route';
+import * as tinkerPoll from './workers/tinker/poll/route';
+import * as tinkerHeartbeat from './workers/tinker/heartbeat/route';
+import * as tinkerResult from './workers/tinker/requests/[request_id]/result/route';
+import * as tinkerFiles from './workers/tinker/requests/[request_id]/files/[file]/route';
+import * as tinkerClients from './preview/tinker-training-clients/route';
+import * as modelTinker from './preview/models/[model_id]/tinker/route';
 
 /**
  * Every /v1 route module with its OpenAPI path. tests/api/openapi.test.ts fails when a route file
@@ -89,4 +96,11 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/workers/jobs/{training_job_id}/checkpoint', module: workerCheckpoint },
   { path: '/v1/workers/jobs/{training_job_id}/complete', module: workerComplete },
   { path: '/v1/workers/jobs/{training_job_id}/fail', module: workerFail },
+  { path: '/v1/workers/tinker/poll', module: tinkerPoll },
+  { path: '/v1/workers/tinker/heartbeat', module: tinkerHeartbeat },
+  { path: '/v1/workers/tinker/requests/{request_id}/result', module: tinkerResult },
+  { path: '/v1/workers/tinker/requests/{request_id}/files/{file}', module: tinkerFiles },
+  { path: '/v1/preview/tinker-training-clients', module: tinkerClients },
+  { path: '/v1/preview/models/{model_id}/tinker', module: modelTinker },
+  ...tinkerRoutes,
 ];

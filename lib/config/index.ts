@@ -112,6 +112,9 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     workerId: text(raw.TUNEBOARD_WORKER_ID) ?? `${os.hostname()}:${process.pid}`,
     jobLeaseSeconds: num(raw.TUNEBOARD_JOB_LEASE_SECONDS, 60),
     jobIdleMs: num(raw.TUNEBOARD_JOB_IDLE_MINUTES, 30) * 60_000,
+    /** How long retrieve_future waits for a Tinker request to finish before answering try_again (docs/tinker.md §2.2). */
+    tinkerWaitMs: num(raw.TUNEBOARD_TINKER_WAIT_SECONDS, 20) * 1000,
+    tinkerSessionMs: num(raw.TUNEBOARD_TINKER_SESSION_MINUTES, 10) * 60_000,
     s3:
       text(raw.TUNEBOARD_S3_ENDPOINT) && text(raw.TUNEBOARD_S3_BUCKET)
         ? {

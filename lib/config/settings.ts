@@ -228,6 +228,20 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'A running job with no new event for this long fails',
   },
   {
+    env: 'TUNEBOARD_TINKER_WAIT_SECONDS',
+    schema: positiveNumber,
+    defaultText: '`20`',
+    meaning:
+      "How long a Tinker SDK's `retrieve_future` is held open while its request runs, before it is told to try again (keep it under the SDK's 45 s timeout)",
+  },
+  {
+    env: 'TUNEBOARD_TINKER_SESSION_MINUTES',
+    schema: positiveNumber,
+    defaultText: '`10`',
+    meaning:
+      'A Tinker SDK session not heard from for this long (it heart-beats every 10 s) ends: its training clients are closed and their workers free the memory; models and saved weights stay',
+  },
+  {
     env: 'TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS',
     schema: positiveCount,
     defaultText: '`5`',

@@ -457,3 +457,205 @@ export const abVotes = pgTable(
   },
   (t) => [index('ab_votes_model_idx').on(t.modelId, t.createdAt)],
 );
+
+/**
+ * A Tinker SDK session (docs/tinker.md): a client process's `ServiceClient`. It heart-beats every 10 s; a session
+ * not heard from for TUNEBOARD_TINKER_SESSION_MINUTES ends, closing its training clients (their models and saved
+ * weights stay). Models it creates go to `projectId` (the SDK's project_id, else a project named `tinker`).
+ */
+export const tinkerSessions = pgTable(
+  'tinker_sessions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id').references(() => users.id, { onDelete: 'set null' }),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    sdkVersion: text('sdk_version').notNull(),
+    tags: jsonb('tags').$type<string[]>().notNull(),
+    userMetadata: jsonb('user_metadata').$type<Record<string, unknown>>(),
+    createdAt: createdAt(),
+    heartbeatAt: ts('heartbeat_at').notNull().defaultNow(),
+    endedAt: ts('ended_at'),
+  },
+  (t) => [
+    index('tinker_sessions_open_idx')
+      .on(t.heartbeatAt)
+      .where(sql`${t.endedAt} is null`),
+  ],
+);
+
+/**
+ * A Tinker training client: a model (its id is the Tinker model_id) whose LoRA training state lives in the memory of
+ * one Python worker (`workerId`, bound when a worker takes its create_model). Requests run in seq_id order:
+ * every seq_id below `nextSeq` has run, failed or been skipped.
+ */
+export const tinkerTrainingClients = pgTable(
+  'tinker_training_clients',
+  {
+    modelId: uuid('model_id')
+      .primaryKey()
+      .references(() => models.id, { onDelete: 'cascade' }),
+    sessionId: uuid('session_id')
+      .notNull()
+      .references(() => tinkerSessions.id, { onDelete: 'cascade' }),
+    modelSeqId: integer('model_seq_id').notNull(),
+    baseModel: text('base_model').notNull(),
+    /** { rank, alpha, seed, train_mlp, train_attn, train_unembed } as docs/tinker.md §2.7 resolves them. */
+    lora: jsonb('lora').$type<Record<string, unknown>>().notNull(),
+    /** waiting (for a worker) → ready → closed | failed. */
+    status: text('status', { enum: ['waiting', 'ready', 'closed', 'failed'] })
+      .notNull()
+      .default('waiting'),
+    workerId: text('worker_id'),
+    error: text('error'),
+    errorCategory: text('error_category'),
+    nextSeq: integer('next_seq').notNull().default(1),
+    /** When the request at nextSeq was first waited for in vain (a gap), for the skip after 10 minutes. */
+    gapSince: ts('gap_since'),
+    optimSteps: integer('optim_steps').notNull().default(0),
+    /** The dashboard's numbers accumulated over the forward_backward calls since the last optim_step. */
+    pendingStats: jsonb('pending_stats').$type<Record<string, number>>(),
+    /** The last optim_step's point of the training curve: a sampler save's checkpoint carries it as train/<name>. */
+    lastMetrics: jsonb('last_metrics').$type<Record<string, number>>(),
+    /** The SDK's user_metadata of create_model, returned with the training run. */
+    userMetadata: jsonb('user_metadata').$type<Record<string, unknown>>(),
+    createdAt: createdAt(),
+    lastRequestAt: ts('last_request_at').notNull().defaultNow(),
+    endedAt: ts('ended_at'),
+  },
+  (t) => [
+    uniqueIndex('tinker_training_clients_session_seq_key').on(t.sessionId, t.modelSeqId),
+    index('tinker_training_clients_worker_idx').on(t.workerId),
+    index('tinker_training_clients_status_idx').on(t.status),
+  ],
+);
+
+export const TINKER_REQUEST_KINDS = [
+  'create_model',
+  'forward',
+  'forward_backward',
+  'optim_step',
+  'save_weights',
+  'save_weights_for_sampler',
+  'load_weights',
+  'unload_model',
+  'sample',
+] as const;
+export type TinkerRequestKind = (typeof TINKER_REQUEST_KINDS)[number];
+
+/**
+ * A Tinker future: one request and, once it ran, its result (docs/tinker.md §2.2). Rows are kept an hour after they
+ * finish; the payload is dropped as soon as the request has run. Not tied to the model by a foreign key: a client
+ * that polls a request of a deleted model learns that it failed, instead of "unknown request".
+ */
+export const tinkerRequests = pgTable(
+  'tinker_requests',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    modelId: uuid('model_id'),
+    samplingSessionId: uuid('sampling_session_id'),
+    seqId: integer('seq_id'),
+    kind: text('kind', { enum: TINKER_REQUEST_KINDS }).notNull(),
+    idempotencyKey: text('idempotency_key'),
+    status: text('status', { enum: ['queued', 'running', 'done', 'failed'] })
+      .notNull()
+      .default('queued'),
+    payload: json('payload').$type<Record<string, unknown>>(),
+    result: json('result').$type<Record<string, unknown>>(),
+    error: text('error'),
+    errorCategory: text('error_category'),
+    workerId: text('worker_id'),
+    createdAt: createdAt(),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    uniqueIndex('tinker_requests_model_seq_key')
+      .on(t.modelId, t.seqId)
+      .where(sql`${t.seqId} is not null and ${t.modelId} is not null`),
+    uniqueIndex('tinker_requests_sampling_seq_key')
+      .on(t.samplingSessionId, t.seqId)
+      .where(sql`${t.seqId} is not null and ${t.samplingSessionId} is not null`),
+    uniqueIndex('tinker_requests_idempotency_key')
+      .on(t.entityId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
+    index('tinker_requests_model_open_idx')
+      .on(t.modelId, t.seqId)
+      .where(sql`${t.status} in ('queued', 'running')`),
+    index('tinker_requests_create_queued_idx')
+      .on(t.createdAt)
+      .where(sql`${t.kind} = 'create_model' and ${t.status} = 'queued'`),
+    index('tinker_requests_finished_idx').on(t.finishedAt),
+  ],
+);
+
+/** A Tinker sampling client: what `asample` samples from, a base model or a model's checkpoint. */
+export const tinkerSamplingSessions = pgTable(
+  'tinker_sampling_sessions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    sessionId: uuid('session_id')
+      .notNull()
+      .references(() => tinkerSessions.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    baseModel: text('base_model').notNull(),
+    modelId: uuid('model_id').references(() => models.id, { onDelete: 'cascade' }),
+    /** The checkpoint it samples; null with a model = it was deleted since (sampling then says so). */
+    checkpointId: uuid('checkpoint_id').references(() => checkpoints.id, { onDelete: 'set null' }),
+    modelPath: text('model_path'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('tinker_sampling_sessions_session_seq_key').on(t.sessionId, t.seq)],
+);
+
+/**
+ * Weights saved through the Tinker API, by their `tinker://` name: training states (adapter + AdamW state, kind
+ * `training`) and sampler weights (kind `sampler`, each also a checkpoint of the model). Files live under
+ * `prefix` in the artifact store.
+ */
+export const tinkerWeights = pgTable(
+  'tinker_weights',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    modelId: uuid('model_id')
+      .notNull()
+      .references(() => models.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['training', 'sampler'] }).notNull(),
+    name: text('name').notNull(),
+    checkpointId: uuid('checkpoint_id').references(() => checkpoints.id, { onDelete: 'cascade' }),
+    prefix: text('prefix').notNull(),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    /** Unnamed sampler saves (save_weights_and_get_sampling_client): only the latest few are kept. */
+    ephemeral: integer('ephemeral').notNull().default(0),
+    createdAt: createdAt(),
+    expiresAt: ts('expires_at'),
+  },
+  (t) => [
+    uniqueIndex('tinker_weights_model_kind_name_key').on(t.modelId, t.kind, t.name),
+    index('tinker_weights_expires_idx')
+      .on(t.expiresAt)
+      .where(sql`${t.expiresAt} is not null`),
+  ],
+);
+
+/**
+ * Download links of saved weights (the SDK's `get_checkpoint_archive_url`, followed by a plain HTTP GET with no API
+ * key): a random token, stored as its hash, valid for 15 minutes.
+ */
+export const tinkerArchiveLinks = pgTable('tinker_archive_links', {
+  tokenHash: text('token_hash').primaryKey(),
+  weightsId: uuid('weights_id')
+    .notNull()
+    .references(() => tinkerWeights.id, { onDelete: 'cascade' }),
+  expiresAt: ts('expires_at').notNull(),
+});

@@ -55,6 +55,9 @@ export async function startServer(): Promise<void> {
   const handle = await getDbHandle();
   logger.info({ database: handle.kind }, 'database ready');
   await startBuiltinRunner({ port: settings.port, embeddedDatabase: handle.kind === 'pglite' });
+  // Tinker training clients whose worker died, silent sessions, expired saves (lib/services/tinker/sweeper.ts).
+  const { startTinkerSweeper } = await import('@/lib/services/tinker/sweeper');
+  await startTinkerSweeper({ embeddedDatabase: handle.kind === 'pglite' });
   // Files a crash or a failing store left behind (rows are always deleted first); in the background.
   const { sweepOrphanArtifacts } = await import('@/lib/services/artifact-sweep');
   sweepOrphanArtifacts()

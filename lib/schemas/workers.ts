@@ -27,10 +27,12 @@ export const workerInfoSchema = z
 export const claimBodySchema = z.object({
   worker_id: workerId,
   kinds: z
-    .array(z.enum(['rl', 'sft']))
+    .array(z.enum(['rl', 'sft', 'tinker']))
     .min(1)
     .optional()
-    .describe('Job kinds this worker can train; both when absent'),
+    .describe(
+      'Job kinds this worker can train; rl and sft when absent. `tinker` (Tinker training clients, taken through /v1/workers/tinker/poll) is recorded, never a job kind',
+    ),
   model_ids: z.array(idSchema).max(1000).optional().describe('Only jobs of these models; all models when absent'),
   capabilities: workerCapabilitiesSchema.optional(),
   info: workerInfoSchema.optional(),
@@ -119,9 +121,17 @@ export const trainingWorkerSchema = z.object({
   id: z.string(),
   backends: z.array(trainingBackendSchema),
   base_models: z.array(z.string()).nullable(),
-  kinds: z.array(z.enum(['rl', 'sft'])),
+  kinds: z.array(z.enum(['rl', 'sft', 'tinker'])),
   info: z.record(z.string(), z.unknown()),
   status: z.enum(['busy', 'idle']),
+  training_clients: z
+    .array(
+      z.object({
+        model_id: idSchema.nullable().describe("The training client's model, when the caller can see it"),
+        base_model: z.string(),
+      }),
+    )
+    .describe('The Tinker training clients this worker holds in memory (docs/tinker.md §3)'),
   current_job_id: idSchema.nullable().describe('The job it runs, when that job is visible to the caller'),
   current_base_model: z.string().nullable(),
   first_seen_at: z.string(),
@@ -129,3 +139,65 @@ export const trainingWorkerSchema = z.object({
 });
 export type TrainingWorkerDto = z.infer<typeof trainingWorkerSchema>;
 export const trainingWorkerListSchema = z.object({ data: z.array(trainingWorkerSchema) });
+
+// ---- Tinker training clients (docs/tinker.md §3) ------------------------------------------------------------
+
+const modelIdList = z.array(idSchema).max(1000);
+
+export const tinkerPollBodySchema = z.object({
+  worker_id: workerId,
+  capabilities: workerCapabilitiesSchema,
+  kinds: z
+    .array(z.enum(['rl', 'sft', 'tinker']))
+    .max(3)
+    .optional()
+    .describe("The worker's kinds, recorded in the worker registry as its claims record them"),
+  info: workerInfoSchema.optional(),
+  held: modelIdList.describe('The training clients (model ids) whose state this worker holds now'),
+  accept_new: z.boolean().describe('Whether it has room for one more training client'),
+  wait_ms: z.int().min(0).max(30_000).default(10_000).describe('How long the server may hold the answer'),
+});
+
+export const tinkerWorkerRequestSchema = z.object({
+  request_id: idSchema,
+  model_id: idSchema,
+  seq_id: z.int().nullable(),
+  kind: z.enum([
+    'create_model',
+    'forward',
+    'forward_backward',
+    'optim_step',
+    'save_weights',
+    'save_weights_for_sampler',
+    'load_weights',
+    'unload_model',
+    'sample',
+  ]),
+  payload: z.record(z.string(), z.unknown()),
+});
+
+export const tinkerPollResponseSchema = z.object({
+  requests: z.array(tinkerWorkerRequestSchema),
+  drop: modelIdList.describe('Training clients to free'),
+  lease_seconds: z
+    .number()
+    .describe('How long the server waits without a poll or heartbeat before it fails the training clients'),
+});
+
+export const tinkerHeartbeatBodySchema = z.object({
+  worker_id: workerId,
+  held: modelIdList,
+  info: workerInfoSchema.optional(),
+});
+
+export const tinkerAnswerBodySchema = z.union([
+  z.object({ worker_id: workerId, result: z.record(z.string(), z.unknown()) }),
+  z.object({
+    worker_id: workerId,
+    error: z.object({ message: z.string().min(1).max(20_000), category: z.enum(['user', 'server']) }),
+  }),
+]);
+
+export const tinkerRequestParamsSchema = z.object({ request_id: idSchema });
+export const TINKER_FILES = ['adapter_config.json', 'adapter_model.safetensors', 'optimizer.safetensors'] as const;
+export const tinkerFileParamsSchema = z.object({ request_id: idSchema, file: z.enum(TINKER_FILES) });

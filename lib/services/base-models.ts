@@ -84,7 +84,8 @@ export interface WorkerCapabilities {
   backends: TrainingBackend[];
   /** Only these base model ids; every model of its backends when absent. */
   base_models?: string[];
-  kinds: ('rl' | 'sft')[];
+  /** `tinker`: it also takes Tinker training clients (docs/tinker.md §3). */
+  kinds: ('rl' | 'sft' | 'tinker')[];
   /** Pinned to these models (a team's own machine, a test); all models when absent. */
   model_ids?: string[];
 }

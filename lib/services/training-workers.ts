@@ -1,6 +1,7 @@
 import 'server-only';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
+import * as tinkerRepo from '@/lib/db/repositories/tinker';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
@@ -34,11 +35,37 @@ async function liveWorkers() {
   return workersRepo.listWorkersSeenSince(await getDb(), new Date(Date.now() - liveWindowMs()));
 }
 
+/** The Tinker training clients each worker holds (a worker holding any claims no job: docs/tinker.md §3.2). */
+async function heldClients(workers: workersRepo.TrainingWorkerRow[]) {
+  const rows = await tinkerRepo.liveClientsByWorker(
+    await getDb(),
+    workers.map((w) => w.id),
+  );
+  const byWorker = new Map<string, { modelId: string; baseModel: string }[]>();
+  for (const r of rows) {
+    if (!r.workerId) continue;
+    const list = byWorker.get(r.workerId) ?? [];
+    list.push({ modelId: r.modelId, baseModel: r.baseModel });
+    byWorker.set(r.workerId, list);
+  }
+  return byWorker;
+}
+
 /** Connected workers. The job a worker runs is named only when the caller can see that job. */
 export async function listConnectedWorkers(principal: Principal): Promise<{ data: TrainingWorkerDto[] }> {
   const db = await getDb();
   const rows = await liveWorkers();
   const scope = accessibleEntityIds(principal);
+  const held = await heldClients(rows);
+  const visible = new Set(
+    (
+      await modelsRepo.findModelsInScope(
+        db,
+        [...held.values()].flat().map((c) => c.modelId),
+        scope,
+      )
+    ).map((m) => m.id),
+  );
   const data = await Promise.all(
     rows.map(async (row): Promise<TrainingWorkerDto> => {
       const caps = capabilitiesOf(row);
@@ -50,7 +77,11 @@ export async function listConnectedWorkers(principal: Principal): Promise<{ data
         base_models: caps.base_models ?? null,
         kinds: caps.kinds,
         info: row.info,
-        status: row.currentJobId ? 'busy' : 'idle',
+        status: row.currentJobId || held.has(row.id) ? 'busy' : 'idle',
+        training_clients: (held.get(row.id) ?? []).map((c) => ({
+          model_id: visible.has(c.modelId) ? c.modelId : null,
+          base_model: c.baseModel,
+        })),
         current_job_id: job?.id ?? null,
         current_base_model: model?.baseModel ?? null,
         first_seen_at: row.firstSeenAt.toISOString(),
@@ -95,8 +126,10 @@ export async function waitingReason(
     (j.createdAt.getTime() === job.createdAt.getTime() && j.id < job.id);
   const earlier = open.some((j) => j.id !== job.id && (j.status === 'RUNNING' || before(j)));
   if (earlier) return 'Waiting for an earlier job of this model to finish (jobs of one model run one at a time)';
-  if (capable.every((w) => w.currentJobId !== null)) {
-    return `Waiting for a free worker: ${capable.length} connected worker${capable.length === 1 ? ' that can train' : 's that can train'} ${model.baseModel} ${capable.length === 1 ? 'is' : 'are'} busy`;
+  const tinker = await heldClients(capable);
+  if (capable.every((w) => w.currentJobId !== null || tinker.has(w.id))) {
+    const holding = capable.filter((w) => w.currentJobId === null && tinker.has(w.id)).length;
+    return `Waiting for a free worker: ${capable.length} connected worker${capable.length === 1 ? ' that can train' : 's that can train'} ${model.baseModel} ${capable.length === 1 ? 'is' : 'are'} busy${holding ? ` (${holding} holding Tinker training clients, which take no jobs until they are closed)` : ''}`;
   }
   return 'Waiting for a worker to pick it up';
 }

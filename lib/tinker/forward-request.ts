@@ -147,6 +147,30 @@ export function decodeForwardBackwardProto(
   };
 }
 
+/**
+ * model_id and seq_id of a protobuf body whose rest may be refused (docs/tinker.md §2.3: a refused request still
+ * uses up its seq_id); null when even they cannot be read.
+ */
+export function peekForwardBackwardProtoIds(
+  body: Uint8Array,
+  contentEncoding?: string | null,
+  limitBytes = MAX_DECOMPRESSED_BYTES,
+): { modelId: string; seqId: number | null } | null {
+  try {
+    const r = ProtoReader.of(decodeContentEncoding(body, contentEncoding, limitBytes), 'ForwardBackwardRequest');
+    let modelId = '';
+    let seqId = 0;
+    while (r.next()) {
+      if (r.field === 1) modelId = r.string('model_id');
+      else if (r.field === 2) seqId = r.int32('seq_id');
+      else r.skip();
+    }
+    return modelId ? { modelId, seqId: seqId > 0 ? seqId : null } : null;
+  } catch {
+    return null;
+  }
+}
+
 function readDatum(r: ProtoReader, index: number): RawDatum {
   const chunks: Uint8Array[] = [];
   const inputs = new Map<string, RawTensor>();

@@ -16,7 +16,7 @@ function routeFiles(dir: string): string[] {
 describe('GET /v1/openapi.json', () => {
   it('documents every route file on disk', () => {
     const root = path.join(process.cwd(), 'app');
-    const onDisk = routeFiles(path.join(root, 'v1'))
+    const onDisk = [...routeFiles(path.join(root, 'v1')), ...routeFiles(path.join(root, 'api', 'v1'))]
       .map((f) => '/' + path.relative(root, path.dirname(f)).split(path.sep).join('/'))
       .filter((p) => !p.includes('[...') && p !== '/v1/openapi.json')
       .map((p) => p.replace(/\[(\w+)\]/g, '{$1}'))

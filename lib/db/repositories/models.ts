@@ -116,6 +116,15 @@ export async function findModelInScope(db: DbOrTx, id: string, entityIds: string
   return row as ModelWithNames | undefined;
 }
 
+/** Which of these models lie in `entityIds` (ids only). */
+export async function findModelsInScope(db: DbOrTx, ids: string[], entityIds: string[]): Promise<{ id: string }[]> {
+  if (ids.length === 0 || entityIds.length === 0) return [];
+  return db
+    .select({ id: models.id })
+    .from(models)
+    .where(and(inArray(models.id, ids), inArray(models.entityId, entityIds)));
+}
+
 /** Locks the model row so concurrent step allocations and deletions serialise. */
 export async function lockModel(db: DbOrTx, id: string): Promise<ModelRow | undefined> {
   const [row] = await db.select().from(models).where(eq(models.id, id)).for('update').limit(1);

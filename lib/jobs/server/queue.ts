@@ -50,18 +50,20 @@ export const BUILTIN_CAPABILITIES = { backends: ['builtin'] } as const;
  */
 export async function claimJob(
   workerId: string,
-  kinds: ('rl' | 'sft')[] = ['rl', 'sft'],
+  kinds: ('rl' | 'sft' | 'tinker')[] = ['rl', 'sft'],
   modelIds?: string[],
   capabilities: Pick<WorkerCapabilities, 'backends' | 'base_models'> = { backends: [...BUILTIN_CAPABILITIES.backends] },
   info?: Record<string, unknown>,
 ): Promise<WorkerJob | null> {
   const db = await getDb();
   const baseModels = trainableBaseModelIds(capabilities);
+  // `tinker` is recorded with the worker (it takes training clients through /v1/workers/tinker/poll), never claimed.
+  const jobKinds = kinds.filter((k): k is 'rl' | 'sft' => k !== 'tinker');
   const job =
-    kinds.length === 0
+    jobKinds.length === 0
       ? undefined
       : await db.transaction((tx) =>
-          queueRepo.claimNextJob(tx, { workerId, kinds, modelIds, baseModels, now: new Date() }),
+          queueRepo.claimNextJob(tx, { workerId, kinds: jobKinds, modelIds, baseModels, now: new Date() }),
         );
   const registered: WorkerCapabilities = {
     ...capabilities,

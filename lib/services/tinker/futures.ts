@@ -1,0 +1,77 @@
+import 'server-only';
+import { ApiError } from '@/lib/errors';
+import { getDb } from '@/lib/db/client';
+import * as repo from '@/lib/db/repositories/tinker';
+import * as workersRepo from '@/lib/db/repositories/training-workers';
+import { config } from '@/lib/config';
+import { accessibleEntityIds, type Principal } from '../accounts';
+import { canTrain } from '../base-models';
+import { isUuid } from './training';
+import { requestKey, waitFor } from './wakeups';
+
+/**
+ * retrieve_future (docs/tinker.md §2.2): the result of a request, its failure, or — after holding the call open for
+ * up to TUNEBOARD_TINKER_WAIT_SECONDS — "try again", with why it waits when no worker can take it.
+ */
+
+export type Retrieved =
+  | { state: 'done'; kind: repo.TinkerRequestKind; result: Record<string, unknown> }
+  | { state: 'failed'; error: string; category: string }
+  | { state: 'pending'; queueState: 'active' | 'paused_capacity'; reason: string | null };
+
+export const UNKNOWN_REQUEST =
+  'Unknown request_id (results are kept for an hour after a request finishes, and only for its own entity)';
+
+export async function retrieve(principal: Principal, requestId: string, signal?: AbortSignal): Promise<Retrieved> {
+  const db = await getDb();
+  const deadline = Date.now() + config.tinkerWaitMs;
+  for (;;) {
+    const row = isUuid(requestId) ? await repo.findRequest(db, requestId) : undefined;
+    if (!row || !accessibleEntityIds(principal).includes(row.entityId)) throw ApiError.notFound(UNKNOWN_REQUEST);
+    if (row.status === 'done') return { state: 'done', kind: row.kind, result: row.result ?? {} };
+    if (row.status === 'failed') {
+      return { state: 'failed', error: row.error ?? 'The request failed', category: row.errorCategory ?? 'unknown' };
+    }
+    if (row.modelId && !(await repo.findTrainingClient(db, row.modelId))) {
+      // Its model was deleted: nothing will ever run it (the row has no foreign key, so that this can be said).
+      return { state: 'failed', error: 'The model of this training client was deleted', category: 'user' };
+    }
+    if (Date.now() >= deadline || signal?.aborted) return { state: 'pending', ...(await whyWaiting(row)) };
+    await waitFor([requestKey(requestId)], deadline - Date.now(), signal);
+  }
+}
+
+/**
+ * Why a request has not run yet, for the SDK's queue-state log line: no connected worker can train the training
+ * client's base model, or none has room for another training client. Otherwise it is simply queued behind earlier
+ * requests (active).
+ */
+async function whyWaiting(
+  row: repo.TinkerRequestRow,
+): Promise<{ queueState: 'active' | 'paused_capacity'; reason: string | null }> {
+  if (row.kind === 'sample' || !row.modelId) return { queueState: 'active', reason: null };
+  const db = await getDb();
+  const client = await repo.findTrainingClient(db, row.modelId);
+  if (!client || client.status !== 'waiting' || row.status !== 'queued') return { queueState: 'active', reason: null };
+  const since = new Date(Date.now() - Math.max(30, config.jobLeaseSeconds) * 1000);
+  const workers = await workersRepo.listWorkersSeenSince(db, since);
+  const capable = workers.filter((w) => {
+    const caps = w.capabilities as { backends?: ('builtin' | 'hf')[]; base_models?: string[]; kinds?: string[] };
+    if (caps.kinds && !caps.kinds.includes('tinker')) return false;
+    // A training client is trained like an SFT job of its base model would be: the same backends and base models.
+    return canTrain(
+      { backends: caps.backends ?? [], base_models: caps.base_models, kinds: ['sft'] },
+      { kind: 'sft', modelId: client.modelId, baseModel: client.baseModel },
+    );
+  });
+  if (capable.length === 0) {
+    return {
+      queueState: 'paused_capacity',
+      reason: `no connected Python worker can train ${client.baseModel} (start tuneboard-worker pointed at this server, with this base model in reach)`,
+    };
+  }
+  return {
+    queueState: 'paused_capacity',
+    reason: `waiting for one of ${capable.length} capable worker(s) to have room for another training client (tuneboard-worker --max-training-clients, or memory)`,
+  };
+}

@@ -1,0 +1,79 @@
+import 'server-only';
+import { isDelivering, listen, publish } from '@/lib/db/notifications';
+
+/**
+ * Wake-ups between the parts of a Tinker request's life that wait on each other (docs/tinker.md §2.2, §3.2): a worker's
+ * long poll waits for requests of its training clients (`w:<worker id>`) or a new training client (`new`); a client's
+ * retrieve_future waits for its result (`r:<request id>`). They go through the database's notifications
+ * (lib/db/notifications.ts: NOTIFY on PostgreSQL, so a request taken by one server process wakes a poll held by
+ * another; in-process with the embedded database), which is what keeps a request's submit-to-result overhead at a few
+ * milliseconds instead of a polling interval. Every waiter also looks again on its own every `RECHECK_MS` (more often
+ * while the listener is down), so a notice that was missed costs latency, never a lost request.
+ */
+
+const CHANNEL = 'tuneboard_tinker';
+const RECHECK_MS = 2000;
+const RECHECK_UNDELIVERED_MS = 250;
+
+type State = { waiters: Map<string, Set<() => void>>; listening: boolean };
+const state: State = ((globalThis as Record<symbol, unknown>)[Symbol.for('tuneboard.tinkerWakeups')] ??= {
+  waiters: new Map(),
+  listening: false,
+}) as State;
+
+function deliver(key: string): void {
+  const set = state.waiters.get(key);
+  if (!set) return;
+  state.waiters.delete(key);
+  for (const wake of set) wake();
+}
+
+function wakeAll(): void {
+  const all = [...state.waiters.values()];
+  state.waiters.clear();
+  for (const set of all) for (const wake of set) wake();
+}
+
+function ensureListening(): void {
+  if (state.listening) return;
+  state.listening = true;
+  // A gap (the listener reconnected) may have swallowed a notice: every waiter looks again.
+  listen(CHANNEL, deliver, wakeAll);
+}
+
+/** Wakes whoever waits on these keys, in every server process. */
+export async function wake(...keys: string[]): Promise<void> {
+  ensureListening();
+  for (const key of new Set(keys)) await publish(CHANNEL, key);
+}
+
+/**
+ * Resolves when one of `keys` is woken, when `ms` have passed, or at the next re-check, whichever comes first, so
+ * callers loop: check, wait, check. `signal` ends the wait early (the caller's client went away).
+ */
+export function waitFor(keys: string[], ms: number, signal?: AbortSignal): Promise<void> {
+  ensureListening();
+  const limit = Math.max(0, Math.min(ms, isDelivering() ? RECHECK_MS : RECHECK_UNDELIVERED_MS));
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', finish);
+      for (const key of keys) state.waiters.get(key)?.delete(finish);
+      resolve();
+    };
+    const timer = setTimeout(finish, limit);
+    signal?.addEventListener('abort', finish, { once: true });
+    for (const key of keys) {
+      let set = state.waiters.get(key);
+      if (!set) state.waiters.set(key, (set = new Set()));
+      set.add(finish);
+    }
+  });
+}
+
+export const requestKey = (requestId: string) => `r:${requestId}`;
+export const workerKey = (workerId: string) => `w:${workerId}`;
+export const NEW_CLIENT_KEY = 'new';
