@@ -99,6 +99,21 @@ const cases: [rule: string, file: string, code: string][] = [
     'lib/services/fake.ts',
     "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
   ],
+  [
+    'lib/tinker does no I/O',
+    'lib/tinker/fake.ts',
+    "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
+  ],
+  [
+    'lib/tinker never calls services',
+    'lib/tinker/fake.ts',
+    "import { submit } from '@/lib/services/tinker/training';\nexport const x = submit;\n",
+  ],
+  [
+    'browser code never imports the Tinker wire',
+    'components/models/fake.tsx',
+    "import { forwardResultJson } from '@/lib/tinker/results';\nexport const x = forwardResultJson;\n",
+  ],
   ['no console outside the logger', 'lib/inference/fake.ts', "export function f() {\n  console.log('hi');\n}\n"],
   ['no process.env outside lib/config', 'lib/storage/fake.ts', 'export const x = process.env.TUNEBOARD_S3_BUCKET;\n'],
 ];
@@ -112,6 +127,12 @@ describe('layer rules (eslint-rules/layers.mjs)', () => {
   it('allowed imports pass', async () => {
     expect(
       await problems('app/v1/fake/route.ts', "import { route } from '@/lib/api/route';\nexport const x = route;\n"),
+    ).toEqual([]);
+    expect(
+      await problems('app/api/v1/fake/route.ts', "import { route } from '@/lib/api/route';\nexport const x = route;\n"),
+    ).toEqual([]);
+    expect(
+      await problems('lib/tinker/fake.ts', "import { ApiError } from '@/lib/errors';\nexport const x = ApiError;\n"),
     ).toEqual([]);
     expect(await problems('lib/engine/fake.ts', "import { Model } from './model';\nexport const x = Model;\n")).toEqual(
       [],
