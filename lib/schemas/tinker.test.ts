@@ -163,8 +163,8 @@ describe('ranges, with messages a user understands', () => {
     [
       { prompt: { chunks: [{ tokens: [-1], type: 'encoded_text' }] } },
       {},
-      'prompt.chunks.0.tokens.0',
-      'Input should be greater than or equal to 0',
+      'prompt.chunks.0.tokens',
+      'Value error, item 0 (-1) is not a token id: whole numbers from 0 to 2147483647',
     ],
     [{ prompt: { chunks: [{ type: 'encoded_text' }] } }, {}, 'prompt.chunks.0.tokens', 'Field required'],
     [
