@@ -527,3 +527,62 @@ describe('the dashboard', () => {
     expect(mine.kinds).toEqual(['rl', 'sft', 'tinker']);
   });
 });
+
+describe('sampling', () => {
+  it('asample runs on the chat engine: sequences with logprobs, JSON or protobuf, seeded, counted in usage', async () => {
+    const { flushUsage } = await import('@/lib/services/usage');
+    const user = await createUser();
+    const session = await ok(tinker(user, 'POST', '/api/v1/create_session', { tags: [], sdk_version: '0.25.0' }));
+    const sampler = await ok(
+      tinker(user, 'POST', '/api/v1/create_sampling_session', {
+        session_id: session.session_id,
+        sampling_session_seq_id: 0,
+        base_model: 'tuneboard/tiny-random',
+      }),
+    );
+    const body = {
+      sampling_session_id: sampler.sampling_session_id,
+      seq_id: 0,
+      num_samples: 2,
+      prompt: { chunks: [{ type: 'encoded_text', tokens: [10, 11, 12] }] },
+      sampling_params: { max_tokens: 4, seed: 7, temperature: 1 },
+      prompt_logprobs: true,
+    };
+    const future = await ok(tinker(user, 'POST', '/api/v1/asample', body));
+    // The SDK's retry of the same (sampling session, seq_id) is the same future.
+    expect((await ok(tinker(user, 'POST', '/api/v1/asample', body))).request_id).toBe(future.request_id);
+    let answer = await ok(retrieve(user, future.request_id, 'application/json'));
+    while (answer.type === 'try_again') answer = await ok(retrieve(user, future.request_id, 'application/json'));
+    expect(answer.sequences).toHaveLength(2);
+    for (const seq of answer.sequences) {
+      expect(seq.tokens).toHaveLength(4);
+      expect(seq.logprobs).toHaveLength(4);
+      expect(seq.stop_reason).toBe('length');
+      for (const lp of seq.logprobs) expect(lp).toBeLessThanOrEqual(0);
+    }
+    expect(answer.prompt_logprobs).toHaveLength(3);
+    expect(answer.prompt_logprobs[0]).toBeNull();
+    const proto = await retrieve(user, future.request_id, 'application/x-protobuf');
+    expect(proto.headers.get('content-type')).toBe('application/x-protobuf');
+
+    // Seeded: the same request under another seq_id gives the same tokens.
+    const again = await ok(tinker(user, 'POST', '/api/v1/asample', { ...body, seq_id: 1 }));
+    let second = await ok(retrieve(user, again.request_id, 'application/json'));
+    while (second.type === 'try_again') second = await ok(retrieve(user, again.request_id, 'application/json'));
+    expect(second.sequences.map((s: { tokens: number[] }) => s.tokens)).toEqual(
+      answer.sequences.map((s: { tokens: number[] }) => s.tokens),
+    );
+
+    // A prompt the model cannot take is the submission's 400, not a failed future.
+    const tooLong = await tinker(user, 'POST', '/api/v1/asample', {
+      ...body,
+      seq_id: 2,
+      prompt: { chunks: [{ type: 'encoded_text', tokens: [99_999_999] }] },
+    });
+    expect(tooLong.status).toBe(400);
+
+    await flushUsage();
+    const usage = await ok(tinker(null, 'GET', '/v1/usage?days=1', undefined, { authorization: `Bearer ${user.key}` }));
+    expect(JSON.stringify(usage)).toContain('tuneboard/tiny-random');
+  });
+});

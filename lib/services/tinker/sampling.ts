@@ -7,6 +7,7 @@ import { componentLogger } from '@/lib/logger';
 import type { SampleResult } from '@/lib/tinker/types';
 import { accessibleEntityIds, type Principal } from '../accounts';
 import { findBaseModel } from '../base-models';
+import { recordUsage } from '../usage';
 import {
   checkSampleRequest,
   describeSampleTarget,
@@ -188,12 +189,43 @@ export async function submitSample(principal: Principal, body: SampleBody, idemp
     }));
   if (!row) throw new Error('sample request was not stored');
   if (row.status === 'running' && row.workerId === SERVER_RUNNER && row.startedAt) {
-    void runSample(row.id, sampleTarget, body);
+    void runSample(row.id, sampleTarget, body, await usageOf(sessionRow, target, entityId));
   }
   return { request_id: row.id, model_id: null };
 }
 
-async function runSample(requestId: string, target: SampleTarget, body: SampleBody): Promise<void> {
+/**
+ * Where the tokens of a sample are counted (Settings → Usage, as chat's are): a checkpoint's under its model's
+ * entity, project and `entity/project/name:stepN`; a base model's under the sampling session's project.
+ */
+async function usageOf(
+  session: repo.SamplingSessionRow | null,
+  target: { baseModel: string; modelId: string | null; checkpointId: string | null },
+  entityId: string,
+): Promise<{ entityId: string; project: string; model: string }> {
+  const db = await getDb();
+  if (target.modelId && target.checkpointId) {
+    const client = await repo.findTrainingClient(db, target.modelId);
+    const checkpoint = await modelsRepo.findCheckpoint(db, target.modelId, target.checkpointId);
+    if (client && checkpoint) {
+      return {
+        entityId: client.entityId,
+        project: client.projectName,
+        model: `${client.entityName}/${client.projectName}/${client.modelName}:step${checkpoint.step}`,
+      };
+    }
+  }
+  const tinkerSession = session ? await repo.findSession(db, session.sessionId) : undefined;
+  const project = tinkerSession ? await repo.findProject(db, tinkerSession.projectId) : undefined;
+  return { entityId, project: project?.name ?? 'inference', model: target.baseModel };
+}
+
+async function runSample(
+  requestId: string,
+  target: SampleTarget,
+  body: SampleBody,
+  usage: { entityId: string; project: string; model: string },
+): Promise<void> {
   let update: Partial<repo.TinkerRequestRow>;
   try {
     const result: SampleResult = await sampleTokens({
@@ -205,6 +237,12 @@ async function runSample(requestId: string, target: SampleTarget, body: SampleBo
       topkPromptLogprobs: body.topk_prompt_logprobs ?? 0,
     });
     update = { status: 'done', result: result as unknown as Record<string, unknown> };
+    recordUsage({
+      ...usage,
+      // The prompt's prefill is shared by the samples, as chat counts n choices.
+      promptTokens: body.prompt.length,
+      completionTokens: result.sequences.reduce((n, seq) => n + seq.tokens.length, 0),
+    });
   } catch (err) {
     const user = err instanceof ApiError && err.status < 500;
     if (!user) log.error({ err, requestId }, 'sampling failed');
