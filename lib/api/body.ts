@@ -32,16 +32,15 @@ export async function readBodyOrSpill<T>(
   return readBody(req, limit, large, spill);
 }
 
-async function readBody<T>(
-  req: Request,
-  limit: number,
-  large?: LargeAdmission,
-  spill?: { threshold: number; open: () => BodySink<T> },
-): Promise<{ text: string; spilled?: undefined } | { spilled: T; text?: undefined }> {
+/**
+ * The checks every body read starts with: the declared length against the limit, large-body admission (a body
+ * known, or found while reading, to be large is admitted before it is held in memory), and a body the fast path
+ * already read whole (a small one that declared its length), checked the same way.
+ */
+function startReading(req: Request, limit: number, large?: LargeAdmission) {
   const tooLarge = () => new ApiError('payload_too_large', 'Request body too large');
   const declared = Number(req.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
-  // A body known (or found, while reading) to be large must be admitted before it is held in memory.
   let admitted = false;
   const admit = () => {
     if (!admitted && large) {
@@ -52,13 +51,57 @@ async function readBody<T>(
   if (large && Number.isFinite(declared) && declared > large.threshold) admit();
   const preread = (req as unknown as Record<symbol, Uint8Array | undefined>)[PREREAD_BODY];
   if (preread) {
-    // Read whole by the fast path (a small body that declared its length): the same checks, without the stream.
     if (preread.byteLength > limit) throw tooLarge();
     if (large && preread.byteLength > large.threshold) admit();
-    return { text: new TextDecoder().decode(preread) };
   }
+  return { tooLarge, admit, preread };
+}
+
+/** A body's chunks as they arrive, with the running total checked against the limit and large-body admission. */
+async function* checkedChunks(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+  large: LargeAdmission | undefined,
+  tooLarge: () => ApiError,
+  admit: () => void,
+): AsyncGenerator<{ value: Uint8Array; total: number }> {
+  const reader = body.getReader();
+  let total = 0;
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // The client went away mid-body: an everyday event, not a server fault to log (nor a log flood to allow).
+      throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
+    }
+    if (chunk.done) return;
+    total += chunk.value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    if (large && total > large.threshold) {
+      try {
+        admit();
+      } catch (err) {
+        await reader.cancel().catch(() => undefined);
+        throw err;
+      }
+    }
+    yield { value: chunk.value, total };
+  }
+}
+
+async function readBody<T>(
+  req: Request,
+  limit: number,
+  large?: LargeAdmission,
+  spill?: { threshold: number; open: () => BodySink<T> },
+): Promise<{ text: string; spilled?: undefined } | { spilled: T; text?: undefined }> {
+  const { tooLarge, admit, preread } = startReading(req, limit, large);
+  if (preread) return { text: new TextDecoder().decode(preread) };
   if (!req.body) return { text: '' };
-  const reader = req.body.getReader();
   // Decoded as it arrives, so that the raw chunks are released as they go instead of being held next to
   // a concatenated copy and the final string. A body that may spill keeps its first bytes raw until it
   // either ends (then they are decoded) or passes the threshold (then they go to the sink).
@@ -66,31 +109,8 @@ async function readBody<T>(
   const parts: string[] = [];
   const held: Uint8Array[] = [];
   let sink: BodySink<T> | undefined;
-  let total = 0;
   try {
-    for (;;) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reader.read();
-      } catch {
-        // The client went away mid-body: an everyday event, not a server fault to log (nor a log flood to allow).
-        throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
-      }
-      const { done, value } = chunk;
-      if (done) break;
-      total += value.byteLength;
-      if (total > limit) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge();
-      }
-      if (large && total > large.threshold) {
-        try {
-          admit();
-        } catch (err) {
-          await reader.cancel().catch(() => undefined);
-          throw err;
-        }
-      }
+    for await (const { value, total } of checkedChunks(req.body, limit, large, tooLarge, admit)) {
       if (sink) sink.write(value);
       else if (!spill) parts.push(decoder.decode(value, { stream: true }));
       else if (total <= spill.threshold) held.push(value);
@@ -116,49 +136,10 @@ async function readBody<T>(
  * limit and large-body admission as readBodyText.
  */
 export async function readBodyBytes(req: Request, limit: number, large?: LargeAdmission): Promise<Uint8Array> {
-  const tooLarge = () => new ApiError('payload_too_large', 'Request body too large');
-  const declared = Number(req.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
-  let admitted = false;
-  const admit = () => {
-    if (!admitted && large) {
-      admitted = true;
-      large.admit();
-    }
-  };
-  if (large && Number.isFinite(declared) && declared > large.threshold) admit();
-  const preread = (req as unknown as Record<symbol, Uint8Array | undefined>)[PREREAD_BODY];
-  if (preread) {
-    if (preread.byteLength > limit) throw tooLarge();
-    if (large && preread.byteLength > large.threshold) admit();
-    return preread;
-  }
+  const { tooLarge, admit, preread } = startReading(req, limit, large);
+  if (preread) return preread;
   if (!req.body) return new Uint8Array(0);
-  const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch {
-      throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
-    }
-    if (chunk.done) break;
-    total += chunk.value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    if (large && total > large.threshold) {
-      try {
-        admit();
-      } catch (err) {
-        await reader.cancel().catch(() => undefined);
-        throw err;
-      }
-    }
-    chunks.push(chunk.value);
-  }
+  for await (const { value } of checkedChunks(req.body, limit, large, tooLarge, admit)) chunks.push(value);
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }

@@ -15,6 +15,8 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+// Relative: drizzle-kit loads this file outside the app's path aliases.
+import { TINKER_REQUEST_KINDS, type TinkerRequestKind } from '../schemas/workers';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -534,18 +536,7 @@ export const tinkerTrainingClients = pgTable(
   ],
 );
 
-export const TINKER_REQUEST_KINDS = [
-  'create_model',
-  'forward',
-  'forward_backward',
-  'optim_step',
-  'save_weights',
-  'save_weights_for_sampler',
-  'load_weights',
-  'unload_model',
-  'sample',
-] as const;
-export type TinkerRequestKind = (typeof TINKER_REQUEST_KINDS)[number];
+export { TINKER_REQUEST_KINDS, type TinkerRequestKind };
 
 /**
  * A Tinker future: one request and, once it ran, its result (docs/tinker.md §2.2). Rows are kept an hour after they

@@ -158,21 +158,25 @@ export const tinkerPollBodySchema = z.object({
   wait_ms: z.int().min(0).max(30_000).default(10_000).describe('How long the server may hold the answer'),
 });
 
+/** What a Tinker future is (docs/tinker.md §2.2): every training call, and asample (run by the server itself). */
+export const TINKER_REQUEST_KINDS = [
+  'create_model',
+  'forward',
+  'forward_backward',
+  'optim_step',
+  'save_weights',
+  'save_weights_for_sampler',
+  'load_weights',
+  'unload_model',
+  'sample',
+] as const;
+export type TinkerRequestKind = (typeof TINKER_REQUEST_KINDS)[number];
+
 export const tinkerWorkerRequestSchema = z.object({
   request_id: idSchema,
   model_id: idSchema,
   seq_id: z.int().nullable(),
-  kind: z.enum([
-    'create_model',
-    'forward',
-    'forward_backward',
-    'optim_step',
-    'save_weights',
-    'save_weights_for_sampler',
-    'load_weights',
-    'unload_model',
-    'sample',
-  ]),
+  kind: z.enum(TINKER_REQUEST_KINDS),
   payload: z.record(z.string(), z.unknown()),
 });
 

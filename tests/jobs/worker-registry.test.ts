@@ -1,23 +1,14 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { trainingJobSchema } from '@/lib/schemas/training-jobs';
 import { claimResponseSchema, trainingWorkerListSchema } from '@/lib/schemas/workers';
 import { createModel, createUser, uniqueName, type TestUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
+import { useBaseModels } from '../support/base-models';
 
 // A base-models file with one Hugging Face model beside the built-in ones (the real file lists none yet).
 const HF_BASE = 'test-org/tiny-qwen3';
-beforeAll(() => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-base-models-'));
-  const file = path.join(dir, 'base-models.json');
-  const real = JSON.parse(fs.readFileSync(path.join('config', 'base-models.json'), 'utf8'));
-  real.models.push({ id: HF_BASE, backend: 'hf', path: 'models/tiny-qwen3' });
-  fs.writeFileSync(file, JSON.stringify(real));
-  process.env.TUNEBOARD_BASE_MODELS_FILE = file;
-});
+beforeAll(() => useBaseModels([{ id: HF_BASE, backend: 'hf', path: 'models/tiny-qwen3' }]));
 
 const worker = { authorization: `Bearer ${bootWorkerToken()}`, 'content-type': 'application/json' };
 

@@ -1,9 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'vitest';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { uniqueName, type TestUser } from '../helpers';
+import { useBaseModels } from '../support/base-models';
 import { routeFetch } from '../route-fetch';
 
 /**
@@ -15,12 +13,7 @@ import { routeFetch } from '../route-fetch';
 /** A base-models file with one Hugging Face model beside the built-in ones. */
 export const HF_BASE = 'test-org/tiny-qwen3';
 export function useHfBaseModels(): void {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-tinker-'));
-  const file = path.join(dir, 'base-models.json');
-  const real = JSON.parse(fs.readFileSync(path.join('config', 'base-models.json'), 'utf8'));
-  real.models.push({ id: HF_BASE, backend: 'hf', path: 'models/tiny-qwen3' });
-  fs.writeFileSync(file, JSON.stringify(real));
-  process.env.TUNEBOARD_BASE_MODELS_FILE = file;
+  useBaseModels([{ id: HF_BASE, backend: 'hf', path: 'models/tiny-qwen3' }]);
 }
 
 export interface Answer<T = any> {

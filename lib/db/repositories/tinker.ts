@@ -101,13 +101,18 @@ function flatten(row: {
   return { ...client, ...rest };
 }
 
-export async function findTrainingClient(db: DbOrTx, modelId: string): Promise<TrainingClientWithModel | undefined> {
-  const [row] = await db
+/** Training clients joined to their model's names (the joins every reader with names needs). */
+function clientsWithModel(db: DbOrTx) {
+  return db
     .select(clientWithModelColumns)
     .from(tinkerTrainingClients)
     .innerJoin(models, eq(models.id, tinkerTrainingClients.modelId))
     .innerJoin(entities, eq(entities.id, models.entityId))
-    .innerJoin(projects, eq(projects.id, models.projectId))
+    .innerJoin(projects, eq(projects.id, models.projectId));
+}
+
+export async function findTrainingClient(db: DbOrTx, modelId: string): Promise<TrainingClientWithModel | undefined> {
+  const [row] = await clientsWithModel(db)
     .where(eq(tinkerTrainingClients.modelId, modelId))
     .limit(1);
   return row ? flatten(row) : undefined;
@@ -191,12 +196,7 @@ export async function listTrainingClients(
   const conditions = [inArray(models.entityId, f.entityIds)];
   if (f.live) conditions.push(inArray(tinkerTrainingClients.status, ['waiting', 'ready']));
   if (f.modelId) conditions.push(eq(tinkerTrainingClients.modelId, f.modelId));
-  const rows = await db
-    .select(clientWithModelColumns)
-    .from(tinkerTrainingClients)
-    .innerJoin(models, eq(models.id, tinkerTrainingClients.modelId))
-    .innerJoin(entities, eq(entities.id, models.entityId))
-    .innerJoin(projects, eq(projects.id, models.projectId))
+  const rows = await clientsWithModel(db)
     .where(and(...conditions))
     .orderBy(
       sql`case when ${tinkerTrainingClients.status} in ('waiting', 'ready') then 0 else 1 end`,
@@ -627,12 +627,7 @@ export async function pageTrainingRuns(
 ): Promise<{ rows: TrainingClientWithModel[]; total: number }> {
   if (f.entityIds.length === 0) return { rows: [], total: 0 };
   const scope = inArray(models.entityId, f.entityIds);
-  const rows = await db
-    .select(clientWithModelColumns)
-    .from(tinkerTrainingClients)
-    .innerJoin(models, eq(models.id, tinkerTrainingClients.modelId))
-    .innerJoin(entities, eq(entities.id, models.entityId))
-    .innerJoin(projects, eq(projects.id, models.projectId))
+  const rows = await clientsWithModel(db)
     .where(scope)
     .orderBy(desc(tinkerTrainingClients.createdAt), desc(tinkerTrainingClients.modelId))
     .limit(f.limit)

@@ -8,7 +8,7 @@ import { modelsChanged } from '../served-models';
 import { SERVER_RUNNER } from './sampling';
 import { NEW_CLIENT_KEY, requestKey, wake, workerKey } from './wakeups';
 import { tinkerPath } from './weights-files';
-import { dropSaved } from './worker-queue';
+import { dropSaved, failLostClient } from './worker-queue';
 
 const log = componentLogger('tinker');
 
@@ -54,17 +54,7 @@ export async function sweepTinker(now = new Date()): Promise<void> {
     }
     const saved = (await repo.listWeightsOfModel(db, client.modelId)).find((w) => w.kind === 'training');
     const message = lostStateMessage(client, saved);
-    const failed = await db.transaction(async (tx) => {
-      const locked = await repo.lockTrainingClient(tx, client.modelId);
-      if (locked?.status !== 'ready' || locked.workerId !== client.workerId) return [];
-      await repo.updateTrainingClient(tx, client.modelId, {
-        status: 'failed',
-        error: message,
-        errorCategory: 'server',
-        endedAt: now,
-      });
-      return repo.failOpenRequests(tx, client.modelId, message, 'server', now);
-    });
+    const failed = await failLostClient(client, message);
     log.warn(
       { modelId: client.modelId, worker: client.workerId, failedRequests: failed.length },
       'training client lost with its worker',

@@ -119,27 +119,36 @@ export async function poll(
  * answers its create_model, so a fresh one is never taken for forgotten.)
  */
 async function failForgotten(workerId: string, held: string[]): Promise<void> {
-  const db = await getDb();
-  const forgotten = (await repo.clientsOfWorker(db, workerId)).filter((c) => !held.includes(c.modelId));
+  const forgotten = (await repo.clientsOfWorker(await getDb(), workerId)).filter((c) => !held.includes(c.modelId));
   const woken: string[] = [];
   for (const client of forgotten) {
-    const message = `The worker ${workerId} restarted and no longer holds training client ${client.modelId}; its state in memory is lost: resume from its last save_state (create_training_client_from_state_with_optimizer)`;
-    const now = new Date();
-    const failed = await db.transaction(async (tx) => {
-      const locked = await repo.lockTrainingClient(tx, client.modelId);
-      if (locked?.status !== 'ready' || locked.workerId !== workerId) return [];
-      await repo.updateTrainingClient(tx, client.modelId, {
-        status: 'failed',
-        error: message,
-        errorCategory: 'server',
-        endedAt: now,
-      });
-      return repo.failOpenRequests(tx, client.modelId, message, 'server', now);
-    });
+    const failed = await failLostClient(
+      client,
+      `The worker ${workerId} restarted and no longer holds training client ${client.modelId}; its state in memory is lost: resume from its last save_state (create_training_client_from_state_with_optimizer)`,
+    );
     log.warn({ modelId: client.modelId, worker: workerId }, 'training client forgotten by its restarted worker');
     woken.push(...failed.map(requestKey));
   }
   if (woken.length) await wake(...woken);
+}
+
+/**
+ * Fails a ready training client whose worker lost its state (died, or restarted), and its open requests, unless it
+ * changed meanwhile (another process failed it first, or it was closed). Answers the failed requests' ids.
+ */
+export async function failLostClient(client: repo.TrainingClientRow, message: string): Promise<string[]> {
+  const now = new Date();
+  return (await getDb()).transaction(async (tx) => {
+    const locked = await repo.lockTrainingClient(tx, client.modelId);
+    if (locked?.status !== 'ready' || locked.workerId !== client.workerId) return [];
+    await repo.updateTrainingClient(tx, client.modelId, {
+      status: 'failed',
+      error: message,
+      errorCategory: 'server',
+      endedAt: now,
+    });
+    return repo.failOpenRequests(tx, client.modelId, message, 'server', now);
+  });
 }
 
 /** A busy worker's liveness call (a long request must not look like a dead worker), with what to drop. */
