@@ -452,6 +452,10 @@ class SamplingClient:
     _seq: int = 0
 
     def asample(self, prompt: list[int], num_samples: int, *, proto: bool = False, **params: Any) -> list[Sample]:
+        return self.wire.sample_result(self.asample_future(prompt, num_samples, **params), proto=proto)
+
+    def asample_future(self, prompt: list[int], num_samples: int, **params: Any) -> str:
+        """asample: its request_id."""
         self._seq += 1
         sampling = {"max_tokens": None, "seed": None, "stop": None, "temperature": 1.0, "top_k": -1, "top_p": 1.0, **params}
         body = {
@@ -464,8 +468,7 @@ class SamplingClient:
             "topk_prompt_logprobs": 0,
             "type": "sample",
         }
-        rid = self.wire.submit("asample", body, headers={"X-Idempotency-Key": uuid.uuid4().hex})
-        return self.wire.sample_result(rid, proto=proto)
+        return self.wire.submit("asample", body, headers={"X-Idempotency-Key": uuid.uuid4().hex})
 
 
 def sdk_key(api_http: httpx.Client) -> str:
