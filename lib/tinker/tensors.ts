@@ -20,9 +20,12 @@ export function toBase64(values: ArrayBufferView): string {
   return Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('base64');
 }
 
-/** `bytes` itself when its offset suits `align`-byte elements, else an aligned copy. */
+/**
+ * `bytes` itself when its offset suits `align`-byte elements, else an aligned copy. `new Uint8Array(bytes)` copies;
+ * `bytes.slice()` would not when `bytes` is a Node Buffer (request bodies are), whose slice is a view.
+ */
 function aligned(bytes: Uint8Array, align: number): Uint8Array {
-  return bytes.byteOffset % align === 0 ? bytes : bytes.slice();
+  return bytes.byteOffset % align === 0 ? bytes : new Uint8Array(bytes);
 }
 
 /** A view of little-endian float32 bytes (copied only when misaligned). */

@@ -25,6 +25,7 @@ torch.set_num_threads(1)
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
+WORKER_DIR = REPO / "workers" / "python"
 WORKER_TOKEN = "pytest-worker-token-" + uuid.uuid4().hex[:8]
 # Long enough that a heartbeat thread starved by a loaded CI machine does not lose its job.
 LEASE_SECONDS = 20
@@ -93,6 +94,9 @@ def server(workdir: Path, base_models_file: Path):
         "TUNEBOARD_DATA_DIR": str(workdir / "pglite"),
         "TUNEBOARD_ARTIFACT_DIR": str(workdir / "artifacts"),
         "TUNEBOARD_BASE_MODELS_FILE": str(base_models_file),
+        # Where the file's relative paths resolve on the server too (models_dir's folder), so that its built-in
+        # engine serves the tiny models to /v1/chat/completions and Tinker's asample.
+        "TUNEBOARD_BASE_MODELS_DIR": str(workdir / "models"),
         "TUNEBOARD_WORKER_TOKEN": WORKER_TOKEN,
         "TUNEBOARD_RUNNER_CONCURRENCY": "0",
         "TUNEBOARD_JOB_LEASE_SECONDS": str(LEASE_SECONDS),
@@ -186,6 +190,8 @@ def api(server) -> Api:
 def start_worker(server: str, models_dir: Path, *extra: str, worker_id: str | None = None, log: Path | None = None) -> subprocess.Popen:
     """The worker as users run it (python -m tuneboard_worker), one CPU thread, pinned to given args."""
     env = {**os.environ, "TUNEBOARD_WORKER_TOKEN": WORKER_TOKEN, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    # The worker of this checkout, not a copy installed in the virtualenv (pip install without -e) that may be older.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(WORKER_DIR), os.environ.get("PYTHONPATH")) if p)
     cmd = [
         sys.executable, "-m", "tuneboard_worker",
         "--server-url", server,
