@@ -553,6 +553,8 @@ export const tinkerRequests = pgTable(
     modelId: uuid('model_id'),
     samplingSessionId: uuid('sampling_session_id'),
     seqId: integer('seq_id'),
+    /** 1: the server gave this request its seq_id (it came without one), so an explicit seq_id equal to it is no resend. */
+    seqAssigned: integer('seq_assigned').notNull().default(0),
     kind: text('kind', { enum: TINKER_REQUEST_KINDS }).notNull(),
     idempotencyKey: text('idempotency_key'),
     status: text('status', { enum: ['queued', 'running', 'done', 'failed'] })

@@ -3,7 +3,9 @@ import { ApiError } from '@/lib/errors';
 import {
   elementCount,
   float32Json,
+  float32s,
   float64Json,
+  int32s,
   int64Base64,
   int64sAsNumbers,
   wireTensorFromArray,
@@ -110,6 +112,17 @@ describe('WireTensor', () => {
     expect(Array.from(wireTensorToArray(t))).toEqual([1, 2 ** 31 - 1, -5]);
     const big = new Uint8Array(new BigInt64Array([2n ** 40n, -(2n ** 52n)]).buffer);
     expect(Array.from(int64sAsNumbers(big))).toEqual([2 ** 40, -(2 ** 52)]);
+  });
+
+  it('reads a Node Buffer at an odd offset, as request bodies come (Buffer.slice is a view, not a copy)', () => {
+    const floats = Buffer.alloc(9);
+    floats.writeFloatLE(1.5, 1);
+    floats.writeFloatLE(-2, 5);
+    expect(Array.from(float32s(floats.subarray(1)))).toEqual([1.5, -2]);
+    const ints = Buffer.alloc(9);
+    ints.writeInt32LE(7, 1);
+    ints.writeInt32LE(-8, 5);
+    expect(Array.from(int32s(ints.subarray(1)))).toEqual([7, -8]);
   });
 
   it('reads values from an unaligned base64 buffer', () => {

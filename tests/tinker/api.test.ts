@@ -215,6 +215,21 @@ describe('training clients, ordering and futures', () => {
     expect(polled.requests.map((r) => r.request_id)).toEqual([good.request_id]);
   });
 
+  it('a request without seq_id takes the next one; a later explicit seq_id equal to it is refused, not deduplicated', async () => {
+    const user = await createUser();
+    const worker = new ScriptedWorker();
+    const { modelId } = await trainingClient(user, worker);
+    const adam = { learning_rate: 0.01 };
+    const seqless = await ok(tinker(user, 'POST', '/api/v1/optim_step', { model_id: modelId, adam_params: adam }));
+    const clash = await tinker(user, 'POST', '/api/v1/optim_step', { model_id: modelId, seq_id: 1, adam_params: adam });
+    expect(clash.status).toBe(400);
+    expect(clash.body.detail).toMatch(/seq_id 1 .* sent without a seq_id/);
+    const next = await ok(
+      tinker(user, 'POST', '/api/v1/optim_step', { model_id: modelId, seq_id: 2, adam_params: adam }),
+    );
+    expect(next.request_id).not.toBe(seqless.request_id);
+  });
+
   it('optim_step adds a point to the training curve from the forward_backward calls before it', async () => {
     const user = await createUser();
     const worker = new ScriptedWorker();

@@ -10,6 +10,7 @@ CREATE TABLE "tinker_requests" (
 	"model_id" uuid,
 	"sampling_session_id" uuid,
 	"seq_id" integer,
+	"seq_assigned" integer DEFAULT 0 NOT NULL,
 	"kind" text NOT NULL,
 	"idempotency_key" text,
 	"status" text DEFAULT 'queued' NOT NULL,

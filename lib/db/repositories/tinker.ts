@@ -446,6 +446,7 @@ export async function recentRequestsOfModel(db: DbOrTx, modelId: string, limit: 
       modelId: tinkerRequests.modelId,
       samplingSessionId: tinkerRequests.samplingSessionId,
       seqId: tinkerRequests.seqId,
+      seqAssigned: tinkerRequests.seqAssigned,
       kind: tinkerRequests.kind,
       idempotencyKey: tinkerRequests.idempotencyKey,
       status: tinkerRequests.status,

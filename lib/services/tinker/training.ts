@@ -309,6 +309,7 @@ export async function submit(principal: Principal, s: Submission): Promise<{ req
     const lockedReason = unusableReason(locked);
     if (lockedReason) throw new ApiError('bad_request', lockedReason);
     let seq = s.seqId;
+    const assigned = seq === null;
     if (seq === null) seq = Math.max(locked.nextSeq, (await repo.highestSeq(tx, locked.modelId)) + 1);
     else if (seq < locked.nextSeq) {
       throw new ApiError(
@@ -320,6 +321,7 @@ export async function submit(principal: Principal, s: Submission): Promise<{ req
       entityId: client.entityId,
       modelId: locked.modelId,
       seqId: seq,
+      seqAssigned: assigned ? 1 : 0,
       kind: s.kind,
       idempotencyKey: s.idempotencyKey,
       payload: s.payload,
@@ -343,6 +345,14 @@ export async function submit(principal: Principal, s: Submission): Promise<{ req
 }
 
 function sameRequest(row: repo.TinkerRequestRow, s: Submission) {
+  if (row.seqAssigned && s.seqId !== null) {
+    // docs/tinker.md §2.3: a request sent without seq_id takes the next one; a later explicit seq_id equal to it is
+    // another request, not a resend of that one.
+    throw new ApiError(
+      'bad_request',
+      `seq_id ${s.seqId} of training client ${row.modelId} was already given to a ${row.kind} request sent without a seq_id; send the requests of one training client all with seq_id or all without`,
+    );
+  }
   if (row.kind !== s.kind) {
     throw new ApiError(
       'bad_request',

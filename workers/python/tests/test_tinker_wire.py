@@ -280,12 +280,6 @@ def test_a_resent_request_answers_the_first_request_id_and_runs_once(tw):
         assert (once["optim/step"], twice["optim/step"]) == (1, 2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a request sent without seq_id takes the next seq_id (lib/services/tinker/training.ts submit()), and a "
-    "later request that carries that seq_id explicitly is taken for a resend of it: answered with its request_id, "
-    "never run. The SDK never mixes the two (only unload_model goes without), so this needs a client that does.",
-)
 def test_an_explicit_seq_id_is_not_taken_for_a_request_sent_without_one(tw):
     with training_client(tw) as tc:
         tw.wire.forward_result(tc.forward_backward(ce_data(31, [5]), seq_id=tc.next_seq()))
