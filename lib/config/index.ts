@@ -114,7 +114,7 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     jobIdleMs: num(raw.TUNEBOARD_JOB_IDLE_MINUTES, 30) * 60_000,
     /** How long retrieve_future waits for a Tinker request to finish before answering try_again (docs/tinker.md §2.2). */
     tinkerWaitMs: num(raw.TUNEBOARD_TINKER_WAIT_SECONDS, 20) * 1000,
-    tinkerSessionMs: num(raw.TUNEBOARD_TINKER_SESSION_MINUTES, 10) * 60_000,
+    tinkerSessionMs: num(raw.TUNEBOARD_TINKER_SESSION_MINUTES, 3) * 60_000,
     s3:
       text(raw.TUNEBOARD_S3_ENDPOINT) && text(raw.TUNEBOARD_S3_BUCKET)
         ? {

@@ -237,9 +237,9 @@ export const SETTINGS: readonly Setting[] = [
   {
     env: 'TUNEBOARD_TINKER_SESSION_MINUTES',
     schema: positiveNumber,
-    defaultText: '`10`',
+    defaultText: '`3`',
     meaning:
-      'A Tinker SDK session not heard from for this long (it heart-beats every 10 s) ends: its training clients are closed and their workers free the memory; models and saved weights stay',
+      'A Tinker SDK session not heard from for this long (it heart-beats every 10 s) ends: its training clients are closed and their workers free the memory; models and saved weights stay. The SDK never closes a training client itself, so this is how soon a finished script gives its worker back',
   },
   {
     env: 'TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS',

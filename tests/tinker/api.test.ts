@@ -246,7 +246,9 @@ describe('training clients, ordering and futures', () => {
     for (const id of [fb1.request_id, fb2.request_id]) {
       const [r] = (await worker.poll()).requests;
       expect(r.request_id).toBe(id);
-      await worker.answer(id, forwardResult(1, 3, 3));
+      // cookbook-style weights that sum to 1 per sequence: the curve's loss is per unit of weight (the mean NLL)
+      const result = forwardResult(1, 3, 3);
+      await worker.answer(id, { ...result, stats: { ...result.stats, weight_sum: 1 } });
     }
     const [optim] = (await worker.poll()).requests;
     expect(optim.payload).toEqual({
@@ -273,7 +275,7 @@ describe('training clients, ordering and futures', () => {
     const series = Object.fromEntries(
       history.series.map((s: { name: string; points: [number, number][] }) => [s.name, s.points]),
     );
-    expect(series).toEqual({ loss: [[1, 1]], loss_sum: [[1, 6]], grad_norm: [[1, 2]] });
+    expect(series).toEqual({ loss: [[1, 3]], loss_sum: [[1, 6]], grad_norm: [[1, 2]] });
   });
 });
 

@@ -333,7 +333,7 @@ function forwardResult(row: repo.TinkerRequestRow, result: Record<string, unknow
 }
 
 /** Stats keys summed over the forward_backward calls of one optim step (docs/tinker.md §3.2). */
-const SUMMED = ['loss_sum', 'num_sequences', 'num_tokens', 'num_loss_tokens', 'seconds'] as const;
+const SUMMED = ['loss_sum', 'num_sequences', 'num_tokens', 'num_loss_tokens', 'weight_sum', 'seconds'] as const;
 /** Stats that are means over loss tokens: accumulated weighted by num_loss_tokens. */
 const MEANS = ['ratio_mean', 'clip_fraction', 'kl_sample_train', 'advantage_mean'] as const;
 
@@ -356,8 +356,11 @@ function curvePoint(pending: Record<string, number> | null, stats: Record<string
   const point: Record<string, number> = {};
   if (p.forward_backward_calls) {
     point.loss_sum = p.loss_sum ?? 0;
-    // Per trainable token: comparable between steps whatever the batch (docs/tinker.md §2.4 sums over tokens).
-    if (p.num_loss_tokens) point.loss = (p.loss_sum ?? 0) / p.num_loss_tokens;
+    // Comparable between steps whatever the batch (docs/tinker.md §2.4 sums over tokens): for cross_entropy the
+    // weighted mean NLL (the loss per unit of |weight|, tinker-cookbook's train_mean_nll), for RL losses the loss per
+    // token that has an advantage.
+    const per = p.weight_sum || p.num_loss_tokens;
+    if (per) point.loss = (p.loss_sum ?? 0) / per;
     point.num_sequences = p.num_sequences ?? 0;
     point.num_tokens = p.num_tokens ?? 0;
     point.num_trainable_tokens = p.num_loss_tokens ?? 0;

@@ -96,7 +96,7 @@ class FakeClient:
         self.result_status = result_status or {}
         self.tinker_retry_seconds = 60.0
 
-    def tinker_poll(self, capabilities, info, held, accept_new, wait_ms):
+    def tinker_poll(self, capabilities, info, held, accept_new, wait_ms, kinds=None):
         self.poll_args.append({"held": list(held), "accept_new": accept_new, "wait_ms": wait_ms})
         if not self.polls:
             if self.on_idle:
@@ -188,7 +188,7 @@ def test_a_redelivered_request_is_answered_from_the_cache_and_not_run_twice(mode
     first_held = next(i for i, e in enumerate(fake.log) if e[0] == "result" and e[1] == "r1")
     last_held = max(i for i, e in enumerate(fake.log) if e[0] == "result" and e[1] == "r3")
     assert not any(e[0] == "claim" for e in fake.log[first_held:last_held])
-    assert any(e[0] == "claim" for e in fake.log[:first_held]) and fake.log[0] == ("claim", ("rl", "sft"))
+    assert any(e[0] == "claim" for e in fake.log[:first_held]) and fake.log[0] == ("claim", ("rl", "sft", "tinker"))
 
 
 def test_an_unload_handed_over_again_after_the_client_is_gone_answers_the_same(models_dir):

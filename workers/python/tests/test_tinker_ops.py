@@ -120,12 +120,16 @@ def test_cross_entropy_with_negative_weights_matches_the_direct_computation(pool
     assert_same(result, client, *want)
     assert result["stats"]["num_sequences"] == 3 and result["stats"]["num_tokens"] == sum(LENGTHS)
     assert result["stats"]["num_loss_tokens"] == sum(LENGTHS) - 3
+    # The dashboard's loss is loss_sum / weight_sum: the weighted mean NLL, whatever the weights sum to.
+    assert result["stats"]["weight_sum"] == pytest.approx(float(sum(np.abs(w).sum() for w in weights)), rel=1e-5)
 
 
 def test_cross_entropy_without_weights_weighs_every_token_one(pool, client):
     rows = token_rows(1, LENGTHS)
     want = direct(pool, client, rows, [{} for _ in rows], lambda lp, i: -lp)
-    assert_same(run(pool, client, "cross_entropy", rows, [{} for _ in rows]), client, *want)
+    result = run(pool, client, "cross_entropy", rows, [{} for _ in rows])
+    assert_same(result, client, *want)
+    assert result["stats"]["weight_sum"] == sum(LENGTHS)  # one per token
 
 
 def test_cross_entropy_with_k_weighted_targets_per_position(pool, client):

@@ -159,7 +159,13 @@ class WorkerClient:
     # --- Tinker training clients (docs/tinker.md §3.2–3.3) ------------------------------------------------------
 
     def tinker_poll(
-        self, capabilities: dict[str, Any], info: dict[str, Any] | None, held: list[str], accept_new: bool, wait_ms: int
+        self,
+        capabilities: dict[str, Any],
+        info: dict[str, Any] | None,
+        held: list[str],
+        accept_new: bool,
+        wait_ms: int,
+        kinds: list[str] | None = None,
     ) -> dict[str, Any]:
         """`{"requests": [...], "drop": [...]}`: the server answers as soon as it has something, else after wait_ms."""
         body: dict[str, Any] = {
@@ -170,6 +176,8 @@ class WorkerClient:
             "accept_new": accept_new,
             "wait_ms": wait_ms,
         }
+        if kinds:
+            body["kinds"] = kinds
         # A long poll: its answer may take wait_ms, so the read timeout runs from there.
         timeout = httpx.Timeout(wait_ms / 1000 + self._call_timeout, connect=10.0)
         return self._request("POST", "/v1/workers/tinker/poll", json=body, timeout=timeout).json()

@@ -212,9 +212,16 @@ class Worker:
                 max_clients=opts.max_training_clients,
                 micro_batch_tokens=opts.micro_batch_tokens,
                 heartbeat_seconds=opts.heartbeat_seconds,
+                kinds=self.job_kinds + ["tinker"],
             )
         elif "tinker" in opts.kinds and distributed.rank() == 0:
             log.info("Tinker training clients are off under torchrun (WORLD_SIZE>1): they live in one process's memory")
+
+    def registered_kinds(self) -> list[str]:
+        """What the worker registry records of this worker: its job kinds, and `tinker` while it takes training
+        clients. Claims and Tinker polls both send it, so the Workers page shows the same whichever came last (the
+        server never hands out a job of kind `tinker`)."""
+        return self.job_kinds + (["tinker"] if self.tinker is not None else [])
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"backends": ["hf"]}
@@ -293,7 +300,7 @@ class Worker:
             job = None
             if self.job_kinds:
                 try:
-                    job = self.client.claim(self.job_kinds, self.capabilities(), self.info, self.opts.model_ids)
+                    job = self.client.claim(self.registered_kinds(), self.capabilities(), self.info, self.opts.model_ids)
                 except Exception as err:
                     self._refused(err)
                     log.warning("claim failed: %s", err)  # the server is down or restarting: keep polling

@@ -187,6 +187,7 @@ class Stats:
         self.clipped = 0
         self.kl_sum = 0.0
         self.advantage_sum = 0.0
+        self.weight_sum = 0.0
 
     @torch.no_grad()
     def add(self, lp: torch.Tensor, inputs: dict[str, torch.Tensor], datum_loss: float) -> None:
@@ -197,6 +198,9 @@ class Stats:
         if not self.loss.fn.rl:
             mask = torch.ones_like(lp, dtype=torch.bool) if w is None else w != 0
             self.loss_tokens += int(mask.reshape(lp.shape[0], -1).any(-1).sum())
+            # Σ|w|: the loss per unit of weight is the weighted mean NLL whatever the weights sum to per example
+            # (tinker-cookbook's sum to 1 per sequence, so per token the loss would read 15× too small).
+            self.weight_sum += float(lp.numel()) if w is None else float(w.abs().sum())
             return
         adv, sampled = inputs["advantages"], inputs["logprobs"]
         mask = adv != 0 if w is None else (adv != 0) & (w != 0)
@@ -217,6 +221,8 @@ class Stats:
             "num_loss_tokens": float(n),
             "loss_sum": self.loss_sum,
         }
+        if not self.loss.fn.rl:
+            out["weight_sum"] = self.weight_sum
         if self.loss.fn.rl:
             mean = (lambda s: s / n) if n else (lambda s: 0.0)
             out.update(ratio_mean=mean(self.ratio_sum), kl_sample_train=mean(self.kl_sum), advantage_mean=mean(self.advantage_sum))

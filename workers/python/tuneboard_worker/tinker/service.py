@@ -46,7 +46,10 @@ class TinkerService:
         max_clients: int,
         micro_batch_tokens: int,
         heartbeat_seconds: float | None = None,
+        kinds: list[str] | None = None,
     ):
+        # The worker's kinds as its job claims send them (the registry keeps whichever came last).
+        self.kinds = kinds or ["tinker"]
         self.client = client
         self.pool = pool
         self.worker_id = worker_id
@@ -97,7 +100,7 @@ class TinkerService:
         """One long poll and what it hands over, in order, each answered before the next poll. Returns how many
         requests came. Stops between requests once `stop` is set (SIGTERM: the current one is finished)."""
         self._apply_heartbeat_drops()  # one that came after the last round's last request
-        answer = self.client.tinker_poll(capabilities, info, self.held(), self.accept_new(), wait_ms)
+        answer = self.client.tinker_poll(capabilities, info, self.held(), self.accept_new(), wait_ms, self.kinds)
         if answer.get("lease_seconds"):
             self.lease_seconds = float(answer["lease_seconds"])
             self.client.tinker_retry_seconds = self.lease_seconds
