@@ -3,7 +3,7 @@
 import Link from 'next/link';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { RetryAlert } from '@/components/ui/retry-alert';
-import { TINKER_CLIENTS_LIMIT } from '@/lib/client/query-keys';
+import { TINKER_CLIENTS_LIMIT } from '@/lib/client/tinker-queries';
 import type { TinkerTrainingClientDto } from '@/lib/schemas/tinker-clients';
 import { TinkerClientsTable } from './tinker-clients-table';
 

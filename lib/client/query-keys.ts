@@ -3,7 +3,7 @@ import { createLoader, parseAsStringLiteral } from 'nuqs/server';
 import { sessionSchema } from '@/lib/schemas/accounts';
 import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { modelListSchema } from '@/lib/schemas/models';
-import { apiFetch, isApiClientError } from './api-fetch';
+import { apiFetch } from './api-fetch';
 import { apiKeyListSchema, teamListSchema } from '@/lib/schemas/accounts';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 import { modelSummarySchema, projectListSchema } from '@/lib/schemas/models';
@@ -27,8 +27,6 @@ import { abVoteSummarySchema } from '@/lib/schemas/ab-votes';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
 import { usageListSchema } from '@/lib/schemas/usage';
 import { trainingWorkerListSchema } from '@/lib/schemas/workers';
-import { modelTinkerSchema, tinkerTrainingClientListSchema } from '@/lib/schemas/tinker-clients';
-import { isLiveClient } from './tinker-clients';
 
 export interface ModelListFilters {
   entity: string;
@@ -234,7 +232,7 @@ export const projectsQuery = (entity: string) =>
       apiFetch(`/v1/preview/projects?${new URLSearchParams({ entity })}`, projectListSchema, { signal }),
   });
 
-const modelPath = (modelId: string) => `/v1/preview/models/${encodeURIComponent(modelId)}`;
+export const modelPath = (modelId: string) => `/v1/preview/models/${encodeURIComponent(modelId)}`;
 
 export const modelQuery = (modelId: string) =>
   queryOptions({
@@ -409,50 +407,6 @@ export const trainingWorkersQuery = () =>
     queryKey: queryKeys.trainingWorkers.all(),
     queryFn: ({ signal }) => apiFetch('/v1/preview/training-workers', trainingWorkerListSchema, { signal }),
     refetchInterval: 5000,
-  });
-
-/** The Jobs page lists this many training clients, the live ones first, then the most recently used. */
-export const TINKER_CLIENTS_LIMIT = 25;
-
-/** While a training client is live its row moves (steps, open requests): the list refreshes every few seconds. */
-export const tinkerClientsQuery = (entity: string) =>
-  queryOptions({
-    queryKey: queryKeys.tinkerClients.list(entity),
-    queryFn: ({ signal }) =>
-      apiFetch(
-        `/v1/preview/tinker-training-clients?${new URLSearchParams({ entity, limit: String(TINKER_CLIENTS_LIMIT) })}`,
-        tinkerTrainingClientListSchema,
-        { signal },
-      ),
-    refetchInterval: (query) => (query.state.data?.data.some(isLiveClient) ? 3000 : 15000),
-  });
-
-/** Every live training client the user can see, to name the ones the Workers page's workers hold. */
-export const liveTinkerClientsQuery = () =>
-  queryOptions({
-    queryKey: queryKeys.tinkerClients.live(),
-    queryFn: ({ signal }) =>
-      apiFetch('/v1/preview/tinker-training-clients?live=true&limit=200', tinkerTrainingClientListSchema, { signal }),
-    refetchInterval: 5000,
-  });
-
-/**
- * The model's Tinker training client, its recent requests and saved weights; null for a model that is not one (the
- * route's 404). A model never becomes one later, so that answer stays fresh; a training client's own answer is
- * refreshed by useModelLive.
- */
-export const modelTinkerQuery = (modelId: string) =>
-  queryOptions({
-    queryKey: queryKeys.model.tinker(modelId),
-    queryFn: async ({ signal }) => {
-      try {
-        return await apiFetch(`${modelPath(modelId)}/tinker`, modelTinkerSchema, { signal });
-      } catch (error) {
-        if (isApiClientError(error) && error.status === 404) return null;
-        throw error;
-      }
-    },
-    staleTime: (query) => (query.state.data === null ? Infinity : 30_000),
   });
 
 export const ENTITY_JOBS_PAGE_SIZE = 25;

@@ -12,7 +12,8 @@ import { RetryAlert } from '@/components/ui/retry-alert';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { entityJobsQuery, tinkerClientsQuery } from '@/lib/client/query-keys';
+import { entityJobsQuery } from '@/lib/client/query-keys';
+import { tinkerClientsQuery } from '@/lib/client/tinker-queries';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 
 type StatusFilter = 'ALL' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';

@@ -6,7 +6,8 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { TrainingWorkersTable } from '@/components/workers/training-workers-table';
-import { liveTinkerClientsQuery, trainingWorkersQuery } from '@/lib/client/query-keys';
+import { trainingWorkersQuery } from '@/lib/client/query-keys';
+import { liveTinkerClientsQuery } from '@/lib/client/tinker-queries';
 
 export function WorkersClient() {
   const workers = useQuery(trainingWorkersQuery());

@@ -1,7 +1,8 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
 import { requirePrincipal } from '@/app/_lib/session';
-import { liveTinkerClientsQuery, trainingWorkersQuery } from '@/lib/client/query-keys';
+import { trainingWorkersQuery } from '@/lib/client/query-keys';
+import { liveTinkerClientsQuery } from '@/lib/client/tinker-queries';
 import { listTrainingClients } from '@/lib/services/tinker/dashboard';
 import { listConnectedWorkers } from '@/lib/services/training-workers';
 import { WorkersClient } from './client';
