@@ -116,7 +116,15 @@ export function CheckpointTable({
       </thead>
       <tbody>
         {checkpoints.map((c) => (
-          <Tr key={c.id} data-testid="checkpoint-row" data-step={c.step}>
+          // The id is a link target (a Tinker sampler save links to its checkpoint): scrolled to clear of the sticky
+          // header, and tinted while it is the target.
+          <Tr
+            key={c.id}
+            id={`checkpoint-${c.step}`}
+            data-testid="checkpoint-row"
+            data-step={c.step}
+            className="scroll-mt-24 target:bg-accent-soft/60"
+          >
             <Td label="Step" className="text-right whitespace-nowrap tabular-nums">
               <span className="inline-flex items-center gap-2">
                 {c.id === bestId ? (

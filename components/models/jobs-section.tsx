@@ -19,16 +19,21 @@ export function JobsSection({
   model,
   entity,
   defaultEntity,
+  tinker = false,
 }: {
   model: ModelSummaryDto;
   entity: string;
   defaultEntity: string;
+  /** The model is a Tinker training client: it trains through the SDK (its card says so), so no jobs is no news. */
+  tinker?: boolean;
 }) {
   const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
   const rows = jobs.data?.pages.flatMap((p) => p.data) ?? [];
   const all = useQuery(allCheckpointsQuery(model.id));
   const metricsByStep = useMemo(() => new Map((all.data?.data ?? []).map((c) => [c.step, c.metrics])), [all.data]);
   // Live updates come from useModelLive, which polls this list with the rest of the page.
+  // A Tinker model without jobs: nothing to list, and no "start a job" prompt for a model trained another way.
+  if (tinker && jobs.isSuccess && rows.length === 0) return null;
 
   return (
     <Card aria-labelledby="jobs-title">

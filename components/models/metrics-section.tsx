@@ -41,9 +41,12 @@ function likelyEmpty(model: ModelSummaryDto): boolean {
 export function MetricsSection({
   model,
   onRewardStepClick,
+  tinker = false,
 }: {
   model: ModelSummaryDto;
   onRewardStepClick: (step: number, split: string | undefined) => void;
+  /** The model is a Tinker training client, whose checkpoints carry copies of the training curve's train metrics. */
+  tinker?: boolean;
 }) {
   const history = useQuery(historyQuery(model.id));
   useEffect(preloadMetricChart, []);
@@ -51,6 +54,9 @@ export function MetricsSection({
   const [logScale, setLogScale] = useState(false);
   const charts = useMemo(() => groupSeriesIntoCharts(history.data?.series ?? [], history.data?.bands), [history.data]);
   const sections = useMemo(() => sectionCharts(charts), [charts]);
+  // A training client's sampler saves copy the train metrics of the optim step before them (train/*): the training
+  // curve has those numbers at every step, so this section shows only what the client logged of its own (val/…).
+  if (tinker && (history.isPending || history.data?.series.every((s) => s.name.startsWith('train/')))) return null;
 
   function clickReward(chart: ChartSpec, step: number, nearest: string | undefined) {
     // The split of the point clicked, so that a val point opens val trajectories, never "All splits": the series

@@ -2,7 +2,8 @@
 
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { RewardHackingCard, RunSummaryStrip } from '@/components/models/run-summary';
+import dynamic from 'next/dynamic';
+import { RunSummaryStrip } from '@/components/models/run-summary';
 import {
   checkpointMetricKeys,
   defaultBestMetric,
@@ -12,8 +13,17 @@ import {
 import { isTerminalStatus } from '@/lib/client/poll-backoff';
 import { detectRewardHacking, jobOutcome, runVerdict } from '@/lib/client/rl-guardrails';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { allCheckpointsQuery, historyQuery, modelJobsInfiniteQuery } from '@/lib/client/query-keys';
+import { allCheckpointsQuery, historyQuery, modelJobsInfiniteQuery, trainingCurveQuery } from '@/lib/client/query-keys';
+import { isLiveClient, tinkerRunVerdict } from '@/lib/client/tinker-clients';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
+import type { ModelTinkerDto } from '@/lib/schemas/tinker-clients';
+
+// Drawn only when the history (fetched in the browser) shows a signal, so never in the server's HTML: its code loads
+// after hydration, off the model page's first-load budget (bench:ui).
+const RewardHackingCard = dynamic(
+  () => import('@/components/models/reward-hacking-card').then((m) => m.RewardHackingCard),
+  { ssr: false },
+);
 
 /** The top of the model page: the summary strip (is the run improving, stalled or hacked?) and the reward-hacking card. */
 export function RunOverview({
@@ -21,13 +31,18 @@ export function RunOverview({
   entity,
   defaultEntity,
   onOpenTrajectories,
+  tinker = null,
 }: {
   model: ModelSummaryDto;
   entity: string;
   defaultEntity: string;
   onOpenTrajectories: (step: number, split: string, compareWith: number) => void;
+  /** The model's Tinker training client, when it is one: its verdict is read from the training curve. */
+  tinker?: ModelTinkerDto | null;
 }) {
   const history = useQuery(historyQuery(model.id));
+  // The same query the training curve section makes: one request for both.
+  const curve = useQuery({ ...trainingCurveQuery(model.id), enabled: tinker !== null });
   const all = useQuery(allCheckpointsQuery(model.id));
   const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
   const series = useMemo(() => history.data?.series ?? [], [history.data]);
@@ -38,7 +53,12 @@ export function RunOverview({
   const job = rows.find((j) => !isTerminalStatus(j.status)) ?? rows[0] ?? null;
   const outcomeOf = (j: (typeof rows)[number]) => jobOutcome(j, j.step === null ? null : metricsByStep.get(j.step));
   const newestRl = rows.find((j) => j.type === 'rl' && isTerminalStatus(j.status));
-  const verdict = runVerdict(series, newestRl ? outcomeOf(newestRl) : null, signals);
+  const verdict =
+    tinker !== null && rows.length === 0
+      ? tinkerRunVerdict(series, curve.data?.series ?? [], signals)
+      : runVerdict(series, newestRl ? outcomeOf(newestRl) : null, signals);
+  // The fourth tile: the training client while it is live or when there is no job to show instead.
+  const client = tinker && (rows.length === 0 || isLiveClient(tinker.training_client)) ? tinker.training_client : null;
   const keys = checkpointMetricKeys(checkpoints ?? []);
   const metric = defaultBestMetric(keys);
   const direction = metric ? metricDirection(metric) : 'max';
@@ -53,8 +73,9 @@ export function RunOverview({
         job={job}
         jobOutcome={job ? outcomeOf(job) : undefined}
         jobHref={(j) => hrefWithEntity(`/jobs/${j.id}`, entity, defaultEntity)}
+        tinkerClient={client}
       />
-      <RewardHackingCard signals={signals} onOpenTrajectories={onOpenTrajectories} />
+      {signals.length > 0 ? <RewardHackingCard signals={signals} onOpenTrajectories={onOpenTrajectories} /> : null}
     </>
   );
 }

@@ -3,12 +3,15 @@ import Link from 'next/link';
 import { JobProgress } from '@/components/jobs/job-progress';
 import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
 import { BreakableText } from '@/components/ui/breakable-text';
-import { AlertTriangleIcon } from '@/components/ui/icons';
 import { cx } from '@/components/ui/cx';
 import type { HistorySeries } from '@/lib/client/chart-series';
-import type { HackingSignal, JobOutcome, RunVerdict } from '@/lib/client/rl-guardrails';
+import type { JobOutcome, RunVerdict } from '@/lib/client/rl-guardrails';
 import { formatNumber } from '@/lib/client/trajectory-view';
+import { Badge } from '@/components/ui/badge';
+import { Spinner } from '@/components/ui/spinner';
+import { clientStatusView } from '@/lib/client/tinker-clients';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
+import type { TinkerTrainingClientDto } from '@/lib/schemas/tinker-clients';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 
 function Tile({ label, children, testId }: { label: string; children: ReactNode; testId: string }) {
@@ -44,10 +47,20 @@ export interface RunSummaryProps {
   job: TrainingJobDto | null;
   jobOutcome: JobOutcome | undefined;
   jobHref: (job: TrainingJobDto) => string;
+  /** A Tinker training client's model: the client takes the last tile's place (its steps, its state). */
+  tinkerClient?: TinkerTrainingClientDto | null;
 }
 
 /** The model page's first answer to "is my run working?": verdict, best checkpoint and why, latest val, the live job. */
-export function RunSummaryStrip({ verdict, best, series, job, jobOutcome, jobHref }: RunSummaryProps) {
+export function RunSummaryStrip({
+  verdict,
+  best,
+  series,
+  job,
+  jobOutcome,
+  jobHref,
+  tinkerClient = null,
+}: RunSummaryProps) {
   const val = latestPoint(series, 'val/reward') ?? latestPoint(series, 'val/loss');
   return (
     <section aria-label="Run summary" className="grid gap-3 sm:grid-cols-2 xl:grid-cols-4" data-testid="run-summary">
@@ -96,89 +109,65 @@ export function RunSummaryStrip({ verdict, best, series, job, jobOutcome, jobHre
           <p className="text-fg-muted">No val/reward or val/loss logged</p>
         )}
       </Tile>
-      <Tile label="Latest job" testId="summary-job">
-        {job ? (
+      {tinkerClient ? (
+        <Tile label="Tinker training client" testId="summary-tinker">
           <div className="space-y-1.5">
-            <div className="flex flex-wrap items-center gap-2">
-              <Link href={jobHref(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
-                {jobKindLabel(job.type)} job {job.id.slice(0, 8)}
-              </Link>
-              <JobStatusBadge status={job.status} outcome={jobOutcome} cancelled={job.cancelled} />
-            </div>
-            {jobOutcome?.kind === 'no-update' ? (
-              <p className="text-xs text-fg-muted" data-testid="summary-no-update">
-                {jobOutcome.label}
-              </p>
-            ) : job.status === 'QUEUED' && job.waiting_reason ? (
-              <p className="text-xs text-fg-muted">
-                <BreakableText text={job.waiting_reason} />
-              </p>
-            ) : (
-              <JobProgress job={job} />
-            )}
+            <TinkerStatusLine client={tinkerClient} />
+            <p className="text-xs text-fg-muted tabular-nums">
+              {tinkerClient.optim_steps.toLocaleString('en')} optim step{tinkerClient.optim_steps === 1 ? '' : 's'}
+            </p>
           </div>
-        ) : (
-          <p className="text-fg-muted">No training jobs yet</p>
-        )}
-      </Tile>
+        </Tile>
+      ) : (
+        <Tile label="Latest job" testId="summary-job">
+          {job ? (
+            <div className="space-y-1.5">
+              <div className="flex flex-wrap items-center gap-2">
+                <Link href={jobHref(job)} className="font-medium text-fg hover:text-accent-text hover:underline">
+                  {jobKindLabel(job.type)} job {job.id.slice(0, 8)}
+                </Link>
+                <JobStatusBadge status={job.status} outcome={jobOutcome} cancelled={job.cancelled} />
+              </div>
+              {jobOutcome?.kind === 'no-update' ? (
+                <p className="text-xs text-fg-muted" data-testid="summary-no-update">
+                  {jobOutcome.label}
+                </p>
+              ) : job.status === 'QUEUED' && job.waiting_reason ? (
+                <p className="text-xs text-fg-muted">
+                  <BreakableText text={job.waiting_reason} />
+                </p>
+              ) : (
+                <JobProgress job={job} />
+              )}
+            </div>
+          ) : (
+            <p className="text-fg-muted">No training jobs yet</p>
+          )}
+        </Tile>
+      )}
     </section>
   );
 }
 
-/** Shown above the charts when the reward looks gamed; links to the trajectories of the latest step of that split. */
-export function RewardHackingCard({
-  signals,
-  onOpenTrajectories,
-}: {
-  signals: readonly HackingSignal[];
-  /** Opens the trajectories at `step`, compared with `compareWith` (where the signal began). */
-  onOpenTrajectories: (step: number, split: string, compareWith: number) => void;
-}) {
-  if (signals.length === 0) return null;
+/**
+ * The training client's badge and worker, as on the Jobs page, without the reasons: the Tinker card under the strip
+ * has them (and its code loads only on a Tinker model's page).
+ */
+function TinkerStatusLine({ client }: { client: TinkerTrainingClientDto }) {
+  const view = clientStatusView(client);
+  const busy =
+    client.status === 'waiting' ? view.worker !== null : client.status === 'ready' && client.running_requests > 0;
   return (
-    // Not <Alert>: its faded body text falls under AA contrast on the warning tint; the body reads in the page's ink.
-    <section
-      aria-labelledby="reward-hacking-title"
-      className="flex gap-3 rounded-lg border border-warning-text/25 bg-warning-soft px-3.5 py-3 text-sm"
-      data-testid="reward-hacking-card"
-    >
-      <AlertTriangleIcon className="mt-0.5 size-4 shrink-0 text-warning-text" />
-      <div className="min-w-0 flex-1 space-y-1">
-        <h2 id="reward-hacking-title" className="font-medium text-warning-text">
-          Possible reward hacking
-        </h2>
-        <ul className="list-disc space-y-1.5 pl-4 text-fg">
-          {signals.map((s) => {
-            const split = s.metric.split('/')[0];
-            return (
-              <li key={`${s.kind}-${s.metric}`}>
-                {s.kind === 'metric-falls' ? (
-                  <>
-                    <span className="font-mono text-[13px]">{s.reward}</span> rose from {formatNumber(s.rewardFrom)} to{' '}
-                    {formatNumber(s.rewardTo)} while <span className="font-mono text-[13px]">{s.metric}</span> fell from{' '}
-                    {formatNumber(s.from)} to {formatNumber(s.to)}: the policy may be gaming the reward.
-                  </>
-                ) : (
-                  <>
-                    <span className="font-mono text-[13px]">{s.metric}</span> sits at its maximum (
-                    {formatNumber(s.limit)}) in {Math.round(s.share * 100)} % of the recent steps: completions may be
-                    running into the length limit.
-                  </>
-                )}{' '}
-                <button
-                  type="button"
-                  className="font-medium underline underline-offset-2 hover:no-underline"
-                  onClick={() => onOpenTrajectories(s.steps[1], split, s.steps[0])}
-                  data-testid="hacking-trajectories"
-                >
-                  Compare the {split} trajectories of step {s.steps[0].toLocaleString('en')} and step{' '}
-                  {s.steps[1].toLocaleString('en')}
-                </button>
-              </li>
-            );
-          })}
-        </ul>
-      </div>
-    </section>
+    <div className="flex flex-wrap items-center gap-x-1.5 gap-y-1 text-xs text-fg-muted">
+      <Badge tone={view.tone}>
+        {busy ? <Spinner className="size-3" /> : null}
+        <span data-testid="summary-tinker-status">{view.label}</span>
+      </Badge>
+      {view.worker ? (
+        <span>
+          on <span className="font-mono text-fg">{view.worker}</span>
+        </span>
+      ) : null}
+    </div>
   );
 }

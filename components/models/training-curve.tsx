@@ -1,22 +1,27 @@
 'use client';
 
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import dynamic from 'next/dynamic';
 import Link from 'next/link';
 import { useMemo, useState } from 'react';
 import { MetricChartCard } from '@/components/charts/metric-chart-card';
 import type { ChartMarker } from '@/components/charts/metric-chart';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
 import { ConstantsRow } from '@/components/charts/constants-row';
-import { buttonClassName } from '@/components/ui/button';
-import { Card } from '@/components/ui/card';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { Skeleton } from '@/components/ui/skeleton';
 import { effectiveSmoothing, foldConstants, MIN_POINTS_TO_SMOOTH } from '@/lib/client/chart-sections';
 import { trainingCurveCharts } from '@/lib/client/job-events';
 import { allCheckpointsQuery, modelJobsInfiniteQuery, trainingCurveQuery } from '@/lib/client/query-keys';
-import { formatNumber } from '@/lib/client/trajectory-view';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
+import type { ModelTinkerDto } from '@/lib/schemas/tinker-clients';
 import type { HistorySegment } from '@/lib/schemas/trajectories';
+
+// Drawn when a flag is chosen: its code loads then, off the model page's first-load budget (bench:ui).
+const SelectedCheckpoint = dynamic(
+  () => import('@/components/models/selected-checkpoint').then((m) => m.SelectedCheckpoint),
+  { ssr: false },
+);
 
 /** More flags than this crowd a chart's top edge into one smear: they are thinned to about this many. */
 const MAX_FLAGS = 30;
@@ -26,6 +31,18 @@ interface TrainingCurveSectionProps {
   jobHrefFor: (jobId: string) => string;
   playgroundHrefFor: (step: number) => string;
   fineTuneHrefFor: (step: number) => string;
+  /** The model's Tinker training client, when it is one: its optim steps are the curve, its sampler saves the flags. */
+  tinker?: ModelTinkerDto | null;
+}
+
+/** A flag's checkpoint: where on the curve it sits and what made it. */
+interface CurveCheckpoint {
+  step: number;
+  x: number;
+  /** The job that ended in it, for a job's checkpoint. */
+  segment: HistorySegment | null;
+  /** The sampler save that made it, for a Tinker training client's checkpoint. */
+  saveName: string | null;
 }
 
 /**
@@ -38,9 +55,11 @@ export function TrainingCurveSection({
   jobHrefFor,
   playgroundHrefFor,
   fineTuneHrefFor,
+  tinker = null,
 }: TrainingCurveSectionProps) {
   const curve = useQuery(trainingCurveQuery(model.id));
   const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
+  const all = useQuery({ ...allCheckpointsQuery(model.id), enabled: tinker !== null });
   const [smoothing, setSmoothing] = useState(0.6);
   const [logScale, setLogScale] = useState(false);
   const [selected, setSelected] = useState<number | null>(null);
@@ -49,17 +68,37 @@ export function TrainingCurveSection({
     [curve.data],
   );
   const segments = useMemo(() => curve.data?.segments ?? [], [curve.data]);
-  const ended = useMemo(() => segments.filter((s) => s.checkpoint_step !== null), [segments]);
-  const chosen = ended.find((s) => s.checkpoint_step === selected) ?? null;
+  // A Tinker training client's curve has no jobs: x is its optim step, and each sampler save (a checkpoint, whose
+  // train/optim_steps says after which step it was taken) is a flag. A model trained by jobs keeps its jobs' flags.
+  const bySteps = tinker !== null && segments.length === 0;
+  const ended = useMemo<CurveCheckpoint[]>(() => {
+    if (!bySteps) {
+      return segments
+        .filter((s) => s.checkpoint_step !== null)
+        .map((s) => ({ step: s.checkpoint_step!, x: s.last_x, segment: s, saveName: null }));
+    }
+    const saves = new Map(
+      (tinker?.saved ?? []).flatMap((w) => (w.kind === 'sampler' && w.step !== null ? [[w.step, w.name]] : [])),
+    );
+    return (all.data?.data ?? [])
+      .flatMap((c) => {
+        const x = c.metrics['train/optim_steps'];
+        return typeof x === 'number' && x > 0
+          ? [{ step: c.step, x, segment: null, saveName: saves.get(c.step) ?? null }]
+          : [];
+      })
+      .sort((a, b) => a.x - b.x || a.step - b.step);
+  }, [bySteps, segments, tinker, all.data]);
+  const chosen = ended.find((s) => s.step === selected) ?? null;
 
   const markers = useMemo<ChartMarker[]>(() => {
     const every = Math.ceil(ended.length / MAX_FLAGS);
     return ended
-      .filter((s, i) => i % every === (ended.length - 1) % every || s.checkpoint_step === selected)
+      .filter((s, i) => i % every === (ended.length - 1) % every || s.step === selected)
       .map((s) => {
-        const step = s.checkpoint_step!;
+        const step = s.step;
         return {
-          x: s.last_x,
+          x: s.x,
           label: String(step),
           name: `Checkpoint step ${step}`,
           selected: step === selected,
@@ -68,9 +107,13 @@ export function TrainingCurveSection({
       });
   }, [ended, selected]);
 
-  // A model without jobs has no curve, and the page already holds its jobs (hydrated with it): no placeholder, which
-  // would vanish when the curve comes and pull the checkpoint table up under the pointer.
-  if (curve.isPending) return jobs.data?.pages[0]?.data.length === 0 ? null : <Skeleton className="h-72" />;
+  // A model without jobs has no curve (unless it is a training client that took an optim step), and the page already
+  // holds its jobs and training client (hydrated with it): no placeholder, which would vanish when the curve comes
+  // and pull the checkpoint table up under the pointer.
+  if (curve.isPending) {
+    const none = jobs.data?.pages[0]?.data.length === 0 && (tinker?.training_client.optim_steps ?? 0) === 0;
+    return none ? null : <Skeleton className="h-72" />;
+  }
   if (curve.isError) {
     return (
       <RetryAlert title="Could not load the training curve" onRetry={() => curve.refetch()}>
@@ -79,9 +122,12 @@ export function TrainingCurveSection({
     );
   }
   // Nothing has trained yet: the Metrics section above already says how to start.
-  if (segments.length === 0 || charts.length + constants.length === 0) return null;
-  const total = segments.at(-1)!.last_x;
+  if ((segments.length === 0 && !bySteps) || charts.length + constants.length === 0) return null;
+  const total = bySteps
+    ? Math.max(0, ...(curve.data?.series ?? []).map((s) => s.points.at(-1)?.[0] ?? 0))
+    : segments.at(-1)!.last_x;
   const thinned = markers.length < ended.length;
+  const shownOf = thinned ? ` (${markers.length} of ${ended.length} shown)` : '';
 
   return (
     <section aria-labelledby="curve-title" className="flex flex-col gap-4" data-testid="training-curve">
@@ -90,12 +136,20 @@ export function TrainingCurveSection({
           <h2 id="curve-title" className="text-[15px] font-semibold text-fg">
             Training curve
           </h2>
-          <p className="mt-0.5 max-w-3xl text-sm text-fg-muted">
-            All {total.toLocaleString('en')} gradient steps of {segments.length} job{segments.length === 1 ? '' : 's'}{' '}
-            on one axis, in the order they trained. A flag marks the checkpoint a job ended in
-            {thinned ? ` (${markers.length} of ${ended.length} shown)` : ''}; choose one to see it. Curves of fewer than{' '}
-            {MIN_POINTS_TO_SMOOTH} points are drawn unsmoothed.
-          </p>
+          {bySteps ? (
+            <p className="mt-0.5 max-w-3xl text-sm text-fg-muted">
+              All {total.toLocaleString('en')} optim steps of the Tinker training client (loss: per trainable token). A
+              flag marks each sampler save{shownOf}; choose one to see its checkpoint. Curves of fewer than{' '}
+              {MIN_POINTS_TO_SMOOTH} points are drawn unsmoothed.
+            </p>
+          ) : (
+            <p className="mt-0.5 max-w-3xl text-sm text-fg-muted">
+              All {total.toLocaleString('en')} gradient steps of {segments.length} job
+              {segments.length === 1 ? '' : 's'} on one axis, in the order they trained. A flag marks the checkpoint a
+              job ended in
+              {shownOf}; choose one to see it. Curves of fewer than {MIN_POINTS_TO_SMOOTH} points are drawn unsmoothed.
+            </p>
+          )}
         </div>
         <ChartControls
           smoothing={smoothing}
@@ -107,10 +161,30 @@ export function TrainingCurveSection({
       {chosen ? (
         <SelectedCheckpoint
           model={model}
-          segment={chosen}
-          jobHref={jobHrefFor(chosen.job_id)}
-          playgroundHref={playgroundHrefFor(chosen.checkpoint_step!)}
-          fineTuneHref={fineTuneHrefFor(chosen.checkpoint_step!)}
+          step={chosen.step}
+          origin={
+            chosen.segment ? (
+              <>
+                from the {chosen.segment.type.toUpperCase()} job{' '}
+                <Link href={jobHrefFor(chosen.segment.job_id)} className="font-mono text-accent-text hover:underline">
+                  {chosen.segment.job_id.slice(0, 8)}
+                </Link>
+                , gradient steps {chosen.segment.first_x.toLocaleString('en')}–
+                {chosen.segment.last_x.toLocaleString('en')}
+              </>
+            ) : (
+              <>
+                {chosen.saveName ? (
+                  <>
+                    sampler weights <span className="font-mono text-fg">{chosen.saveName}</span>,{' '}
+                  </>
+                ) : null}
+                saved after optim step {chosen.x.toLocaleString('en')}
+              </>
+            )
+          }
+          playgroundHref={playgroundHrefFor(chosen.step)}
+          fineTuneHref={fineTuneHrefFor(chosen.step)}
           onClose={() => setSelected(null)}
         />
       ) : null}
@@ -125,80 +199,11 @@ export function TrainingCurveSection({
             filePrefix={`${model.name}-gradient-steps`}
             modelId={model.id}
             axis="gradient_step"
-            xLabel="Gradient step"
+            xLabel={bySteps ? 'Optim step' : 'Gradient step'}
             markers={markers}
           />
         ))}
       </div>
     </section>
-  );
-}
-
-function SelectedCheckpoint({
-  model,
-  segment,
-  jobHref,
-  playgroundHref,
-  fineTuneHref,
-  onClose,
-}: {
-  model: ModelSummaryDto;
-  segment: HistorySegment;
-  jobHref: string;
-  playgroundHref: string;
-  fineTuneHref: string;
-  onClose: () => void;
-}) {
-  const all = useQuery(allCheckpointsQuery(model.id));
-  const step = segment.checkpoint_step!;
-  const checkpoint = all.data?.data.find((c) => c.step === step);
-  // Held-out and logged figures first: they say how good the checkpoint is; train/* says how training went.
-  const metrics = Object.entries(checkpoint?.metrics ?? {})
-    .filter(([, v]) => typeof v === 'number')
-    .sort(([a], [b]) => Number(a.startsWith('train/')) - Number(b.startsWith('train/')) || a.localeCompare(b))
-    .slice(0, 8);
-  return (
-    <Card className="px-4 py-3" data-testid="curve-checkpoint" aria-live="polite">
-      <div className="flex flex-wrap items-baseline justify-between gap-x-4 gap-y-2">
-        <p className="text-sm text-fg">
-          <span className="font-semibold">Step {step}</span>{' '}
-          <span className="text-fg-muted">
-            from the {segment.type.toUpperCase()} job{' '}
-            <Link href={jobHref} className="font-mono text-accent-text hover:underline">
-              {segment.job_id.slice(0, 8)}
-            </Link>
-            , gradient steps {segment.first_x.toLocaleString('en')}–{segment.last_x.toLocaleString('en')}
-          </span>
-          {checkpoint === undefined && all.isSuccess ? (
-            <span className="text-fg-muted"> · this checkpoint was deleted</span>
-          ) : null}
-        </p>
-        <div className="flex flex-wrap items-center gap-2">
-          {checkpoint ? (
-            <>
-              <Link href={playgroundHref} className={buttonClassName({ variant: 'secondary', size: 'sm' })}>
-                Open in the playground
-              </Link>
-              <Link href={fineTuneHref} className={buttonClassName({ variant: 'secondary', size: 'sm' })}>
-                Fine-tune from step {step}
-              </Link>
-            </>
-          ) : null}
-          <button type="button" className="text-xs font-medium text-accent-text hover:underline" onClick={onClose}>
-            Close
-          </button>
-        </div>
-      </div>
-      {metrics.length > 0 ? (
-        <dl className="mt-2 flex flex-wrap gap-x-5 gap-y-1 text-xs">
-          {metrics.map(([name, value]) => (
-            <div key={name} className="flex gap-1.5">
-              <dt className="font-mono text-fg-muted">{name}</dt>
-              <dd className="text-fg tabular-nums">{formatNumber(value)}</dd>
-            </div>
-          ))}
-        </dl>
-      ) : null}
-    </Card>
   );
 }

@@ -6,8 +6,9 @@ import { Fragment } from 'react';
  * one such word held a table wider than its card at 1280 px. Breaking anywhere (`wrap-anywhere`) would split the
  * words in the middle instead.
  */
-export function BreakableText({ text }: { text: string }) {
-  return text.split(/(?<=[/_])/).map((part, i) => (
+export function BreakableText({ text, at = 'slash-underscore' }: { text: string; at?: 'slash-underscore' | 'slash' }) {
+  // `slash`: a path (`tinker://…/sampler_weights/final`), whose segments read best whole.
+  return text.split(at === 'slash' ? /(?<=\/)/ : /(?<=[/_])/).map((part, i) => (
     <Fragment key={i}>
       {i > 0 ? <wbr /> : null}
       {part}

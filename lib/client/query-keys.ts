@@ -80,6 +80,14 @@ export const queryKeys = {
     trajectories: (modelId: string, filters: TrajectoryFilters) =>
       [...queryKeys.model.all(modelId), 'trajectories', filters] as const,
     trajectorySteps: (modelId: string) => [...queryKeys.model.all(modelId), 'trajectory-steps'] as const,
+    /** The model's Tinker training client (null: the model is not one). */
+    tinker: (modelId: string) => [...queryKeys.model.all(modelId), 'tinker'] as const,
+  },
+  /** Tinker training clients (docs/tinker.md): the Jobs page's list per entity, the Workers page's live ones. */
+  tinkerClients: {
+    all: () => ['tinker-clients'] as const,
+    list: (entity: string) => [...queryKeys.tinkerClients.all(), 'list', entity] as const,
+    live: () => [...queryKeys.tinkerClients.all(), 'live'] as const,
   },
   trainingWorkers: {
     all: () => ['training-workers'] as const,
@@ -224,7 +232,7 @@ export const projectsQuery = (entity: string) =>
       apiFetch(`/v1/preview/projects?${new URLSearchParams({ entity })}`, projectListSchema, { signal }),
   });
 
-const modelPath = (modelId: string) => `/v1/preview/models/${encodeURIComponent(modelId)}`;
+export const modelPath = (modelId: string) => `/v1/preview/models/${encodeURIComponent(modelId)}`;
 
 export const modelQuery = (modelId: string) =>
   queryOptions({

@@ -3,9 +3,11 @@
 import { useQueryClient, type InfiniteData } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
+import type { ModelTinkerDto } from '@/lib/schemas/tinker-clients';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 import { isTerminalStatus, pollDelay } from './poll-backoff';
 import { queryKeys } from './query-keys';
+import { isLiveClient } from './tinker-clients';
 
 /** With no job open, a model changes only when someone starts one: check every 5 s, backing off to 30 s. */
 const IDLE_MIN_MS = 5_000;
@@ -15,18 +17,35 @@ export function idleDelay(unchangedPolls: number): number {
   return Math.min(IDLE_MAX_MS, Math.round(IDLE_MIN_MS * 1.5 ** Math.max(0, unchangedPolls)));
 }
 
-/** What the page shows that a new job, step or checkpoint changes; equal signatures mean nothing to redraw. */
-export function liveSignature(model: ModelSummaryDto | undefined, jobs: readonly TrainingJobDto[]): string {
+/**
+ * What the page shows that a new job, step or checkpoint changes; equal signatures mean nothing to redraw. A Tinker
+ * training client's optim steps move its training curve without a new checkpoint.
+ */
+export function liveSignature(
+  model: ModelSummaryDto | undefined,
+  jobs: readonly TrainingJobDto[],
+  tinker: ModelTinkerDto | null | undefined = null,
+): string {
   return JSON.stringify([
     model?.latest_step ?? null,
     model?.checkpoint_count ?? null,
     jobs.map((j) => [j.id, j.status, j.completed_steps, j.num_sequences]),
+    tinker ? [tinker.training_client.optim_steps, tinker.training_client.status, tinker.saved.length] : null,
   ]);
 }
 
 /**
+ * Whether the page follows closely (1–5 s): a job is queued or running, or a Tinker training client is live. A live
+ * training client may sit idle between a script's calls, so its polls back off like a long job step's.
+ */
+export function isActive(jobs: readonly TrainingJobDto[], tinker: ModelTinkerDto | null | undefined): boolean {
+  return jobs.some((j) => !isTerminalStatus(j.status)) || (tinker ? isLiveClient(tinker.training_client) : false);
+}
+
+/**
  * Keeps the model page live without a reload: polls the model and its job list (1–5 s while a job is queued or
- * running, like the job page; 5–30 s otherwise, for jobs started from the API), and when anything changed
+ * running, like the job page; 5–30 s otherwise, for jobs started from the API), and a Tinker training client's state
+ * (the model page's card: its requests move on every call) when the model is one; when anything changed it
  * refetches the history, checkpoints and trajectory steps. Paused while the tab is hidden.
  */
 export function useModelLive(modelId: string) {
@@ -40,11 +59,13 @@ export function useModelLive(modelId: string) {
         .getQueryData<InfiniteData<{ data: TrainingJobDto[] }>>(queryKeys.model.jobs(modelId))
         ?.pages.flatMap((p) => p.data) ?? [];
     const modelOf = () => queryClient.getQueryData<ModelSummaryDto>(queryKeys.model.summary(modelId));
-    let last = liveSignature(modelOf(), jobsOf());
+    // null: not a training client (the page's prefetch said so); it never becomes one, so it is not asked again.
+    const tinkerOf = () => queryClient.getQueryData<ModelTinkerDto | null>(queryKeys.model.tinker(modelId));
+    let last = liveSignature(modelOf(), jobsOf(), tinkerOf());
 
     const schedule = () => {
       if (stopped) return;
-      const open = jobsOf().some((j) => !isTerminalStatus(j.status));
+      const open = isActive(jobsOf(), tinkerOf());
       timer = setTimeout(tick, open ? pollDelay(unchanged) : idleDelay(unchanged));
     };
     async function tick() {
@@ -52,8 +73,11 @@ export function useModelLive(modelId: string) {
       await Promise.all([
         queryClient.invalidateQueries({ queryKey: queryKeys.model.summary(modelId) }),
         queryClient.invalidateQueries({ queryKey: queryKeys.model.jobs(modelId) }),
+        tinkerOf() && isLiveClient(tinkerOf()!.training_client)
+          ? queryClient.invalidateQueries({ queryKey: queryKeys.model.tinker(modelId) })
+          : Promise.resolve(),
       ]).catch(() => undefined);
-      const next = liveSignature(modelOf(), jobsOf());
+      const next = liveSignature(modelOf(), jobsOf(), tinkerOf());
       if (next !== last) {
         last = next;
         unchanged = 0;

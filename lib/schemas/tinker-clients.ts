@@ -17,7 +17,14 @@ export const tinkerTrainingClientSchema = z.object({
   status: tinkerClientStatusSchema.describe(
     'waiting: for a worker to load it; ready: held by a worker; closed: unloaded or its session ended; failed',
   ),
-  worker_id: z.string().nullable(),
+  worker_id: z
+    .string()
+    .nullable()
+    .describe('The worker that holds it (ready), or that is loading it (waiting, once a worker took its create_model)'),
+  waiting_reason: z
+    .string()
+    .nullable()
+    .describe('waiting, with no worker yet: why (no connected worker can train its base model, or none has room)'),
   lora: z.object({
     rank: z.int(),
     alpha: z.number(),

@@ -529,6 +529,7 @@ describe('the dashboard', () => {
       model_id: modelId,
       status: 'ready',
       worker_id: worker.id,
+      waiting_reason: null,
       queued_requests: 1,
       lora: { rank: 8, alpha: 32 },
       sdk_version: '0.25.0',
@@ -542,6 +543,31 @@ describe('the dashboard', () => {
     const mine = workers.data.find((w: { id: string }) => w.id === worker.id);
     expect(mine.training_clients).toEqual([{ model_id: modelId, base_model: HF_BASE }]);
     expect(mine.kinds).toEqual(['rl', 'sft', 'tinker']);
+  });
+
+  it('says why a training client no worker has taken waits', async () => {
+    const user = await createUser();
+    // A worker that can train the base model is connected, but it is never asked for a new training client.
+    await new ScriptedWorker().poll({ acceptNew: false });
+    const session = await ok(
+      tinker(user, 'POST', '/api/v1/create_session', { tags: [], user_metadata: null, sdk_version: '0.25.0' }),
+    );
+    const created = await ok(
+      tinker(user, 'POST', '/api/v1/create_model', {
+        session_id: session.session_id,
+        model_seq_id: 0,
+        base_model: HF_BASE,
+        lora_config: { rank: 4 },
+      }),
+    );
+    const list = await ok(
+      tinker(null, 'GET', '/v1/preview/tinker-training-clients?live=true', undefined, {
+        authorization: `Bearer ${user.key}`,
+      }),
+    );
+    expect(list.data).toHaveLength(1);
+    expect(list.data[0]).toMatchObject({ model_id: created.model_id, status: 'waiting', worker_id: null });
+    expect(list.data[0].waiting_reason).toMatch(/^waiting for one of \d+ capable worker\(s\) to have room/);
   });
 });
 

@@ -3,6 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { EntityJobsTable } from '@/components/jobs/entity-jobs-table';
+import { TinkerClientsSection } from '@/components/tinker/tinker-clients-section';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CursorPager } from '@/components/ui/cursor-pager';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -12,6 +13,7 @@ import { SegmentedControl } from '@/components/ui/segmented-control';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { entityJobsQuery } from '@/lib/client/query-keys';
+import { tinkerClientsQuery } from '@/lib/client/tinker-queries';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 
 type StatusFilter = 'ALL' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
@@ -23,7 +25,15 @@ const STATUS_OPTIONS: { value: StatusFilter; label: string }[] = [
   { value: 'FAILED', label: 'Failed or cancelled' },
 ];
 
-export function JobsClient({ entity, defaultEntity }: { entity: string; defaultEntity: string }) {
+export function JobsClient({
+  entity,
+  defaultEntity,
+  origin,
+}: {
+  entity: string;
+  defaultEntity: string;
+  origin: string;
+}) {
   const [status, setStatus] = useState<StatusFilter>('ALL');
   const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
   const active = useQuery(entityJobsQuery(entity, { kind: 'active' }));
@@ -37,12 +47,26 @@ export function JobsClient({ entity, defaultEntity }: { entity: string; defaultE
   const activeJobs = active.data?.data ?? [];
   const jobHref = (job: EntityJobDto) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity);
   const modelHref = (job: EntityJobDto) => hrefWithEntity(`/models/${job.model.id}`, entity, defaultEntity);
+  const tinker = useQuery(tinkerClientsQuery(entity));
+  const tinkerClients = tinker.data?.data ?? [];
+  // Training clients sit beside the running jobs when there are any (they are live work too); with none, the card is a
+  // short note on how to start one, at the bottom, out of the way of the jobs.
+  const tinkerSection = (
+    <TinkerClientsSection
+      clients={tinkerClients}
+      isError={tinker.isError}
+      onRetry={() => void tinker.refetch()}
+      origin={origin}
+      modelHref={(c) => hrefWithEntity(`/models/${c.model_id}`, entity, defaultEntity)}
+    />
+  );
+  const tinkerFirst = tinkerClients.length > 0;
 
   return (
     <>
       <PageHeader
         title="Jobs"
-        description="Every training job of this entity's models: what runs now, what waits and why, and what ran before."
+        description="Every training job of this entity's models: what runs now, what waits and why, and what ran before; and the Tinker training clients that train models call by call."
       />
       <div className="flex flex-col gap-6">
         <Card aria-labelledby="active-jobs-title">
@@ -73,6 +97,8 @@ export function JobsClient({ entity, defaultEntity }: { entity: string; defaultE
           )}
         </Card>
 
+        {tinkerFirst ? tinkerSection : null}
+
         <Card aria-labelledby="all-jobs-title">
           <CardHeader
             id="all-jobs-title"
@@ -102,7 +128,7 @@ export function JobsClient({ entity, defaultEntity }: { entity: string; defaultE
                 title={status === 'ALL' ? 'No training job yet' : 'No job with this status'}
                 description={
                   status === 'ALL'
-                    ? 'Fine-tune a model from the form, or start SFT and RL jobs from a training client; they are listed here.'
+                    ? 'Fine-tune a model from the form, or start SFT and RL jobs through the API; they are listed here.'
                     : 'Choose another status to see other jobs.'
                 }
               />
@@ -122,6 +148,8 @@ export function JobsClient({ entity, defaultEntity }: { entity: string; defaultE
             testId="jobs"
           />
         </Card>
+
+        {tinkerFirst ? null : tinkerSection}
       </div>
     </>
   );

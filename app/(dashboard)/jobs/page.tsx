@@ -1,9 +1,11 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
-import { requirePrincipal } from '@/app/_lib/session';
+import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
 import { resolveEntity } from '@/lib/client/entity';
 import { ENTITY_JOBS_PAGE_SIZE, entityJobsQuery } from '@/lib/client/query-keys';
+import { TINKER_CLIENTS_LIMIT, tinkerClientsQuery } from '@/lib/client/tinker-queries';
 import { toSessionDto } from '@/lib/services/accounts';
+import { listTrainingClients } from '@/lib/services/tinker/dashboard';
 import { listEntityJobs } from '@/lib/services/training-jobs';
 import { JobsClient } from './client';
 
@@ -28,10 +30,15 @@ export default async function JobsPage({
       ...entityJobsQuery(entity, { kind: 'page', status: null, cursor: null }),
       queryFn: () => listEntityJobs(principal, { entity, limit: ENTITY_JOBS_PAGE_SIZE }),
     }),
+    // Hydrated with the page: whether there are any decides where the card sits, so it must not arrive late.
+    queryClient.prefetchQuery({
+      ...tinkerClientsQuery(entity),
+      queryFn: () => listTrainingClients(principal, { entity, limit: TINKER_CLIENTS_LIMIT }),
+    }),
   ]);
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <JobsClient key={entity} entity={entity} defaultEntity={session.default_entity} />
+      <JobsClient key={entity} entity={entity} defaultEntity={session.default_entity} origin={await requestOrigin()} />
     </HydrationBoundary>
   );
 }

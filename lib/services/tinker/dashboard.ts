@@ -10,6 +10,7 @@ import type {
   TinkerTrainingClientDto,
 } from '@/lib/schemas/tinker-clients';
 import { accessibleEntityIds, listScope, type Principal } from '../accounts';
+import { waitingReasons } from './futures';
 import { tinkerPath } from './weights-files';
 
 /** Tinker training clients as the dashboard shows them (Jobs, Workers and model pages). */
@@ -18,6 +19,7 @@ function clientDto(
   c: repo.TrainingClientWithModel,
   open: { queued: number; running: number } | undefined,
   sdkVersion: string | null,
+  waitingReason: string | null,
 ): TinkerTrainingClientDto {
   const lora = c.lora as Record<string, unknown>;
   return {
@@ -28,6 +30,7 @@ function clientDto(
     base_model: c.baseModel,
     status: c.status,
     worker_id: c.workerId,
+    waiting_reason: waitingReason,
     lora: {
       rank: Number(lora.rank ?? 0),
       alpha: Number(lora.alpha ?? 0),
@@ -56,7 +59,17 @@ async function toDtos(rows: repo.TrainingClientWithModel[]): Promise<TinkerTrain
   const versions = new Map<string, string | null>();
   for (const id of new Set(rows.map((r) => r.sessionId)))
     versions.set(id, (await repo.findSession(db, id))?.sdkVersion ?? null);
-  return rows.map((r) => clientDto(r, counts.get(r.modelId), versions.get(r.sessionId) ?? null));
+  // Only a client no worker has taken yet waits for one; one whose create_model a worker took is loading there.
+  const unclaimed = (r: repo.TrainingClientWithModel) => r.status === 'waiting' && r.workerId === null;
+  const reasonFor = await waitingReasons([...new Set(rows.filter(unclaimed).map((r) => r.baseModel))]);
+  return rows.map((r) =>
+    clientDto(
+      r,
+      counts.get(r.modelId),
+      versions.get(r.sessionId) ?? null,
+      unclaimed(r) ? reasonFor(r.baseModel) : null,
+    ),
+  );
 }
 
 /** Training clients of the caller's entities (or of `entity`), live ones first. */

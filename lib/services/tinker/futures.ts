@@ -53,25 +53,33 @@ async function whyWaiting(
   const db = await getDb();
   const client = await repo.findTrainingClient(db, row.modelId);
   if (!client || client.status !== 'waiting' || row.status !== 'queued') return { queueState: 'active', reason: null };
-  const since = new Date(Date.now() - Math.max(30, config.jobLeaseSeconds) * 1000);
-  const workers = await workersRepo.listWorkersSeenSince(db, since);
-  const capable = workers.filter((w) => {
-    const caps = w.capabilities as { backends?: ('builtin' | 'hf')[]; base_models?: string[]; kinds?: string[] };
-    if (caps.kinds && !caps.kinds.includes('tinker')) return false;
-    // A training client is trained like an SFT job of its base model would be: the same backends and base models.
-    return canTrain(
-      { backends: caps.backends ?? [], base_models: caps.base_models, kinds: ['sft'] },
-      { kind: 'sft', modelId: client.modelId, baseModel: client.baseModel },
-    );
-  });
-  if (capable.length === 0) {
-    return {
-      queueState: 'paused_capacity',
-      reason: `no connected Python worker can train ${client.baseModel} (start tuneboard-worker pointed at this server, with this base model in reach)`,
-    };
-  }
   return {
     queueState: 'paused_capacity',
-    reason: `waiting for one of ${capable.length} capable worker(s) to have room for another training client (tuneboard-worker --max-training-clients, or memory)`,
+    reason: await waitingReasons([client.baseModel]).then((r) => r(client.baseModel)),
+  };
+}
+
+/**
+ * Why a training client waiting for a worker waits, by base model: no connected worker can train it, or none of
+ * those that can has room for another. Reads the workers once for any number of base models (the dashboard's list).
+ */
+export async function waitingReasons(baseModels: readonly string[]): Promise<(baseModel: string) => string> {
+  if (baseModels.length === 0) return () => '';
+  const since = new Date(Date.now() - Math.max(30, config.jobLeaseSeconds) * 1000);
+  const workers = await workersRepo.listWorkersSeenSince(await getDb(), since);
+  return (baseModel) => {
+    const capable = workers.filter((w) => {
+      const caps = w.capabilities as { backends?: ('builtin' | 'hf')[]; base_models?: string[]; kinds?: string[] };
+      if (caps.kinds && !caps.kinds.includes('tinker')) return false;
+      // A training client is trained like an SFT job of its base model would be: the same backends and base models.
+      return canTrain(
+        { backends: caps.backends ?? [], base_models: caps.base_models, kinds: ['sft'] },
+        { kind: 'sft', modelId: '', baseModel },
+      );
+    });
+    if (capable.length === 0) {
+      return `no connected Python worker can train ${baseModel} (start tuneboard-worker pointed at this server, with this base model in reach)`;
+    }
+    return `waiting for one of ${capable.length} capable worker(s) to have room for another training client (tuneboard-worker --max-training-clients, or memory)`;
   };
 }

@@ -6,7 +6,6 @@ import dynamic from 'next/dynamic';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
-import { AbVotesCard } from '@/components/models/ab-votes-card';
 import { TrainingCurveSection } from '@/components/models/training-curve';
 import { CheckpointsSection } from '@/components/models/checkpoints-section';
 import { JobsSection } from '@/components/models/jobs-section';
@@ -25,11 +24,23 @@ import { useModelLive } from '@/lib/client/use-model-live';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { inferenceNames, playgroundHref } from '@/lib/client/inference-names';
 import { modelQuery } from '@/lib/client/query-keys';
+import { modelTinkerQuery } from '@/lib/client/tinker-queries';
 import { useQueryStates } from 'nuqs';
 import { modelSearchParsers, type ModelTab } from './search-params';
 // Its own chunk: the overview is what most visits open, and the model page is the heaviest route (bench:ui).
 const TrajectoriesTab = dynamic(() => import('./trajectories-tab').then((m) => m.TrajectoriesTab), {
   loading: () => <Skeleton className="h-64 w-full" />,
+});
+// Only a Tinker training client's page draws it, after hydration like the charts: its tables stay out of every model
+// page's first load (bench:ui, ≤ 250 kB), a Tinker one's included. The data is in the page's cache by then.
+const TinkerClientCard = dynamic(
+  () => import('@/components/tinker/tinker-client-card').then((m) => m.TinkerClientCard),
+  { ssr: false, loading: () => <Skeleton className="h-[26rem] w-full" /> },
+);
+// Blind A/B votes are few models' (the card draws nothing without them), at the bottom of the page: after hydration
+// too, which keeps the model page within its first-load budget (bench:ui) with the Tinker views added.
+const AbVotesCard = dynamic(() => import('@/components/models/ab-votes-card').then((m) => m.AbVotesCard), {
+  ssr: false,
 });
 
 interface ModelDetailClientProps {
@@ -41,6 +52,9 @@ interface ModelDetailClientProps {
 export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetailClientProps) {
   const router = useRouter();
   const model = useQuery(modelQuery(modelId));
+  // The model's Tinker training client (null: it is not one); kept live by useModelLive.
+  const tinkerQuery = useQuery(modelTinkerQuery(modelId));
+  const tinker = tinkerQuery.data ?? null;
   // The tab state lives in the URL (shareable, kept on reload), through the parsers the server page uses too.
   const [{ tab, step, split, compare }, setUrlState] = useQueryStates(modelSearchParsers, { history: 'replace' });
   const setTab = (next: ModelTab) => void setUrlState({ tab: next });
@@ -104,6 +118,11 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
           </h1>
           <p className="mt-1 flex flex-wrap items-center gap-2 text-sm text-fg-muted">
             <Badge>{m.project}</Badge>
+            {tinker ? (
+              <Badge tone="info">
+                <span data-testid="model-tinker-badge">Tinker training client</span>
+              </Badge>
+            ) : null}
             <span>
               from <span className="font-mono text-xs text-fg">{m.base_model}</span>
             </span>
@@ -153,17 +172,34 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
 
       {tab === 'overview' ? (
         <div role="tabpanel" id="panel-overview" aria-labelledby="tab-overview" className="flex flex-col gap-6">
-          <RunOverview model={m} entity={entity} defaultEntity={defaultEntity} onOpenTrajectories={openTrajectories} />
-          <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />
+          <RunOverview
+            model={m}
+            entity={entity}
+            defaultEntity={defaultEntity}
+            onOpenTrajectories={openTrajectories}
+            tinker={tinker}
+          />
+          {tinker ? (
+            <TinkerClientCard
+              tinker={tinker}
+              checkpointHref={(s) => `#checkpoint-${s}`}
+              playgroundHref={(s) => playgroundHref(m, s)}
+            />
+          ) : null}
+          {/* A training client's run is its training curve (a point per optim step); its checkpoints' metrics are
+              copies of the step before each sampler save, so they come second. */}
+          {tinker ? null : <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />}
           <TrainingCurveSection
             model={m}
             jobHrefFor={(id) => hrefWithEntity(`/jobs/${id}`, entity, defaultEntity)}
             playgroundHrefFor={(s) => playgroundHref(m, s)}
             fineTuneHrefFor={fineTuneHrefFor}
+            tinker={tinker}
           />
+          {tinker ? <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} tinker /> : null}
           <CheckpointsSection model={m} fineTuneHrefFor={fineTuneHrefFor} />
           <AbVotesCard modelId={m.id} />
-          <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} />
+          <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} tinker={tinker !== null} />
           <Card aria-labelledby="names-title">
             <CardHeader
               id="names-title"

@@ -13,10 +13,12 @@ import {
   modelJobsInfiniteQuery,
   modelQuery,
 } from '@/lib/client/query-keys';
+import { modelTinkerQuery } from '@/lib/client/tinker-queries';
 import { idSchema } from '@/lib/schemas/common';
 import { toSessionDto } from '@/lib/services/accounts';
 import { listCheckpoints } from '@/lib/services/checkpoints';
 import { getModel } from '@/lib/services/models';
+import { modelTinker } from '@/lib/services/tinker/dashboard';
 import { listJobsOfModel } from '@/lib/services/training-jobs';
 import { ModelDetailClient } from './client';
 
@@ -57,6 +59,16 @@ export default async function ModelPage({ params, searchParams }: ModelPageProps
     queryClient.prefetchInfiniteQuery({
       ...modelJobsInfiniteQuery(modelId),
       queryFn: () => listJobsOfModel(principal, modelId, { limit: MODEL_JOBS_PAGE_SIZE }),
+    }),
+    // Whether the model is a Tinker training client shapes the page (its card, the curve's axis, the empty states):
+    // known with the first paint. Any other model is null, as the browser's query reads the route's 404.
+    queryClient.prefetchQuery({
+      ...modelTinkerQuery(modelId),
+      queryFn: () =>
+        modelTinker(principal, modelId).catch((error: unknown) => {
+          if (error instanceof ApiError && error.status === 404) return null;
+          throw error;
+        }),
     }),
   ]);
 

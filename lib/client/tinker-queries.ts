@@ -1,0 +1,61 @@
+import { queryOptions } from '@tanstack/react-query';
+import { apiFetch, isApiClientError } from './api-fetch';
+import { modelPath, queryKeys } from './query-keys';
+import { isLiveClient } from './tinker-clients';
+
+/*
+ * Query options of the Tinker views (docs/tinker.md), under queryKeys' hierarchy like every other. Apart from
+ * query-keys.ts, which every page loads. Every page that shows training clients hydrates with the server's answer,
+ * so their schemas are needed only for a refetch, and are imported then: a kilobyte out of each page's first load,
+ * the model page's included (bench:ui, ≤ 250 kB).
+ */
+
+const schemas = () => import('@/lib/schemas/tinker-clients');
+
+/** The Jobs page lists this many training clients, the live ones first, then the most recently used. */
+export const TINKER_CLIENTS_LIMIT = 25;
+
+/** While a training client is live its row moves (steps, open requests): the list refreshes every few seconds. */
+export const tinkerClientsQuery = (entity: string) =>
+  queryOptions({
+    queryKey: queryKeys.tinkerClients.list(entity),
+    queryFn: async ({ signal }) =>
+      apiFetch(
+        `/v1/preview/tinker-training-clients?${new URLSearchParams({ entity, limit: String(TINKER_CLIENTS_LIMIT) })}`,
+        (await schemas()).tinkerTrainingClientListSchema,
+        { signal },
+      ),
+    refetchInterval: (query) => (query.state.data?.data.some(isLiveClient) ? 3000 : 15000),
+  });
+
+/** Every live training client the user can see, to name the ones the Workers page's workers hold. */
+export const liveTinkerClientsQuery = () =>
+  queryOptions({
+    queryKey: queryKeys.tinkerClients.live(),
+    queryFn: async ({ signal }) =>
+      apiFetch(
+        '/v1/preview/tinker-training-clients?live=true&limit=200',
+        (await schemas()).tinkerTrainingClientListSchema,
+        { signal },
+      ),
+    refetchInterval: 5000,
+  });
+
+/**
+ * The model's Tinker training client, its recent requests and saved weights; null for a model that is not one (the
+ * route's 404). A model never becomes one later, so that answer stays fresh; a training client's own answer is
+ * refreshed by useModelLive.
+ */
+export const modelTinkerQuery = (modelId: string) =>
+  queryOptions({
+    queryKey: queryKeys.model.tinker(modelId),
+    queryFn: async ({ signal }) => {
+      try {
+        return await apiFetch(`${modelPath(modelId)}/tinker`, (await schemas()).modelTinkerSchema, { signal });
+      } catch (error) {
+        if (isApiClientError(error) && error.status === 404) return null;
+        throw error;
+      }
+    },
+    staleTime: (query) => (query.state.data === null ? Infinity : 30_000),
+  });
