@@ -112,9 +112,7 @@ function clientsWithModel(db: DbOrTx) {
 }
 
 export async function findTrainingClient(db: DbOrTx, modelId: string): Promise<TrainingClientWithModel | undefined> {
-  const [row] = await clientsWithModel(db)
-    .where(eq(tinkerTrainingClients.modelId, modelId))
-    .limit(1);
+  const [row] = await clientsWithModel(db).where(eq(tinkerTrainingClients.modelId, modelId)).limit(1);
   return row ? flatten(row) : undefined;
 }
 
