@@ -138,9 +138,9 @@ export function TrainingCurveSection({
           </h2>
           {bySteps ? (
             <p className="mt-0.5 max-w-3xl text-sm text-fg-muted">
-              All {total.toLocaleString('en')} optim steps of the Tinker training client (loss: per trainable token). A
-              flag marks each sampler save{shownOf}; choose one to see its checkpoint. Curves of fewer than{' '}
-              {MIN_POINTS_TO_SMOOTH} points are drawn unsmoothed.
+              All {total.toLocaleString('en')} optim steps of the Tinker training client (loss: the mean over trainable
+              tokens, by their weights). A flag marks each sampler save{shownOf}; choose one to see its checkpoint.
+              Curves of fewer than {MIN_POINTS_TO_SMOOTH} points are drawn unsmoothed.
             </p>
           ) : (
             <p className="mt-0.5 max-w-3xl text-sm text-fg-muted">

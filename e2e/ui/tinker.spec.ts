@@ -183,7 +183,7 @@ test('a Tinker model’s page: its training client, requests with their errors, 
   );
 
   // The run is read from the loss of each optim step; the training client takes the job tile's place.
-  await expect(page.getByTestId('run-verdict')).toHaveText('Improving: train loss per token');
+  await expect(page.getByTestId('run-verdict')).toHaveText('Improving: mean train loss');
   await expect(page.getByTestId('summary-tinker')).toContainText('3 optim steps');
   const curve = page.getByTestId('training-curve');
   await expect(curve).toContainText('All 3 optim steps of the Tinker training client');

@@ -43,7 +43,7 @@ describe('tinkerRunVerdict', () => {
 
   it('reads a cross-entropy run’s trend from the loss of every optim step', () => {
     const v = tinkerRunVerdict([], [curve('loss', [3, 2.9, 2.5, 2, 1.5, 1.2]), curve('grad_norm', [1, 1, 1])], []);
-    expect(v).toMatchObject({ kind: 'improving', text: 'Improving: train loss per token', series: 'loss' });
+    expect(v).toMatchObject({ kind: 'improving', text: 'Improving: mean train loss', series: 'loss' });
   });
 
   it('makes no claim from an RL loss', () => {

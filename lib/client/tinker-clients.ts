@@ -79,7 +79,7 @@ export function tinkerRunVerdict(
   const verdict = runVerdict(loss ? [{ ...loss, name: 'train/loss' }] : [], null, []);
   if (verdict.kind === 'unknown') return { kind: 'unknown', text: 'Not enough optim steps yet to call a trend' };
   if (verdict.kind === 'improving' || verdict.kind === 'declining' || verdict.kind === 'flat') {
-    return { ...verdict, series: 'loss', text: verdict.text.replace('train/loss', 'train loss per token') };
+    return { ...verdict, series: 'loss', text: verdict.text.replace('train/loss', 'mean train loss') };
   }
   return verdict;
 }
