@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,8 +6,9 @@ import { getDb } from '@/lib/db/client';
 import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { putArtifact } from '@/lib/storage';
 import { findReferencePython, hfFixtures } from '../engine/hf-fixtures';
-import { createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
+import { createModel, createUser, type TestUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
+import { useBaseModels } from '../support/base-models';
 
 /**
  * A Hugging Face base model (tiny random Qwen3, the real Qwen3 tokenizer) and a checkpoint that is a PEFT
@@ -30,18 +30,7 @@ describe.skipIf(skipReason !== null)(
     beforeAll(async () => {
       if ('reason' in found) return;
       const fixtures = hfFixtures(found.python);
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-hf-chat-'));
-      const file = path.join(dir, 'base-models.json');
-      fs.writeFileSync(
-        file,
-        JSON.stringify({
-          models: [
-            { id: TEST_BASE_MODEL, backend: 'builtin' },
-            { id: HF_ID, backend: 'hf', path: path.join(fixtures, 'qwen3') },
-          ],
-        }),
-      );
-      process.env.TUNEBOARD_BASE_MODELS_FILE = file;
+      useBaseModels([{ id: HF_ID, backend: 'hf', path: path.join(fixtures, 'qwen3') }]);
       user = await createUser();
       const model = await createModel(user, { base_model: HF_ID, project: 'hf' });
       const db = await getDb();

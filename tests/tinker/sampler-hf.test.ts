@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getDb } from '@/lib/db/client';
@@ -13,8 +12,9 @@ import {
 } from '@/lib/services/tinker/sampler';
 import { putArtifact } from '@/lib/storage';
 import { findReferencePython, hfFixtures } from '../engine/hf-fixtures';
-import { createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
+import { createModel, createUser, type TestUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
+import { useBaseModels } from '../support/base-models';
 
 /**
  * The Tinker sampler on a Hugging Face model served by the built-in engine (tiny random Qwen3 with the real Qwen3
@@ -65,18 +65,7 @@ describe.skipIf(skipReason !== null)(
     beforeAll(async () => {
       if ('reason' in found) return;
       const fixtures = hfFixtures(found.python);
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-sampler-hf-'));
-      const file = path.join(dir, 'base-models.json');
-      fs.writeFileSync(
-        file,
-        JSON.stringify({
-          models: [
-            { id: TEST_BASE_MODEL, backend: 'builtin' },
-            { id: HF_ID, backend: 'hf', path: path.join(fixtures, 'qwen3') },
-          ],
-        }),
-      );
-      process.env.TUNEBOARD_BASE_MODELS_FILE = file;
+      useBaseModels([{ id: HF_ID, backend: 'hf', path: path.join(fixtures, 'qwen3') }]);
       user = await createUser();
       const model = await createModel(user, { base_model: HF_ID, project: 'hf' });
       const prefix = `models/${model.id}/checkpoints/1`;

@@ -12,8 +12,9 @@ import {
   type TinkerSamplingParams,
 } from '@/lib/services/tinker/sampler';
 import { putArtifact } from '@/lib/storage';
-import { createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
+import { createModel, createUser, type TestUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
+import { useBaseModels } from '../support/base-models';
 import { fakeLogprob, fakeTokenText, FAKE_MAX_MODEL_LEN, startFakeVllm, type FakeVllm } from '../support/fake-vllm';
 
 /**
@@ -65,21 +66,12 @@ async function checkpoint(): Promise<{ target: SampleTarget; name: string }> {
 }
 
 beforeAll(async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-sampler-vllm-'));
-  const file = path.join(dir, 'base-models.json');
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      models: [
-        { id: TEST_BASE_MODEL, backend: 'builtin' },
-        { id: HF_ID, backend: 'hf', serve: 'vllm', upstream_model: SERVED },
-        { id: ELSEWHERE, backend: 'upstream', upstream_model: 'Not/Served' },
-      ],
-    }),
-  );
-  adapterDir = path.join(dir, 'adapters');
+  useBaseModels([
+    { id: HF_ID, backend: 'hf', serve: 'vllm', upstream_model: SERVED },
+    { id: ELSEWHERE, backend: 'upstream', upstream_model: 'Not/Served' },
+  ]);
+  adapterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-sampler-vllm-adapters-'));
   vllm = await startFakeVllm(SERVED);
-  process.env.TUNEBOARD_BASE_MODELS_FILE = file;
   process.env.TUNEBOARD_VLLM_ADAPTER_DIR = adapterDir;
   user = await createUser();
 });
