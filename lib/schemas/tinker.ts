@@ -29,7 +29,7 @@ const bool = () => z.boolean();
 
 /**
  * A long list of numbers, checked in one loop. zod's per-element schemas cost about 1 µs an element: a 128 × 512
- * batch's three tensors took 100–250 ms of the request thread to check (docs/architecture.md §7.6: no heavy work
+ * batch's three tensors took 100–250 ms of the request thread to check (docs/architecture.md §7 item 6: no heavy work
  * there), this a few milliseconds. `integer` also requires whole numbers in [0, 2^31) (token ids).
  */
 function numberList(what: 'number' | 'token id') {
