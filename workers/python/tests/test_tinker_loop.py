@@ -355,3 +355,53 @@ def test_a_server_without_the_tinker_routes_turns_them_off_and_jobs_go_on(models
     worker.run()
     assert worker.tinker is None and len(fake.poll_args) == 1
     assert sum(1 for e in fake.log if e[0] == "claim") > 1
+
+
+def test_a_stop_signal_during_the_long_poll_ends_the_wait_at_once(models_dir):
+    """SIGTERM while the worker only waits on the server ends the wait then, not when the poll comes back (up to
+    TINKER_WAIT_MS later, or never while the server drains its requests)."""
+    import os
+    import signal
+
+    def hang(held):
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs in this (main) thread, inside the wait
+        time.sleep(30)
+        raise AssertionError("the wait was not interrupted")
+
+    fake = FakeClient([only([request("r1", "create_model", payload=CREATE, seq_id=1)]), hang])
+    worker = make_worker(models_dir, fake)
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    worker.install_signal_handlers()
+    try:
+        started = time.monotonic()
+        worker.run()
+        assert time.monotonic() - started < 10
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    assert worker.stop.is_set() and not worker.stop_now.is_set()
+    assert fake.results()["r1"][0]["result"]["trainable_parameters"] > 0  # the request before it was finished
+
+
+def test_a_stop_signal_while_a_request_runs_lets_it_finish(models_dir, monkeypatch):
+    import os
+    import signal
+
+    real_forward = ops.forward
+
+    def signalled(pool, client, payload, **kw):
+        os.kill(os.getpid(), signal.SIGTERM)  # outside the poll's wait: the request runs to its end
+        return real_forward(pool, client, payload, **kw)
+
+    monkeypatch.setattr(ops, "forward", signalled)
+    fb = request("r2", "forward_backward", payload=fb_payload(1), seq_id=2)
+    fake = FakeClient([only([request("r1", "create_model", payload=CREATE, seq_id=1)]), only([fb])])
+    worker = make_worker(models_dir, fake)
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    worker.install_signal_handlers()
+    try:
+        worker.run()
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    assert "result" in fake.results()["r2"][0], fake.results()["r2"]

@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -49,6 +50,12 @@ class Cancelled(Exception):
 
 class Stopped(Exception):
     """The worker was told to stop now (a second SIGTERM/SIGINT) in the middle of a job."""
+
+
+class WaitInterrupted(BaseException):
+    """A stop signal that came while the worker only waited on the server's long poll. Nothing was running that
+    must be finished, so the wait ends at once instead of after up to TINKER_WAIT_MS. A BaseException, so that
+    the poll's `except Exception` (server down: keep polling) does not swallow it."""
 
 
 class TokenRefused(Exception):
@@ -184,6 +191,7 @@ class Worker:
         self.client = client or WorkerClient(opts.server_url, opts.token, opts.worker_id)
         self.stop = threading.Event()  # finish the current job, claim no more
         self.stop_now = threading.Event()  # abandon the current job at the next step
+        self._waiting = False  # inside interruptible(): a stop signal ends the wait at once
         self.device = opts.torch_device()
         # Under torchrun: one process per GPU, one job trained by all of them (FSDP); rank 0 alone talks to the
         # server. SFT splits each batch's rows over the ranks (sft.py); RL trains each step's one row on every
@@ -213,6 +221,7 @@ class Worker:
                 micro_batch_tokens=opts.micro_batch_tokens,
                 heartbeat_seconds=opts.heartbeat_seconds,
                 kinds=self.job_kinds + ["tinker"],
+                interruptible=self.interruptible,
             )
         elif "tinker" in opts.kinds and distributed.rank() == 0:
             log.info("Tinker training clients are off under torchrun (WORLD_SIZE>1): they live in one process's memory")
@@ -229,6 +238,18 @@ class Worker:
             caps["base_models"] = self.opts.base_models
         return caps
 
+    @contextmanager
+    def interruptible(self):
+        """While inside, a stop signal raises WaitInterrupted here (signal handlers run in the main thread, where
+        the poll loop runs) rather than waiting for the long poll to come back."""
+        if self.stop.is_set():
+            raise WaitInterrupted()
+        self._waiting = True
+        try:
+            yield
+        finally:
+            self._waiting = False
+
     def install_signal_handlers(self) -> None:
         def on_signal(signum, _frame):
             if self.stop.is_set():
@@ -237,6 +258,8 @@ class Worker:
             else:
                 log.warning("%s: finishing the current job, then exiting (send it again to stop now)", signal.Signals(signum).name)
                 self.stop.set()
+            if self._waiting:
+                raise WaitInterrupted()
 
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
@@ -283,6 +306,8 @@ class Worker:
     def _poll(self) -> None:
         try:
             self._poll_loop()
+        except WaitInterrupted:
+            log.info("stopped while waiting for work")
         finally:
             if self.tinker is not None:
                 self.tinker.shutdown()

@@ -14,8 +14,8 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, ContextManager, Iterator
 
 import httpx
 import torch
@@ -47,7 +47,10 @@ class TinkerService:
         micro_batch_tokens: int,
         heartbeat_seconds: float | None = None,
         kinds: list[str] | None = None,
+        interruptible: Callable[[], ContextManager[None]] = nullcontext,
     ):
+        # Wraps the long poll's wait: the worker's own makes a stop signal end it at once (runner.Worker).
+        self.interruptible = interruptible
         # The worker's kinds as its job claims send them (the registry keeps whichever came last).
         self.kinds = kinds or ["tinker"]
         self.client = client
@@ -100,7 +103,8 @@ class TinkerService:
         """One long poll and what it hands over, in order, each answered before the next poll. Returns how many
         requests came. Stops between requests once `stop` is set (SIGTERM: the current one is finished)."""
         self._apply_heartbeat_drops()  # one that came after the last round's last request
-        answer = self.client.tinker_poll(capabilities, info, self.held(), self.accept_new(), wait_ms, self.kinds)
+        with self.interruptible():
+            answer = self.client.tinker_poll(capabilities, info, self.held(), self.accept_new(), wait_ms, self.kinds)
         if answer.get("lease_seconds"):
             self.lease_seconds = float(answer["lease_seconds"])
             self.client.tinker_retry_seconds = self.lease_seconds
