@@ -542,7 +542,7 @@ describe('the dashboard', () => {
     const workers = await ok(tinker(null, 'GET', '/v1/preview/training-workers', undefined, bearer));
     const mine = workers.data.find((w: { id: string }) => w.id === worker.id);
     expect(mine.training_clients).toEqual([{ model_id: modelId, base_model: HF_BASE }]);
-    expect(mine.kinds).toEqual(['rl', 'sft', 'tinker']);
+    expect(mine.kinds).toEqual(['tinker']);
   });
 
   it('says why a training client no worker has taken waits', async () => {

@@ -86,7 +86,7 @@ export class ScriptedWorker {
     const a = await workerCall('POST', '/v1/workers/tinker/poll', {
       worker_id: this.id,
       capabilities: { backends: ['hf'] },
-      kinds: ['rl', 'sft', 'tinker'],
+      kinds: ['tinker'],
       held: this.held,
       accept_new: opts.acceptNew ?? true,
       wait_ms: opts.waitMs ?? 0,
