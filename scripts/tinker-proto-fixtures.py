@@ -264,17 +264,25 @@ def request_fixtures():
     chunk = UNKNOWN + ld(1, encoded)
     tensor = tag(4, 0) + varint(3) + UNKNOWN + tag(3, 0) + varint(pb.DTYPE_INT64) + ld(1, target.tobytes())
     entry = ld(2, tensor) + ld(1, b"target_tokens")
+    # dro, the loss that takes `beta` (a loss_fn_config key cross_entropy would refuse), with its other inputs as
+    # the runtime writes them.
+    logprobs = np.asarray([-1.0, -2.0, -0.5], "<f4")
+    advantages = np.asarray([0.5, 0.0, -1.0], "<f4")
+    rl_entries = b"".join(
+        ld(2, ld(1, name.encode()) + ld(2, proto_tensor(values).SerializeToString()))
+        for name, values in (("logprobs", logprobs), ("advantages", advantages))
+    )
     config_entry = tag(2, 1) + struct.pack("<d", 0.5) + ld(1, b"beta")
-    datum_bytes = UNKNOWN + ld(2, entry) + ld(1, chunk)
+    datum_bytes = UNKNOWN + ld(2, entry) + rl_entries + ld(1, chunk)
     body = (
-        ld(1, b"wrong-model") + UNKNOWN + ld(3, datum_bytes) + ld(4, b"cross_entropy") + ld(1, MODEL_ID.encode())
+        ld(1, b"wrong-model") + UNKNOWN + ld(3, datum_bytes) + ld(4, b"dro") + ld(1, MODEL_ID.encode())
         + tag(2, 0) + varint(4) + ld(5, config_entry) + tag(6, 0) + varint(0) + UNKNOWN
     )
     parsed = pb.ForwardBackwardRequest.FromString(body)  # the runtime reads it as the request below
     assert parsed.model_id == MODEL_ID and parsed.seq_id == 4 and parsed.loss_fn_config["beta"] == 0.5
     assert list(parsed.data[0].loss_fn_inputs["target_tokens"].shape) == [3]
-    unknown = datum([tokens], {"target_tokens": target})
-    fx.add("unknown_fields", body, expect=expected("cross_entropy", [unknown], seq_id=4, config={"beta": 0.5}))
+    unknown = datum([tokens], {"target_tokens": target, "logprobs": logprobs, "advantages": advantages})
+    fx.add("unknown_fields", body, expect=expected("dro", [unknown], seq_id=4, config={"beta": 0.5}))
 
     # zstd: with a declared size and checksum, streamed without a size, two frames after a skippable frame.
     fx.add("cross_entropy_zstd", zstandard.ZstdCompressor(write_checksum=True).compress(ce_body), encoding="zstd",

@@ -22,6 +22,19 @@ export const MAX_INPUT_ELEMENTS_PER_REQUEST = 1 << 23;
 /** Most keys in loss_fn_config. */
 export const MAX_LOSS_FN_CONFIG_KEYS = 64;
 
+/**
+ * The loss_fn_config keys each loss takes (docs/tinker.md §2.4); the worker holds their defaults
+ * (workers/python/tuneboard_worker/tinker/losses.py). Checked here too, so that a misspelt key is a 400 of the
+ * submission rather than a failed future.
+ */
+const CONFIG_KEYS: Record<LossFn, readonly string[]> = {
+  cross_entropy: [],
+  importance_sampling: [],
+  ppo: ['clip_low_threshold', 'clip_high_threshold'],
+  cispo: ['clip_low_threshold', 'clip_high_threshold'],
+  dro: ['beta'],
+};
+
 /** The inputs a loss reads (docs/tinker.md §2.4); the SDK knows these six names and their dtypes. */
 const INPUT_DTYPES = {
   target_tokens: 'int64',
@@ -97,18 +110,29 @@ export function checkForward(lossFn: string, config: Map<string, number> | null,
   const budget = { tokens: MAX_TOKENS_PER_REQUEST, elements: MAX_INPUT_ELEMENTS_PER_REQUEST };
   return {
     loss_fn: loss,
-    loss_fn_config: checkConfig(config),
+    loss_fn_config: checkConfig(loss, config),
     data: data.map((datum, i) => checkDatum(loss, datum, `datum ${i}`, budget)),
   };
 }
 
-function checkConfig(config: Map<string, number> | null): Record<string, number> | null {
+function checkConfig(loss: LossFn, config: Map<string, number> | null): Record<string, number> | null {
   if (config === null || config.size === 0) return null;
   if (config.size > MAX_LOSS_FN_CONFIG_KEYS)
     throw badRequest(`loss_fn_config has ${config.size} keys; at most ${MAX_LOSS_FN_CONFIG_KEYS} are accepted`);
+  const accepted = CONFIG_KEYS[loss];
+  const unknown = [...config.keys()].filter((key) => !accepted.includes(key));
+  if (unknown.length > 0)
+    throw badRequest(
+      `loss_fn_config keys ${unknown.map((k) => `'${k.slice(0, 100)}'`).join(', ')} do not apply to ${loss} ` +
+        `(it takes: ${accepted.join(', ') || 'none'})`,
+    );
   for (const [key, value] of config)
-    if (!Number.isFinite(value))
-      throw badRequest(`loss_fn_config.${key.slice(0, 100)} is ${value}; it must be a finite number`);
+    if (!Number.isFinite(value)) throw badRequest(`loss_fn_config.${key} is ${value}; it must be a finite number`);
+  const low = config.get('clip_low_threshold');
+  const high = config.get('clip_high_threshold');
+  // Only when both are given: the other's default is the worker's (ppo 0.8/1.2, cispo 0/4), which it checks.
+  if (low !== undefined && high !== undefined && low > high)
+    throw badRequest(`loss_fn_config clip_low_threshold (${low}) is above clip_high_threshold (${high})`);
   return Object.fromEntries(config);
 }
 

@@ -127,6 +127,17 @@ function protoBody(opts: {
   return w.finish();
 }
 
+function rlDatum() {
+  return {
+    tokens: [10, 11, 12],
+    inputs: {
+      target_tokens: { dtype: 2 as const, shape: [3], dense: i64([11, 12, 13]) },
+      logprobs: { shape: [3], dense: f32([-1, -2, -0.5]) },
+      advantages: { shape: [3], dense: f32([0.5, 0, -1]) },
+    },
+  };
+}
+
 function ceDatum(n: number) {
   return {
     tokens: Array.from({ length: n }, (_, i) => i + 1),
@@ -137,13 +148,29 @@ function ceDatum(n: number) {
 }
 
 describe('decodeForwardBackwardProto', () => {
-  it('reads loss_fn_config (an empty one is null) and refuses non-finite values', () => {
-    const decoded = decodeForwardBackwardProto(protoBody({ data: [ceDatum(2)], config: { beta: 0.25, x: -3 } }));
-    expect(decoded.payload.loss_fn_config).toEqual({ beta: 0.25, x: -3 });
+  it('reads loss_fn_config (an empty one is null) and refuses non-finite values and keys its loss does not take', () => {
+    const dro = (config: Record<string, number>) => protoBody({ lossFn: 'dro', data: [rlDatum()], config });
+    const ppo = (config: Record<string, number>) => protoBody({ lossFn: 'ppo', data: [rlDatum()], config });
+    expect(decodeForwardBackwardProto(dro({ beta: 0.25 })).payload.loss_fn_config).toEqual({ beta: 0.25 });
     expect(decodeForwardBackwardProto(protoBody({ data: [ceDatum(2)] })).payload.loss_fn_config).toBeNull();
-    const err = apiError(() => decodeForwardBackwardProto(protoBody({ data: [ceDatum(2)], config: { beta: NaN } })));
-    expect(err.status).toBe(400);
-    expect(err.message).toBe('loss_fn_config.beta is NaN; it must be a finite number');
+    const nan = apiError(() => decodeForwardBackwardProto(dro({ beta: NaN })));
+    expect(nan.status).toBe(400);
+    expect(nan.message).toBe('loss_fn_config.beta is NaN; it must be a finite number');
+    // A misspelt key is refused at submission, as the worker would refuse it, rather than silently ignored.
+    const misspelt = apiError(() => decodeForwardBackwardProto(ppo({ clip_low: 0.9 })));
+    expect(misspelt.status).toBe(400);
+    expect(misspelt.message).toBe(
+      "loss_fn_config keys 'clip_low' do not apply to ppo (it takes: clip_low_threshold, clip_high_threshold)",
+    );
+    expect(
+      apiError(() => decodeForwardBackwardProto(protoBody({ data: [ceDatum(2)], config: { beta: 0.1 } }))).message,
+    ).toBe("loss_fn_config keys 'beta' do not apply to cross_entropy (it takes: none)");
+    expect(
+      apiError(() => decodeForwardBackwardProto(ppo({ clip_low_threshold: 1.5, clip_high_threshold: 1.2 }))).message,
+    ).toBe('loss_fn_config clip_low_threshold (1.5) is above clip_high_threshold (1.2)');
+    expect(
+      decodeForwardBackwardProto(ppo({ clip_low_threshold: 0.9, clip_high_threshold: 1.1 })).payload.loss_fn_config,
+    ).toEqual({ clip_low_threshold: 0.9, clip_high_threshold: 1.1 });
     const many = Object.fromEntries(Array.from({ length: MAX_LOSS_FN_CONFIG_KEYS + 1 }, (_, i) => [`k${i}`, i]));
     expect(apiError(() => decodeForwardBackwardProto(protoBody({ data: [ceDatum(2)], config: many }))).message).toBe(
       `loss_fn_config has ${MAX_LOSS_FN_CONFIG_KEYS + 1} keys; at most ${MAX_LOSS_FN_CONFIG_KEYS} are accepted`,
@@ -372,11 +399,18 @@ describe('decodeForwardJson', () => {
   it('decodes a forward body: forward only, no seq_id', () => {
     const decoded = decodeForwardJson(
       'forward',
-      jsonBody('forward', { data: [sdkDatum], loss_fn: 'cross_entropy', loss_fn_config: { beta: 0.5 } }),
+      jsonBody('forward', { data: [sdkDatum], loss_fn: 'cross_entropy', loss_fn_config: {} }),
     );
     expect(decoded.forward_only).toBe(true);
     expect(decoded.seq_id).toBeNull();
-    expect(decoded.payload.loss_fn_config).toEqual({ beta: 0.5 });
+    expect(decoded.payload.loss_fn_config).toBeNull();
+    const refused = apiError(() =>
+      decodeForwardJson(
+        'forward',
+        jsonBody('forward', { data: [sdkDatum], loss_fn: 'cross_entropy', loss_fn_config: { beta: 0.5 } }),
+      ),
+    );
+    expect(refused.status).toBe(400);
   });
 
   it('gives the same payload as the protobuf body of the same request', () => {
