@@ -7,7 +7,7 @@ import { config } from '@/lib/config';
 import { accessibleEntityIds, type Principal } from '../accounts';
 import { canTrain } from '../base-models';
 import { isUuid } from './training';
-import { requestKey, waitFor } from './wakeups';
+import { listenFor, requestKey } from './wakeups';
 
 /**
  * retrieve_future (docs/tinker.md §2.2): the result of a request, its failure, or — after holding the call open for
@@ -26,18 +26,24 @@ export async function retrieve(principal: Principal, requestId: string, signal?:
   const db = await getDb();
   const deadline = Date.now() + config.tinkerWaitMs;
   for (;;) {
-    const row = isUuid(requestId) ? await repo.findRequest(db, requestId) : undefined;
-    if (!row || !accessibleEntityIds(principal).includes(row.entityId)) throw ApiError.notFound(UNKNOWN_REQUEST);
-    if (row.status === 'done') return { state: 'done', kind: row.kind, result: row.result ?? {} };
-    if (row.status === 'failed') {
-      return { state: 'failed', error: row.error ?? 'The request failed', category: row.errorCategory ?? 'unknown' };
+    // Listening before the read: a result recorded between the read and the wait still wakes this call.
+    const listener = listenFor([requestKey(requestId)]);
+    try {
+      const row = isUuid(requestId) ? await repo.findRequest(db, requestId) : undefined;
+      if (!row || !accessibleEntityIds(principal).includes(row.entityId)) throw ApiError.notFound(UNKNOWN_REQUEST);
+      if (row.status === 'done') return { state: 'done', kind: row.kind, result: row.result ?? {} };
+      if (row.status === 'failed') {
+        return { state: 'failed', error: row.error ?? 'The request failed', category: row.errorCategory ?? 'unknown' };
+      }
+      if (row.modelId && !(await repo.findTrainingClient(db, row.modelId))) {
+        // Its model was deleted: nothing will ever run it (the row has no foreign key, so that this can be said).
+        return { state: 'failed', error: 'The model of this training client was deleted', category: 'user' };
+      }
+      if (Date.now() >= deadline || signal?.aborted) return { state: 'pending', ...(await whyWaiting(row)) };
+      await listener.wait(deadline - Date.now(), signal);
+    } finally {
+      listener.close();
     }
-    if (row.modelId && !(await repo.findTrainingClient(db, row.modelId))) {
-      // Its model was deleted: nothing will ever run it (the row has no foreign key, so that this can be said).
-      return { state: 'failed', error: 'The model of this training client was deleted', category: 'user' };
-    }
-    if (Date.now() >= deadline || signal?.aborted) return { state: 'pending', ...(await whyWaiting(row)) };
-    await waitFor([requestKey(requestId)], deadline - Date.now(), signal);
   }
 }
 

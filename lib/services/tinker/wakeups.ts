@@ -47,31 +47,61 @@ export async function wake(...keys: string[]): Promise<void> {
   for (const key of new Set(keys)) await publish(CHANNEL, key);
 }
 
+/** A registration for wake-ups of some keys, made before the state it waits on is read (see `listenFor`). */
+export interface Listener {
+  /**
+   * Resolves once one of the keys was woken (at once if that happened since `listenFor`), when `ms` have passed, or at
+   * the next re-check, whichever comes first; `signal` ends it early (the caller's client went away).
+   */
+  wait(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Unregisters (always call it: a listener that is never woken would stay in the map). */
+  close(): void;
+}
+
 /**
- * Resolves when one of `keys` is woken, when `ms` have passed, or at the next re-check, whichever comes first, so
- * callers loop: check, wait, check. `signal` ends the wait early (the caller's client went away).
+ * Registers for wake-ups of `keys` now. Callers loop: listen, check, wait, close. Listening before the check is what
+ * makes a wake-up that lands between the check and the wait count: registered after the check (as waiting alone
+ * would), such a wake-up found no one and the caller slept a whole re-check (2 s) with its answer already there.
  */
-export function waitFor(keys: string[], ms: number, signal?: AbortSignal): Promise<void> {
+export function listenFor(keys: string[]): Listener {
   ensureListening();
-  const limit = Math.max(0, Math.min(ms, isDelivering() ? RECHECK_MS : RECHECK_UNDELIVERED_MS));
-  return new Promise<void>((resolve) => {
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', finish);
-      for (const key of keys) state.waiters.get(key)?.delete(finish);
-      resolve();
-    };
-    const timer = setTimeout(finish, limit);
-    signal?.addEventListener('abort', finish, { once: true });
-    for (const key of keys) {
-      let set = state.waiters.get(key);
-      if (!set) state.waiters.set(key, (set = new Set()));
-      set.add(finish);
-    }
-  });
+  let woken = false;
+  let onWake: (() => void) | null = null;
+  const wakeUp = () => {
+    woken = true;
+    onWake?.();
+  };
+  for (const key of keys) {
+    let set = state.waiters.get(key);
+    if (!set) state.waiters.set(key, (set = new Set()));
+    set.add(wakeUp);
+  }
+  return {
+    wait(ms, signal) {
+      if (woken || signal?.aborted) return Promise.resolve();
+      const limit = Math.max(0, Math.min(ms, isDelivering() ? RECHECK_MS : RECHECK_UNDELIVERED_MS));
+      return new Promise<void>((resolve) => {
+        const finish = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', finish);
+          onWake = null;
+          resolve();
+        };
+        const timer = setTimeout(finish, limit);
+        signal?.addEventListener('abort', finish, { once: true });
+        onWake = finish;
+      });
+    },
+    close() {
+      onWake = null;
+      for (const key of keys) {
+        const set = state.waiters.get(key);
+        if (!set) continue;
+        set.delete(wakeUp);
+        if (set.size === 0) state.waiters.delete(key);
+      }
+    },
+  };
 }
 
 export const requestKey = (requestId: string) => `r:${requestId}`;

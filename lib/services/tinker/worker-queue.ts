@@ -12,7 +12,7 @@ import type { ForwardResult } from '@/lib/tinker/types';
 import { trainableBaseModelIds } from '../base-models';
 import { modelsChanged } from '../served-models';
 import { advanceAfter } from './training';
-import { NEW_CLIENT_KEY, requestKey, waitFor, wake, workerKey } from './wakeups';
+import { listenFor, NEW_CLIENT_KEY, requestKey, wake, workerKey } from './wakeups';
 import { sizeFromFiles, tinkerPath, WEIGHT_FILES, type WeightFile } from './weights-files';
 
 const log = componentLogger('tinker');
@@ -87,28 +87,31 @@ export async function poll(
     base_models: input.capabilities.base_models,
   });
   for (;;) {
-    const now = new Date();
-    const drop = await toDrop(db, input.workerId, input.held);
-    const held = new Set(input.held.filter((id) => !drop.includes(id)));
-    const next = (await db.transaction((tx) => repo.takeNextRequests(tx, input.workerId, now))).filter((r) =>
-      // A request of a client the worker does not say it holds would fail there: its holder restarted (the sweeper
-      // fails the client once the worker is silent; a restarted worker's id differs anyway).
-      held.has(r.modelId!),
-    );
-    const created = await db.transaction((tx) =>
-      repo.takeCreateModel(tx, { workerId: input.workerId, baseModels, acceptNew: input.acceptNew, now }),
-    );
-    const requests = [...next, ...created].map(toWorkerRequest);
-    if (requests.length > 0 || drop.length > 0 || Date.now() >= deadline || signal?.aborted) {
-      if (requests.length > 0) log.debug({ worker: input.workerId, n: requests.length }, 'tinker requests handed out');
-      // The worker heart-beats a quarter of this while a long request runs, and retries its answers for this long.
-      return { requests, drop, lease_seconds: config.jobLeaseSeconds };
+    // Listening before the queries: a request submitted between them and the wait still wakes this poll.
+    const listener = listenFor([workerKey(input.workerId), ...(input.acceptNew ? [NEW_CLIENT_KEY] : [])]);
+    try {
+      const now = new Date();
+      const drop = await toDrop(db, input.workerId, input.held);
+      const held = new Set(input.held.filter((id) => !drop.includes(id)));
+      const next = (await db.transaction((tx) => repo.takeNextRequests(tx, input.workerId, now))).filter((r) =>
+        // A request of a client the worker does not say it holds would fail there: its holder restarted (the sweeper
+        // fails the client once the worker is silent; a restarted worker's id differs anyway).
+        held.has(r.modelId!),
+      );
+      const created = await db.transaction((tx) =>
+        repo.takeCreateModel(tx, { workerId: input.workerId, baseModels, acceptNew: input.acceptNew, now }),
+      );
+      const requests = [...next, ...created].map(toWorkerRequest);
+      if (requests.length > 0 || drop.length > 0 || Date.now() >= deadline || signal?.aborted) {
+        if (requests.length > 0)
+          log.debug({ worker: input.workerId, n: requests.length }, 'tinker requests handed out');
+        // The worker heart-beats a quarter of this while a long request runs, and retries its answers for this long.
+        return { requests, drop, lease_seconds: config.jobLeaseSeconds };
+      }
+      await listener.wait(deadline - Date.now(), signal);
+    } finally {
+      listener.close();
     }
-    await waitFor(
-      [workerKey(input.workerId), ...(input.acceptNew ? [NEW_CLIENT_KEY] : [])],
-      deadline - Date.now(),
-      signal,
-    );
   }
 }
 
