@@ -187,6 +187,8 @@ describe('training clients, ordering and futures', () => {
     await worker.answer(second.request_id, forwardResult(1, 3));
     // A resent answer is harmless.
     expect((await worker.answer(second.request_id, forwardResult(1, 3))).status).toBe(200);
+    // A resend after its request ran (its seq_id is now behind the next one) is still the same future.
+    expect(await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 1)))).toEqual(first);
 
     const json = await ok(retrieve(user, first.request_id, 'application/json'));
     expect(json.metrics).toEqual({ 'loss:sum': 1.5 });
@@ -213,6 +215,27 @@ describe('training clients, ordering and futures', () => {
     const good = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 2)));
     const polled = await worker.poll();
     expect(polled.requests.map((r) => r.request_id)).toEqual([good.request_id]);
+  });
+
+  it('an answer moves past the seq_ids after it that were refused at submission', async () => {
+    const user = await createUser();
+    const worker = new ScriptedWorker();
+    const { modelId } = await trainingClient(user, worker);
+    const first = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 1)));
+    const [running] = (await worker.poll()).requests;
+    expect(running.request_id).toBe(first.request_id);
+    for (const seq of [2, 3]) {
+      const bad = await tinker(
+        user,
+        'POST',
+        '/api/v1/forward_backward',
+        forwardBackwardBody(modelId, seq, [ceDatum([1])], 'no_such_loss'),
+      );
+      expect(bad.status).toBe(400);
+    }
+    const fourth = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 4)));
+    await worker.answer(first.request_id, forwardResult(1, 3));
+    expect((await worker.poll()).requests.map((r) => [r.seq_id, r.request_id])).toEqual([[4, fourth.request_id]]);
   });
 
   it('optim_step adds a point to the training curve from the forward_backward calls before it', async () => {
