@@ -217,6 +217,30 @@ describe('training clients, ordering and futures', () => {
     expect(polled.requests.map((r) => r.request_id)).toEqual([good.request_id]);
   });
 
+  it('a retrieve_future held open answers with the result the worker posts meanwhile', async () => {
+    const user = await createUser();
+    const worker = new ScriptedWorker();
+    const { modelId } = await trainingClient(user, worker);
+    const fb = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 1)));
+    const [req] = (await worker.poll()).requests;
+    // Held open (it waits TUNEBOARD_TINKER_WAIT_SECONDS, 0.3 s here) while the answer comes: woken with the row.
+    const held = retrieve(user, fb.request_id, 'application/json');
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await worker.answer(req.request_id, forwardResult(1, 3))).status).toBe(200);
+    let got = await ok(held);
+    while (got.type === 'try_again') got = await ok(retrieve(user, fb.request_id, 'application/json'));
+    expect(got.metrics).toEqual({ 'loss:sum': 1.5 });
+    expect(got.loss_fn_outputs[0].logprobs).toEqual({ data: [-0.5, -0.5, -0.5], dtype: 'float32', shape: [3] });
+    const failed = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 2)));
+    const [next] = (await worker.poll()).requests;
+    const heldFailure = retrieve(user, failed.request_id);
+    await new Promise((r) => setTimeout(r, 20));
+    await worker.fail(next.request_id, 'datum 0 is too long');
+    let failure = await ok(heldFailure);
+    while (failure.type === 'try_again') failure = await ok(retrieve(user, failed.request_id));
+    expect(failure).toEqual({ error: 'datum 0 is too long', category: 'user' });
+  });
+
   it('an answer moves past the seq_ids after it that were refused at submission', async () => {
     const user = await createUser();
     const worker = new ScriptedWorker();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listenFor, wake } from '@/lib/services/tinker/wakeups';
+import { listenFor, wake, wakeWith } from '@/lib/services/tinker/wakeups';
 
 /**
  * lib/services/tinker/wakeups.ts: a listener registered before a check hears a wake-up that lands between the check and
@@ -30,6 +30,21 @@ describe('tinker wake-ups', () => {
     await idle.wait(50);
     idle.close();
     expect(performance.now() - t).toBeGreaterThanOrEqual(45);
+  });
+
+  it('wakeWith hands its value to the listeners of this process; wake hands none', async () => {
+    const key = `test:${Math.random()}`;
+    const early = listenFor([key]);
+    const late = listenFor([key]);
+    await wakeWith(key, { id: 'r1', status: 'done' });
+    expect(await early.wait(10_000)).toEqual({ id: 'r1', status: 'done' });
+    expect(await late.wait(10_000)).toEqual({ id: 'r1', status: 'done' });
+    early.close();
+    late.close();
+    const plain = listenFor([key]);
+    await wake(key);
+    expect(await plain.wait(10_000)).toBeUndefined();
+    plain.close();
   });
 
   it('an aborted signal ends the wait, and close() forgets the listener', async () => {

@@ -329,6 +329,30 @@ export async function updateRequest(
   await db.update(tinkerRequests).set(set).where(eq(tinkerRequests.id, id));
 }
 
+/** updateRequest, answering the row as it now is (in the same statement). */
+export async function updateRequestReturning(
+  db: DbOrTx,
+  id: string,
+  set: Partial<typeof tinkerRequests.$inferInsert>,
+): Promise<TinkerRequestRow | undefined> {
+  const [row] = await db.update(tinkerRequests).set(set).where(eq(tinkerRequests.id, id)).returning();
+  return row;
+}
+
+/** A request and whether its training client still exists (its model was not deleted), in one statement. */
+export async function findRequestAndClient(
+  db: DbOrTx,
+  id: string,
+): Promise<{ request: TinkerRequestRow; clientExists: boolean } | undefined> {
+  const [row] = await db
+    .select({ request: tinkerRequests, clientModelId: tinkerTrainingClients.modelId })
+    .from(tinkerRequests)
+    .leftJoin(tinkerTrainingClients, eq(tinkerTrainingClients.modelId, tinkerRequests.modelId))
+    .where(eq(tinkerRequests.id, id))
+    .limit(1);
+  return row && { request: row.request, clientExists: row.clientModelId !== null };
+}
+
 export async function lockRequest(db: DbOrTx, id: string): Promise<TinkerRequestRow | undefined> {
   const [row] = await db.select().from(tinkerRequests).where(eq(tinkerRequests.id, id)).for('update').limit(1);
   return row;

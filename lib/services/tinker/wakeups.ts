@@ -15,17 +15,17 @@ const CHANNEL = 'tuneboard_tinker';
 const RECHECK_MS = 2000;
 const RECHECK_UNDELIVERED_MS = 250;
 
-type State = { waiters: Map<string, Set<() => void>>; listening: boolean };
+type State = { waiters: Map<string, Set<(value?: unknown) => void>>; listening: boolean };
 const state: State = ((globalThis as Record<symbol, unknown>)[Symbol.for('tuneboard.tinkerWakeups')] ??= {
   waiters: new Map(),
   listening: false,
 }) as State;
 
-function deliver(key: string): void {
+function deliver(key: string, value?: unknown): void {
   const set = state.waiters.get(key);
   if (!set) return;
   state.waiters.delete(key);
-  for (const wake of set) wake();
+  for (const wake of set) wake(value);
 }
 
 function wakeAll(): void {
@@ -47,13 +47,24 @@ export async function wake(...keys: string[]): Promise<void> {
   for (const key of new Set(keys)) await publish(CHANNEL, key);
 }
 
+/**
+ * wake(), handing this process's listeners of `key` what they would read next (a finished request's row, committed),
+ * so that they need not read it back; listeners in other processes are woken as by wake() and read it.
+ */
+export async function wakeWith(key: string, value: unknown): Promise<void> {
+  ensureListening();
+  deliver(key, value);
+  await publish(CHANNEL, key);
+}
+
 /** A registration for wake-ups of some keys, made before the state it waits on is read (see `listenFor`). */
 export interface Listener {
   /**
    * Resolves once one of the keys was woken (at once if that happened since `listenFor`), when `ms` have passed, or at
-   * the next re-check, whichever comes first; `signal` ends it early (the caller's client went away).
+   * the next re-check, whichever comes first; `signal` ends it early (the caller's client went away). Its value: what
+   * a wakeWith() in this process handed over, else undefined.
    */
-  wait(ms: number, signal?: AbortSignal): Promise<void>;
+  wait(ms: number, signal?: AbortSignal): Promise<unknown>;
   /** Unregisters (always call it: a listener that is never woken would stay in the map). */
   close(): void;
 }
@@ -66,9 +77,11 @@ export interface Listener {
 export function listenFor(keys: string[]): Listener {
   ensureListening();
   let woken = false;
+  let handed: unknown;
   let onWake: (() => void) | null = null;
-  const wakeUp = () => {
+  const wakeUp = (value?: unknown) => {
     woken = true;
+    if (value !== undefined) handed = value;
     onWake?.();
   };
   for (const key of keys) {
@@ -78,14 +91,14 @@ export function listenFor(keys: string[]): Listener {
   }
   return {
     wait(ms, signal) {
-      if (woken || signal?.aborted) return Promise.resolve();
+      if (woken || signal?.aborted) return Promise.resolve(handed);
       const limit = Math.max(0, Math.min(ms, isDelivering() ? RECHECK_MS : RECHECK_UNDELIVERED_MS));
-      return new Promise<void>((resolve) => {
+      return new Promise<unknown>((resolve) => {
         const finish = () => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', finish);
           onWake = null;
-          resolve();
+          resolve(handed);
         };
         const timer = setTimeout(finish, limit);
         signal?.addEventListener('abort', finish, { once: true });

@@ -11,7 +11,7 @@ import { artifactExists, deleteArtifacts, putArtifactStream } from '@/lib/storag
 import type { ForwardResult } from '@/lib/tinker/types';
 import { trainableBaseModelIds } from '../base-models';
 import { modelsChanged } from '../served-models';
-import { listenFor, NEW_CLIENT_KEY, requestKey, wake, workerKey } from './wakeups';
+import { listenFor, NEW_CLIENT_KEY, requestKey, wake, wakeWith, workerKey } from './wakeups';
 import { sizeFromFiles, tinkerPath, WEIGHT_FILES, type WeightFile } from './weights-files';
 
 const log = componentLogger('tinker');
@@ -243,6 +243,8 @@ interface AfterCommit {
 export async function answer(workerId: string, requestId: string, a: WorkerAnswer): Promise<{ ok: true }> {
   const db = await getDb();
   const after: AfterCommit = { modelsChanged: false, deleteKeys: [] };
+  // The request's row once answered, handed to a retrieve_future waiting in this process (it need not read it back).
+  let finished: repo.TinkerRequestRow | undefined;
   const outcome = await db.transaction(async (tx) => {
     const locked = await repo.lockRequestWithClient(tx, requestId);
     if (!locked) throw ApiError.notFound('Tinker request not found');
@@ -266,7 +268,7 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
     // trip on the path from the worker's answer to the client's retrieve_future.
     let clientSet: ClientSet = { lastRequestAt: now };
     if (a.error) {
-      await repo.updateRequest(tx, row.id, {
+      finished = await repo.updateRequestReturning(tx, row.id, {
         status: 'failed',
         error: a.error.message.slice(0, 4000),
         errorCategory: a.error.category,
@@ -289,12 +291,18 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
       try {
         const apply = (d: DbOrTx) => applyResult(d, row, client, a.result, now, after, clientSet);
         const result = CHECKED_BEFORE_WRITING.has(row.kind) ? await apply(tx) : await tx.transaction(apply);
-        await repo.updateRequest(tx, row.id, { status: 'done', result, finishedAt: now, payload: null });
+        finished = await repo.updateRequestReturning(tx, row.id, {
+          status: 'done',
+          result,
+          finishedAt: now,
+          payload: null,
+        });
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         refused = err.message;
       }
       if (refused !== null) {
+        finished = undefined;
         after.modelsChanged = false;
         after.deleteKeys = [];
         clientSet = { lastRequestAt: now };
@@ -317,7 +325,8 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
     return 'done' as const;
   });
   if (outcome === 'done') {
-    await wake(requestKey(requestId));
+    if (finished) await wakeWith(requestKey(requestId), finished);
+    else await wake(requestKey(requestId));
     if (after.modelsChanged) {
       const row = await repo.findRequest(db, requestId);
       if (row?.modelId) await modelsChanged([row.modelId]);
