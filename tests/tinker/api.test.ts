@@ -187,6 +187,8 @@ describe('training clients, ordering and futures', () => {
     await worker.answer(second.request_id, forwardResult(1, 3));
     // A resent answer is harmless.
     expect((await worker.answer(second.request_id, forwardResult(1, 3))).status).toBe(200);
+    // A resend after its request ran (its seq_id is now behind the next one) is still the same future.
+    expect(await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 1)))).toEqual(first);
 
     const json = await ok(retrieve(user, first.request_id, 'application/json'));
     expect(json.metrics).toEqual({ 'loss:sum': 1.5 });
@@ -228,6 +230,51 @@ describe('training clients, ordering and futures', () => {
       tinker(user, 'POST', '/api/v1/optim_step', { model_id: modelId, seq_id: 2, adam_params: adam }),
     );
     expect(next.request_id).not.toBe(seqless.request_id);
+  });
+
+  it('a retrieve_future held open answers with the result the worker posts meanwhile', async () => {
+    const user = await createUser();
+    const worker = new ScriptedWorker();
+    const { modelId } = await trainingClient(user, worker);
+    const fb = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 1)));
+    const [req] = (await worker.poll()).requests;
+    // Held open (it waits TUNEBOARD_TINKER_WAIT_SECONDS, 0.3 s here) while the answer comes: woken with the row.
+    const held = retrieve(user, fb.request_id, 'application/json');
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await worker.answer(req.request_id, forwardResult(1, 3))).status).toBe(200);
+    let got = await ok(held);
+    while (got.type === 'try_again') got = await ok(retrieve(user, fb.request_id, 'application/json'));
+    expect(got.metrics).toEqual({ 'loss:sum': 1.5 });
+    expect(got.loss_fn_outputs[0].logprobs).toEqual({ data: [-0.5, -0.5, -0.5], dtype: 'float32', shape: [3] });
+    const failed = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 2)));
+    const [next] = (await worker.poll()).requests;
+    const heldFailure = retrieve(user, failed.request_id);
+    await new Promise((r) => setTimeout(r, 20));
+    await worker.fail(next.request_id, 'datum 0 is too long');
+    let failure = await ok(heldFailure);
+    while (failure.type === 'try_again') failure = await ok(retrieve(user, failed.request_id));
+    expect(failure).toEqual({ error: 'datum 0 is too long', category: 'user' });
+  });
+
+  it('an answer moves past the seq_ids after it that were refused at submission', async () => {
+    const user = await createUser();
+    const worker = new ScriptedWorker();
+    const { modelId } = await trainingClient(user, worker);
+    const first = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 1)));
+    const [running] = (await worker.poll()).requests;
+    expect(running.request_id).toBe(first.request_id);
+    for (const seq of [2, 3]) {
+      const bad = await tinker(
+        user,
+        'POST',
+        '/api/v1/forward_backward',
+        forwardBackwardBody(modelId, seq, [ceDatum([1])], 'no_such_loss'),
+      );
+      expect(bad.status).toBe(400);
+    }
+    const fourth = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 4)));
+    await worker.answer(first.request_id, forwardResult(1, 3));
+    expect((await worker.poll()).requests.map((r) => [r.seq_id, r.request_id])).toEqual([[4, fourth.request_id]]);
   });
 
   it('optim_step adds a point to the training curve from the forward_backward calls before it', async () => {

@@ -1,5 +1,6 @@
 import 'server-only';
-import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, gt, inArray, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client';
 import {
   entities,
@@ -139,10 +140,45 @@ export async function lockTrainingClient(db: DbOrTx, modelId: string): Promise<T
   return row;
 }
 
+/**
+ * Locks a training client for a new request and records the request's time, in one statement (a request's submission
+ * is on the path from submit to result: every round trip to the database counts): the row, and its model's entity for
+ * the caller's scope.
+ */
+export async function lockTrainingClientForRequest(
+  db: DbOrTx,
+  modelId: string,
+  now: Date,
+): Promise<(TrainingClientRow & { entityId: string }) | undefined> {
+  const [row] = await db
+    .update(tinkerTrainingClients)
+    .set({ lastRequestAt: now })
+    .from(models)
+    .where(and(eq(tinkerTrainingClients.modelId, modelId), eq(models.id, tinkerTrainingClients.modelId)))
+    .returning({ ...getTableColumns(tinkerTrainingClients), entityId: models.entityId });
+  return row;
+}
+
+/**
+ * The value of `next_seq` after `seq` has run: the next seq_id, past every later one already failed at submission
+ * (docs/tinker.md §2.3), as an expression for the update that moves it (no round trip of its own). The answer is
+ * `seq + 1` or one past a failed request's seq_id, whichever is smallest and not itself failed.
+ */
+export function nextSeqAfter(modelId: string, seq: number): SQL {
+  return sql`(SELECT min(cand.n) FROM (
+      SELECT ${seq}::integer + 1 AS n
+      UNION ALL SELECT f.seq_id + 1 FROM ${tinkerRequests} f
+        WHERE f.model_id = ${modelId} AND f.status = 'failed' AND f.seq_id > ${seq}
+    ) cand
+    WHERE NOT EXISTS (
+      SELECT 1 FROM ${tinkerRequests} g WHERE g.model_id = ${modelId} AND g.seq_id = cand.n AND g.status = 'failed'
+    ))`;
+}
+
 export async function updateTrainingClient(
   db: DbOrTx,
   modelId: string,
-  set: Partial<typeof tinkerTrainingClients.$inferInsert>,
+  set: PgUpdateSetSource<typeof tinkerTrainingClients>,
 ): Promise<void> {
   await db.update(tinkerTrainingClients).set(set).where(eq(tinkerTrainingClients.modelId, modelId));
 }
@@ -291,71 +327,124 @@ export async function updateRequest(
   await db.update(tinkerRequests).set(set).where(eq(tinkerRequests.id, id));
 }
 
+/** updateRequest, answering the row as it now is (in the same statement). */
+export async function updateRequestReturning(
+  db: DbOrTx,
+  id: string,
+  set: Partial<typeof tinkerRequests.$inferInsert>,
+): Promise<TinkerRequestRow | undefined> {
+  const [row] = await db.update(tinkerRequests).set(set).where(eq(tinkerRequests.id, id)).returning();
+  return row;
+}
+
+/** A request and whether its training client still exists (its model was not deleted), in one statement. */
+export async function findRequestAndClient(
+  db: DbOrTx,
+  id: string,
+): Promise<{ request: TinkerRequestRow; clientExists: boolean } | undefined> {
+  const [row] = await db
+    .select({ request: tinkerRequests, clientModelId: tinkerTrainingClients.modelId })
+    .from(tinkerRequests)
+    .leftJoin(tinkerTrainingClients, eq(tinkerTrainingClients.modelId, tinkerRequests.modelId))
+    .where(eq(tinkerRequests.id, id))
+    .limit(1);
+  return row && { request: row.request, clientExists: row.clientModelId !== null };
+}
+
 export async function lockRequest(db: DbOrTx, id: string): Promise<TinkerRequestRow | undefined> {
   const [row] = await db.select().from(tinkerRequests).where(eq(tinkerRequests.id, id)).for('update').limit(1);
   return row;
 }
 
+/** Locks a request and its training client in one statement (a worker's answer); the client is null when it is gone. */
+export async function lockRequestWithClient(
+  db: DbOrTx,
+  id: string,
+): Promise<{ request: TinkerRequestRow; client: TrainingClientRow | null } | undefined> {
+  const [row] = await db
+    .select({ request: tinkerRequests, client: tinkerTrainingClients })
+    .from(tinkerRequests)
+    .innerJoin(tinkerTrainingClients, eq(tinkerTrainingClients.modelId, tinkerRequests.modelId))
+    .where(eq(tinkerRequests.id, id))
+    .for('update')
+    .limit(1);
+  if (row) return row;
+  const request = await lockRequest(db, id);
+  return request && { request, client: null };
+}
+
 /**
  * Hands a worker the next request of each training client it holds: the one at the client's `next_seq`, queued or
  * already handed to this same worker (whose answer was lost: it polls only when it runs nothing). Marks them running.
+ * One statement, atomic on its own: a poll runs it each time it looks.
  */
 export async function takeNextRequests(db: DbOrTx, workerId: string, now: Date): Promise<TinkerRequestRow[]> {
-  const result = (await db.execute(sql`
-    UPDATE ${tinkerRequests} r SET status = 'running', worker_id = ${workerId},
-      started_at = coalesce(r.started_at, ${now.toISOString()}::timestamptz)
-    FROM ${tinkerTrainingClients} c
-    WHERE c.model_id = r.model_id AND c.worker_id = ${workerId} AND c.status = 'ready'
-      AND r.seq_id = c.next_seq AND r.kind <> 'create_model'
-      AND (r.status = 'queued' OR (r.status = 'running' AND r.worker_id = ${workerId}))
-    RETURNING r.id`)) as unknown as { rows: { id: string }[] };
-  const ids = result.rows.map((r) => r.id);
-  if (ids.length === 0) return [];
-  return db.select().from(tinkerRequests).where(inArray(tinkerRequests.id, ids)).orderBy(asc(tinkerRequests.seqId));
+  const rows = await db
+    .update(tinkerRequests)
+    .set({
+      status: 'running',
+      workerId,
+      startedAt: sql`coalesce(${tinkerRequests.startedAt}, ${now.toISOString()}::timestamptz)`,
+    })
+    .from(tinkerTrainingClients)
+    .where(
+      and(
+        eq(tinkerTrainingClients.modelId, tinkerRequests.modelId),
+        eq(tinkerTrainingClients.workerId, workerId),
+        eq(tinkerTrainingClients.status, 'ready'),
+        eq(tinkerRequests.seqId, tinkerTrainingClients.nextSeq),
+        ne(tinkerRequests.kind, 'create_model'),
+        or(
+          eq(tinkerRequests.status, 'queued'),
+          and(eq(tinkerRequests.status, 'running'), eq(tinkerRequests.workerId, workerId)),
+        ),
+      ),
+    )
+    .returning(getTableColumns(tinkerRequests));
+  return rows.sort((a, b) => (a.seqId ?? 0) - (b.seqId ?? 0));
 }
 
 /**
  * The create_model requests this worker already took and has not answered (re-delivered after a lost answer), or
- * else the oldest queued one of a base model it can train, which binds that training client to this worker.
+ * else the oldest queued one of a base model it can train, which binds that training client to this worker. One
+ * statement (atomic on its own), and a second to read what it took when it took something.
  */
 export async function takeCreateModel(
   db: DbOrTx,
   input: { workerId: string; baseModels: string[]; acceptNew: boolean; now: Date },
 ): Promise<TinkerRequestRow[]> {
-  const mine = await db
-    .select()
-    .from(tinkerRequests)
-    .where(
-      and(
-        eq(tinkerRequests.kind, 'create_model'),
-        eq(tinkerRequests.status, 'running'),
-        eq(tinkerRequests.workerId, input.workerId),
-      ),
-    );
-  if (mine.length > 0 || !input.acceptNew || input.baseModels.length === 0) return mine;
-  const bases = sql.join(
-    input.baseModels.map((b) => sql`${b}`),
-    sql`, `,
-  );
+  const accept = input.acceptNew && input.baseModels.length > 0;
+  const bases = accept
+    ? sql.join(
+        input.baseModels.map((b) => sql`${b}`),
+        sql`, `,
+      )
+    : sql`NULL`;
   const result = (await db.execute(sql`
-    WITH picked AS (
+    WITH mine AS (
+      SELECT id FROM ${tinkerRequests}
+      WHERE kind = 'create_model' AND status = 'running' AND worker_id = ${input.workerId}
+    ), picked AS (
       SELECT r.id, r.model_id FROM ${tinkerRequests} r
       JOIN ${tinkerTrainingClients} c ON c.model_id = r.model_id
-      WHERE r.kind = 'create_model' AND r.status = 'queued' AND c.status = 'waiting' AND c.base_model IN (${bases})
+      WHERE ${accept}::boolean AND NOT EXISTS (SELECT 1 FROM mine)
+        AND r.kind = 'create_model' AND r.status = 'queued' AND c.status = 'waiting' AND c.base_model IN (${bases})
       ORDER BY r.created_at, r.id
       LIMIT 1
       FOR UPDATE OF r SKIP LOCKED
     ), c AS (
       UPDATE ${tinkerTrainingClients} SET worker_id = ${input.workerId}
       WHERE model_id = (SELECT model_id FROM picked)
+    ), taken AS (
+      UPDATE ${tinkerRequests} SET status = 'running', worker_id = ${input.workerId},
+        started_at = ${input.now.toISOString()}::timestamptz
+      WHERE id = (SELECT id FROM picked)
+      RETURNING id
     )
-    UPDATE ${tinkerRequests} SET status = 'running', worker_id = ${input.workerId},
-      started_at = ${input.now.toISOString()}::timestamptz
-    WHERE id = (SELECT id FROM picked)
-    RETURNING id`)) as unknown as { rows: { id: string }[] };
-  const id = result.rows[0]?.id;
-  if (!id) return [];
-  return db.select().from(tinkerRequests).where(eq(tinkerRequests.id, id));
+    SELECT id FROM mine UNION ALL SELECT id FROM taken`)) as unknown as { rows: { id: string }[] };
+  const ids = result.rows.map((r) => r.id);
+  if (ids.length === 0) return [];
+  return db.select().from(tinkerRequests).where(inArray(tinkerRequests.id, ids));
 }
 
 /** Puts a training client's create_model back in the queue (its worker died before answering it). */

@@ -7,7 +7,7 @@ import { config } from '@/lib/config';
 import { accessibleEntityIds, type Principal } from '../accounts';
 import { canTrain } from '../base-models';
 import { isUuid } from './training';
-import { requestKey, waitFor } from './wakeups';
+import { listenFor, requestKey } from './wakeups';
 
 /**
  * retrieve_future (docs/tinker.md §2.2): the result of a request, its failure, or — after holding the call open for
@@ -25,20 +25,40 @@ export const UNKNOWN_REQUEST =
 export async function retrieve(principal: Principal, requestId: string, signal?: AbortSignal): Promise<Retrieved> {
   const db = await getDb();
   const deadline = Date.now() + config.tinkerWaitMs;
+  // The finished row a worker's answer in this process handed over with its wake-up: no need to read it back.
+  let handed: repo.TinkerRequestRow | undefined;
   for (;;) {
-    const row = isUuid(requestId) ? await repo.findRequest(db, requestId) : undefined;
-    if (!row || !accessibleEntityIds(principal).includes(row.entityId)) throw ApiError.notFound(UNKNOWN_REQUEST);
-    if (row.status === 'done') return { state: 'done', kind: row.kind, result: row.result ?? {} };
-    if (row.status === 'failed') {
-      return { state: 'failed', error: row.error ?? 'The request failed', category: row.errorCategory ?? 'unknown' };
+    // Listening before the read: a result recorded between the read and the wait still wakes this call.
+    const listener = listenFor([requestKey(requestId)]);
+    try {
+      const found = handed
+        ? { request: handed, clientExists: true }
+        : isUuid(requestId)
+          ? await repo.findRequestAndClient(db, requestId)
+          : undefined;
+      handed = undefined;
+      const row = found?.request;
+      if (!row || !accessibleEntityIds(principal).includes(row.entityId)) throw ApiError.notFound(UNKNOWN_REQUEST);
+      if (row.status === 'done') return { state: 'done', kind: row.kind, result: row.result ?? {} };
+      if (row.status === 'failed') {
+        return { state: 'failed', error: row.error ?? 'The request failed', category: row.errorCategory ?? 'unknown' };
+      }
+      if (row.modelId && !found.clientExists) {
+        // Its model was deleted: nothing will ever run it (the row has no foreign key, so that this can be said).
+        return { state: 'failed', error: 'The model of this training client was deleted', category: 'user' };
+      }
+      if (Date.now() >= deadline || signal?.aborted) return { state: 'pending', ...(await whyWaiting(row)) };
+      const value = await listener.wait(deadline - Date.now(), signal);
+      if (isFinishedRow(value, requestId)) handed = value;
+    } finally {
+      listener.close();
     }
-    if (row.modelId && !(await repo.findTrainingClient(db, row.modelId))) {
-      // Its model was deleted: nothing will ever run it (the row has no foreign key, so that this can be said).
-      return { state: 'failed', error: 'The model of this training client was deleted', category: 'user' };
-    }
-    if (Date.now() >= deadline || signal?.aborted) return { state: 'pending', ...(await whyWaiting(row)) };
-    await waitFor([requestKey(requestId)], deadline - Date.now(), signal);
   }
+}
+
+function isFinishedRow(value: unknown, requestId: string): value is repo.TinkerRequestRow {
+  const row = value as repo.TinkerRequestRow | undefined;
+  return row?.id === requestId && (row.status === 'done' || row.status === 'failed');
 }
 
 /**

@@ -293,32 +293,40 @@ export interface Submission {
  */
 export async function submit(principal: Principal, s: Submission): Promise<{ request_id: string; model_id: string }> {
   const db = await getDb();
-  const client = await requireTrainingClient(principal, s.modelId);
-  const duplicate = await repo.findDuplicateRequest(db, {
-    entityId: client.entityId,
-    idempotencyKey: s.idempotencyKey,
-    modelId: client.modelId,
-    seqId: s.seqId,
-  });
-  if (duplicate) return sameRequest(duplicate, s);
-  const reason = unusableReason(client);
-  if (reason) throw new ApiError('bad_request', reason);
+  const notFound = () => ApiError.notFound(`${TRAINING_CLIENT_NOT_FOUND}: ${s.modelId}`);
+  if (!isUuid(s.modelId)) throw notFound();
+  // Four statements in all (BEGIN, lock, insert, COMMIT): a submission is on the path from submit to result, where
+  // each round trip to the database counts. A resend (same model and seq_id, or same idempotency key) is found by the
+  // insert's conflict, or before refusing a seq_id that already ran or a client that can no longer take requests.
   const stored = await db.transaction(async (tx) => {
-    const locked = await repo.lockTrainingClient(tx, client.modelId);
-    if (!locked) throw ApiError.notFound(`${TRAINING_CLIENT_NOT_FOUND}: ${s.modelId}`);
-    const lockedReason = unusableReason(locked);
-    if (lockedReason) throw new ApiError('bad_request', lockedReason);
+    const locked = await repo.lockTrainingClientForRequest(tx, s.modelId, new Date());
+    if (!locked || !accessibleEntityIds(principal).includes(locked.entityId)) throw notFound();
+    const lookup = {
+      entityId: locked.entityId,
+      idempotencyKey: s.idempotencyKey,
+      modelId: locked.modelId,
+      seqId: s.seqId,
+    };
+    const reason = unusableReason(locked);
     let seq = s.seqId;
     const assigned = seq === null;
-    if (seq === null) seq = Math.max(locked.nextSeq, (await repo.highestSeq(tx, locked.modelId)) + 1);
-    else if (seq < locked.nextSeq) {
+    if (reason || (seq !== null && seq < locked.nextSeq)) {
+      const duplicate = await repo.findDuplicateRequest(tx, lookup);
+      if (duplicate) return { duplicate };
+      if (reason) throw new ApiError('bad_request', reason);
       throw new ApiError(
         'bad_request',
         `seq_id ${seq} of training client ${locked.modelId} is behind the next one it runs (${locked.nextSeq}): it was skipped or used by a request that no longer exists`,
       );
     }
+    if (seq === null) {
+      // Without a seq_id, a resend is known by its idempotency key alone.
+      const duplicate = s.idempotencyKey ? await repo.findDuplicateRequest(tx, lookup) : undefined;
+      if (duplicate) return { duplicate };
+      seq = Math.max(locked.nextSeq, (await repo.highestSeq(tx, locked.modelId)) + 1);
+    }
     const row = await repo.insertRequest(tx, {
-      entityId: client.entityId,
+      entityId: locked.entityId,
       modelId: locked.modelId,
       seqId: seq,
       seqAssigned: assigned ? 1 : 0,
@@ -326,22 +334,22 @@ export async function submit(principal: Principal, s: Submission): Promise<{ req
       idempotencyKey: s.idempotencyKey,
       payload: s.payload,
     });
-    await repo.updateTrainingClient(tx, locked.modelId, { lastRequestAt: new Date() });
-    return { row, workerId: locked.workerId };
+    return { row, workerId: locked.workerId, entityId: locked.entityId };
   });
+  if ('duplicate' in stored) return sameRequest(stored.duplicate!, s);
   if (!stored.row) {
-    // A concurrent resend won the insert: answer its future.
+    // A resend (or a concurrent one) won the insert: answer its future.
     const winner = await repo.findDuplicateRequest(db, {
-      entityId: client.entityId,
+      entityId: stored.entityId,
       idempotencyKey: s.idempotencyKey,
-      modelId: client.modelId,
+      modelId: s.modelId,
       seqId: s.seqId,
     });
     if (!winner) throw new Error('request conflicted but no duplicate was found');
     return sameRequest(winner, s);
   }
   if (stored.workerId) await wake(workerKey(stored.workerId));
-  return { request_id: stored.row.id, model_id: client.modelId };
+  return { request_id: stored.row.id, model_id: s.modelId };
 }
 
 function sameRequest(row: repo.TinkerRequestRow, s: Submission) {
@@ -402,13 +410,7 @@ export async function recordRefused(
  * that the worker's next poll finds the next request that can run.
  */
 export async function advanceAfter(tx: Parameters<typeof repo.updateTrainingClient>[0], modelId: string, seq: number) {
-  let next = seq + 1;
-  for (;;) {
-    const row = await repo.findDuplicateRequest(tx, { entityId: '', idempotencyKey: null, modelId, seqId: next });
-    if (!row || row.status !== 'failed') break;
-    next++;
-  }
-  await repo.updateTrainingClient(tx, modelId, { nextSeq: next, gapSince: null });
+  await repo.updateTrainingClient(tx, modelId, { nextSeq: repo.nextSeqAfter(modelId, seq), gapSince: null });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -15,17 +15,17 @@ const CHANNEL = 'tuneboard_tinker';
 const RECHECK_MS = 2000;
 const RECHECK_UNDELIVERED_MS = 250;
 
-type State = { waiters: Map<string, Set<() => void>>; listening: boolean };
+type State = { waiters: Map<string, Set<(value?: unknown) => void>>; listening: boolean };
 const state: State = ((globalThis as Record<symbol, unknown>)[Symbol.for('tuneboard.tinkerWakeups')] ??= {
   waiters: new Map(),
   listening: false,
 }) as State;
 
-function deliver(key: string): void {
+function deliver(key: string, value?: unknown): void {
   const set = state.waiters.get(key);
   if (!set) return;
   state.waiters.delete(key);
-  for (const wake of set) wake();
+  for (const wake of set) wake(value);
 }
 
 function wakeAll(): void {
@@ -48,30 +48,73 @@ export async function wake(...keys: string[]): Promise<void> {
 }
 
 /**
- * Resolves when one of `keys` is woken, when `ms` have passed, or at the next re-check, whichever comes first, so
- * callers loop: check, wait, check. `signal` ends the wait early (the caller's client went away).
+ * wake(), handing this process's listeners of `key` what they would read next (a finished request's row, committed),
+ * so that they need not read it back; listeners in other processes are woken as by wake() and read it.
  */
-export function waitFor(keys: string[], ms: number, signal?: AbortSignal): Promise<void> {
+export async function wakeWith(key: string, value: unknown): Promise<void> {
   ensureListening();
-  const limit = Math.max(0, Math.min(ms, isDelivering() ? RECHECK_MS : RECHECK_UNDELIVERED_MS));
-  return new Promise<void>((resolve) => {
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', finish);
-      for (const key of keys) state.waiters.get(key)?.delete(finish);
-      resolve();
-    };
-    const timer = setTimeout(finish, limit);
-    signal?.addEventListener('abort', finish, { once: true });
-    for (const key of keys) {
-      let set = state.waiters.get(key);
-      if (!set) state.waiters.set(key, (set = new Set()));
-      set.add(finish);
-    }
-  });
+  deliver(key, value);
+  await publish(CHANNEL, key);
+}
+
+/** A registration for wake-ups of some keys, made before the state it waits on is read (see `listenFor`). */
+export interface Listener {
+  /**
+   * Resolves once one of the keys was woken (at once if that happened since `listenFor`), when `ms` have passed, or at
+   * the next re-check, whichever comes first; `signal` ends it early (the caller's client went away). Its value: what
+   * a wakeWith() in this process handed over, else undefined.
+   */
+  wait(ms: number, signal?: AbortSignal): Promise<unknown>;
+  /** Unregisters (always call it: a listener that is never woken would stay in the map). */
+  close(): void;
+}
+
+/**
+ * Registers for wake-ups of `keys` now. Callers loop: listen, check, wait, close. Listening before the check is what
+ * makes a wake-up that lands between the check and the wait count: registered after the check (as waiting alone
+ * would), such a wake-up found no one and the caller slept a whole re-check (2 s) with its answer already there.
+ */
+export function listenFor(keys: string[]): Listener {
+  ensureListening();
+  let woken = false;
+  let handed: unknown;
+  let onWake: (() => void) | null = null;
+  const wakeUp = (value?: unknown) => {
+    woken = true;
+    if (value !== undefined) handed = value;
+    onWake?.();
+  };
+  for (const key of keys) {
+    let set = state.waiters.get(key);
+    if (!set) state.waiters.set(key, (set = new Set()));
+    set.add(wakeUp);
+  }
+  return {
+    wait(ms, signal) {
+      if (woken || signal?.aborted) return Promise.resolve(handed);
+      const limit = Math.max(0, Math.min(ms, isDelivering() ? RECHECK_MS : RECHECK_UNDELIVERED_MS));
+      return new Promise<unknown>((resolve) => {
+        const finish = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', finish);
+          onWake = null;
+          resolve(handed);
+        };
+        const timer = setTimeout(finish, limit);
+        signal?.addEventListener('abort', finish, { once: true });
+        onWake = finish;
+      });
+    },
+    close() {
+      onWake = null;
+      for (const key of keys) {
+        const set = state.waiters.get(key);
+        if (!set) continue;
+        set.delete(wakeUp);
+        if (set.size === 0) state.waiters.delete(key);
+      }
+    },
+  };
 }
 
 export const requestKey = (requestId: string) => `r:${requestId}`;

@@ -11,8 +11,7 @@ import { artifactExists, deleteArtifacts, putArtifactStream } from '@/lib/storag
 import type { ForwardResult } from '@/lib/tinker/types';
 import { trainableBaseModelIds } from '../base-models';
 import { modelsChanged } from '../served-models';
-import { advanceAfter } from './training';
-import { NEW_CLIENT_KEY, requestKey, waitFor, wake, workerKey } from './wakeups';
+import { listenFor, NEW_CLIENT_KEY, requestKey, wake, wakeWith, workerKey } from './wakeups';
 import { sizeFromFiles, tinkerPath, WEIGHT_FILES, type WeightFile } from './weights-files';
 
 const log = componentLogger('tinker');
@@ -55,22 +54,43 @@ export interface PollInput {
   waitMs: number;
 }
 
-/** The training clients a worker must free: held but not (or no longer) its live ones. */
-async function toDrop(db: DbOrTx, workerId: string, held: string[]): Promise<string[]> {
+/** The training clients a worker must free: held but not (or no longer) its live ones (`live`: read already). */
+async function toDrop(
+  db: DbOrTx,
+  workerId: string,
+  held: string[],
+  live?: repo.TrainingClientRow[],
+): Promise<string[]> {
   if (held.length === 0) return [];
-  const live = new Set((await repo.clientsOfWorker(db, workerId)).map((c) => c.modelId));
-  return held.filter((id) => !live.has(id));
+  const ids = new Set((live ?? (await repo.clientsOfWorker(db, workerId))).map((c) => c.modelId));
+  return held.filter((id) => !ids.has(id));
 }
 
+/**
+ * When each worker's poll last recorded it as seen, and what with: a worker polls again after every request it answers,
+ * and writing the same row each time cost the poll a write (on the path from submit to result) for a last-seen time
+ * no one needs to the millisecond. Recorded again after a tenth of the lease (at most 5 s), or when what it says of
+ * itself changes.
+ */
+const touched = new Map<string, { at: number; what: string }>();
+const TOUCH_EVERY_MS = 5000;
+
 async function touchWorker(input: Pick<PollInput, 'workerId' | 'capabilities' | 'kinds' | 'info'>) {
+  const capabilities = { ...input.capabilities, kinds: input.kinds ?? ['tinker'] };
+  const what = JSON.stringify([capabilities, input.info ?? null]);
+  const now = Date.now();
+  const last = touched.get(input.workerId);
+  if (last && last.what === what && now - last.at < Math.min(TOUCH_EVERY_MS, config.jobLeaseSeconds * 100)) return;
   // A polling worker runs no job: the loop never claims one while it holds training clients (docs/tinker.md §3.2).
   await workersRepo.touchWorker(await getDb(), {
     id: input.workerId,
-    now: new Date(),
+    now: new Date(now),
     currentJobId: null,
-    capabilities: { ...input.capabilities, kinds: input.kinds ?? ['tinker'] },
+    capabilities,
     ...(input.info ? { info: input.info } : {}),
   });
+  touched.set(input.workerId, { at: now, what });
+  if (touched.size > 10_000) touched.delete(touched.keys().next().value!);
 }
 
 /** docs/tinker.md §3.2: the next requests of the worker's training clients, a new one, and what to drop. */
@@ -80,35 +100,45 @@ export async function poll(
 ): Promise<{ requests: WorkerTinkerRequest[]; drop: string[]; lease_seconds: number }> {
   const db = await getDb();
   await touchWorker(input);
-  await failForgotten(input.workerId, input.held);
+  // The worker's live clients, read once for both: the forgotten ones fail, the first look's drops come from it.
+  let live: repo.TrainingClientRow[] | undefined = await repo.clientsOfWorker(db, input.workerId);
+  await failForgotten(input.workerId, input.held, live);
   const deadline = Date.now() + Math.min(Math.max(0, input.waitMs), MAX_WAIT_MS);
   const baseModels = trainableBaseModelIds({
     backends: input.capabilities.backends,
     base_models: input.capabilities.base_models,
   });
   for (;;) {
-    const now = new Date();
-    const drop = await toDrop(db, input.workerId, input.held);
-    const held = new Set(input.held.filter((id) => !drop.includes(id)));
-    const next = (await db.transaction((tx) => repo.takeNextRequests(tx, input.workerId, now))).filter((r) =>
-      // A request of a client the worker does not say it holds would fail there: its holder restarted (the sweeper
-      // fails the client once the worker is silent; a restarted worker's id differs anyway).
-      held.has(r.modelId!),
-    );
-    const created = await db.transaction((tx) =>
-      repo.takeCreateModel(tx, { workerId: input.workerId, baseModels, acceptNew: input.acceptNew, now }),
-    );
-    const requests = [...next, ...created].map(toWorkerRequest);
-    if (requests.length > 0 || drop.length > 0 || Date.now() >= deadline || signal?.aborted) {
-      if (requests.length > 0) log.debug({ worker: input.workerId, n: requests.length }, 'tinker requests handed out');
-      // The worker heart-beats a quarter of this while a long request runs, and retries its answers for this long.
-      return { requests, drop, lease_seconds: config.jobLeaseSeconds };
+    // Listening before the queries: a request submitted between them and the wait still wakes this poll.
+    const listener = listenFor([workerKey(input.workerId), ...(input.acceptNew ? [NEW_CLIENT_KEY] : [])]);
+    try {
+      const now = new Date();
+      const drop = await toDrop(db, input.workerId, input.held, live);
+      live = undefined;
+      const held = new Set(input.held.filter((id) => !drop.includes(id)));
+      // Each a single statement, atomic on its own (no transaction's BEGIN and COMMIT to wait for).
+      const next = (await repo.takeNextRequests(db, input.workerId, now)).filter((r) =>
+        // A request of a client the worker does not say it holds would fail there: its holder restarted (the sweeper
+        // fails the client once the worker is silent; a restarted worker's id differs anyway).
+        held.has(r.modelId!),
+      );
+      // A new training client waits for the next poll when there are requests to run: the worker runs what it is
+      // handed in order, so it would start on it only after them anyway, and the next poll comes right after.
+      const created =
+        next.length > 0
+          ? []
+          : await repo.takeCreateModel(db, { workerId: input.workerId, baseModels, acceptNew: input.acceptNew, now });
+      const requests = [...next, ...created].map(toWorkerRequest);
+      if (requests.length > 0 || drop.length > 0 || Date.now() >= deadline || signal?.aborted) {
+        if (requests.length > 0)
+          log.debug({ worker: input.workerId, n: requests.length }, 'tinker requests handed out');
+        // The worker heart-beats a quarter of this while a long request runs, and retries its answers for this long.
+        return { requests, drop, lease_seconds: config.jobLeaseSeconds };
+      }
+      await listener.wait(deadline - Date.now(), signal);
+    } finally {
+      listener.close();
     }
-    await waitFor(
-      [workerKey(input.workerId), ...(input.acceptNew ? [NEW_CLIENT_KEY] : [])],
-      deadline - Date.now(),
-      signal,
-    );
   }
 }
 
@@ -118,8 +148,8 @@ export async function poll(
  * wait for a lease that a live worker keeps renewing. (A worker adds a training client to what it holds before it
  * answers its create_model, so a fresh one is never taken for forgotten.)
  */
-async function failForgotten(workerId: string, held: string[]): Promise<void> {
-  const forgotten = (await repo.clientsOfWorker(await getDb(), workerId)).filter((c) => !held.includes(c.modelId));
+async function failForgotten(workerId: string, held: string[], live: repo.TrainingClientRow[]): Promise<void> {
+  const forgotten = live.filter((c) => !held.includes(c.modelId));
   const woken: string[] = [];
   for (const client of forgotten) {
     const failed = await failLostClient(
@@ -222,14 +252,16 @@ interface AfterCommit {
 export async function answer(workerId: string, requestId: string, a: WorkerAnswer): Promise<{ ok: true }> {
   const db = await getDb();
   const after: AfterCommit = { modelsChanged: false, deleteKeys: [] };
+  // The request's row once answered, handed to a retrieve_future waiting in this process (it need not read it back).
+  let finished: repo.TinkerRequestRow | undefined;
   const outcome = await db.transaction(async (tx) => {
-    const row = await repo.lockRequest(tx, requestId);
-    if (!row) throw ApiError.notFound('Tinker request not found');
+    const locked = await repo.lockRequestWithClient(tx, requestId);
+    if (!locked) throw ApiError.notFound('Tinker request not found');
+    const { request: row, client } = locked;
     if ((row.status === 'done' || row.status === 'failed') && row.workerId === workerId) return 'repeat' as const;
     if (row.status !== 'running' || row.workerId !== workerId) {
       throw new ApiError('conflict', `This worker no longer runs request ${requestId} (${row.status})`);
     }
-    const client = await repo.lockTrainingClient(tx, row.modelId!);
     const now = new Date();
     if (!client) {
       await repo.updateRequest(tx, row.id, {
@@ -241,8 +273,11 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
       });
       return 'done' as const;
     }
+    // Everything the answer changes in the training client's row, written once at the end: each statement is a round
+    // trip on the path from the worker's answer to the client's retrieve_future.
+    let clientSet: ClientSet = { lastRequestAt: now };
     if (a.error) {
-      await repo.updateRequest(tx, row.id, {
+      finished = await repo.updateRequestReturning(tx, row.id, {
         status: 'failed',
         error: a.error.message.slice(0, 4000),
         errorCategory: a.error.category,
@@ -250,7 +285,7 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
         payload: null,
       });
       if (row.kind === 'create_model') {
-        await repo.updateTrainingClient(tx, client.modelId, {
+        Object.assign(clientSet, {
           status: 'failed',
           error: a.error.message.slice(0, 4000),
           errorCategory: a.error.category,
@@ -258,19 +293,28 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
         });
       }
     } else {
-      // In a savepoint: an answer the server cannot accept (a file missing, outputs that do not fit) fails the
-      // request with the reason instead of leaving it running, and none of its effects stay.
+      // An answer the server cannot accept (a file missing, outputs that do not fit) fails the request with the reason
+      // instead of leaving it running, and none of its effects stay: in a savepoint, except for the kinds whose
+      // checks all come before their first write (no savepoint's two statements for the training loop's calls).
       let refused: string | null = null;
       try {
-        const result = await tx.transaction((sp) => applyResult(sp, row, client, a.result, now, after));
-        await repo.updateRequest(tx, row.id, { status: 'done', result, finishedAt: now, payload: null });
+        const apply = (d: DbOrTx) => applyResult(d, row, client, a.result, now, after, clientSet);
+        const result = CHECKED_BEFORE_WRITING.has(row.kind) ? await apply(tx) : await tx.transaction(apply);
+        finished = await repo.updateRequestReturning(tx, row.id, {
+          status: 'done',
+          result,
+          finishedAt: now,
+          payload: null,
+        });
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         refused = err.message;
       }
       if (refused !== null) {
+        finished = undefined;
         after.modelsChanged = false;
         after.deleteKeys = [];
+        clientSet = { lastRequestAt: now };
         await repo.updateRequest(tx, row.id, {
           status: 'failed',
           error: `The worker's answer could not be used: ${refused}`,
@@ -279,23 +323,19 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
           payload: null,
         });
         if (row.kind === 'create_model') {
-          await repo.updateTrainingClient(tx, client.modelId, {
-            status: 'failed',
-            error: refused,
-            errorCategory: 'server',
-            endedAt: now,
-          });
+          Object.assign(clientSet, { status: 'failed', error: refused, errorCategory: 'server', endedAt: now });
         }
       }
     }
     if (row.kind !== 'create_model' && row.seqId !== null && row.seqId === client.nextSeq) {
-      await advanceAfter(tx, client.modelId, row.seqId);
+      Object.assign(clientSet, { nextSeq: repo.nextSeqAfter(client.modelId, row.seqId), gapSince: null });
     }
-    await repo.updateTrainingClient(tx, client.modelId, { lastRequestAt: now });
+    await repo.updateTrainingClient(tx, client.modelId, clientSet);
     return 'done' as const;
   });
   if (outcome === 'done') {
-    await wake(requestKey(requestId));
+    if (finished) await wakeWith(requestKey(requestId), finished);
+    else await wake(requestKey(requestId));
     if (after.modelsChanged) {
       const row = await repo.findRequest(db, requestId);
       if (row?.modelId) await modelsChanged([row.modelId]);
@@ -375,7 +415,19 @@ function curvePoint(pending: Record<string, number> | null, stats: Record<string
   return point;
 }
 
-/** The effects of a successful answer; returns what the request's row keeps as its result. */
+/** What an answer changes in its training client's row (written once, with the answer's other effects). */
+type ClientSet = Parameters<typeof repo.updateTrainingClient>[2];
+
+/**
+ * Kinds whose result is checked whole before applyResult writes anything (and whose writes cannot be refused): their
+ * answer needs no savepoint to leave nothing behind when it is refused.
+ */
+const CHECKED_BEFORE_WRITING = new Set<repo.TinkerRequestKind>(['forward', 'forward_backward', 'optim_step']);
+
+/**
+ * The effects of a successful answer; returns what the request's row keeps as its result. Changes to the training
+ * client's row go into `clientSet`, which the caller writes.
+ */
 async function applyResult(
   tx: DbOrTx,
   row: repo.TinkerRequestRow,
@@ -383,6 +435,7 @@ async function applyResult(
   result: Record<string, unknown>,
   now: Date,
   after: AfterCommit,
+  clientSet: ClientSet,
 ): Promise<Record<string, unknown>> {
   const server = ((row.payload ?? {})[SERVER_ONLY] ?? {}) as {
     name?: string;
@@ -392,7 +445,7 @@ async function applyResult(
   };
   switch (row.kind) {
     case 'create_model':
-      await repo.updateTrainingClient(tx, client.modelId, { status: 'ready' });
+      clientSet.status = 'ready';
       return { model_id: client.modelId };
     case 'forward': {
       return { ...forwardResult(row, result) };
@@ -400,7 +453,7 @@ async function applyResult(
     case 'forward_backward': {
       const out = forwardResult(row, result);
       const stats = (result.stats ?? {}) as Record<string, unknown>;
-      await repo.updateTrainingClient(tx, client.modelId, { pendingStats: accumulate(client.pendingStats, stats) });
+      clientSet.pendingStats = accumulate(client.pendingStats, stats);
       return { ...out };
     }
     case 'optim_step': {
@@ -410,11 +463,7 @@ async function applyResult(
       if (before !== undefined) {
         await appendRunPoints(tx, modelsRepo.gradientRunId(client.modelId), [{ step: before + 1, metrics: point }]);
       }
-      await repo.updateTrainingClient(tx, client.modelId, {
-        optimSteps: client.optimSteps + 1,
-        pendingStats: null,
-        lastMetrics: point,
-      });
+      Object.assign(clientSet, { optimSteps: client.optimSteps + 1, pendingStats: null, lastMetrics: point });
       const metrics = result.metrics;
       return { metrics: typeof metrics === 'object' && metrics !== null ? metrics : {} };
     }
@@ -424,11 +473,7 @@ async function applyResult(
     case 'load_weights':
       return { path: server.source_path ?? null, model_id: client.modelId };
     case 'unload_model':
-      await repo.updateTrainingClient(tx, client.modelId, {
-        status: 'closed',
-        error: 'unloaded by its client (unload_model)',
-        endedAt: now,
-      });
+      Object.assign(clientSet, { status: 'closed', error: 'unloaded by its client (unload_model)', endedAt: now });
       return { model_id: client.modelId };
     default:
       throw new ApiError('bad_request', `A worker does not answer ${row.kind} requests`);
