@@ -14,6 +14,7 @@ import {
   YAxis,
 } from 'recharts';
 import { bandsAtRow, buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
+import { rowsExtent, yTickFormatter } from '@/lib/client/chart-ticks';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import { seriesColor } from './chart-colors';
 
@@ -94,12 +95,6 @@ function MarkerFlag({ marker, x, y }: { marker: ChartMarker; x: number; y: numbe
 
 const AXIS_TICK = { fill: 'var(--tb-fg-subtle)', fontSize: 11 };
 
-function formatTick(value: number): string {
-  const abs = Math.abs(value);
-  if (abs !== 0 && (abs < 1e-3 || abs >= 1e5)) return value.toExponential(1);
-  return Number(value.toPrecision(4)).toLocaleString('en');
-}
-
 interface TooltipBodyProps {
   step: number | undefined;
   row: ChartRow | undefined;
@@ -166,6 +161,13 @@ export function MetricChart({
     [chart, smoothing, logScale],
   );
   const rowByStep = useMemo(() => new Map(rows.map((r) => [r.step, r])), [rows]);
+  // Tick labels precise enough for the data's span, and an axis wide enough for the longest of them.
+  const yAxis = useMemo(() => {
+    const extent = rowsExtent(rows);
+    const format = yTickFormatter(extent);
+    const longest = extent ? Math.max(...extent.map((v) => format(v).length)) : 0;
+    return { format, width: Math.max(56, Math.ceil(longest * 6.5 + 10)) };
+  }, [rows]);
   const single = rows.length === 1;
   // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
   // active label (it is undefined when the click lands on a dot layer), while every move does.
@@ -205,8 +207,8 @@ export function MetricChart({
           allowDataOverflow={false}
           tick={AXIS_TICK}
           stroke="var(--tb-line-strong)"
-          tickFormatter={formatTick}
-          width={56}
+          tickFormatter={yAxis.format}
+          width={yAxis.width}
         />
         <Tooltip
           isAnimationActive={false}
