@@ -615,6 +615,18 @@ describe('the dashboard', () => {
     expect(list.data).toHaveLength(1);
     expect(list.data[0]).toMatchObject({ model_id: created.model_id, status: 'waiting', worker_id: null });
     expect(list.data[0].waiting_reason).toMatch(/^waiting for one of \d+ capable worker\(s\) to have room/);
+    // Deleting the model withdraws its create_model, which would otherwise wait for good in the database: on
+    // PostgreSQL the files share one, and a later scripted worker taking new clients would be handed this one.
+    const deleted = await tinker(null, 'DELETE', `/v1/preview/models/${created.model_id}`, undefined, {
+      authorization: `Bearer ${user.key}`,
+    });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    const after = await ok(
+      tinker(null, 'GET', '/v1/preview/tinker-training-clients?live=true', undefined, {
+        authorization: `Bearer ${user.key}`,
+      }),
+    );
+    expect(after.data).toEqual([]);
   });
 });
 
