@@ -32,7 +32,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { httpRequest } from './http-client';
 import { percentile } from './percentile';
-import { startServer } from './server';
+import { ensureBuild, startServer } from './server';
 
 const QUICK = process.argv.includes('--quick');
 const STRICT = process.argv.includes('--strict');
@@ -357,14 +357,7 @@ function report(results: Row[]): { misses: number; errors: number } {
 }
 
 async function main() {
-  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) {
-    console.log('no production build found: running npm run build');
-    execFileSync('npm', ['run', 'build'], {
-      cwd: ROOT,
-      stdio: 'inherit',
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
-    });
-  }
+  ensureBuild();
   const benchDir = path.join(ROOT, '.data', 'bench');
   fs.rmSync(benchDir, { recursive: true, force: true });
   const common = { TUNEBOARD_ARTIFACT_DIR: path.join(benchDir, 'artifacts') };

@@ -5,6 +5,17 @@ import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
+/** Builds the production server when there is no build yet (a fresh clone's first benchmark run). */
+export function ensureBuild(): void {
+  if (fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) return;
+  console.log('no production build found: running npm run build');
+  execFileSync('npm', ['run', 'build'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+  });
+}
+
 export interface BenchServer {
   base: string;
   stop(): Promise<void>;

@@ -42,7 +42,7 @@ import { ProtoReader, ProtoWriter } from '../lib/tinker/proto-wire';
 import { forwardResultProto } from '../lib/tinker/results';
 import type { ForwardPayload, ForwardResult } from '../lib/tinker/types';
 import { percentile } from './percentile';
-import { startServer, type BenchServer } from './server';
+import { ensureBuild, startServer, type BenchServer } from './server';
 import { findTorchPython } from './torch-python';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -896,14 +896,7 @@ function report(results: ModelResult[], meta: { threads: { worker: number; refer
 
 async function main() {
   const started = Date.now();
-  if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID'))) {
-    console.log('no production build found: running npm run build');
-    execFileSync('npm', ['run', 'build'], {
-      cwd: ROOT,
-      stdio: 'inherit',
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
-    });
-  }
+  ensureBuild();
   const chosen = (process.env.BENCH_MODELS ?? (QUICK ? 'tiny' : 'tiny,135m')).split(',');
   const models = MODELS.filter((m) => chosen.includes(m.key));
   const python = findPython();
