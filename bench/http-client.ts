@@ -1,5 +1,14 @@
 import http from 'node:http';
 
+export interface HttpReply {
+  status: number;
+  /** The Content-Type header ('' when absent). */
+  type: string;
+  bytes: Buffer;
+  /** The body as UTF-8. */
+  readonly text: string;
+}
+
 /**
  * One request with Node's HTTP client on a kept-alive agent; resolves once the whole answer has arrived. The
  * benchmarks' load generators use it rather than fetch, whose own CPU (undici's) took 0.7 of this 2-core machine's
@@ -8,8 +17,8 @@ import http from 'node:http';
  */
 export function httpRequest(
   url: string,
-  opts: { agent: http.Agent; method?: string; headers?: Record<string, string>; body?: string },
-): Promise<{ status: number; text: string }> {
+  opts: { agent: http.Agent; method?: string; headers?: Record<string, string>; body?: string | Uint8Array },
+): Promise<HttpReply> {
   const payload = opts.body === undefined ? undefined : Buffer.from(opts.body);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -22,7 +31,18 @@ export function httpRequest(
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            type: String(res.headers['content-type'] ?? ''),
+            bytes,
+            // Decoded when read: a binary answer (bench:tinker's protobuf results) is never decoded as text.
+            get text() {
+              return bytes.toString();
+            },
+          });
+        });
         res.on('error', reject);
       },
     );

@@ -41,6 +41,7 @@ import { decodeForwardBackwardProto } from '../lib/tinker/forward-request';
 import { ProtoReader, ProtoWriter } from '../lib/tinker/proto-wire';
 import { forwardResultProto } from '../lib/tinker/results';
 import type { ForwardPayload, ForwardResult } from '../lib/tinker/types';
+import { httpRequest, type HttpReply } from './http-client';
 import { percentile } from './percentile';
 import { ensureBuild, startServer, type BenchServer } from './server';
 import { findTorchPython } from './torch-python';
@@ -240,40 +241,14 @@ function startWorker(python: string, base: string, dir: string, baseModels: stri
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
-interface Reply {
-  status: number;
-  type: string;
-  bytes: Buffer;
-}
-
 function request(
   base: string,
   method: string,
   p: string,
   headers: Record<string, string>,
   body?: Uint8Array | string,
-): Promise<Reply> {
-  const payload = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body) : Buffer.from(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${base}${p}`,
-      { method, agent, headers: { ...headers, ...(payload ? { 'content-length': String(payload.length) } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            type: String(res.headers['content-type'] ?? ''),
-            bytes: Buffer.concat(chunks),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+): Promise<HttpReply> {
+  return httpRequest(`${base}${p}`, { agent, method, headers, body });
 }
 
 /** What every training call answers at once (docs/tinker.md §2.2). */
