@@ -189,7 +189,7 @@ export async function submitSample(principal: Principal, body: SampleBody, idemp
     }));
   if (!row) throw new Error('sample request was not stored');
   if (row.status === 'running' && row.workerId === SERVER_RUNNER && row.startedAt) {
-    void runSample(row.id, sampleTarget, body, await usageOf(sessionRow, target, entityId));
+    void runSample(row.id, sampleTarget, body, () => usageOf(sessionRow, sampleTarget, target, entityId));
   }
   return { request_id: row.id, model_id: null };
 }
@@ -200,18 +200,18 @@ export async function submitSample(principal: Principal, body: SampleBody, idemp
  */
 async function usageOf(
   session: repo.SamplingSessionRow | null,
-  target: { baseModel: string; modelId: string | null; checkpointId: string | null },
+  sampleTarget: SampleTarget,
+  target: { baseModel: string; modelId: string | null },
   entityId: string,
-): Promise<{ entityId: string; project: string; model: string }> {
+): Promise<Usage> {
   const db = await getDb();
-  if (target.modelId && target.checkpointId) {
+  if (target.modelId && sampleTarget.checkpoint) {
     const client = await repo.findTrainingClient(db, target.modelId);
-    const checkpoint = await modelsRepo.findCheckpoint(db, target.modelId, target.checkpointId);
-    if (client && checkpoint) {
+    if (client) {
       return {
         entityId: client.entityId,
         project: client.projectName,
-        model: `${client.entityName}/${client.projectName}/${client.modelName}:step${checkpoint.step}`,
+        model: `${client.entityName}/${client.projectName}/${client.modelName}:step${sampleTarget.checkpoint.step}`,
       };
     }
   }
@@ -220,14 +220,18 @@ async function usageOf(
   return { entityId, project: project?.name ?? 'inference', model: target.baseModel };
 }
 
+type Usage = { entityId: string; project: string; model: string };
+
+/** Runs a stored sample request in the background; `usage` is looked up there, off the submission's path. */
 async function runSample(
   requestId: string,
   target: SampleTarget,
   body: SampleBody,
-  usage: { entityId: string; project: string; model: string },
+  usageLookup: () => Promise<Usage>,
 ): Promise<void> {
   let update: Partial<repo.TinkerRequestRow>;
   try {
+    const usage = await usageLookup();
     const result: SampleResult = await sampleTokens({
       target,
       prompt: body.prompt,
