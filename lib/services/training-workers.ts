@@ -31,7 +31,8 @@ function capabilitiesOf(row: workersRepo.TrainingWorkerRow): WorkerCapabilities 
   };
 }
 
-async function liveWorkers() {
+/** The workers seen within liveWindowMs. */
+export async function liveWorkers() {
   return workersRepo.listWorkersSeenSince(await getDb(), new Date(Date.now() - liveWindowMs()));
 }
 
@@ -98,7 +99,7 @@ export async function listConnectedWorkers(principal: Principal): Promise<{ data
  */
 export async function waitingReason(
   job: TrainingJobRow,
-  workers?: workersRepo.TrainingWorkerRow[],
+  registry?: { workers: workersRepo.TrainingWorkerRow[]; held: Awaited<ReturnType<typeof heldClients>> },
 ): Promise<string | null> {
   if (job.status !== 'QUEUED') return null;
   const db = await getDb();
@@ -109,7 +110,7 @@ export async function waitingReason(
   if (entry.backend === 'upstream') {
     return `No worker can train ${model.baseModel}: it is served by an upstream server only (backend "upstream")`;
   }
-  const live = workers ?? (await liveWorkers());
+  const live = registry?.workers ?? (await liveWorkers());
   const capable = live.filter((w) =>
     canTrain(capabilitiesOf(w), { kind: job.kind, modelId: job.modelId, baseModel: model.baseModel }),
   );
@@ -126,7 +127,7 @@ export async function waitingReason(
     (j.createdAt.getTime() === job.createdAt.getTime() && j.id < job.id);
   const earlier = open.some((j) => j.id !== job.id && (j.status === 'RUNNING' || before(j)));
   if (earlier) return 'Waiting for an earlier job of this model to finish (jobs of one model run one at a time)';
-  const tinker = await heldClients(capable);
+  const tinker = registry?.held ?? (await heldClients(capable));
   if (capable.every((w) => w.currentJobId !== null || tinker.has(w.id))) {
     const holding = capable.filter((w) => w.currentJobId === null && tinker.has(w.id)).length;
     return `Waiting for a free worker: ${capable.length} connected worker${capable.length === 1 ? ' that can train' : 's that can train'} ${model.baseModel} ${capable.length === 1 ? 'is' : 'are'} busy${holding ? ` (${holding} holding Tinker training clients, which take no jobs until they are closed)` : ''}`;
@@ -137,6 +138,8 @@ export async function waitingReason(
 /** waitingReason for many jobs with one registry read. */
 export async function waitingReasons(jobs: TrainingJobRow[]): Promise<(string | null)[]> {
   if (!jobs.some((j) => j.status === 'QUEUED')) return jobs.map(() => null);
+  // The registry read once for every job: the workers, and the training clients they hold.
   const workers = await liveWorkers();
-  return Promise.all(jobs.map((j) => waitingReason(j, workers)));
+  const registry = { workers, held: await heldClients(workers) };
+  return Promise.all(jobs.map((j) => waitingReason(j, registry)));
 }

@@ -2,8 +2,8 @@ import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as repo from '@/lib/db/repositories/tinker';
-import * as workersRepo from '@/lib/db/repositories/training-workers';
 import { config } from '@/lib/config';
+import { liveWorkers } from '../training-workers';
 import { accessibleEntityIds, type Principal } from '../accounts';
 import { canTrain } from '../base-models';
 import { isUuid } from './training';
@@ -69,10 +69,10 @@ function isFinishedRow(value: unknown, requestId: string): value is repo.TinkerR
 async function whyWaiting(
   row: repo.TinkerRequestRow,
 ): Promise<{ queueState: 'active' | 'paused_capacity'; reason: string | null }> {
-  if (row.kind === 'sample' || !row.modelId) return { queueState: 'active', reason: null };
-  const db = await getDb();
-  const client = await repo.findTrainingClient(db, row.modelId);
-  if (!client || client.status !== 'waiting' || row.status !== 'queued') return { queueState: 'active', reason: null };
+  // Only a queued request of a training client still waiting for a worker is paused: a running one is not read.
+  if (row.kind === 'sample' || !row.modelId || row.status !== 'queued') return { queueState: 'active', reason: null };
+  const client = await repo.findTrainingClient(await getDb(), row.modelId);
+  if (!client || client.status !== 'waiting') return { queueState: 'active', reason: null };
   return {
     queueState: 'paused_capacity',
     reason: await waitingReasons([client.baseModel]).then((r) => r(client.baseModel)),
@@ -85,8 +85,7 @@ async function whyWaiting(
  */
 export async function waitingReasons(baseModels: readonly string[]): Promise<(baseModel: string) => string> {
   if (baseModels.length === 0) return () => '';
-  const since = new Date(Date.now() - Math.max(30, config.jobLeaseSeconds) * 1000);
-  const workers = await workersRepo.listWorkersSeenSince(await getDb(), since);
+  const workers = await liveWorkers();
   return (baseModel) => {
     const capable = workers.filter((w) => {
       const caps = w.capabilities as { backends?: ('builtin' | 'hf')[]; base_models?: string[]; kinds?: string[] };

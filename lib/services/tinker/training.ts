@@ -5,9 +5,9 @@ import { ApiError } from '@/lib/errors';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import * as repo from '@/lib/db/repositories/tinker';
-import * as workersRepo from '@/lib/db/repositories/training-workers';
 import type { TinkerRequestKind } from '@/lib/db/schema';
 import { config } from '@/lib/config';
+import { liveWorkers } from '../training-workers';
 import { accessibleEntityIds, entityByName, type Principal } from '../accounts';
 import { findBaseModel, hfModelDir, trainableBaseModelIds, type BaseModel } from '../base-models';
 import { newRunId } from '../credentials';
@@ -421,8 +421,7 @@ export async function advanceAfter(tx: Parameters<typeof repo.updateTrainingClie
  * filtered by each connected worker's declared base models (docs/tinker.md §1).
  */
 export async function serverCapabilities(contextLengths: Map<string, number | null>) {
-  const since = new Date(Date.now() - Math.max(30, config.jobLeaseSeconds) * 1000);
-  const workers = await workersRepo.listWorkersSeenSince(await getDb(), since);
+  const workers = await liveWorkers();
   const ids = new Set<string>();
   for (const w of workers) {
     const caps = w.capabilities as { backends?: string[]; base_models?: string[]; kinds?: string[] };
