@@ -22,7 +22,6 @@ export type TrainingClientRow = typeof tinkerTrainingClients.$inferSelect;
 export type TinkerRequestRow = typeof tinkerRequests.$inferSelect;
 export type SamplingSessionRow = typeof tinkerSamplingSessions.$inferSelect;
 export type TinkerWeightsRow = typeof tinkerWeights.$inferSelect;
-export type TinkerRequestStatus = TinkerRequestRow['status'];
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sessions
@@ -351,7 +350,7 @@ export async function findRequestAndClient(
   return row && { request: row.request, clientExists: row.clientModelId !== null };
 }
 
-export async function lockRequest(db: DbOrTx, id: string): Promise<TinkerRequestRow | undefined> {
+async function lockRequest(db: DbOrTx, id: string): Promise<TinkerRequestRow | undefined> {
   const [row] = await db.select().from(tinkerRequests).where(eq(tinkerRequests.id, id)).for('update').limit(1);
   return row;
 }
@@ -528,24 +527,10 @@ export async function deleteFinishedRequests(db: DbOrTx, before: Date): Promise<
 export async function recentRequestsOfModel(db: DbOrTx, modelId: string, limit: number): Promise<TinkerRequestRow[]> {
   return db
     .select({
-      id: tinkerRequests.id,
-      entityId: tinkerRequests.entityId,
-      modelId: tinkerRequests.modelId,
-      samplingSessionId: tinkerRequests.samplingSessionId,
-      seqId: tinkerRequests.seqId,
-      seqAssigned: tinkerRequests.seqAssigned,
-      kind: tinkerRequests.kind,
-      idempotencyKey: tinkerRequests.idempotencyKey,
-      status: tinkerRequests.status,
+      ...getTableColumns(tinkerRequests),
       // The dashboard shows neither payloads nor results: they can be megabytes.
       payload: sql<null>`null`,
       result: sql<null>`null`,
-      error: tinkerRequests.error,
-      errorCategory: tinkerRequests.errorCategory,
-      workerId: tinkerRequests.workerId,
-      createdAt: tinkerRequests.createdAt,
-      startedAt: tinkerRequests.startedAt,
-      finishedAt: tinkerRequests.finishedAt,
     })
     .from(tinkerRequests)
     .where(eq(tinkerRequests.modelId, modelId))
@@ -652,11 +637,6 @@ export async function findWeights(
     .where(and(eq(tinkerWeights.modelId, modelId), eq(tinkerWeights.kind, kind), eq(tinkerWeights.name, name)))
     .limit(1);
   return row;
-}
-
-export async function findWeightsByCheckpoint(db: DbOrTx, checkpointIds: string[]): Promise<TinkerWeightsRow[]> {
-  if (checkpointIds.length === 0) return [];
-  return db.select().from(tinkerWeights).where(inArray(tinkerWeights.checkpointId, checkpointIds));
 }
 
 export async function listWeightsOfModel(db: DbOrTx, modelId: string): Promise<TinkerWeightsRow[]> {
