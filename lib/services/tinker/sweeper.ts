@@ -3,12 +3,10 @@ import { getDb } from '@/lib/db/client';
 import * as repo from '@/lib/db/repositories/tinker';
 import { config } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';
-import { deleteArtifacts } from '@/lib/storage';
-import { modelsChanged } from '../served-models';
 import { SERVER_RUNNER } from './sampling';
 import { NEW_CLIENT_KEY, requestKey, wake, workerKey } from './wakeups';
 import { tinkerPath } from './weights-files';
-import { dropSaved, failLostClient } from './worker-queue';
+import { afterCommit, dropSaved, failLostClient, runAfterCommit } from './worker-queue';
 
 const log = componentLogger('tinker');
 
@@ -110,15 +108,9 @@ export async function sweepTinker(now = new Date()): Promise<void> {
   await repo.deleteExpiredArchiveLinks(db, now);
 
   // Saves past their ttl_seconds.
-  const after = { modelsChanged: false, deleteKeys: [] as string[] };
-  const changed = new Set<string>();
-  for (const saved of await repo.expiredWeights(db, now)) {
-    await db.transaction((tx) => dropSaved(tx, saved, after));
-    if (after.modelsChanged) changed.add(saved.modelId);
-    after.modelsChanged = false;
-  }
-  if (changed.size) await modelsChanged([...changed]);
-  for (const key of after.deleteKeys) await deleteArtifacts(key).catch(() => undefined);
+  const after = afterCommit();
+  for (const saved of await repo.expiredWeights(db, now)) await db.transaction((tx) => dropSaved(tx, saved, after));
+  await runAfterCommit(after);
 
   if (woken.length) await wake(...woken);
 }

@@ -4,17 +4,13 @@ import { ApiError } from '@/lib/errors';
 import { parseTinkerPath as parseWirePath } from '@/lib/schemas/tinker';
 import { getDb } from '@/lib/db/client';
 import * as repo from '@/lib/db/repositories/tinker';
-import { componentLogger } from '@/lib/logger';
-import { artifactExists, artifactWebStream, deleteArtifacts } from '@/lib/storage';
+import { artifactExists, artifactWebStream } from '@/lib/storage';
 import { accessibleEntityIds, type Principal } from '../accounts';
 import { requirePermission } from '../permissions';
-import { modelsChanged } from '../served-models';
 import { tarSize, tarStream } from '../tar-archive';
 import { requireTrainingClient } from './training';
 import { checkpointIdOf, tinkerPath, type WeightFile, type WeightsKind } from './weights-files';
-import { dropSaved } from './worker-queue';
-
-const log = componentLogger('tinker');
+import { afterCommit, dropSaved, runAfterCommit } from './worker-queue';
 
 /**
  * Saved weights by their `tinker://` paths (docs/tinker.md §2.6): resolving them for load_weights and sampling, the
@@ -176,14 +172,9 @@ async function resolveByCheckpointId(principal: Principal, modelId: string, type
 export async function deleteSaved(principal: Principal, modelId: string, type: string, name: string) {
   const { client, row } = await resolveByCheckpointId(principal, modelId, type, name);
   requirePermission(principal, client.entityId, 'delete_checkpoints');
-  const after = { modelsChanged: false, deleteKeys: [] as string[] };
+  const after = afterCommit();
   await (await getDb()).transaction((tx) => dropSaved(tx, row, after));
-  if (after.modelsChanged) await modelsChanged([client.modelId]);
-  for (const key of after.deleteKeys) {
-    await deleteArtifacts(key).catch((err) =>
-      log.warn({ key, err: (err as Error).message }, 'files left for the orphan sweep'),
-    );
-  }
+  await runAfterCommit(after);
 }
 
 const LINK_TTL_MS = 15 * 60_000;

@@ -240,9 +240,24 @@ export type WorkerAnswer =
   | { error: { message: string; category: 'user' | 'server' }; result?: undefined };
 
 /** What a finished request changes besides its own row, done after the transaction commits. */
-interface AfterCommit {
-  modelsChanged: boolean;
+/** What a transaction that changed saves leaves to do once it has committed (see runAfterCommit). */
+export interface AfterCommit {
+  /** Models whose checkpoints changed: the serving caches forget them. */
+  changedModels: Set<string>;
+  /** Folders of files no row refers to any more. */
   deleteKeys: string[];
+}
+
+export const afterCommit = (): AfterCommit => ({ changedModels: new Set(), deleteKeys: [] });
+
+/** Tells the serving caches which models changed and deletes the files; a file left behind is the orphan sweep's. */
+export async function runAfterCommit(after: AfterCommit): Promise<void> {
+  if (after.changedModels.size) await modelsChanged([...after.changedModels]);
+  for (const key of after.deleteKeys) {
+    await deleteArtifacts(key).catch((err) =>
+      log.warn({ key, err: (err as Error).message }, 'files of a deleted save left for the orphan sweep'),
+    );
+  }
 }
 
 /**
@@ -251,7 +266,7 @@ interface AfterCommit {
  */
 export async function answer(workerId: string, requestId: string, a: WorkerAnswer): Promise<{ ok: true }> {
   const db = await getDb();
-  const after: AfterCommit = { modelsChanged: false, deleteKeys: [] };
+  let after = afterCommit();
   // The request's row once answered, handed to a retrieve_future waiting in this process (it need not read it back).
   let finished: repo.TinkerRequestRow | undefined;
   const outcome = await db.transaction(async (tx) => {
@@ -312,8 +327,7 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
       }
       if (refused !== null) {
         finished = undefined;
-        after.modelsChanged = false;
-        after.deleteKeys = [];
+        after = afterCommit();
         clientSet = { lastRequestAt: now };
         await repo.updateRequest(tx, row.id, {
           status: 'failed',
@@ -336,15 +350,7 @@ export async function answer(workerId: string, requestId: string, a: WorkerAnswe
   if (outcome === 'done') {
     if (finished) await wakeWith(requestKey(requestId), finished);
     else await wake(requestKey(requestId));
-    if (after.modelsChanged) {
-      const row = await repo.findRequest(db, requestId);
-      if (row?.modelId) await modelsChanged([row.modelId]);
-    }
-    for (const key of after.deleteKeys) {
-      await deleteArtifacts(key).catch((err) =>
-        log.warn({ key, err: (err as Error).message }, 'weights of a pruned save left for the orphan sweep'),
-      );
-    }
+    await runAfterCommit(after);
   }
   return { ok: true };
 }
@@ -518,7 +524,7 @@ async function saveResult(
     });
     await upsertRunMetrics(tx, model.runId, step, metrics);
     checkpointId = checkpoint.id;
-    after.modelsChanged = true;
+    after.changedModels.add(model.id);
   }
   const previous = await repo.findWeights(tx, client.modelId, kind, name);
   await repo.insertWeights(tx, {
@@ -563,7 +569,7 @@ export async function dropSaved(tx: DbOrTx, saved: repo.TinkerWeightsRow, after:
   if (saved.checkpointId) {
     const checkpoint = await modelsRepo.findCheckpoint(tx, saved.modelId, saved.checkpointId);
     if (checkpoint) await modelsRepo.deleteCheckpointsBySteps(tx, saved.modelId, [checkpoint.step]);
-    after.modelsChanged = true;
+    after.changedModels.add(saved.modelId);
   }
   await repo.deleteWeights(tx, saved.id);
   after.deleteKeys.push(saved.prefix);
