@@ -392,12 +392,8 @@ export class ProtoWriter {
       if (!Number.isSafeInteger(v)) throw notSafe(v);
       run.varint(v);
     }
-    this.tag(field, WireType.LEN);
-    this.varint(run.length);
-    run.flush();
-    this.flush();
-    for (const part of run.parts) this.parts.push(part);
-    this.flushed += run.flushed;
+    // Length-delimited like an embedded message.
+    this.message(field, run);
   }
 
   /** The message's bytes. */
