@@ -1,19 +1,23 @@
 import 'server-only';
+import { formatTinkerPath } from '@/lib/schemas/tinker';
+import { TINKER_FILES } from '@/lib/schemas/workers';
 
 /** The files of saved weights (docs/tinker.md §3.2): PEFT's adapter, and for a training state its AdamW state. */
-export const WEIGHT_FILES = ['adapter_config.json', 'adapter_model.safetensors', 'optimizer.safetensors'] as const;
-export type WeightFile = (typeof WEIGHT_FILES)[number];
+export type WeightFile = (typeof TINKER_FILES)[number];
 
 export type WeightsKind = 'training' | 'sampler';
 
+/** A kind of saves as `tinker://` paths and checkpoint ids name it. */
+const pathKind = (kind: WeightsKind) => (kind === 'training' ? 'weights' : 'sampler_weights');
+
 /** docs/tinker.md §2.6: `tinker://<model_id>/weights/<name>` (training state) or `…/sampler_weights/<name>`. */
 export function tinkerPath(modelId: string, kind: WeightsKind, name: string): string {
-  return `tinker://${modelId}/${kind === 'training' ? 'weights' : 'sampler_weights'}/${name}`;
+  return formatTinkerPath({ model_id: modelId, kind: pathKind(kind), name });
 }
 
 /** The checkpoint id the REST routes use for saved weights: `weights/<name>` or `sampler_weights/<name>`. */
 export function checkpointIdOf(kind: WeightsKind, name: string): string {
-  return `${kind === 'training' ? 'weights' : 'sampler_weights'}/${name}`;
+  return `${pathKind(kind)}/${name}`;
 }
 
 /** Total bytes of a save from the sizes its worker reported for each file. */

@@ -1,7 +1,7 @@
 import 'server-only';
 import crypto from 'node:crypto';
 import { ApiError } from '@/lib/errors';
-import { parseTinkerPath as parseWirePath } from '@/lib/schemas/tinker';
+import { formatTinkerPath, parseTinkerPath as parseWirePath } from '@/lib/schemas/tinker';
 import { getDb } from '@/lib/db/client';
 import * as repo from '@/lib/db/repositories/tinker';
 import { artifactExists, artifactWebStream } from '@/lib/storage';
@@ -165,7 +165,7 @@ export async function listUserCheckpoints(principal: Principal, page: { limit: n
 /** The REST routes name saves `<type>/<name>` under a training run. */
 async function resolveByCheckpointId(principal: Principal, modelId: string, type: string, name: string) {
   if (type !== 'weights' && type !== 'sampler_weights') throw ApiError.notFound(`Unknown checkpoint type ${type}`);
-  return resolveWeights(principal, `tinker://${modelId}/${type}/${name}`);
+  return resolveWeights(principal, formatTinkerPath({ model_id: modelId, kind: type, name }));
 }
 
 /** Deletes a save (and, for sampler weights, its checkpoint of the model); owners and admins of a team only. */

@@ -12,7 +12,7 @@ import type { ForwardResult } from '@/lib/tinker/types';
 import { trainableBaseModelIds } from '../base-models';
 import { modelsChanged } from '../served-models';
 import { listenFor, NEW_CLIENT_KEY, requestKey, wake, wakeWith, workerKey } from './wakeups';
-import { sizeFromFiles, tinkerPath, WEIGHT_FILES, type WeightFile } from './weights-files';
+import { sizeFromFiles, tinkerPath, type WeightFile } from './weights-files';
 
 const log = componentLogger('tinker');
 
@@ -574,5 +574,3 @@ export async function dropSaved(tx: DbOrTx, saved: repo.TinkerWeightsRow, after:
   await repo.deleteWeights(tx, saved.id);
   after.deleteKeys.push(saved.prefix);
 }
-
-export { WEIGHT_FILES };
