@@ -36,12 +36,11 @@ export async function submitForward(req: Request, principal: Principal, route: '
       );
     }
     let ids: { modelId: string; seqId: number | null } | null = null;
+    let plain: Uint8Array | undefined;
     let decoded;
     try {
       if (protobuf) {
-        // Decompressed once: the ids are read first, so that a body refused later still uses up its seq_id.
-        const plain = decodeContentEncoding(bytes, req.headers.get('content-encoding'));
-        ids = peekForwardBackwardProtoIds(plain);
+        plain = decodeContentEncoding(bytes, req.headers.get('content-encoding'));
         decoded = decodeForwardBackwardProto(plain);
       } else {
         const parsed = parseJsonText(
@@ -53,6 +52,9 @@ export async function submitForward(req: Request, principal: Principal, route: '
         decoded = decodeForwardJson(route, parsed.value);
       }
     } catch (err) {
+      // A refused protobuf body's ids, read leniently from the decompressed bytes (only then: the decoder reads them
+      // too), so that it still uses up its seq_id.
+      if (plain) ids = peekForwardBackwardProtoIds(plain);
       if (err instanceof ApiError && ids && err.status < 500) {
         await recordRefused(principal, { kind: route, modelId: ids.modelId, seqId: ids.seqId }, err.message);
       }

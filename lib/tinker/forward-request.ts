@@ -148,16 +148,12 @@ export function decodeForwardBackwardProto(
 }
 
 /**
- * model_id and seq_id of a protobuf body whose rest may be refused (docs/tinker.md §2.3: a refused request still
+ * model_id and seq_id of a (decompressed) protobuf body whose rest may be refused (docs/tinker.md §2.3: a refused request still
  * uses up its seq_id); null when even they cannot be read.
  */
-export function peekForwardBackwardProtoIds(
-  body: Uint8Array,
-  contentEncoding?: string | null,
-  limitBytes = MAX_DECOMPRESSED_BYTES,
-): { modelId: string; seqId: number | null } | null {
+export function peekForwardBackwardProtoIds(body: Uint8Array): { modelId: string; seqId: number | null } | null {
   try {
-    const r = ProtoReader.of(decodeContentEncoding(body, contentEncoding, limitBytes), 'ForwardBackwardRequest');
+    const r = ProtoReader.of(body, 'ForwardBackwardRequest');
     let modelId = '';
     let seqId = 0;
     while (r.next()) {

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sweepTinker } from '@/lib/services/tinker/sweeper';
+import { ProtoWriter } from '@/lib/tinker/proto-wire';
 import { createUser, type TestUser } from '../helpers';
 import {
   ceDatum,
@@ -212,7 +213,16 @@ describe('training clients, ordering and futures', () => {
     );
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/no_such_loss/);
-    const good = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 2)));
+    // The same for a protobuf body (SDK 0.25): its ids are read from the bytes the decoder refused.
+    const proto = new ProtoWriter();
+    proto.string(1, modelId);
+    proto.int(2, 2);
+    proto.string(4, 'no_such_loss');
+    const badProto = await tinker(user, 'POST', '/api/v1/forward_backward', proto.finish(), {
+      'content-type': 'application/x-protobuf',
+    });
+    expect(badProto.status).toBe(400);
+    const good = await ok(tinker(user, 'POST', '/api/v1/forward_backward', forwardBackwardBody(modelId, 3)));
     const polled = await worker.poll();
     expect(polled.requests.map((r) => r.request_id)).toEqual([good.request_id]);
   });
