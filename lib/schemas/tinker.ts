@@ -242,7 +242,6 @@ export const clientConfigResponseSchema = z.object({
   use_pyqwest_transport: z.boolean(),
   create_model_via_load_weights: z.boolean(),
 });
-export type ClientConfigResponse = z.infer<typeof clientConfigResponseSchema>;
 
 export const clientDynamicConfigResponseSchema = z.object({ refresh_interval_sec: z.int() });
 
@@ -288,8 +287,6 @@ export const createModelRequestSchema = z.looseObject({
   lora_config: loraConfigSchema.nullish(),
 });
 
-export const createModelResponseSchema = z.object({ model_id: z.string(), type: z.literal('create_model') });
-
 export const getInfoRequestSchema = z.looseObject({ model_id: id() });
 
 export const getInfoResponseSchema = z.object({
@@ -306,10 +303,6 @@ export const getInfoResponseSchema = z.object({
 });
 
 export const unloadModelRequestSchema = z.looseObject({ model_id: id() });
-export const unloadModelResponseSchema = z.object({
-  model_id: z.string(),
-  type: z.literal('unload_model').nullish(),
-});
 
 const supportedModelSchema = z.object({
   model_name: z.string().nullish(),
@@ -351,8 +344,6 @@ export const optimStepRequestSchema = z.looseObject({
   seq_id: seqId().nullish(),
 });
 
-export const optimStepResponseSchema = z.object({ metrics: z.record(z.string(), z.number()).nullish() });
-
 const ttlSeconds = () => jsonInt().min(1).nullish();
 
 export const saveWeightsRequestSchema = z.looseObject({
@@ -363,21 +354,12 @@ export const saveWeightsRequestSchema = z.looseObject({
   overwrite: bool().default(false),
 });
 
-export const saveWeightsResponseSchema = z.object({ path: z.string(), type: z.literal('save_weights').nullish() });
-
 export const saveWeightsForSamplerRequestSchema = z.looseObject({
   model_id: id(),
   path: weightsName().nullish(),
   sampling_session_seq_id: seqId().nullish(),
   seq_id: seqId().nullish(),
   ttl_seconds: ttlSeconds(),
-});
-
-/** What `save_weights_for_sampler` resolves to: the path, and for an unnamed save the sampling session made of it. */
-export const saveWeightsForSamplerResponseSchema = z.object({
-  path: z.string().nullish(),
-  sampling_session_id: z.string().nullish(),
-  type: z.literal('save_weights_for_sampler').nullish(),
 });
 
 /**
@@ -410,12 +392,6 @@ export const loadWeightsRequestSchema = z
     else if (bySession && body.model_seq_id == null)
       ctx.addIssue({ code: 'custom', path: ['model_seq_id'], message: 'model_seq_id is required with session_id' });
   });
-
-export const loadWeightsResponseSchema = z.object({
-  path: z.string().nullish(),
-  model_id: z.string().nullish(),
-  type: z.literal('load_weights').nullish(),
-});
 
 export const weightsInfoRequestSchema = z.looseObject({ tinker_path: z.string().min(1).max(1000) });
 
@@ -525,11 +501,6 @@ export const tryAgainResponseSchema = z.object({
   request_id: z.string(),
   queue_state: z.enum(['active', 'paused_capacity', 'paused_rate_limit']),
   queue_state_reason: z.string().nullish(),
-});
-
-export const requestFailedResponseSchema = z.object({
-  error: z.string(),
-  category: z.enum(['user', 'server', 'unknown']),
 });
 
 /** Telemetry batches are accepted and dropped; only their outline is checked. */
