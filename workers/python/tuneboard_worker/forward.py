@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import torch
 
@@ -21,16 +21,22 @@ def micro_batches(lengths: list[int], token_budget: int) -> Iterable[list[int]]:
         yield group
 
 
-def sequence_logprobs(
-    model: Any, rows: list[list[int]], device: torch.device, *, with_entropy: bool = False
-) -> tuple[list[torch.Tensor], list[torch.Tensor] | None]:
-    """For each row of ids, logprob[t] of token t+1 given tokens ≤ t (float32, length len−1), differentiable."""
+def pad_batch(rows: Sequence[Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows of token ids (lists or integer arrays), right-padded with 0: (ids, attention mask), both long, on the CPU."""
     longest = max(len(r) for r in rows)
     ids = torch.zeros((len(rows), longest), dtype=torch.long)
     attn = torch.zeros((len(rows), longest), dtype=torch.long)
     for i, r in enumerate(rows):
-        ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+        ids[i, : len(r)] = torch.as_tensor(r, dtype=torch.long)
         attn[i, : len(r)] = 1
+    return ids, attn
+
+
+def sequence_logprobs(
+    model: Any, rows: list[list[int]], device: torch.device, *, with_entropy: bool = False
+) -> tuple[list[torch.Tensor], list[torch.Tensor] | None]:
+    """For each row of ids, logprob[t] of token t+1 given tokens ≤ t (float32, length len−1), differentiable."""
+    ids, attn = pad_batch(rows)
     ids, attn = ids.to(device), attn.to(device)
     logits = model(input_ids=ids, attention_mask=attn).logits
     # Targets shifted instead of logits, as Transformers' own loss does: slicing logits[:, :-1] and flattening it
@@ -42,7 +48,7 @@ def sequence_logprobs(
     vocab = logits.shape[-1]
     lp = -torch.nn.functional.cross_entropy(
         logits.reshape(-1, vocab).float(), targets.reshape(-1), reduction="none", ignore_index=-100
-    ).view(len(rows), longest)
+    ).view(ids.shape)
     ent = None
     if with_entropy:
         with torch.no_grad():

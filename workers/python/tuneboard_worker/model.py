@@ -181,8 +181,7 @@ def attach_adapter(base: LoadedBase, lora: dict[str, Any], adapter: tuple[bytes,
                 "or leave lora_target_modules out for all of them."
             )
     if gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        model.enable_input_require_grads()
+        enable_gradient_checkpointing(model)
     try:
         if adapter is None:
             config = LoraConfig(
@@ -222,6 +221,12 @@ def _unmatched_targets(model: Any, targets: list[str]) -> list[str]:
     "." + the entry."""
     names = [n for n, _ in model.named_modules()]
     return [t for t in targets if not any(n == t or n.endswith("." + t) for n in names)]
+
+
+def enable_gradient_checkpointing(model: Any) -> None:
+    """Recomputes activations in backward (non-reentrant: LoRA's inputs need gradients); detach_adapter undoes it."""
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.enable_input_require_grads()
 
 
 def detach_adapter(peft_model: Any) -> None:

@@ -20,7 +20,7 @@ from .distributed import all_reduce_max as dist_max
 from .distributed import all_reduce_sum as dist_sum
 from .distributed import rank as this_rank
 from .distributed import world_size
-from .forward import micro_batches, sequence_logprobs
+from .forward import micro_batches, pad_batch, sequence_logprobs
 from .model import TrainingError
 
 
@@ -55,12 +55,7 @@ def evaluate_sft(model: Any, rows: list[tuple[list[int], list[int]]], device: to
     try:
         for group in micro_batches([len(ids) for ids, _ in rows], opts.micro_batch_tokens):
             chunk = [rows[i] for i in group]
-            longest = max(len(ids) for ids, _ in chunk)
-            ids = torch.zeros((len(chunk), longest), dtype=torch.long)
-            attn = torch.zeros((len(chunk), longest), dtype=torch.long)
-            for i, (row, _) in enumerate(chunk):
-                ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-                attn[i, : len(row)] = 1
+            ids, attn = pad_batch([row for row, _ in chunk])
             logits = model(input_ids=ids.to(device), attention_mask=attn.to(device)).logits.float()
             for i, (row, mask) in enumerate(chunk):
                 n = len(row)

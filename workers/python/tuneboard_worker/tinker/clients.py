@@ -26,7 +26,16 @@ from typing import Any
 
 import torch
 
-from ..model import LoadedBase, TrainingError, cached_base, detach_adapter, drop_cache, load_base, resolve_model_source
+from ..model import (
+    LoadedBase,
+    TrainingError,
+    cached_base,
+    detach_adapter,
+    drop_cache,
+    enable_gradient_checkpointing,
+    load_base,
+    resolve_model_source,
+)
 from . import memory
 from .errors import server_error, user_error
 
@@ -281,8 +290,7 @@ class ClientPool:
                 slot.peft = get_peft_model(slot.model, config, adapter_name=adapter)
                 if self.gradient_checkpointing:
                     # Once wrapped, so that _release (detach_adapter) undoes it with the wrapping.
-                    slot.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-                    slot.model.enable_input_require_grads()
+                    enable_gradient_checkpointing(slot.model)
             else:
                 slot.peft.add_adapter(adapter, config)
         marker = f".{adapter}."

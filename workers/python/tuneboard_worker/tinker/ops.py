@@ -16,7 +16,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
-from ..forward import micro_batches
+from ..forward import micro_batches, pad_batch
 from .clients import ClientPool, TrainingClient, adapter_config_json
 from .errors import server_error, user_error
 from .losses import Loss, Stats, check_inputs, resolve_loss, token_terms
@@ -131,12 +131,7 @@ def forward(
     try:
         with torch.set_grad_enabled(backward):
             for group in micro_batches([d.n for d in datums], micro_batch_tokens):
-                longest = max(datums[i].n for i in group)
-                ids = torch.zeros((len(group), longest), dtype=torch.long)
-                mask = torch.zeros((len(group), longest), dtype=torch.long)
-                for row, i in enumerate(group):
-                    ids[row, : datums[i].n] = torch.from_numpy(datums[i].tokens)
-                    mask[row, : datums[i].n] = 1
+                ids, mask = pad_batch([datums[i].tokens for i in group])
                 logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits
                 group_inputs = [{k: torch.from_numpy(v).to(device) for k, v in datums[i].inputs.items()} for i in group]
                 group_lps = token_logprobs(logits, [inputs["target_tokens"] for inputs in group_inputs])
@@ -155,7 +150,9 @@ def forward(
                     group_loss.backward()
         # A finite loss can still have a NaN gradient: a ratio that overflowed where PPO's min takes the clipped
         # side passes 0 · ∞ back. One NaN would spoil the accumulated gradient for good.
-        if backward and not all(bool(torch.isfinite(p.grad).all()) for p in params if p.grad is not None):
+        # One device sync for all of them (a GPU would otherwise wait once per LoRA tensor).
+        grads = [p.grad for p in params if p.grad is not None]
+        if backward and grads and not bool(torch.stack([torch.isfinite(g).all() for g in grads]).all()):
             raise _not_finite(loss, "the gradient of this call is not finite")
     except torch.cuda.OutOfMemoryError as err:
         _restore(params, earlier)
