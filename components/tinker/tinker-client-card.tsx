@@ -6,7 +6,7 @@ import { Card, CardFooter, CardHeader } from '@/components/ui/card';
 import { BreakableText } from '@/components/ui/breakable-text';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { clientStatusView, isLiveClient } from '@/lib/client/tinker-clients';
-import { loraParts, openRequestsText, sortRequests, sortSavedWeights } from '@/lib/client/tinker-format';
+import { isOpen, loraParts, openRequestsText, sortRequests, sortSavedWeights } from '@/lib/client/tinker-format';
 import type { ModelTinkerDto } from '@/lib/schemas/tinker-clients';
 import { TinkerClientStatus, TinkerError } from './client-status';
 import { TinkerRequestsTable } from './tinker-requests-table';
@@ -48,9 +48,7 @@ export function TinkerClientCard({
   // Open and failed requests are never hidden behind "Show all": they are what a person comes to this table for.
   const shown = showAll
     ? requests
-    : requests.filter(
-        (r, i) => i < REQUESTS_SHOWN || r.status === 'queued' || r.status === 'running' || r.status === 'failed',
-      );
+    : requests.filter((r, i) => i < REQUESTS_SHOWN || isOpen(r) || r.status === 'failed');
   const parts = loraParts(c.lora);
   const view = clientStatusView(c);
   const open = openRequestsText(c);

@@ -3,6 +3,7 @@
 import Link from 'next/link';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { RetryAlert } from '@/components/ui/retry-alert';
+import { isLiveClient } from '@/lib/client/tinker-clients';
 import { TINKER_CLIENTS_LIMIT } from '@/lib/client/tinker-queries';
 import type { TinkerTrainingClientDto } from '@/lib/schemas/tinker-clients';
 import { TinkerClientsTable } from './tinker-clients-table';
@@ -27,7 +28,7 @@ export function TinkerClientsSection({
   origin: string;
   modelHref: (client: TinkerTrainingClientDto) => string;
 }) {
-  const live = clients.filter((c) => c.status === 'waiting' || c.status === 'ready').length;
+  const live = clients.filter(isLiveClient).length;
   return (
     <Card aria-labelledby="tinker-clients-title" data-testid="tinker-clients">
       <CardHeader

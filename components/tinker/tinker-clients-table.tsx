@@ -3,7 +3,7 @@ import { Fragment } from 'react';
 import { BreakableText } from '@/components/ui/breakable-text';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { loraParts, openRequestsText } from '@/lib/client/tinker-format';
+import { loraParts, openRequestsParts } from '@/lib/client/tinker-format';
 import type { TinkerTrainingClientDto } from '@/lib/schemas/tinker-clients';
 import { TinkerClientStatus } from './client-status';
 
@@ -45,7 +45,7 @@ export function TinkerClientsTable({
       </thead>
       <tbody>
         {clients.map((c) => {
-          const open = openRequestsText(c);
+          const open = openRequestsParts(c);
           return (
             <Tr
               key={c.model_id}
@@ -79,12 +79,12 @@ export function TinkerClientsTable({
                 {c.optim_steps.toLocaleString('en')}
               </Td>
               <Td label="Open requests" className="text-xs text-fg-muted" data-testid="tinker-client-open">
-                {open === null ? (
+                {open.length === 0 ? (
                   <span className="text-fg-subtle">none</span>
                 ) : (
                   // Wraps between the counts, never inside one ("1 running ·" / "3 queued").
                   <span>
-                    {open.split(' · ').map((part, i) => (
+                    {open.map((part, i) => (
                       <Fragment key={part}>
                         {i > 0 ? ' · ' : null}
                         <span className="whitespace-nowrap">{part}</span>

@@ -21,10 +21,15 @@ export function loraParts(lora: TinkerTrainingClientDto['lora']): string[] {
 }
 
 /** "queued" and "running" counts as one phrase; null when nothing is open. */
-export function openRequestsText(c: Pick<TinkerTrainingClientDto, 'queued_requests' | 'running_requests'>) {
+export function openRequestsParts(c: Pick<TinkerTrainingClientDto, 'queued_requests' | 'running_requests'>): string[] {
   const parts: string[] = [];
   if (c.running_requests > 0) parts.push(`${c.running_requests.toLocaleString('en')} running`);
   if (c.queued_requests > 0) parts.push(`${c.queued_requests.toLocaleString('en')} queued`);
+  return parts;
+}
+
+export function openRequestsText(c: Pick<TinkerTrainingClientDto, 'queued_requests' | 'running_requests'>) {
+  const parts = openRequestsParts(c);
   return parts.length === 0 ? null : parts.join(' · ');
 }
 
@@ -35,7 +40,7 @@ export function errorCategoryLabel(category: string | null): string {
   return 'error';
 }
 
-const isOpen = (r: Pick<TinkerRequestSummaryDto, 'status'>) => r.status === 'queued' || r.status === 'running';
+export const isOpen = (r: Pick<TinkerRequestSummaryDto, 'status'>) => r.status === 'queued' || r.status === 'running';
 
 /**
  * The requests table's order: what is open on top (running, then queued in the order they will run: seq_id, then
