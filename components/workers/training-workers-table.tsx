@@ -7,23 +7,11 @@ import type { TrainingWorkerDto } from '@/lib/schemas/workers';
 const BACKEND_LABEL: Record<string, string> = { builtin: 'built-in models', hf: 'Hugging Face models' };
 const KIND_LABEL: Record<string, string> = { rl: 'RL', sft: 'SFT', tinker: 'Tinker' };
 
-/** A held training client the caller may see: its model's name and page. */
-export interface HeldClientLink {
-  name: string;
-  href: string;
-}
-
 /**
  * The Tinker training clients a worker holds in memory (docs/tinker.md §3): how many, and each one's base model,
  * linked to its model when it is the caller's (another account's are counted, never named).
  */
-function HeldClients({
-  clients,
-  clientLink,
-}: {
-  clients: TrainingWorkerDto['training_clients'];
-  clientLink: (modelId: string) => HeldClientLink | null;
-}) {
+function HeldClients({ clients }: { clients: TrainingWorkerDto['training_clients'] }) {
   if (clients.length === 0) return <span className="text-fg-subtle">—</span>;
   const hidden = clients.filter((c) => c.model_id === null);
   const hiddenBases = [...new Set(hidden.map((c) => c.base_model))];
@@ -33,20 +21,13 @@ function HeldClients({
         {clients.length} training client{clients.length === 1 ? '' : 's'}
       </p>
       <ul className="space-y-1">
-        {clients.map((c, i) => {
+        {clients.map((c) => {
           if (c.model_id === null) return null;
-          const link = clientLink(c.model_id);
           return (
-            <li key={c.model_id ?? i} className="text-xs" data-testid="worker-tinker-client">
-              {link ? (
-                <Link href={link.href} className="font-medium text-accent-text hover:underline">
-                  <BreakableText text={link.name} />
-                </Link>
-              ) : (
-                <Link href={`/models/${c.model_id}`} className="font-medium text-accent-text hover:underline">
-                  model {c.model_id.slice(0, 8)}
-                </Link>
-              )}
+            <li key={c.model_id} className="text-xs" data-testid="worker-tinker-client">
+              <Link href={`/models/${c.model_id}`} className="font-medium text-accent-text hover:underline">
+                {c.model_name ? <BreakableText text={c.model_name} /> : `model ${c.model_id.slice(0, 8)}`}
+              </Link>
               <span className="block font-mono text-fg-muted">
                 <BreakableText text={c.base_model} />
               </span>
@@ -67,12 +48,9 @@ function HeldClients({
 export function TrainingWorkersTable({
   workers,
   jobHref,
-  clientLink,
 }: {
   workers: TrainingWorkerDto[];
   jobHref: (jobId: string) => string;
-  /** The name and page of a held training client's model, when the caller's list of live clients has it. */
-  clientLink: (modelId: string) => HeldClientLink | null;
 }) {
   return (
     <Table stacked data-testid="training-workers-table">
@@ -125,7 +103,7 @@ export function TrainingWorkersTable({
                 )}
               </Td>
               <Td label="Tinker clients" className="text-sm">
-                <HeldClients clients={w.training_clients} clientLink={clientLink} />
+                <HeldClients clients={w.training_clients} />
               </Td>
               <Td label="Last seen" className="text-right whitespace-nowrap text-fg-muted">
                 <RelativeTime iso={w.last_seen_at} />

@@ -87,7 +87,6 @@ export const queryKeys = {
   tinkerClients: {
     all: () => ['tinker-clients'] as const,
     list: (entity: string) => [...queryKeys.tinkerClients.all(), 'list', entity] as const,
-    live: () => [...queryKeys.tinkerClients.all(), 'live'] as const,
   },
   trainingWorkers: {
     all: () => ['training-workers'] as const,

@@ -28,19 +28,6 @@ export const tinkerClientsQuery = (entity: string) =>
     refetchInterval: (query) => (query.state.data?.data.some(isLiveClient) ? 3000 : 15000),
   });
 
-/** Every live training client the user can see, to name the ones the Workers page's workers hold. */
-export const liveTinkerClientsQuery = () =>
-  queryOptions({
-    queryKey: queryKeys.tinkerClients.live(),
-    queryFn: async ({ signal }) =>
-      apiFetch(
-        '/v1/preview/tinker-training-clients?live=true&limit=200',
-        (await schemas()).tinkerTrainingClientListSchema,
-        { signal },
-      ),
-    refetchInterval: 5000,
-  });
-
 /**
  * The model's Tinker training client, its recent requests and saved weights; null for a model that is not one (the
  * route's 404). A model never becomes one later, so that answer stays fresh; a training client's own answer is

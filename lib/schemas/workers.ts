@@ -128,6 +128,7 @@ export const trainingWorkerSchema = z.object({
     .array(
       z.object({
         model_id: idSchema.nullable().describe("The training client's model, when the caller can see it"),
+        model_name: z.string().nullable().describe("That model's name, when the caller can see it"),
         base_model: z.string(),
       }),
     )

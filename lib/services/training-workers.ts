@@ -58,14 +58,15 @@ export async function listConnectedWorkers(principal: Principal): Promise<{ data
   const rows = await liveWorkers();
   const scope = accessibleEntityIds(principal);
   const held = await heldClients(rows);
-  const visible = new Set(
+  // The held clients' models the caller can see, by id, with their names.
+  const visible = new Map(
     (
       await modelsRepo.findModelsInScope(
         db,
         [...held.values()].flat().map((c) => c.modelId),
         scope,
       )
-    ).map((m) => m.id),
+    ).map((m) => [m.id, m.name]),
   );
   const data = await Promise.all(
     rows.map(async (row): Promise<TrainingWorkerDto> => {
@@ -81,6 +82,7 @@ export async function listConnectedWorkers(principal: Principal): Promise<{ data
         status: row.currentJobId || held.has(row.id) ? 'busy' : 'idle',
         training_clients: (held.get(row.id) ?? []).map((c) => ({
           model_id: visible.has(c.modelId) ? c.modelId : null,
+          model_name: visible.get(c.modelId) ?? null,
           base_model: c.baseModel,
         })),
         current_job_id: job?.id ?? null,

@@ -598,8 +598,19 @@ describe('the dashboard', () => {
     ]);
     const workers = await ok(tinker(null, 'GET', '/v1/preview/training-workers', undefined, bearer));
     const mine = workers.data.find((w: { id: string }) => w.id === worker.id);
-    expect(mine.training_clients).toEqual([{ model_id: modelId, base_model: HF_BASE }]);
+    expect(list.data[0].model_name).toMatch(/^tiny-qwen3-/);
+    expect(mine.training_clients).toEqual([
+      { model_id: modelId, model_name: list.data[0].model_name, base_model: HF_BASE },
+    ]);
     expect(mine.kinds).toEqual(['tinker']);
+    // Another account sees that the worker holds a client, not which.
+    const stranger = await createUser();
+    const theirs = await ok(
+      tinker(null, 'GET', '/v1/preview/training-workers', undefined, { authorization: `Bearer ${stranger.key}` }),
+    );
+    expect(theirs.data.find((w: { id: string }) => w.id === worker.id).training_clients).toEqual([
+      { model_id: null, model_name: null, base_model: HF_BASE },
+    ]);
   });
 
   it('says why a training client no worker has taken waits', async () => {

@@ -1,22 +1,14 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import { useMemo } from 'react';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { TrainingWorkersTable } from '@/components/workers/training-workers-table';
 import { trainingWorkersQuery } from '@/lib/client/query-keys';
-import { liveTinkerClientsQuery } from '@/lib/client/tinker-queries';
 
 export function WorkersClient() {
   const workers = useQuery(trainingWorkersQuery());
-  // The workers list gives a held training client's model id; the live clients give its name (only the caller's).
-  const clients = useQuery(liveTinkerClientsQuery());
-  const names = useMemo(
-    () => new Map((clients.data?.data ?? []).map((c) => [c.model_id, c.model_name])),
-    [clients.data],
-  );
   return (
     <>
       <div className="mb-6">
@@ -42,14 +34,7 @@ export function WorkersClient() {
               description="Start one with tuneboard-worker (see “Training real models” in the README); built-in models train on the server's own runner."
             />
           ) : (
-            <TrainingWorkersTable
-              workers={workers.data?.data ?? []}
-              jobHref={(id) => `/jobs/${id}`}
-              clientLink={(modelId) => {
-                const name = names.get(modelId);
-                return name === undefined ? null : { name, href: `/models/${modelId}` };
-              }}
-            />
+            <TrainingWorkersTable workers={workers.data?.data ?? []} jobHref={(id) => `/jobs/${id}`} />
           )}
         </CardBody>
       </Card>

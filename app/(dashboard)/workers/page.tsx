@@ -2,8 +2,6 @@ import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query
 import type { Metadata } from 'next';
 import { requirePrincipal } from '@/app/_lib/session';
 import { trainingWorkersQuery } from '@/lib/client/query-keys';
-import { liveTinkerClientsQuery } from '@/lib/client/tinker-queries';
-import { listTrainingClients } from '@/lib/services/tinker/dashboard';
 import { listConnectedWorkers } from '@/lib/services/training-workers';
 import { WorkersClient } from './client';
 
@@ -12,13 +10,7 @@ export const metadata: Metadata = { title: 'Training workers' };
 export default async function WorkersPage() {
   const principal = await requirePrincipal();
   const queryClient = new QueryClient();
-  await Promise.allSettled([
-    queryClient.prefetchQuery({ ...trainingWorkersQuery(), queryFn: () => listConnectedWorkers(principal) }),
-    queryClient.prefetchQuery({
-      ...liveTinkerClientsQuery(),
-      queryFn: () => listTrainingClients(principal, { live: true, limit: 200 }),
-    }),
-  ]);
+  await queryClient.prefetchQuery({ ...trainingWorkersQuery(), queryFn: () => listConnectedWorkers(principal) });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
       <WorkersClient />

@@ -117,10 +117,14 @@ export async function findModelInScope(db: DbOrTx, id: string, entityIds: string
 }
 
 /** Which of these models lie in `entityIds` (ids only). */
-export async function findModelsInScope(db: DbOrTx, ids: string[], entityIds: string[]): Promise<{ id: string }[]> {
+export async function findModelsInScope(
+  db: DbOrTx,
+  ids: string[],
+  entityIds: string[],
+): Promise<{ id: string; name: string }[]> {
   if (ids.length === 0 || entityIds.length === 0) return [];
   return db
-    .select({ id: models.id })
+    .select({ id: models.id, name: models.name })
     .from(models)
     .where(and(inArray(models.id, ids), inArray(models.entityId, entityIds)));
 }
