@@ -105,3 +105,34 @@ export const errorDetailSchema = z.object({ detail: z.string() });
 export const validationErrorSchema = z.object({
   detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() })),
 });
+
+/**
+ * A number within bounds, refused with `text` (a pydantic value_error) otherwise; the bounds also go into the OpenAPI
+ * document. NaN and ±Infinity cannot be written in JSON, so every such number is finite.
+ */
+export function rangedNumber(range: { min?: number; max?: number; gt?: number; lt?: number }, text: string) {
+  const { min, max, gt, lt } = range;
+  return z
+    .number()
+    .refine(
+      (v) =>
+        (min === undefined || v >= min) &&
+        (max === undefined || v <= max) &&
+        (gt === undefined || v > gt) &&
+        (lt === undefined || v < lt),
+      text,
+    )
+    .meta({
+      ...(min === undefined ? {} : { minimum: min }),
+      ...(max === undefined ? {} : { maximum: max }),
+      ...(gt === undefined ? {} : { exclusiveMinimum: gt }),
+      ...(lt === undefined ? {} : { exclusiveMaximum: lt }),
+    });
+}
+
+/**
+ * The largest learning rate any trainer accepts (SFT, RL and the Tinker API alike). Nobody means more than 1 for Adam
+ * on a pretrained model; a larger value (1e308 was sent by a fuzzer) would only blow the weights up to NaN and fail
+ * the job with an internal error.
+ */
+export const MAX_LEARNING_RATE = 1;

@@ -131,7 +131,9 @@ describe('ranges, with messages a user understands', () => {
   });
 
   it.each([
-    [{ learning_rate: -1e-5 }, 'learning_rate', 'Value error, learning_rate must be 0 or more'],
+    [{ learning_rate: -1e-5 }, 'learning_rate', 'Value error, learning_rate must be between 0 and 1'],
+    // 1e308 would only blow the adapter up to NaN: bounded as SFT and RL bound it.
+    [{ learning_rate: 1e308 }, 'learning_rate', 'Value error, learning_rate must be between 0 and 1'],
     [{ beta1: 1 }, 'beta1', 'Value error, beta1 must be at least 0 and less than 1'],
     [{ beta2: -0.1 }, 'beta2', 'Value error, beta2 must be at least 0 and less than 1'],
     [{ eps: 0 }, 'eps', 'Value error, eps must be greater than 0'],

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '@/lib/errors';
-import { jsonInt } from './common';
+import { jsonInt, MAX_LEARNING_RATE, rangedNumber } from './common';
 
 /*
  * The JSON bodies of the Tinker API (docs/tinker.md §2) and their answers, from the `tinker` SDK's types (0.18 –
@@ -312,29 +312,17 @@ export const getServerCapabilitiesResponseSchema = z.object({ supported_models: 
 
 // ---- training -----------------------------------------------------------------------------------------------
 
-function finite(range: { min?: number; gt?: number; lt?: number }, text: string) {
-  const { min, gt, lt } = range;
-  return z
-    .number()
-    .refine(
-      (v) => (min === undefined || v >= min) && (gt === undefined || v > gt) && (lt === undefined || v < lt),
-      text,
-    )
-    .meta({
-      ...(min === undefined ? {} : { minimum: min }),
-      ...(gt === undefined ? {} : { exclusiveMinimum: gt }),
-      ...(lt === undefined ? {} : { exclusiveMaximum: lt }),
-    });
-}
-
 /** AdamW's settings (docs/tinker.md §2.5), with the SDK's defaults. */
 export const adamParamsSchema = z.looseObject({
-  learning_rate: finite({ min: 0 }, 'learning_rate must be 0 or more').default(1e-4),
-  beta1: finite({ min: 0, lt: 1 }, 'beta1 must be at least 0 and less than 1').default(0.9),
-  beta2: finite({ min: 0, lt: 1 }, 'beta2 must be at least 0 and less than 1').default(0.95),
-  eps: finite({ gt: 0 }, 'eps must be greater than 0').default(1e-12),
-  weight_decay: finite({ min: 0 }, 'weight_decay must be 0 or more').default(0),
-  grad_clip_norm: finite({ min: 0 }, 'grad_clip_norm must be 0 (no clipping) or more').default(0),
+  learning_rate: rangedNumber(
+    { min: 0, max: MAX_LEARNING_RATE },
+    `learning_rate must be between 0 and ${MAX_LEARNING_RATE}`,
+  ).default(1e-4),
+  beta1: rangedNumber({ min: 0, lt: 1 }, 'beta1 must be at least 0 and less than 1').default(0.9),
+  beta2: rangedNumber({ min: 0, lt: 1 }, 'beta2 must be at least 0 and less than 1').default(0.95),
+  eps: rangedNumber({ gt: 0 }, 'eps must be greater than 0').default(1e-12),
+  weight_decay: rangedNumber({ min: 0 }, 'weight_decay must be 0 or more').default(0),
+  grad_clip_norm: rangedNumber({ min: 0 }, 'grad_clip_norm must be 0 (no clipping) or more').default(0),
 });
 export type AdamParams = z.infer<typeof adamParamsSchema>;
 
@@ -437,11 +425,11 @@ export const samplingParamsSchema = z.looseObject({
       error: 'stop must be a string, a list of strings or a list of token ids',
     })
     .nullish(),
-  temperature: finite({ min: 0 }, 'temperature must be 0 (greedy) or more').default(1),
+  temperature: rangedNumber({ min: 0 }, 'temperature must be 0 (greedy) or more').default(1),
   top_k: jsonInt()
     .refine((v) => v === -1 || v >= 1, 'top_k must be -1 (no limit) or at least 1')
     .default(-1),
-  top_p: finite({ gt: 0 }, 'top_p must be greater than 0 and at most 1')
+  top_p: rangedNumber({ gt: 0 }, 'top_p must be greater than 0 and at most 1')
     .refine((v) => v <= 1, 'top_p must be greater than 0 and at most 1')
     .default(1),
 });

@@ -122,6 +122,14 @@ describe('rlExperimentalConfigSchema', () => {
       ['learning_rate', 'custom'],
     ]);
   });
+
+  it('bounds learning_rate at MAX_LEARNING_RATE, as SFT does', () => {
+    const huge = rlExperimentalConfigSchema.safeParse({ learning_rate: 1e308 });
+    expect(huge.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
+      ['learning_rate', 'learning_rate must be greater than 0 and at most 1'],
+    ]);
+    expect(rlExperimentalConfigSchema.safeParse({ learning_rate: 1 }).success).toBe(true);
+  });
 });
 
 describe('resolveSftConfig (docs/contract.md §3.2)', () => {

@@ -1,26 +1,20 @@
 import { z } from 'zod';
-import { idSchema, limitQuery, listEnvelope, queryBool, timestampSchema } from './common';
-import { trajectoryGroupSchema } from './trajectories';
+import {
+  idSchema,
+  limitQuery,
+  listEnvelope,
+  MAX_LEARNING_RATE,
+  queryBool,
+  rangedNumber,
+  timestampSchema,
+} from './common';
+import { checkMetricNameCount, trajectoryGroupSchema } from './trajectories';
 
 /**
  * A number with a range checked as one of our semantic checks: docs/contract.md §3.1 makes an out-of-range
  * experimental_config value a 422 `value_error`, not pydantic's less_than_equal & co. The meta keeps the
  * range in the generated JSON Schema.
  */
-function rangedNumber(range: { min?: number; max?: number; gt?: number }, text: string) {
-  const { min, max, gt } = range;
-  return z
-    .number()
-    .refine(
-      (v) => (min === undefined || v >= min) && (max === undefined || v <= max) && (gt === undefined || v > gt),
-      text,
-    )
-    .meta({
-      ...(min === undefined ? {} : { minimum: min }),
-      ...(max === undefined ? {} : { maximum: max }),
-      ...(gt === undefined ? {} : { exclusiveMinimum: gt }),
-    });
-}
 
 /**
  * LoRA settings for Hugging Face models (the Python worker trains a PEFT adapter). Absent keys take the
@@ -81,7 +75,10 @@ export const rlExperimentalConfigSchema = z.looseObject({
   epsilon_high: rangedNumber({ min: 0 }, 'epsilon_high must be greater than or equal to 0').nullish(),
   kimi_k2_tau: z.number().nullish(),
   alt_k2_tau: z.number().nullish(),
-  learning_rate: rangedNumber({ gt: 0 }, 'learning_rate must be greater than 0').nullish(),
+  learning_rate: rangedNumber(
+    { gt: 0, max: MAX_LEARNING_RATE },
+    `learning_rate must be greater than 0 and at most ${MAX_LEARNING_RATE}`,
+  ).nullish(),
   mask_prob_ratio: z.boolean().nullish(),
   max_negative_advantage_importance_sampling_weight: rangedNumber(
     { min: 0 },
@@ -182,17 +179,15 @@ export function ignoredRlSettings(raw: Record<string, unknown> | null | undefine
   return out;
 }
 
-export const createRlJobBodySchema = z.object({
-  model_id: idSchema,
-  trajectory_groups: z.array(trajectoryGroupSchema),
-  experimental_config: rlExperimentalConfigSchema.nullish(),
-});
+export const createRlJobBodySchema = z
+  .object({
+    model_id: idSchema,
+    trajectory_groups: z.array(trajectoryGroupSchema),
+    experimental_config: rlExperimentalConfigSchema.nullish(),
+  })
+  .superRefine(checkMetricNameCount);
 
-/**
- * The largest learning rate we accept. Nobody means more than 1 for Adam on a pretrained model; a larger value
- * (1e308 was sent by a fuzzer) would only blow the weights up to NaN and fail the job with an internal error.
- */
-export const MAX_LEARNING_RATE = 1;
+export { MAX_LEARNING_RATE };
 export const MAX_SFT_EPOCHS = 1000;
 /** Half: a larger held-out share would leave less to train on than to measure with. */
 export const MAX_VALIDATION_SPLIT = 0.5;

@@ -11,7 +11,7 @@ import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
 import type { PreparedGroup, PreparedLogBody } from '@/lib/body/prepared';
 import type { Principal } from './accounts';
 import { requireModel } from './models';
-import { addToSums, metricsFromSums, prefixKeys, sumsFromJson } from './trajectory-metrics';
+import { addToSums, checkPooledSums, metricsFromSums, prefixKeys, sumsFromJson } from './trajectory-metrics';
 
 function groupSummary(group: TrajectoryGroup) {
   // Unscored trajectories (no reward) count as trajectories, never as a reward of 0.
@@ -44,6 +44,7 @@ export async function recordTrajectories(
     sumsFromJson(await logSumsRepo.lockLogMetricSums(tx, key)),
     input.groups.map((g) => g.light),
   );
+  checkPooledSums(sums, input.split);
   await logSumsRepo.saveLogMetricSums(tx, key, sums);
   const metrics = prefixKeys(metricsFromSums(sums), input.split);
   if (latest) await modelsRepo.mergeCheckpointMetrics(tx, latest.id, metrics);

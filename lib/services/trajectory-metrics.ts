@@ -1,13 +1,14 @@
 import 'server-only';
-import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
+import { ApiError } from '@/lib/errors';
+import { MAX_METRIC_NAMES, type TrajectoryGroup } from '@/lib/schemas/trajectories';
 
 type Sum = [sum: number, n: number];
 
 /**
  * Running sums behind the /log metrics (docs/contract.md §2.5), kept per model, step and split so that several logs to
  * one step pool their trajectories: each log adds its sums, and the metrics are recomputed from the total.
- * A trajectory without a reward is unscored: it counts for exception_rate and its custom metrics, never as a
- * reward of 0 (the reference client always sends one; its trajectory model requires it).
+ * Every trajectory has a reward (the schemas require one, as ART's Trajectory does); groups stored before that rule
+ * may lack one, and such a trajectory still counts as unscored, never as a reward of 0.
  */
 export interface MetricSums {
   trajectories: number;
@@ -63,6 +64,32 @@ export function addToSums(into: MetricSums, groups: TrajectoryGroup[]): MetricSu
     }
   }
   return into;
+}
+
+/**
+ * Refuses a batch whose pooled sums cannot be represented (docs/contract.md §2.5): two rewards of 1.7e308 made the
+ * running sum Infinity, which was stored as null, and the step's mean then read 0.17. It also bounds the names one
+ * step and split pool may hold, which several logs could otherwise grow past MAX_METRIC_NAMES one by one.
+ */
+export function checkPooledSums(sums: MetricSums, split: string): void {
+  const loc = ['body', 'trajectory_groups'];
+  const names = Object.keys(sums.custom).length + Object.keys(sums.groupCustom).length + 3;
+  if (names > MAX_METRIC_NAMES)
+    throw ApiError.valueError(
+      loc,
+      `this step's ${split} metrics would number ${names} distinct names (built-ins included); at most ${MAX_METRIC_NAMES} per split and step`,
+    );
+  const overflowing = [
+    ['reward', sums.reward[0]],
+    ['reward_std_dev', sums.groupStd[0]],
+    ...Object.entries(sums.custom).map(([key, [sum]]) => [key, sum] as const),
+    ...Object.entries(sums.groupCustom).map(([key, [sum]]) => [key, sum] as const),
+  ].find(([, sum]) => !Number.isFinite(sum));
+  if (overflowing)
+    throw ApiError.valueError(
+      loc,
+      `the ${split} values of '${overflowing[0]}' at this step sum beyond what a 64-bit float holds (±1.8e308), so no mean can be stored; scale them down`,
+    );
 }
 
 export function metricsFromSums(sums: MetricSums): Record<string, number> {

@@ -43,16 +43,16 @@ function trajectories(user: TestUser, modelId: string, query: Record<string, str
 }
 
 const msg = (content: string) => ({ role: 'user', content });
-const traj = (reward: number | undefined, metrics: Record<string, unknown> = {}) => ({
+const traj = (reward: number, metrics: Record<string, unknown> = {}) => ({
   messages_and_choices: [msg('hi'), { role: 'assistant', content: 'hello' }],
-  ...(reward === undefined ? {} : { reward }),
+  reward,
   metrics,
 });
 const exception = { type: "<class 'TimeoutError'>", message: 'slow', traceback: '...' };
 
 /**
  * A batch whose metrics are worked out by hand below (docs/contract.md §2.5):
- *   T = [1, 0, 0.5 | 2, 4 | unscored (reward absent) | —]  → reward = 7.5 / 5 = 1.5 (6 trajectories)
+ *   T = [1, 0, 0.5 | 2, 4 | 1.5 | —]                     → reward = 9 / 6 = 1.5
  *   groups with ≥ 2 trajectories: A std = sqrt(1/6), B std = 1 → reward_std_dev = (sqrt(1/6) + 1) / 2
  *   E = 1 + 0 + 0 + 2 = 3                                   → exception_rate = 3 / (6 + 3) = 1/3
  *   acc: true, false, true → 2/3;  len: 10, 20, 30 ('abc' skipped) → 20;  note: only strings → absent
@@ -75,7 +75,7 @@ const HAND_BATCH = [
     metadata: { seed: 7 },
     logs: ['group B'],
   },
-  { trajectories: [traj(undefined, { len: 'abc' })], metrics: { diversity: 1.5 } },
+  { trajectories: [traj(1.5, { len: 'abc' })], metrics: { diversity: 1.5 } },
   { trajectories: [], exceptions: [exception, exception], metrics: { diversity: 100 } },
 ];
 
@@ -113,12 +113,12 @@ describe('POST /v1/preview/models/{id}/log: metric formulas', () => {
     expectMetrics(step0.metrics, prefixed('val', HAND_METRICS));
   });
 
-  it('leaves a trajectory without a reward unscored (never 0), and gives reward_std_dev 0 when no group has two rewards', async () => {
+  it('gives reward_std_dev 0 when no group has two rewards', async () => {
     const user = await createUser();
     const model = await createModel(user);
     const res = await log(user, model.id, {
       split: 'val',
-      trajectory_groups: [{ trajectories: [traj(undefined)] }, { trajectories: [traj(3)] }],
+      trajectory_groups: [{ trajectories: [traj(3)] }, { trajectories: [traj(3)] }],
     });
     expectMetrics(logResponseSchema.parse(res.body).metrics, {
       'val/reward': 3,
@@ -151,17 +151,15 @@ describe('POST /v1/preview/models/{id}/log: metric formulas', () => {
     });
   });
 
-  it('drops non-finite results and lets built-in names win over custom ones', async () => {
+  // A sum that overflows is a 422 (tests/hardening/log-limits.test.ts), never a metric silently dropped.
+  it('lets built-in names win over custom ones', async () => {
     const user = await createUser();
     const model = await createModel(user);
     const res = await log(user, model.id, {
       split: 'val',
       trajectory_groups: [
         {
-          trajectories: [
-            traj(1, { huge: 1e308, exception_rate: 0.9, reward_std_dev: 5, ok: 1 }),
-            traj(3, { huge: 1e308, ok: 3 }),
-          ],
+          trajectories: [traj(1, { exception_rate: 0.9, reward_std_dev: 5, ok: 1 }), traj(3, { ok: 3 })],
         },
       ],
     });
@@ -177,9 +175,9 @@ describe('POST /v1/preview/models/{id}/log: metric formulas', () => {
     const user = await createUser();
     const model = await createModel(user);
     // Step 0: rewards 0..10 in two groups (pooled over two logs); p10 = 1, p90 = 9 (linear interpolation).
-    const group = (rewards: (number | undefined)[]) => ({ trajectories: rewards.map((r) => traj(r)) });
+    const group = (rewards: number[]) => ({ trajectories: rewards.map((r) => traj(r)) });
     expect((await log(user, model.id, { split: 'train', trajectory_groups: [group([0, 1, 2, 3])] })).status).toBe(200);
-    const second = { split: 'train', trajectory_groups: [group([4, 5, 6, 7, 8, 9, 10, undefined])] };
+    const second = { split: 'train', trajectory_groups: [group([4, 5, 6, 7, 8, 9, 10])] };
     expect((await log(user, model.id, second)).status).toBe(200);
     await seedCheckpoints(model.id, [1]);
     expect((await log(user, model.id, { split: 'train', trajectory_groups: [group([2, 2])] })).status).toBe(200);
@@ -311,9 +309,9 @@ describe('POST /v1/preview/models/{id}/log: storage', () => {
     expect(c).toMatchObject({
       group_index: 2,
       num_trajectories: 1,
-      reward_mean: null,
-      reward_min: null,
-      reward_max: null,
+      reward_mean: 1.5,
+      reward_min: 1.5,
+      reward_max: 1.5,
     });
     expect(d).toMatchObject({
       group_index: 3,

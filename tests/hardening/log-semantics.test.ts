@@ -29,30 +29,10 @@ async function step0Metrics(user: TestUser, modelId: string) {
 }
 
 /**
- * The reference client (ART) always sends a reward: its Trajectory model requires one. A trajectory without
- * a reward is therefore unscored, never scored 0; and several logs to one step describe all their trajectories.
+ * Several logs to one step describe all their trajectories. (A trajectory without a reward is a 422:
+ * tests/hardening/log-limits.test.ts.)
  */
 describe('/log semantics', () => {
-  it("a log without rewards writes no reward and leaves the step's val/reward as it was", async () => {
-    const user = await createUser();
-    const model = await createModel(user);
-    await log(user, model.id, [{ trajectories: [traj(1), traj(0.5)] }]);
-    const unscored = await log(user, model.id, [{ trajectories: [traj(undefined, { len: 3 })] }]);
-    // The answer describes the step's whole pool: the first log's rewards, not a 0 for the unscored one.
-    expect(unscored.metrics['val/reward']).toBe(0.75);
-    const metrics = await step0Metrics(user, model.id);
-    expect(metrics['val/reward']).toBe(0.75);
-    expect(metrics['val/len']).toBe(3);
-  });
-
-  it('averages the reward over the trajectories that have one', async () => {
-    const user = await createUser();
-    const model = await createModel(user);
-    const res = await log(user, model.id, [{ trajectories: [traj(1), traj(undefined), traj(0)] }]);
-    expect(res.metrics['val/reward']).toBe(0.5);
-    expect(res.metrics['val/reward_std_dev']).toBe(0.5);
-  });
-
   it('two logs to one step pool their trajectories instead of blending their keys', async () => {
     const user = await createUser();
     const model = await createModel(user);

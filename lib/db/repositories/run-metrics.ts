@@ -31,13 +31,10 @@ export async function upsertRunMetrics(db: DbOrTx, runId: string, step: number, 
     .where(and(eq(runMetrics.runId, runId), eq(runMetrics.step, step), inArray(runMetrics.name, names)));
   const before = new Map(existing.map((r) => [r.name, r.value]));
 
-  await db
-    .insert(runMetrics)
-    .values(names.map((name) => ({ runId, name, step, value: metrics[name] })))
-    .onConflictDoUpdate({
-      target: [runMetrics.runId, runMetrics.name, runMetrics.step],
-      set: { value: sql`excluded.value`, updatedAt: sql`now()` },
-    });
+  await insertPoints(
+    db,
+    names.map((name) => ({ runId, name, step, value: metrics[name] })),
+  );
 
   const added = names.filter((name) => !before.has(name));
   const changed = names.filter((name) => before.has(name) && before.get(name) !== metrics[name]);
@@ -49,6 +46,17 @@ export async function upsertRunMetrics(db: DbOrTx, runId: string, step: number, 
       added.map((name) => ({ name, value: metrics[name] })),
     );
   if (changed.length > 0) await rebuildRollups(db, runId, { names: changed, step });
+}
+
+async function insertPoints(db: DbOrTx, all: { runId: string; name: string; step: number; value: number }[]) {
+  for (const rows of batches(all))
+    await db
+      .insert(runMetrics)
+      .values(rows)
+      .onConflictDoUpdate({
+        target: [runMetrics.runId, runMetrics.name, runMetrics.step],
+        set: { value: sql`excluded.value`, updatedAt: sql`now()` },
+      });
 }
 
 /**
@@ -65,13 +73,7 @@ export async function appendRunPoints(
     Object.entries(metrics).map(([name, value]) => ({ runId, name, step, value })),
   );
   if (rows.length === 0) return;
-  await db
-    .insert(runMetrics)
-    .values(rows)
-    .onConflictDoUpdate({
-      target: [runMetrics.runId, runMetrics.name, runMetrics.step],
-      set: { value: sql`excluded.value`, updatedAt: sql`now()` },
-    });
+  await insertPoints(db, rows);
   const buckets = new Map<string, RollupRow>();
   for (const p of rows) {
     for (const width of ROLLUP_WIDTHS) {
@@ -120,8 +122,22 @@ function pointRollup(runId: string, width: number, name: string, step: number, v
   };
 }
 
+/**
+ * Rows per INSERT: a statement may bind at most 65,535 parameters (PostgreSQL's protocol limit), and a rollup row
+ * binds 13, so one statement for every row failed past about 1,260 series at one step.
+ */
+const ROWS_PER_INSERT = 2000;
+
+function* batches<T>(rows: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) yield rows.slice(i, i + ROWS_PER_INSERT);
+}
+
 /** Merges bucket summaries into the stored ones: earliest first, lowest min, highest max, latest last. */
-async function mergeRollups(db: DbOrTx, rows: RollupRow[]) {
+async function mergeRollups(db: DbOrTx, all: RollupRow[]) {
+  for (const rows of batches(all)) await mergeRollupBatch(db, rows);
+}
+
+async function mergeRollupBatch(db: DbOrTx, rows: RollupRow[]) {
   const r = runMetricRollups;
   // Ties keep the earlier step, as the rebuild query does, so both paths store the same row.
   const newMin = sql`(excluded.min_value < ${r.minValue} OR (excluded.min_value = ${r.minValue} AND excluded.min_step < ${r.minStep}))`;
