@@ -25,6 +25,7 @@ const ISOLATED_FILES = [
   'tests/hardening/brute-force.test.ts',
   'tests/hardening/storage-faults.test.ts',
   'tests/inference/hf-chat.test.ts',
+  'tests/inference/settings.test.ts',
   'tests/inference/upstream.test.ts',
   'tests/inference/vllm.test.ts',
   'tests/jobs/training-handlers.test.ts',

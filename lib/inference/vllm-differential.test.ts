@@ -77,6 +77,8 @@ function validate(body: Record<string, unknown>): SamplingRequest | null {
         vocabSize: tok.vocabSize,
         maxModelLen: CTX_LEN,
         promptTokenCount: PROMPT.length,
+        maxLogprobs: 20,
+        generationConfig: null,
         eosTokenId: EOS,
         headerRequestId: 'diff',
       },

@@ -6,6 +6,7 @@ import { packFiles } from '@/lib/engine/hf/bundle';
 import { parseHfConfig } from '@/lib/engine/hf/config';
 import { HfTokenizer } from '@/lib/engine/hf/tokenizer';
 import type { BuiltinModelDescription } from '@/lib/inference/backends';
+import { generationDefaults } from '@/lib/inference/chat-request';
 import { readArtifactBytes } from '@/lib/storage';
 
 /**
@@ -97,7 +98,8 @@ export function hfBaseDescription(id: string, dir: string): BuiltinModelDescript
     tokenizerConfig.chat_template = fs.readFileSync(jinja, 'utf8');
   }
   const tokenizer = new HfTokenizer(readJson(dir, 'tokenizer.json'), tokenizerConfig, config.vocab);
-  let stop = eosIds(readJson(dir, 'generation_config.json'));
+  const generationConfig = readJson(dir, 'generation_config.json');
+  let stop = eosIds(generationConfig);
   if (stop.length === 0) stop = config.eosTokenIds;
   const key = `hf:${id}`;
   const description: BuiltinModelDescription = {
@@ -106,7 +108,11 @@ export function hfBaseDescription(id: string, dir: string): BuiltinModelDescript
     chatTemplate: tokenizer.chatTemplate ?? '',
     chatEosToken: tokenizer.eosToken ?? '',
     contextLength: servedContextLength(config),
-    hf: { tokenizer, stopTokenIds: stop.filter((x) => x >= 0 && x < config.vocab) },
+    hf: {
+      tokenizer,
+      stopTokenIds: stop.filter((x) => x >= 0 && x < config.vocab),
+      generation: generationDefaults(generationConfig),
+    },
   };
   descriptions.set(dir, { mtimeMs, description });
   return description;

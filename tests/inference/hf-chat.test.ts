@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,8 @@ const skipReason = 'reason' in found ? found.reason : null;
 if (skipReason) console.warn(`[hf-chat.test] SKIPPING — ${skipReason}`);
 
 const HF_ID = 'tiny/qwen3-builtin';
+/** The same weights with sampling defaults in generation_config.json (vLLM's `--generation-config auto`). */
+const HF_GEN_ID = 'tiny/qwen3-generation-config';
 let user: TestUser;
 let modelName = '';
 const saved = { ...process.env };
@@ -30,7 +33,16 @@ describe.skipIf(skipReason !== null)(
     beforeAll(async () => {
       if ('reason' in found) return;
       const fixtures = hfFixtures(found.python);
-      useBaseModels([{ id: HF_ID, backend: 'hf', path: path.join(fixtures, 'qwen3') }]);
+      const withDefaults = fs.mkdtempSync(path.join(os.tmpdir(), 'tuneboard-genconfig-'));
+      fs.cpSync(path.join(fixtures, 'qwen3'), withDefaults, { recursive: true });
+      const gen = JSON.parse(fs.readFileSync(path.join(withDefaults, 'generation_config.json'), 'utf8'));
+      // top_k 50 is transformers' own default, which vLLM's to_diff_dict() drops: it must not turn top-k on.
+      const defaults = { ...gen, temperature: 0, max_new_tokens: 3, top_k: 50 };
+      fs.writeFileSync(path.join(withDefaults, 'generation_config.json'), JSON.stringify(defaults));
+      useBaseModels([
+        { id: HF_ID, backend: 'hf', path: path.join(fixtures, 'qwen3') },
+        { id: HF_GEN_ID, backend: 'hf', path: withDefaults },
+      ]);
       user = await createUser();
       const model = await createModel(user, { base_model: HF_ID, project: 'hf' });
       const db = await getDb();
@@ -81,8 +93,8 @@ describe.skipIf(skipReason !== null)(
       const first = (r: typeof base) => r.choices[0].logprobs!.content![0].logprob;
       expect(first(base)).not.toBeCloseTo(first(tuned), 3);
       // Step 0 is the base itself.
-      const step0 = await ask(`${modelName}:step0`).catch(() => null);
-      if (step0) expect(step0.choices[0].message.content).toBe(base.choices[0].message.content);
+      const step0 = await ask(`${modelName}:step0`);
+      expect(step0.choices[0].message.content).toBe(base.choices[0].message.content);
     }, 300_000);
 
     it('n choices with a seed repeat exactly; stop strings cut the text', async () => {
@@ -114,6 +126,23 @@ describe.skipIf(skipReason !== null)(
         expect(c.choices[0].message.content).toBe(text.slice(0, text.indexOf(stop)));
         expect(c.choices[0].finish_reason).toBe('stop');
       }
+    }, 300_000);
+
+    it("applies generation_config.json's sampling defaults to what a request leaves unset", async () => {
+      const ask = (over: Record<string, unknown>) =>
+        sdk().chat.completions.create({ model: HF_GEN_ID, messages, ...over });
+      // max_new_tokens caps the default and the client's max_tokens alike (vLLM ≥ 0.11).
+      for (const over of [{}, { max_tokens: 10 }]) {
+        const r = await ask(over);
+        expect(r.usage!.completion_tokens).toBe(3);
+        expect(r.choices[0].finish_reason).toBe('length');
+      }
+      // temperature 0 from the file: greedy whatever the seed; the request's own temperature wins over it.
+      const text = async (over: Record<string, unknown>) => (await ask(over)).choices[0].message.content;
+      expect(await text({ seed: 1 })).toBe(await text({ seed: 2 }));
+      expect(await text({ seed: 1 })).toBe(await text({ seed: 1, temperature: 0 }));
+      const sampled = await Promise.all([1, 2, 3].map((seed) => text({ seed, temperature: 1 })));
+      expect(new Set(sampled).size).toBeGreaterThan(1);
     }, 300_000);
 
     it('structured outputs hold over the 151k-token vocabulary', async () => {

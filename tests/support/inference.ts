@@ -14,7 +14,15 @@ import {
 export function samplingFor(body: Record<string, unknown>, ctx: Partial<SamplingContext> = {}): SamplingRequest {
   return validateChatRequest(
     { model: 'wandb-artifact:///acme/agents/agent-001', messages: [{ role: 'user', content: 'Say hello' }], ...body },
-    { vocabSize: 200_000, maxModelLen: 4096, promptTokenCount: 12, headerRequestId: '5e0f…', ...ctx },
+    {
+      vocabSize: 200_000,
+      maxModelLen: 4096,
+      promptTokenCount: 12,
+      maxLogprobs: 20,
+      generationConfig: null,
+      headerRequestId: '5e0f…',
+      ...ctx,
+    },
   );
 }
 

@@ -3,6 +3,7 @@ import { cachedStructuredGrammar, StructuredOutputCompileError } from '@/lib/eng
 import { badWordsTokenIds } from '@/lib/engine/sampler';
 import type { HfTokenizer } from '@/lib/engine/hf/tokenizer';
 import { Tokenizer, type TokenizerConfig } from '@/lib/engine/tokenizer';
+import { config } from '@/lib/config';
 import { chatTemplateError, structuredOutputError } from '../chat-errors';
 import { collectChatCompletion, serializeChatCompletion } from '../chat-response';
 import type { EngineEvent } from '../engine-events';
@@ -12,6 +13,7 @@ import {
   checkTemplateRequest,
   resolveSamplingRequest,
   truncatePrompt,
+  type GenerationDefaults,
   type SamplingRequest,
   type TemplateInputs,
 } from '../chat-request';
@@ -36,11 +38,13 @@ export interface BuiltinModelDescription {
   /**
    * A Hugging Face model: its tokenizer (built once on the server thread from tokenizer.json), the extra
    * ids that end generation from generation_config.json (vLLM adds them to stop_token_ids unless
-   * ignore_eos), and, for a checkpoint, its base model's files, which threads fetch and share.
+   * ignore_eos), the sampling defaults that file gives (generationDefaults: vLLM applies them to what a request
+   * leaves unset), and, for a checkpoint, its base model's files, which threads fetch and share.
    */
   hf?: {
     tokenizer: HfTokenizer;
     stopTokenIds: number[];
+    generation: GenerationDefaults | null;
     baseWeights?: { key: string; load: () => Promise<Uint8Array> };
   };
 }
@@ -172,6 +176,8 @@ export class BuiltinChatBackend implements ChatBackend {
       vocabSize: tokenizer.vocabSize,
       maxModelLen: d.contextLength,
       promptTokenCount: promptIds.length,
+      maxLogprobs: config.maxLogprobs,
+      generationConfig: d.hf?.generation ?? null,
       eosTokenId: eosId,
       headerRequestId: call.headers.get('x-request-id'),
     });

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '@/lib/errors';
 import {
   checkTemplateRequest,
+  generationDefaults,
   parseChatRequest,
   resolveSamplingRequest,
   truncatePrompt,
@@ -10,7 +11,13 @@ import {
 import { validateChatRequest } from '@/tests/support/inference';
 
 const BASE = { model: 'acme/agents/agent-001', messages: [{ role: 'user', content: 'hi' }] };
-const CTX: SamplingContext = { vocabSize: 1000, maxModelLen: 4096, promptTokenCount: 10 };
+const CTX: SamplingContext = {
+  vocabSize: 1000,
+  maxModelLen: 4096,
+  promptTokenCount: 10,
+  maxLogprobs: 20,
+  generationConfig: null,
+};
 
 function errorOf(fn: () => unknown): ApiError {
   try {
@@ -657,21 +664,31 @@ describe('phase 2: engine checks (docs/contract.md §8.2 item 6, type BadRequest
     expectError(full(body), expected);
   });
 
+  it("reads generation_config.json's sampling defaults as vLLM does (to_diff_dict: transformers' defaults drop)", () => {
+    expect(
+      generationDefaults({
+        temperature: 0.6,
+        top_p: 0.95,
+        top_k: 20,
+        min_p: 0,
+        repetition_penalty: 1,
+        max_new_tokens: 512,
+        presence_penalty: 1.5,
+        eos_token_id: [1, 2],
+        do_sample: true,
+      }),
+    ).toEqual({ temperature: 0.6, top_p: 0.95, top_k: 20, min_p: 0, max_new_tokens: 512 });
+    expect(generationDefaults({ temperature: 1, top_k: 50, top_p: 1, eos_token_id: 2 })).toBeNull();
+    expect(generationDefaults({ temperature: '0.5' })).toBeNull();
+    expect(generationDefaults(null)).toBeNull();
+  });
+
   it('honours a configured max_logprobs', () => {
     expectError(full({ logprobs: true, top_logprobs: 6 }, { maxLogprobs: 5 }), [
       'Requested sample logprobs of 6, which is greater than max allowed: 5',
       'top_logprobs',
       BRE,
     ]);
-  });
-
-  it('passes grammar and structural_tag on when an upstream vLLM serves the model', () => {
-    expect(
-      ok({ structured_outputs: { grammar: 'root ::= "a"' } }, { upstream: true }).structured_output?.constraint,
-    ).toEqual({
-      kind: 'grammar',
-      grammar: 'root ::= "a"',
-    });
   });
 
   it('accepts an empty logits_processors list', () => {

@@ -22,6 +22,7 @@ export {
   type TemplateTool,
 } from './template-inputs';
 export {
+  generationDefaults,
   resolveSamplingRequest,
   truncatePrompt,
   type GenerationDefaults,

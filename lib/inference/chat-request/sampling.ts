@@ -22,6 +22,11 @@ export interface GenerationDefaults {
   eos_token_id?: number | readonly number[] | null;
 }
 
+/**
+ * What the serving side knows about the model and its settings. The limits and defaults are required, not optional:
+ * an option only tests passed once hid that production never set TUNEBOARD_MAX_LOGPROBS nor a model's
+ * generation_config.json defaults.
+ */
 export interface SamplingContext {
   vocabSize: number;
   /** Context length L. */
@@ -29,14 +34,38 @@ export interface SamplingContext {
   /** Length of the templated, tokenised prompt before `truncate_prompt_tokens` is applied. */
   promptTokenCount: number;
   /** vLLM's `--max-logprobs` (docs/contract.md §9 item 41: 20); TUNEBOARD_MAX_LOGPROBS. */
-  maxLogprobs?: number;
-  generationConfig?: GenerationDefaults | null;
+  maxLogprobs: number;
+  /** The model's generation_config.json sampling defaults (generationDefaults), null when it has none. */
+  generationConfig: GenerationDefaults | null;
   /** The tokenizer's primary EOS id (handled by `ignore_eos`, never listed in `stop_token_ids`). */
   eosTokenId?: number | null;
   /** An `X-Request-Id` header; it wins over the body's `request_id` for the response id. */
   headerRequestId?: string | null;
-  /** True when an upstream vLLM serves the model: `grammar` and `structural_tag` are then passed on (docs/contract.md §8.11). */
-  upstream?: boolean;
+}
+
+/**
+ * transformers' GenerationConfig defaults: vLLM (`--generation-config auto`, its default) reads a model's
+ * generation_config.json through `to_diff_dict()`, so a value equal to these is not a default it applies (a file's
+ * `top_k: 50` leaves vLLM's top_k off).
+ */
+const HF_GENERATION_DEFAULTS: Record<string, number> = { temperature: 1, top_k: 50, top_p: 1, repetition_penalty: 1 };
+/** The generation_config.json keys vLLM takes as sampling defaults (ModelConfig.get_diff_sampling_param). */
+const GENERATION_KEYS = ['repetition_penalty', 'temperature', 'top_k', 'top_p', 'min_p', 'max_new_tokens'] as const;
+
+/**
+ * The sampling defaults a model's generation_config.json gives what a request leaves unset (docs/contract.md §8.3),
+ * as vLLM reads them: only those keys, only numbers, only values other than transformers' own defaults. EOS ids are
+ * not among them (the backend adds them to the stop ids itself). Null when the file gives none.
+ */
+export function generationDefaults(file: unknown): GenerationDefaults | null {
+  if (!file || typeof file !== 'object') return null;
+  const out: Record<string, number> = {};
+  for (const key of GENERATION_KEYS) {
+    const value = (file as Record<string, unknown>)[key];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value === HF_GENERATION_DEFAULTS[key]) continue;
+    out[key] = value;
+  }
+  return Object.keys(out).length > 0 ? (out as GenerationDefaults) : null;
 }
 
 /**
@@ -116,7 +145,6 @@ export interface SamplingRequest extends TemplateInputs {
 }
 
 const MAX_N = 128;
-const DEFAULT_MAX_LOGPROBS = 20;
 /** vLLM's _MAX_TEMP: smaller positive temperatures overflow, so they are raised to it. */
 const MIN_POSITIVE_TEMPERATURE = 0.01;
 /** vLLM's _SAMPLING_EPS: below it sampling is greedy. */
@@ -156,7 +184,7 @@ export function resolveSamplingRequest(req: ChatRequest, ctx: SamplingContext): 
   const L = ctx.maxModelLen;
   const V = ctx.vocabSize;
   const gen = ctx.generationConfig ?? {};
-  const maxLogprobs = ctx.maxLogprobs ?? DEFAULT_MAX_LOGPROBS;
+  const maxLogprobs = ctx.maxLogprobs;
 
   // (3) truncation size, then the context checks of docs/contract.md §8.10 on the truncated prompt.
   let truncate: number | null = req.truncate_prompt_tokens ?? null;
@@ -333,7 +361,8 @@ export function resolveSamplingRequest(req: ChatRequest, ctx: SamplingContext): 
     if (c.kind === 'choice' && c.choices.length === 0) {
       throw engineError("Choice '[]' cannot be an empty list", structured.source);
     }
-    if ((c.kind === 'grammar' || c.kind === 'structural_tag') && !ctx.upstream) {
+    // An upstream vLLM model never comes here (its backend relays the request), so these are always refused.
+    if (c.kind === 'grammar' || c.kind === 'structural_tag') {
       throw engineError(`structured_outputs.${c.kind} is not supported by this server.`, structured.source);
     }
   }
