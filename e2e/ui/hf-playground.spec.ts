@@ -24,6 +24,8 @@ const MODELS_FILE = path.resolve('.data/e2e/base-models.json');
 const MODEL_DIR = path.resolve('.data/e2e/models/tiny-qwen3');
 
 test.describe.configure({ mode: 'serial', timeout: 600_000 });
+// CI installs the worker's Python (.venv-worker): there, its absence is a broken install, not a reason to skip.
+if (!hasTorch && process.env.CI) throw new Error('[hf-playground] no Python with torch, transformers and peft in CI');
 if (!hasTorch)
   console.warn('[hf-playground] skipped: no Python with torch, transformers and peft (see scripts/worker-python.sh)');
 test.skip(!hasTorch, 'no Python with torch, transformers and peft (see scripts/worker-python.sh)');

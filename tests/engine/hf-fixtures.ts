@@ -12,19 +12,23 @@ const REQUIRED = 'import torch, transformers, peft, tokenizers, safetensors';
 
 /**
  * A Python that can import the reference libraries: TUNEBOARD_PYTHON first (CI points it at its venv),
- * then python3 and python on PATH. Returns the reason when none can.
+ * then python3 and python on PATH. Returns the reason when none can, for the tests to skip on a machine without
+ * one; but a TUNEBOARD_PYTHON that cannot import them, or none at all in CI (which installs them), is a broken
+ * install and throws, so that the comparisons fail instead of skipping while CI stays green.
  */
 export function findReferencePython(): { python: string } | { reason: string } {
-  const candidates = [process.env.TUNEBOARD_PYTHON, 'python3', 'python'].filter((p): p is string => !!p);
+  const configured = process.env.TUNEBOARD_PYTHON;
+  const candidates = [configured, 'python3', 'python'].filter((p): p is string => !!p);
   const tried: string[] = [];
   for (const python of candidates) {
     const r = spawnSync(python, ['-c', REQUIRED], { encoding: 'utf8', timeout: 120_000 });
     if (r.status === 0) return { python };
     tried.push(`${python}: ${r.error ? r.error.message : (r.stderr || '').trim().split('\n').pop()}`);
+    if (python === configured) throw new Error(`TUNEBOARD_PYTHON cannot import the reference libraries: ${tried[0]}`);
   }
-  return {
-    reason: `no Python with torch, transformers, peft and tokenizers (set TUNEBOARD_PYTHON); tried ${tried.join('; ')}`,
-  };
+  const reason = `no Python with torch, transformers, peft and tokenizers (set TUNEBOARD_PYTHON); tried ${tried.join('; ')}`;
+  if (process.env.CI) throw new Error(`${reason}; CI installs one (.venv-worker), so this is a failure`);
+  return { reason };
 }
 
 /**

@@ -24,6 +24,8 @@ const PYTHON = 'bash';
 const PY = ['scripts/worker-python.sh'];
 const ROOT = process.cwd();
 const hasTorch = spawnSync(PYTHON, [...PY, '-c', 'import torch, transformers, peft'], { stdio: 'ignore' }).status === 0;
+// CI installs the worker's Python (.venv-worker): there, its absence is a broken install, not a reason to skip.
+if (!hasTorch && process.env.CI) throw new Error('[hf-loop] no Python with torch, transformers and peft in CI');
 if (!hasTorch)
   console.warn('[hf-loop] skipped: no Python with torch, transformers and peft (see scripts/worker-python.sh)');
 
