@@ -58,11 +58,8 @@ export async function startServer(): Promise<void> {
   // Tinker training clients whose worker died, silent sessions, expired saves (lib/services/tinker/sweeper.ts).
   const { startTinkerSweeper } = await import('@/lib/services/tinker/sweeper');
   await startTinkerSweeper({ embeddedDatabase: handle.kind === 'pglite' });
-  // Files a crash or a failing store left behind (rows are always deleted first); in the background.
-  const { sweepOrphanArtifacts } = await import('@/lib/services/artifact-sweep');
-  sweepOrphanArtifacts()
-    .then((swept) => {
-      if (swept.models + swept.datasets + swept.tempFiles > 0) logger.info({ swept }, 'orphan artifacts removed');
-    })
-    .catch((err) => logger.error({ err }, 'orphan sweep failed'));
+  // Files a crash, a vanished client or a failing store left behind (rows are always deleted first); in the
+  // background, at start and every few minutes.
+  const { startArtifactSweeper } = await import('@/lib/services/artifact-sweep');
+  startArtifactSweeper();
 }

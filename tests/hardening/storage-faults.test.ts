@@ -10,8 +10,8 @@ import { config } from '@/lib/config';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { runOneJob } from '@/lib/jobs/worker/runner';
 import { putArtifact } from '@/lib/storage';
-import { sweepOrphanArtifacts } from '@/lib/services/artifact-sweep';
-import { call, createModel, createRlJob, createUser } from '../helpers';
+import { startArtifactSweeper, sweepOrphanArtifacts } from '@/lib/services/artifact-sweep';
+import { call, createModel, createRlJob, createUser, until } from '../helpers';
 import { claimOnly } from '../jobs/claim-only';
 
 const fault = (code: string) => Object.assign(new Error(`${code}: simulated`), { code });
@@ -87,5 +87,32 @@ describe('storage faults', () => {
     expect(fs.existsSync(path.join(kept, 'model.safetensors.tmp-abc'))).toBe(false);
     // A live model's files stay (checkpoint files of running jobs are written before their row exists).
     expect(fs.existsSync(path.join(kept, 'model.safetensors'))).toBe(true);
+  });
+
+  it('a running server sweeps an abandoned partial upload without a restart, and leaves one still being written', async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const dir = path.join(config.artifactDir, 'models', model.id, 'checkpoints', 'k');
+    fs.mkdirSync(dir, { recursive: true });
+    const abandoned = path.join(dir, 'adapter_model.safetensors.tmp-dead');
+    const live = path.join(dir, 'adapter_model.safetensors.tmp-live');
+    fs.writeFileSync(abandoned, 'partial');
+    // Its last byte arrived 20 minutes ago: the upload died (a crash, a client gone).
+    const past = new Date(Date.now() - 20 * 60_000);
+    fs.utimesSync(abandoned, past, past);
+    fs.writeFileSync(live, 'arriving');
+    // The first pass runs at start; later ones on the interval (here 50 ms instead of minutes).
+    const stop = startArtifactSweeper({ intervalMs: 50, tempMinAgeMs: 10 * 60_000 });
+    try {
+      expect(await until(async () => !fs.existsSync(abandoned), 10_000)).toBe(true);
+      // A second abandoned file, left after the first pass, goes on a later one.
+      const later = path.join(dir, 'more.tmp-dead');
+      fs.writeFileSync(later, 'partial');
+      fs.utimesSync(later, past, past);
+      expect(await until(async () => !fs.existsSync(later), 10_000)).toBe(true);
+      expect(fs.existsSync(live)).toBe(true);
+    } finally {
+      stop();
+    }
   });
 });
