@@ -107,23 +107,22 @@ test('a failed job shows its full error', async ({ page, request }) => {
   const user = await signUpViaApi(page.request, newUser());
   const key = await apiKeyFor(request, user);
   const model = await createModelViaApi(request, key, { project: 'jobs', name: `fail-${uniqueId()}` });
-  // Trajectories without logprobs are refused by RL training unless allowed: the job fails with a reason.
-  const jobId = await rlJob(request, key, model.id, { trajectory_groups: [trajectoryGroup(0.5, 3)] });
+  // A logprob on a token the model does not have: RL training refuses the data, and the job fails saying where.
+  const group = trajectoryGroup(0.5, 2);
+  for (const t of group.trajectories) {
+    const choice = t.messages_and_choices[2] as { logprobs: unknown };
+    choice.logprobs = { content: [{ token: 'token_id:999999999', logprob: -1, top_logprobs: [] }] };
+  }
+  const jobId = await rlJob(request, key, model.id, { trajectory_groups: [group] });
   const final = await waitForJob(request, key, jobId, 30_000);
+  expect(final.status, JSON.stringify(final)).toBe('FAILED');
+  expect(final.error_message).toContain("is not in the model's vocabulary");
 
   const job = new JobPage(page);
   await job.goto(jobId);
-  if (final.status === 'FAILED') {
-    await expect(job.status).toHaveText('Failed');
-    await expect(job.error).toHaveText(final.error_message!);
-    await expect(job.cancelButton).toHaveCount(0);
-  } else if (final.status === 'COMPLETED' && (final.num_sequences ?? final.completed_steps) === 0) {
-    // Completed without a gradient step (no token had a logprob to train on): the weights did not change.
-    await expect(job.status).toHaveText('No update');
-    await expect(page.getByTestId('job-no-update')).toBeVisible();
-  } else {
-    await expect(job.status).toHaveText(/Queued|Running|Completed/);
-  }
+  await expect(job.status).toHaveText('Failed');
+  await expect(job.error).toHaveText(final.error_message!);
+  await expect(job.cancelButton).toHaveCount(0);
 });
 
 test('cancelling asks first, then ends the job', async ({ page, request }) => {
