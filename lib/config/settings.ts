@@ -125,7 +125,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: optionalText,
     defaultText: 'the working directory',
     meaning:
-      'Where relative weight files and model paths of the base models resolve (e.g. `models/tiny-chat.safetensors`)',
+      "Where the relative `path` of a base model in the base-models file resolves (a Hugging Face folder); the built-in models' shipped weights always resolve against the application",
   },
   {
     env: 'TUNEBOARD_UPSTREAM_URL',

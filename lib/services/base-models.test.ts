@@ -43,3 +43,20 @@ describe('the base-models file', () => {
     expect(allBaseModels().map((m) => m.id)).toEqual(['org/b']);
   });
 });
+
+describe('TUNEBOARD_BASE_MODELS_DIR', () => {
+  const saved = process.env.TUNEBOARD_BASE_MODELS_DIR;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.TUNEBOARD_BASE_MODELS_DIR;
+    else process.env.TUNEBOARD_BASE_MODELS_DIR = saved;
+  });
+
+  it("resolves Hugging Face folders, while the built-in models' shipped weights stay available", async () => {
+    const { servingStatus, hfModelDir } = await import('./base-models');
+    process.env.TUNEBOARD_BASE_MODELS_DIR = dir;
+    // As the docs suggest for Hugging Face models: this once made tuneboard/tiny-chat unavailable ("its weights
+    // file has not been built yet").
+    expect(servingStatus({ id: 'tuneboard/tiny-chat', backend: 'builtin' })).toEqual({ available: true });
+    expect(hfModelDir({ id: 'org/m', backend: 'hf', path: 'qwen' })).toBe(path.join(dir, 'qwen'));
+  });
+});

@@ -169,7 +169,7 @@ export function servingStatus(model: BaseModel): ServingStatus {
   if (model.backend === 'builtin') {
     if (builtinModelSource(model.id)) return { available: true };
     return baseModelSpec(model.id)
-      ? { available: false, reason: 'its weights file has not been built yet (npm run pretrain)' }
+      ? { available: false, reason: 'its weights file is missing from models/ (npm run engine:pretrain builds it)' }
       : { available: false, reason: 'the built-in engine does not know this model' };
   }
   const problem = hfDirProblem(hfModelDir(model));

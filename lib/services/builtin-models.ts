@@ -2,7 +2,6 @@ import 'server-only';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { config } from '@/lib/config';
 import { baseModelSpec, type BaseModelSpec } from '@/lib/engine/base-models';
 import type { BuiltinModelDescription } from '@/lib/inference/backends';
 
@@ -39,7 +38,12 @@ export function builtinModelSource(id: string): BuiltinModelDescription | undefi
   );
 }
 
-/** Where a built-in base model's weights file is: relative paths resolve against TUNEBOARD_BASE_MODELS_DIR. */
+/**
+ * Where a built-in base model's weights file is: shipped with the application (`models/…`), so it resolves against
+ * the application's directory (the server's working directory), never TUNEBOARD_BASE_MODELS_DIR. That setting is for
+ * the Hugging Face folders a user registers; resolving shipped weights against it made `tuneboard/tiny-chat`
+ * unavailable as soon as it was set.
+ */
 export function builtinWeightsPath(spec: BaseModelSpec): string | undefined {
-  return spec.weightsFile ? path.resolve(/*turbopackIgnore: true*/ config.baseModelsDir, spec.weightsFile) : undefined;
+  return spec.weightsFile ? path.resolve(/*turbopackIgnore: true*/ process.cwd(), spec.weightsFile) : undefined;
 }
