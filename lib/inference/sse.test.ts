@@ -376,6 +376,37 @@ describe('errors and cancellation (docs/contract.md §8.15)', () => {
     expect(returned).toBe(true);
   });
 
+  it('a client gone while the engine is still working is not a server error', async () => {
+    const onError = vi.fn();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let pulls = 0;
+    const events: AsyncIterable<EngineEvent> = {
+      [Symbol.asyncIterator]() {
+        return {
+          // The second token arrives only after the client has gone (an engine still computing it).
+          next: async () => {
+            if (++pulls === 2) await held;
+            return { done: false, value: token(0, 1, 'a', -1) };
+          },
+          return: async () => ({ done: true, value: undefined }),
+        };
+      },
+    };
+    const stream = chatCompletionStream(events, samplingFor({ stream: true }), CTX, { onError });
+    const reader = stream.getReader();
+    await reader.read(); // the role chunk
+    await reader.read(); // the first token
+    const pending = reader.read(); // a pull now waits on the engine
+    await new Promise((r) => setTimeout(r, 0));
+    await reader.cancel();
+    release();
+    await pending.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 10));
+    // Before: the late token was enqueued on the closed stream ("Controller is already closed"), logged as a failure.
+    expect(onError).not.toHaveBeenCalled();
+  });
+
   it('the encoder alone is pure: start, push, end', () => {
     const enc = new ChatStreamEncoder(samplingFor({ stream: true }), CTX);
     expect(enc.start()).toHaveLength(1);

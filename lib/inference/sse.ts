@@ -234,7 +234,11 @@ export function chatCompletionStream(
   const encoder = new TextEncoder();
   const enc = new ChatStreamEncoder(spec, ctx);
   let iterator: AsyncIterator<EngineEvent> | null = null;
+  // Set when the client goes away. A pull may be waiting on the engine at that moment; what it gets afterwards has
+  // nowhere to go, and enqueueing it threw "Controller is already closed", which was logged as a server error.
+  let cancelled = false;
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, frames: string[]) => {
+    if (cancelled) return;
     for (const frame of frames) controller.enqueue(encoder.encode(frame));
   };
 
@@ -250,6 +254,7 @@ export function chatCompletionStream(
         // Loop until something is sent, so that a pull always makes progress.
         for (;;) {
           const next = await iterator.next();
+          if (cancelled) return;
           if (next.done) {
             send(controller, enc.end());
             controller.close();
@@ -262,6 +267,7 @@ export function chatCompletionStream(
           }
         }
       } catch (err) {
+        if (cancelled) return;
         options.onError?.(err);
         send(controller, enc.error());
         controller.close();
@@ -269,6 +275,7 @@ export function chatCompletionStream(
       }
     },
     async cancel() {
+      cancelled = true;
       await iterator?.return?.();
     },
   });
