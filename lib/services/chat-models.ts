@@ -195,7 +195,8 @@ export async function listServableModels(principal: Principal) {
     id: m.id,
     object: 'model' as const,
     created: started,
-    owned_by: m.backend === 'builtin' ? 'tuneboard' : 'upstream',
+    // Who serves it, not which backend trains it: an `hf` model on the built-in engine is Tuneboard's, as vLLM says `vllm`.
+    owned_by: m.servedBy === 'builtin' ? 'tuneboard' : 'upstream',
     max_model_len: m.contextLength,
     parameters: m.parameters,
     trained_by: m.trainedBy,

@@ -301,11 +301,15 @@ describe('vLLM serving', () => {
       max_model_len: 4096, // vLLM's own limit wins over config.json's 40960
       trained_by: 'python-worker',
       served_by: 'vllm',
+      owned_by: 'upstream',
       available: true,
       unavailable_reason: null,
     });
+    // A Hugging Face model the built-in engine serves is Tuneboard's, not "upstream" (it was named by its backend).
+    expect(list.data.find((m) => m.id === DOWN_ID)).toMatchObject({ served_by: 'builtin', owned_by: 'tuneboard' });
     expect(list.data.find((m) => m.id === TEST_BASE_MODEL)).toMatchObject({
       served_by: 'builtin',
+      owned_by: 'tuneboard',
       trained_by: 'builtin',
       available: true,
       max_model_len: 256,
