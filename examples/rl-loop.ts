@@ -6,6 +6,7 @@
  *   job's events until training_ended → the next rollouts use the new checkpoint (`entity/project/name`).
  *
  * Run:  npx tsx examples/rl-loop.ts --base-url http://localhost:3000 --key $TUNEBOARD_API_KEY [--steps 6]
+ *       [--base-model Qwen/Qwen3-0.6B] [--project rl-demo] [--group-size 4] [--lr 2e-3] [--seed 1]
  *
  * The task is a smoke task a tiny byte-level model can move on from random weights: the reward is the
  * fraction of lower-case letters in the reply. With the pretrained chat model, swap in an exact-match task.
@@ -148,13 +149,19 @@ if (process.argv[1]?.endsWith('rl-loop.ts')) {
   const baseURL = arg('base-url') ?? process.env.TUNEBOARD_URL ?? 'http://localhost:3000';
   const apiKey = arg('key') ?? process.env.TUNEBOARD_API_KEY;
   if (!apiKey) {
-    console.error('usage: npx tsx examples/rl-loop.ts --base-url URL --key API_KEY [--steps N] [--lr 2e-3] [--seed N]');
+    console.error(
+      'usage: npx tsx examples/rl-loop.ts --base-url URL --key API_KEY [--steps N] [--base-model ID] [--project NAME] [--group-size N] [--lr 2e-3] [--seed N]',
+    );
     process.exit(2);
   }
   runRlLoop({
     baseURL,
     apiKey,
     steps: Number(arg('steps') ?? 6),
+    // Any base model of the server (GET /v1/models), e.g. a Hugging Face model trained by the Python worker.
+    baseModel: arg('base-model'),
+    project: arg('project'),
+    groupSize: arg('group-size') ? Number(arg('group-size')) : undefined,
     learningRate: arg('lr') ? Number(arg('lr')) : undefined,
     seed: arg('seed') ? Number(arg('seed')) : undefined,
   })
