@@ -14,7 +14,7 @@ import {
   YAxis,
 } from 'recharts';
 import { bandsAtRow, buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
-import { rowsExtent, yTickFormatter } from '@/lib/client/chart-ticks';
+import { linearYAxis, rowsExtent, yTickFormatter } from '@/lib/client/chart-ticks';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import { seriesColor } from './chart-colors';
 
@@ -164,10 +164,13 @@ export function MetricChart({
   // Tick labels precise enough for the data's span, and an axis wide enough for the longest of them.
   const yAxis = useMemo(() => {
     const extent = rowsExtent(rows);
-    const format = yTickFormatter(extent);
-    const longest = extent ? Math.max(...extent.map((v) => format(v).length)) : 0;
-    return { format, width: Math.max(56, Math.ceil(longest * 6.5 + 10)) };
-  }, [rows]);
+    // A log scale keeps recharts' ticks (powers of ten); a linear one gets its own, labelled so none repeat.
+    const linear = logScale ? null : linearYAxis(extent);
+    const format = linear?.format ?? yTickFormatter(extent);
+    const labelled = linear?.ticks ?? extent ?? [];
+    const longest = labelled.length ? Math.max(...labelled.map((v) => format(v).length)) : 0;
+    return { format, ticks: linear?.ticks, domain: linear?.domain, width: Math.max(56, Math.ceil(longest * 6.5 + 10)) };
+  }, [rows, logScale]);
   const single = rows.length === 1;
   // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
   // active label (it is undefined when the click lands on a dot layer), while every move does.
@@ -203,7 +206,8 @@ export function MetricChart({
         />
         <YAxis
           scale={logScale ? 'log' : 'auto'}
-          domain={['auto', 'auto']}
+          domain={yAxis.domain ?? ['auto', 'auto']}
+          ticks={yAxis.ticks}
           allowDataOverflow={false}
           tick={AXIS_TICK}
           stroke="var(--tb-line-strong)"
