@@ -6,9 +6,9 @@ import { decodeModel, encodeModel } from '@/lib/engine/safetensors';
 import { Tokenizer } from '@/lib/engine/tokenizer';
 import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
-import { artifactWebStream } from '@/lib/storage';
+import { artifactWebStream, readArtifactBytes } from '@/lib/storage';
 import type { Principal } from './accounts';
-import { allBaseModels } from './base-models';
+import { allBaseModels, findBaseModel, hfModelDir } from './base-models';
 import { builtinModelSource } from './builtin-models';
 import { tarSize, tarStream } from './tar-archive';
 import { requireModel } from './models';
@@ -34,7 +34,7 @@ export async function checkpointFile(
   const checkpoint = await modelsRepo.findCheckpointByStep(await getDb(), model.id, step);
   if (!checkpoint) throw ApiError.notFound('Checkpoint not found');
   if (checkpoint.artifactKey?.endsWith('/adapter_model.safetensors')) {
-    return adapterFile(`${model.name}-step${step}`, checkpoint.artifactKey, format ?? 'tar');
+    return adapterFile(`${model.name}-step${step}`, checkpoint.artifactKey, format ?? 'tar', model.baseModel);
   }
   if (format === 'tar') {
     throw ApiError.valueError(
@@ -109,14 +109,38 @@ async function safetensorsFile(model: Awaited<ReturnType<typeof requireModel>>, 
 }
 
 /**
+ * Where plain Hugging Face tooling finds an adapter's base model: the folder it was registered with (its `path` in
+ * the base-models file, resolved) when it has one, else its id, which is then a Hub id. The worker writes
+ * Tuneboard's id there, which `AutoPeftModelForCausalLM` cannot load when the id names a local folder.
+ */
+function baseModelReference(baseModel: string): string {
+  const entry = findBaseModel(baseModel);
+  return (entry && hfModelDir(entry)) ?? baseModel;
+}
+
+/** The adapter's config with `base_model_name_or_path` pointing at baseModelReference; unparsable ones as they are. */
+function withBaseReference(config: Uint8Array, baseModel: string): Uint8Array {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(config));
+  } catch {
+    return config;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return config;
+  const rewritten = { ...parsed, base_model_name_or_path: baseModelReference(baseModel) };
+  return new TextEncoder().encode(`${JSON.stringify(rewritten, null, 2)}\n`);
+}
+
+/**
  * A LoRA checkpoint (a Hugging Face model's): by default a tar of its folder, `adapter_config.json` and
- * `adapter_model.safetensors`, ready for `PeftModel.from_pretrained(base, folder)` or vLLM's `--lora-modules`;
- * `safetensors` gives the weights alone.
+ * `adapter_model.safetensors`, ready for `AutoPeftModelForCausalLM.from_pretrained(folder)`,
+ * `PeftModel.from_pretrained(base, folder)` or vLLM's `--lora-modules`; `safetensors` gives the weights alone.
  */
 async function adapterFile(
   name: string,
   weightsKey: string,
   format: 'safetensors' | 'gguf' | 'tar',
+  baseModel: string,
 ): Promise<CheckpointFile> {
   if (format === 'gguf') {
     throw ApiError.valueError(
@@ -138,16 +162,26 @@ async function adapterFile(
   }
   await weights.stream.cancel();
   const configKey = weightsKey.replace(/adapter_model\.safetensors$/, 'adapter_config.json');
-  const config = await artifactWebStream(configKey);
-  if (!config) throw missing();
-  await config.stream.cancel();
+  const stored = await readArtifactBytes(configKey);
+  if (!stored) throw missing();
+  const config = withBaseReference(stored, baseModel);
   const open = (key: string) => async () => {
     const a = await artifactWebStream(key);
     if (!a) throw missing();
     return a.stream;
   };
   const entries = [
-    { name: `${name}/adapter_config.json`, size: config.size, open: open(configKey) },
+    {
+      name: `${name}/adapter_config.json`,
+      size: config.byteLength,
+      open: async () =>
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(config);
+            controller.close();
+          },
+        }),
+    },
     { name: `${name}/adapter_model.safetensors`, size: weights.size, open: open(weightsKey) },
   ];
   return {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { trainingJobSchema } from '@/lib/schemas/training-jobs';
@@ -175,7 +176,11 @@ describe('retry-safe worker calls and LoRA checkpoints', () => {
       `${model.name}-step1/adapter_config.json`,
       `${model.name}-step1/adapter_model.safetensors`,
     ]);
-    expect(new TextDecoder().decode(entries[0].data)).toBe(config);
+    // The base is named so plain PEFT finds it offline: the folder it was registered with (not Tuneboard's id).
+    expect(JSON.parse(new TextDecoder().decode(entries[0].data))).toEqual({
+      ...JSON.parse(config),
+      base_model_name_or_path: path.resolve('models/tiny-qwen3'),
+    });
     expect(entries[1].data).toEqual(weights);
     const alone = await routeFetch(
       `http://localhost/v1/preview/models/${model.id}/checkpoints/1/download?format=safetensors`,

@@ -198,6 +198,39 @@ describe.skipIf(!hasTorch)('the real-model loop: HF base → Python SFT → chat
       expect(first.token).toMatch(/^token_id:\d+$/);
       expect(first.logprob).toBeLessThanOrEqual(0);
       expect(first.top_logprobs).toHaveLength(2);
+
+      // The downloaded adapter loads in plain PEFT, offline: its config names the folder the base was registered
+      // with, and greedy decoding there gives the answer the server gave.
+      const tar = await fetch(`${server.url}/v1/preview/models/${model.id}/checkpoints/1/download`, {
+        headers: { authorization: `Bearer ${user.key}` },
+      });
+      expect(tar.status).toBe(200);
+      const tarFile = path.join(dir, 'adapter.tar');
+      fs.writeFileSync(tarFile, new Uint8Array(await tar.arrayBuffer()));
+      const script = [
+        'import json, sys, tarfile, torch',
+        'from peft import AutoPeftModelForCausalLM',
+        'from transformers import AutoTokenizer',
+        'out = sys.argv[2]',
+        'with tarfile.open(sys.argv[1]) as t: t.extractall(out, filter="data")',
+        'import os; folder = os.path.join(out, os.listdir(out)[0])',
+        'model = AutoPeftModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()',
+        'base = json.load(open(os.path.join(folder, "adapter_config.json")))["base_model_name_or_path"]',
+        'tok = AutoTokenizer.from_pretrained(base)',
+        'ids = tok.apply_chat_template([{"role": "user", "content": sys.argv[3]}], add_generation_prompt=True, return_tensors="pt", return_dict=True)',
+        'gen = model.generate(**ids, max_new_tokens=12, do_sample=False)',
+        'print(json.dumps({"base": base, "text": tok.decode(gen[0][ids["input_ids"].shape[1]:], skip_special_tokens=True)}))',
+      ].join('\n');
+      const peft = spawnSync(PYTHON, [...PY, '-c', script, tarFile, path.join(dir, 'untarred'), QUESTION], {
+        encoding: 'utf8',
+        cwd: ROOT,
+        env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+        timeout: 300_000,
+      });
+      expect(peft.status, peft.stderr).toBe(0);
+      const loaded = JSON.parse(peft.stdout.trim().split('\n').at(-1)!) as { base: string; text: string };
+      expect(loaded.base).toBe(path.join(dir, 'tiny-qwen3'));
+      expect(loaded.text).toBe(trained.choices[0].message.content);
     },
   );
 
