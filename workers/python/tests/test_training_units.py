@@ -155,3 +155,45 @@ def test_zero_advantage_share_matches_the_builtin_engine():
     assert zero_advantage_share(8, 0) == 1.0
     assert zero_advantage_share(4, 3) == 0.25
     assert zero_advantage_share(0, 0) == 0.0
+
+
+def test_an_idle_worker_does_not_log_each_poll(capfd):
+    """httpx logs every request at INFO: with the worker's logging, its claim polls write nothing at --log-level info,
+    and show again at debug."""
+    import http.server
+    import logging
+    import threading
+
+    import httpx
+
+    from tuneboard_worker.cli import configure_logging
+
+    class NoContent(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's naming)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NoContent)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    try:
+        root.handlers.clear()
+        configure_logging("info")
+        url = f"http://127.0.0.1:{server.server_port}/v1/workers/claim"
+        for _ in range(3):
+            httpx.post(url, json={})
+        assert "HTTP Request" not in capfd.readouterr().err
+        root.handlers.clear()
+        configure_logging("debug")
+        httpx.post(url, json={})
+        assert "HTTP Request" in capfd.readouterr().err
+    finally:
+        server.shutdown()
+        root.handlers[:] = saved[1]
+        root.setLevel(saved[0])
+        for name in ("httpx", "httpcore"):
+            logging.getLogger(name).setLevel(logging.NOTSET)

@@ -93,9 +93,18 @@ def _supervise(args: argparse.Namespace, gpus: list[str], worker_id: str) -> int
     return max((c.wait() for c in children), default=0)
 
 
+def configure_logging(level: str) -> None:
+    """The worker's own lines at `level`. httpx logs every request at INFO, so an idle worker wrote a line per claim
+    poll (405 lines in 14 minutes): its requests show at --log-level debug only."""
+    logging.basicConfig(level=level.upper(), format="%(asctime)s [tuneboard-worker] %(levelname)s %(message)s")
+    quiet = logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(quiet)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s [tuneboard-worker] %(levelname)s %(message)s")
+    configure_logging(args.log_level)
     if not args.token:
         print("TUNEBOARD_WORKER_TOKEN (or --token) is required: the server accepts the same value on its worker routes", file=sys.stderr)
         sys.exit(2)
