@@ -41,6 +41,7 @@ const CHAT_TYPES: Record<number, string> = {
   403: 'PermissionDeniedError',
   404: 'NotFoundError',
   405: 'MethodNotAllowedError',
+  408: 'RequestTimeoutError',
   413: 'Bad Request',
   415: 'Bad Request',
   422: 'Bad Request',
