@@ -254,7 +254,7 @@ function readWhole(req: http.IncomingMessage): Promise<Buffer> {
  * `TUNEBOARD_BODY_TIMEOUT_SECONDS` while the handler waits for it fails the read (408); a pause the handler causes
  * (its queue is full) does not count.
  */
-function streamBody(req: http.IncomingMessage): ReadableStream<Uint8Array> {
+function streamBody(req: http.IncomingMessage, res: http.ServerResponse): ReadableStream<Uint8Array> {
   const ms = config.bodyTimeoutMs;
   let timer: NodeJS.Timeout | undefined;
   let settled = false;
@@ -291,6 +291,8 @@ function streamBody(req: http.IncomingMessage): ReadableStream<Uint8Array> {
         });
         timer = setTimeout(function stalled() {
           if (settled) return;
+          // Answered without the rest of the body (a 401): lingerAfterAnswer has the connection now.
+          if (res.writableEnded) return settle();
           // Paused for the handler, which has not taken what came: not the client's delay.
           if (req.isPaused() && (controller.desiredSize ?? 0) <= 0) return void timer?.refresh();
           settle();
@@ -356,7 +358,7 @@ function toRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL
   const request = new Request(url, {
     method: req.method,
     headers,
-    body: streamBody(req),
+    body: streamBody(req, res),
     duplex: 'half',
   } as RequestInit);
   // Set on the Request itself rather than passed as `signal`: the Request would follow that signal with one of its
