@@ -33,6 +33,11 @@ import { requestIdFrom } from './request-id';
  *   middleware (proxy.ts matches pages only) and its handlers use no Next request APIs (`headers()`,
  *   `cookies()`, `after()`), so nothing Next would add is skipped. HEAD, OPTIONS, unknown paths and unusual
  *   URLs (empty, dot or percent-encoded segments) still go to Next.
+ * - **Every request**, whichever path then serves it, is checked first: a method no route serves (TRACE…) is a JSON
+ *   405, a request target that is not a path (`*`, an absolute URL) a JSON 400; and the caller's address is
+ *   resolved from the socket (lib/api/client-address.ts) for the per-address sign-in limit.
+ * - **Bodies** are not read before the handler asks for them (it authenticates first), and must arrive within
+ *   `TUNEBOARD_BODY_TIMEOUT_SECONDS` of its asking (408).
  * - Only a production server registers routes: in `next dev` a route edited on disk must be recompiled by Next,
  *   which a registered handler would bypass. `TUNEBOARD_FAST_ROUTES=0` turns registration off.
  */
