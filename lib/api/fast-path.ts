@@ -135,6 +135,31 @@ function refuse(
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
+/**
+ * What Node answers a request its parser refuses (an unknown method token such as TRACK, a malformed request line,
+ * headers past its size limit) when the server has no `clientError` listener, as Node's own answer would be, but
+ * with a JSON body naming the problem: Node's has none.
+ */
+function clientErrorAnswer(err: NodeJS.ErrnoException & { reason?: string }): Buffer {
+  const [status, text, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request Header Fields Too Large']
+      : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+        ? [413, 'Payload Too Large', 'Payload Too Large: chunk extensions too long']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request Timeout', 'Request Timeout: the request did not arrive in time']
+          : [
+              400,
+              'Bad Request',
+              `Bad Request: the request could not be parsed (${err.reason ?? err.code ?? 'malformed'})`,
+            ];
+  const body = JSON.stringify({ detail });
+  return Buffer.from(
+    `HTTP/1.1 ${status} ${text}\r\ncontent-type: application/json\r\ncache-control: no-store\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** True when the request is the liveness probe this path answers. */
 export function isHealthProbe(req: Pick<http.IncomingMessage, 'method' | 'url'>): boolean {
   return (req.method === 'GET' || req.method === 'HEAD') && PATHS.has(req.url ?? '');
@@ -610,6 +635,14 @@ export function installFastPath(): () => void {
       const address = clientAddressOf(req);
       if (address) req.headers['x-forwarded-for'] = address;
       else delete req.headers['x-forwarded-for'];
+    }
+    if (event === 'clientError' && this.listenerCount('clientError') === 0) {
+      // Node's own handling (lib/_http_server.js socketOnError), with a JSON body: only when nothing of an answer
+      // has gone out on the socket yet.
+      const [err, socket] = args as [NodeJS.ErrnoException, net.Socket & { _httpMessage?: http.ServerResponse }];
+      if (socket.writable && !socket._httpMessage?.headersSent) socket.write(clientErrorAnswer(err));
+      socket.destroy(err);
+      return true;
     }
     return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
   } as typeof proto.emit;

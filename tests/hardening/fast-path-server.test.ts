@@ -197,6 +197,17 @@ describe('the fast path of a production server (issue 42)', () => {
     }
     expect(seenByNext).toEqual([]);
   });
+
+  it("answers what Node's parser refuses (an unknown method token, headers too large) with JSON too", async () => {
+    const track = await rawExchange('TRACK /v1/health HTTP/1.1\r\nHost: t\r\n\r\n');
+    expect(statusOf(track.answer)).toBe(400);
+    expect(JSON.parse(bodyOf(track.answer))).toEqual({
+      detail: 'Bad Request: the request could not be parsed (Invalid method encountered)',
+    });
+    const huge = await rawExchange(`GET /v1/health HTTP/1.1\r\nHost: t\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(statusOf(huge.answer)).toBe(431);
+    expect(JSON.parse(bodyOf(huge.answer))).toEqual({ detail: 'Request Header Fields Too Large' });
+  });
 });
 
 describe("a production server's stdout", () => {
