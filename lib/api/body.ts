@@ -37,7 +37,7 @@ export async function readBodyOrSpill<T>(
  * fast path's reads, lib/api/fast-path.ts), else the client went away mid-body, an everyday event, not a server
  * fault to log (nor a log flood to allow).
  */
-function unreadable(err: unknown): ApiError {
+export function unreadable(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if ((err as Record<symbol, unknown> | null)?.[BODY_TIMEOUT])
     return new ApiError('request_timeout', (err as Error).message);

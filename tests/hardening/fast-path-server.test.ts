@@ -42,8 +42,17 @@ beforeAll(async () => {
   registerFastRoutes('/v1/auth/token', { POST: token.POST });
   registerFastRoutes('/v1/preview/models', { GET: models.GET, POST: models.POST });
   const { methods, route } = await import('@/lib/api/route');
+  const { uploadedFiles } = await import('@/lib/api/uploads');
   methods('/v1/test-echo', {
     POST: route({ summary: 'test', tag: 'test', body: z.object({}).passthrough() }, async ({ body }) => body),
+  });
+  // A streamed upload, as the workers' checkpoint route reads one.
+  methods('/v1/test-upload', {
+    POST: route({ summary: 'test', tag: 'test' }, async ({ req }) => {
+      let size = 0;
+      for await (const file of uploadedFiles(req, 'raw')) for await (const chunk of file.stream) size += chunk.length;
+      return { size };
+    }),
   });
   server = http.createServer((req, res) => {
     seenByNext.push(`${req.method} ${req.url} ${req.headers['x-forwarded-for'] ?? '-'}`);
@@ -166,6 +175,13 @@ describe('the fast path of a production server (issue 42)', () => {
       expect(ms).toBeGreaterThanOrEqual(BODY_TIMEOUT_SECONDS * 1000 - 50);
       expect(ms).toBeLessThan(BODY_TIMEOUT_SECONDS * 1000 + 3_000);
     }
+    // A streamed upload (past 64 KiB) that stalls midway.
+    const upload = await rawExchange(
+      `POST /v1/test-upload HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${user.key}\r\nContent-Length: 200000\r\n\r\n`,
+      { body: Buffer.alloc(100_000, 'u'), giveUpMs: 10_000 },
+    );
+    expect(statusOf(upload.answer), upload.answer.slice(0, 200)).toBe(408);
+    expect(upload.closed).toBe(true);
     // A body that arrives in time is served as before.
     const ok = await fetch(`${base}/v1/test-echo`, {
       method: 'POST',
@@ -174,6 +190,12 @@ describe('the fast path of a production server (issue 42)', () => {
     });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ hello: 'world' });
+    const uploaded = await fetch(`${base}/v1/test-upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.key}` },
+      body: Buffer.alloc(200_000, 'u'),
+    });
+    expect(await uploaded.json()).toEqual({ size: 200_000 });
   }, 30_000);
 
   it('refuses TRACE, unknown methods and request targets that are not a path with JSON, before Next.js', async () => {
