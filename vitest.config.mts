@@ -23,6 +23,7 @@ const ISOLATED_FILES = [
   'tests/api/fast-path-relay.test.ts',
   'tests/api/log.test.ts',
   'tests/hardening/brute-force.test.ts',
+  'tests/hardening/fast-path-server.test.ts',
   'tests/hardening/storage-faults.test.ts',
   'tests/inference/hf-chat.test.ts',
   'tests/inference/settings.test.ts',

@@ -1,7 +1,7 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
 import type { BodySink } from './body-offload';
-import { PREREAD_BODY } from './fast-path';
+import { BODY_TIMEOUT, PREREAD_BODY } from './fast-path';
 
 export interface LargeAdmission {
   threshold: number;
@@ -33,11 +33,23 @@ export async function readBodyOrSpill<T>(
 }
 
 /**
- * The checks every body read starts with: the declared length against the limit, large-body admission (a body
- * known, or found while reading, to be large is admitted before it is held in memory), and a body the fast path
- * already read whole (a small one that declared its length), checked the same way.
+ * What a failed read of the body answers: 408 when it did not arrive within `TUNEBOARD_BODY_TIMEOUT_SECONDS` (the
+ * fast path's reads, lib/api/fast-path.ts), else the client went away mid-body, an everyday event, not a server
+ * fault to log (nor a log flood to allow).
  */
-function startReading(req: Request, limit: number, large?: LargeAdmission) {
+export function unreadable(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if ((err as Record<symbol, unknown> | null)?.[BODY_TIMEOUT])
+    return new ApiError('request_timeout', (err as Error).message);
+  return new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
+}
+
+/**
+ * The checks every body read starts with: the declared length against the limit, large-body admission (a body
+ * known, or found while reading, to be large is admitted before it is held in memory), and a small body the fast
+ * path reads whole (it declared its length), read here and checked the same way.
+ */
+async function startReading(req: Request, limit: number, large?: LargeAdmission) {
   const tooLarge = () => new ApiError('payload_too_large', 'Request body too large');
   const declared = Number(req.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
@@ -49,8 +61,14 @@ function startReading(req: Request, limit: number, large?: LargeAdmission) {
     }
   };
   if (large && Number.isFinite(declared) && declared > large.threshold) admit();
-  const preread = (req as unknown as Record<symbol, Uint8Array | undefined>)[PREREAD_BODY];
-  if (preread) {
+  const read = (req as unknown as Record<symbol, (() => Promise<Uint8Array>) | undefined>)[PREREAD_BODY];
+  let preread: Uint8Array | undefined;
+  if (read) {
+    try {
+      preread = await read();
+    } catch (err) {
+      throw unreadable(err);
+    }
     if (preread.byteLength > limit) throw tooLarge();
     if (large && preread.byteLength > large.threshold) admit();
   }
@@ -71,9 +89,8 @@ async function* checkedChunks(
     let chunk: ReadableStreamReadResult<Uint8Array>;
     try {
       chunk = await reader.read();
-    } catch {
-      // The client went away mid-body: an everyday event, not a server fault to log (nor a log flood to allow).
-      throw new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
+    } catch (err) {
+      throw unreadable(err);
     }
     if (chunk.done) return;
     total += chunk.value.byteLength;
@@ -99,7 +116,7 @@ async function readBody<T>(
   large?: LargeAdmission,
   spill?: { threshold: number; open: () => BodySink<T> },
 ): Promise<{ text: string; spilled?: undefined } | { spilled: T; text?: undefined }> {
-  const { tooLarge, admit, preread } = startReading(req, limit, large);
+  const { tooLarge, admit, preread } = await startReading(req, limit, large);
   if (preread) return { text: new TextDecoder().decode(preread) };
   if (!req.body) return { text: '' };
   // Decoded as it arrives, so that the raw chunks are released as they go instead of being held next to
@@ -136,7 +153,7 @@ async function readBody<T>(
  * limit and large-body admission as readBodyText.
  */
 export async function readBodyBytes(req: Request, limit: number, large?: LargeAdmission): Promise<Uint8Array> {
-  const { tooLarge, admit, preread } = startReading(req, limit, large);
+  const { tooLarge, admit, preread } = await startReading(req, limit, large);
   if (preread) return preread;
   if (!req.body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];

@@ -1,7 +1,6 @@
 import 'server-only';
 import http from 'node:http';
 import net from 'node:net';
-import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import securityHeaders from '@/config/security-headers.json';
@@ -9,6 +8,7 @@ import { config } from '@/lib/config';
 import { nodeWriterOf } from '@/lib/inference/node-writer';
 import { componentLogger } from '@/lib/logger';
 import { inTurnAsync } from '@/lib/runtime/turns';
+import { CLIENT_ADDRESS, resolveClientAddress } from './client-address';
 import { ClientSignal, PrereadRequest } from './preread-request';
 import { requestIdFrom } from './request-id';
 
@@ -33,19 +33,38 @@ import { requestIdFrom } from './request-id';
  *   middleware (proxy.ts matches pages only) and its handlers use no Next request APIs (`headers()`,
  *   `cookies()`, `after()`), so nothing Next would add is skipped. HEAD, OPTIONS, unknown paths and unusual
  *   URLs (empty, dot or percent-encoded segments) still go to Next.
+ * - **Every request**, whichever path then serves it, is checked first: a method no route serves (TRACE…) is a JSON
+ *   405, a request target that is not a path (`*`, an absolute URL) a JSON 400; and the caller's address is
+ *   resolved from the socket (lib/api/client-address.ts) for the per-address sign-in limit.
+ * - **Bodies** are not read before the handler asks for them (it authenticates first), and must arrive within
+ *   `TUNEBOARD_BODY_TIMEOUT_SECONDS` of its asking (408).
  * - Only a production server registers routes: in `next dev` a route edited on disk must be recompiled by Next,
  *   which a registered handler would bypass. `TUNEBOARD_FAST_ROUTES=0` turns registration off.
  */
 
 const log = componentLogger('api');
-/** Where toRequest leaves a body it read whole (a global symbol: lib/api/body.ts is bundled apart). */
+/**
+ * Where toRequest leaves the reader of a small body (a global symbol: lib/api/body.ts is bundled apart): a function
+ * that reads it whole, once, when the handler first asks (lib/api/body.ts), and resolves with its bytes.
+ */
 export const PREREAD_BODY = Symbol.for('tuneboard.prereadBody');
+/**
+ * Marks the error a body read fails with when the body did not arrive in time (`TUNEBOARD_BODY_TIMEOUT_SECONDS`):
+ * lib/api/body.ts answers it with 408. A mark rather than a class: this module and the route files are bundled apart.
+ */
+export const BODY_TIMEOUT = Symbol.for('tuneboard.bodyTimeout');
 /** Marks the Requests this path makes (lib/api/respond.ts's jsonAnswer). */
 export const FAST_REQUEST = Symbol.for('tuneboard.fastRequest');
 /** The JSON text of an answer whose Response carries no body (jsonAnswer): written here as it is. */
 export const FAST_JSON_TEXT = Symbol.for('tuneboard.fastJsonText');
 const BODY = Buffer.from('{"status":"ok"}');
 const PATHS = new Set(['/v1/health', '/v1/health/']);
+/**
+ * The methods the server serves. Any other (TRACE, PROPFIND…) is refused here with a JSON 405: Next.js answered
+ * TRACE with a 500 and a plain-text stack on stdout, and WebDAV methods with an empty 400.
+ */
+const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const ALLOW = [...SERVED_METHODS].join(', ');
 const installed = Symbol.for('tuneboard.fastPath');
 const draining = Symbol.for('tuneboard.draining');
 
@@ -90,6 +109,55 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
     'x-request-id': requestId,
   });
   res.end(req.method === 'HEAD' ? undefined : BODY);
+}
+
+/**
+ * A JSON refusal (`{"detail": …}`, the preview routes' error body, docs/contract.md §1.5) of a request no route
+ * may see: a method the server does not serve, or a request target that is not a path.
+ */
+function refuse(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  detail: string,
+  headers: Record<string, string> = {},
+): void {
+  const given = req.headers['x-request-id'];
+  const body = Buffer.from(JSON.stringify({ detail }));
+  res.writeHead(status, {
+    ...securityHeaders,
+    ...headers,
+    'content-type': 'application/json',
+    'cache-control': 'no-store',
+    'content-length': body.length,
+    'x-request-id': requestIdFrom(typeof given === 'string' ? given : undefined),
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/**
+ * What Node answers a request its parser refuses (an unknown method token such as TRACK, a malformed request line,
+ * headers past its size limit) when the server has no `clientError` listener, as Node's own answer would be, but
+ * with a JSON body naming the problem: Node's has none.
+ */
+function clientErrorAnswer(err: NodeJS.ErrnoException & { reason?: string }): Buffer {
+  const [status, text, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request Header Fields Too Large']
+      : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+        ? [413, 'Payload Too Large', 'Payload Too Large: chunk extensions too long']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request Timeout', 'Request Timeout: the request did not arrive in time']
+          : [
+              400,
+              'Bad Request',
+              `Bad Request: the request could not be parsed (${err.reason ?? err.code ?? 'malformed'})`,
+            ];
+  const body = JSON.stringify({ detail });
+  return Buffer.from(
+    `HTTP/1.1 ${status} ${text}\r\ncontent-type: application/json\r\ncache-control: no-store\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** True when the request is the liveness probe this path answers. */
@@ -150,33 +218,128 @@ export function matchFastRoute(
 }
 
 /**
- * Bodies that declare a length up to this are read whole before the handler runs (a chat request, a model to
- * create) and given to it as bytes: bridging Node's stream into a web stream (Readable.toWeb) and reading that
- * back chunk by chunk cost more of the request thread than the rest of a relayed completion's request side.
- * Longer bodies, and bodies without a length (chunked), stream as they arrive, so that limits and the body
- * thread act on them before they are held in memory.
+ * Bodies that declare a length up to this are read whole, when the handler first asks for them (after it has
+ * authenticated the caller: lib/api/route.ts), and given to it as bytes: bridging Node's stream into a web stream
+ * and reading that back chunk by chunk cost more of the request thread than the rest of a relayed completion's
+ * request side. Longer bodies, and bodies without a length (chunked), stream as they arrive, so that limits and
+ * the body thread act on them before they are held in memory.
+ *
+ * Nothing is read before the handler asks: a body read up front let anyone hold a connection and a handler's
+ * place open by declaring 64 KiB and sending one byte less (800 such connections stayed unanswered for 30 s,
+ * where Next's path answered all of them 401 at once).
  */
 const PREREAD_MAX_BYTES = 64 * 1024;
 
-/** Whether a request's body may be read up front: it declares a length, and a small one. */
+/** Whether a request's body may be read whole: it declares a length, and a small one. */
 function bodyFitsPreread(req: http.IncomingMessage): boolean {
   const header = req.headers['content-length'];
-  if (req.method === 'GET' || header === undefined || req.headers['transfer-encoding'] !== undefined) return false;
+  if (header === undefined || req.headers['transfer-encoding'] !== undefined) return false;
   const length = Number(header);
   return Number.isInteger(length) && length >= 0 && length <= PREREAD_MAX_BYTES;
 }
 
-/** The whole body of a request that declared a small length; rejects if the client goes away first. */
+/** Requests whose body did not arrive in time: answered 408 and closed at once, not lingered over. */
+const timedOut = new WeakSet<http.IncomingMessage>();
+
+/** The error a body read fails with past `TUNEBOARD_BODY_TIMEOUT_SECONDS` (lib/api/body.ts answers 408). */
+function bodyTimeout(req: http.IncomingMessage, ms: number): Error {
+  timedOut.add(req);
+  return Object.assign(new Error(`The request body did not arrive within ${ms / 1000} s`), { [BODY_TIMEOUT]: true });
+}
+
+/**
+ * The whole body of a request that declared a small length, read when first asked for; rejects if the client goes
+ * away first, or if the body has not arrived whole within `TUNEBOARD_BODY_TIMEOUT_SECONDS` of being asked for (at
+ * most 64 KiB: a client sending it slower than that is holding the connection, not uploading).
+ */
 function readWhole(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-    req.once('error', reject);
+    const ms = config.bodyTimeoutMs;
+    const timer = setTimeout(() => {
+      req.off('data', onData);
+      reject(bodyTimeout(req, ms));
+    }, ms);
+    const onData = (chunk: Buffer) => chunks.push(chunk);
+    req.on('data', onData);
+    req.once('end', () => {
+      clearTimeout(timer);
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    });
+    req.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     req.once('close', () => {
+      clearTimeout(timer);
       if (!req.complete) reject(new Error('client closed the request before its body ended'));
     });
   });
+}
+
+/**
+ * A streamed body as a web stream. Node's own bridge (Readable.toWeb) destroys the request when the stream is
+ * cancelled, which a handler does on a body past its limit: that reset the connection under the 413 (6 of 6 chunked
+ * bodies), where this leaves the rest for lingerAfterAnswer to drain. A body that stalls for
+ * `TUNEBOARD_BODY_TIMEOUT_SECONDS` while the handler waits for it fails the read (408); a pause the handler causes
+ * (its queue is full) does not count.
+ */
+function streamBody(req: http.IncomingMessage, res: http.ServerResponse): ReadableStream<Uint8Array> {
+  const ms = config.bodyTimeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  let settled = false;
+  let onData: (chunk: Buffer) => void = () => undefined;
+  const settle = () => {
+    settled = true;
+    clearTimeout(timer);
+    req.off('data', onData);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        onData = (chunk: Buffer) => {
+          timer?.refresh();
+          // A copy, as Node's bridge makes: the chunk may share memory with the socket's other reads.
+          controller.enqueue(new Uint8Array(chunk));
+          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+        };
+        req.on('data', onData);
+        req.once('end', () => {
+          if (settled) return;
+          settle();
+          controller.close();
+        });
+        req.once('error', (err) => {
+          if (settled) return;
+          settle();
+          controller.error(err);
+        });
+        req.once('close', () => {
+          if (settled || req.complete) return;
+          settle();
+          controller.error(new Error('client closed the request before its body ended'));
+        });
+        timer = setTimeout(function stalled() {
+          if (settled) return;
+          // Answered without the rest of the body (a 401): lingerAfterAnswer has the connection now.
+          if (res.writableEnded) return settle();
+          // Paused for the handler, which has not taken what came: not the client's delay.
+          if (req.isPaused() && (controller.desiredSize ?? 0) <= 0) return void timer?.refresh();
+          settle();
+          controller.error(bodyTimeout(req, ms));
+        }, ms);
+      },
+      pull() {
+        if (!settled) req.resume();
+      },
+      cancel() {
+        // The handler stopped reading (a body past its limit): the request is left whole, so that its answer can
+        // still be written, and lingerAfterAnswer drops the rest of the body.
+        settle();
+      },
+    },
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
+  );
 }
 
 /** The URL a handler's Request gets; throws on what a Request cannot carry (an unparsable Host). */
@@ -189,11 +352,17 @@ function hasBody(req: http.IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
 }
 
+/** The caller's address, from the socket and as far as `TUNEBOARD_TRUSTED_PROXIES` allows X-Forwarded-For. */
+function clientAddressOf(req: http.IncomingMessage): string | null {
+  return resolveClientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], config.trustedProxies);
+}
+
 /**
- * The handler's Request, made from Node's: with a body already read or none, a PrereadRequest (far cheaper than
- * undici's, see preread-request.ts); with a body to stream, undici's Request over Node's stream.
+ * The handler's Request, made from Node's: with a small body or none, a PrereadRequest (far cheaper than undici's,
+ * see preread-request.ts) that reads the body when first asked; with a body to stream, undici's Request over it.
+ * Nothing of the body is read here: the handler authenticates first.
  */
-function toRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL, body?: Buffer): Request {
+function toRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Request {
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
@@ -204,24 +373,30 @@ function toRequest(req: http.IncomingMessage, res: http.ServerResponse, url: URL
     if (!res.writableFinished) client.clientGone();
   });
   // A GET's body (which HTTP allows and no route reads) is not given to the handler, as a Request cannot carry it.
-  const streamed = body === undefined && req.method !== 'GET' && hasBody(req);
-  if (!streamed) {
-    const request = new PrereadRequest(req.method ?? 'GET', url.href, headers, body ?? null, client);
+  const body = req.method !== 'GET' && hasBody(req);
+  if (!body || bodyFitsPreread(req)) {
+    let read: Promise<Buffer> | undefined;
+    const load = body ? () => (read ??= readWhole(req)) : null;
+    const request = new PrereadRequest(req.method ?? 'GET', url.href, headers, load, client);
+    const fields = request as unknown as Record<symbol, unknown>;
     // lib/api/body.ts reads these bytes directly instead of through a stream.
-    if (body) (request as unknown as Record<symbol, Buffer>)[PREREAD_BODY] = body;
-    (request as unknown as Record<symbol, boolean>)[FAST_REQUEST] = true;
+    if (load) fields[PREREAD_BODY] = load;
+    fields[FAST_REQUEST] = true;
+    fields[CLIENT_ADDRESS] = clientAddressOf(req);
     return request as unknown as Request;
   }
   const request = new Request(url, {
     method: req.method,
     headers,
-    body: Readable.toWeb(req) as ReadableStream<Uint8Array>,
+    body: streamBody(req, res),
     duplex: 'half',
   } as RequestInit);
   // Set on the Request itself rather than passed as `signal`: the Request would follow that signal with one of its
   // own, which cost 35 µs of the request thread per request (three times the rest of the Request).
   Object.defineProperty(request, 'signal', { get: () => client.signal });
-  (request as unknown as Record<symbol, boolean>)[FAST_REQUEST] = true;
+  const fields = request as unknown as Record<symbol, unknown>;
+  fields[FAST_REQUEST] = true;
+  fields[CLIENT_ADDRESS] = clientAddressOf(req);
   return request;
 }
 
@@ -253,7 +428,9 @@ async function serveRegistered(
   // cannot carry another request.
   if (!req.complete) {
     out.connection = 'close';
-    lingerAfterAnswer(req);
+    // A body that did not arrive in time is not waited for any longer: the connection closes once the 408 is out.
+    if (timedOut.has(req)) req.removeAllListeners('data').resume();
+    else lingerAfterAnswer(req);
   }
   if (res.destroyed) {
     await response.body?.cancel().catch(() => undefined);
@@ -346,6 +523,8 @@ export const lingering = { idleMs: 5_000, totalMs: 30_000 };
  */
 function lingerAfterAnswer(req: http.IncomingMessage) {
   const socket = req.socket;
+  // Already gone (the client hung up): nothing to linger over.
+  if (!socket) return;
   // Node's server calls destroySoon() when an answer with `connection: close` has been handed to the socket.
   socket.destroySoon = function lingeringClose(this: typeof socket) {
     // Once the client has sent all it meant to, closing cannot reset: end and close when the answer is flushed,
@@ -417,7 +596,18 @@ export function installFastPath(): () => void {
         answer(req, res);
         return true;
       }
-      const route = matchFastRoute(req.method, req.url ?? '');
+      // Refused here, with TUNEBOARD_FAST_ROUTES=0 too: Next.js answered both with a 500 and a stack on stdout.
+      if (!SERVED_METHODS.has(req.method ?? '')) {
+        refuse(req, res, 405, `Method Not Allowed: ${req.method} is not served`, { allow: ALLOW });
+        return true;
+      }
+      const target = req.url ?? '';
+      if (target.charCodeAt(0) !== 47 /* "/" */) {
+        // `*` (OPTIONS * asks about the server as a whole) and absolute URLs (a request meant for a proxy).
+        refuse(req, res, 400, 'Bad Request: the request target must be a path such as /v1/health');
+        return true;
+      }
+      const route = matchFastRoute(req.method, target);
       let url: URL | undefined;
       try {
         // Checked before the body is touched: a request Next gets back must still have all of it.
@@ -425,35 +615,34 @@ export function installFastPath(): () => void {
       } catch {
         // left to Next
       }
+      let request: Request | undefined;
       if (route && url) {
-        const failed = (err: unknown) => {
-          log.error({ err }, 'fast path failed');
-          res.destroy();
-        };
-        if (bodyFitsPreread(req)) {
-          readWhole(req)
-            .then(
-              (body) =>
-                inTurnAsync(() =>
-                  serveRegistered(route.handler, route.params, toRequest(req, res, url, body), req, res),
-                ),
-              // A client that hangs up mid-body has nobody to answer.
-              () => void res.destroy(),
-            )
-            .catch(failed);
-          return true;
-        }
-        let request: Request | undefined;
         try {
           request = toRequest(req, res, url);
         } catch {
           // left to Next
         }
-        if (request) {
-          inTurnAsync(() => serveRegistered(route.handler, route.params, request, req, res)).catch(failed);
-          return true;
-        }
       }
+      if (route && request) {
+        inTurnAsync(() => serveRegistered(route.handler, route.params, request, req, res)).catch((err: unknown) => {
+          log.error({ err }, 'fast path failed');
+          res.destroy();
+        });
+        return true;
+      }
+      // Next.js's handlers read the caller's address from X-Forwarded-For (lib/api/client-address.ts), which Next
+      // fills from the socket only when the client sent none: it gets the address resolved here instead.
+      const address = clientAddressOf(req);
+      if (address) req.headers['x-forwarded-for'] = address;
+      else delete req.headers['x-forwarded-for'];
+    }
+    if (event === 'clientError' && this.listenerCount('clientError') === 0) {
+      // Node's own handling (lib/_http_server.js socketOnError), with a JSON body: only when nothing of an answer
+      // has gone out on the socket yet.
+      const [err, socket] = args as [NodeJS.ErrnoException, net.Socket & { _httpMessage?: http.ServerResponse }];
+      if (socket.writable && !socket._httpMessage?.headersSent) socket.write(clientErrorAnswer(err));
+      socket.destroy(err);
+      return true;
     }
     return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
   } as typeof proto.emit;

@@ -1,8 +1,8 @@
 import 'server-only';
 
 /**
- * The fast path's stand-in for a web Request whose body is already in memory (read whole before the handler ran,
- * or none at all): the same members a handler can use, made in about 2 µs where undici's Request took 50 µs of the
+ * The fast path's stand-in for a web Request whose body is small (read whole when the handler first asks for it,
+ * lib/api/fast-path.ts) or absent: the same members a handler can use, made in about 2 µs where undici's Request took 50 µs of the
  * request thread with a body and 15 µs without. Undici's constructor wraps the body in a web stream, makes an
  * AbortController for its signal (each a transferable object, costly to create in Node 20) and validates every
  * option; on a relayed chat completion that was 6 % of the gateway's CPU time (bench:gateway's profile). Here
@@ -53,8 +53,11 @@ export class PrereadRequest {
     readonly method: string,
     readonly url: string,
     readonly headers: Headers,
-    /** Null for a request without a body, as a Request's `body` is. */
-    private readonly content: Buffer | null,
+    /**
+     * Null for a request without a body, as a Request's `body` is; else the bytes, or the fast path's reader of them
+     * (called at most once per read: it keeps its own result).
+     */
+    private readonly content: Buffer | (() => Promise<Buffer>) | null,
     private readonly client: ClientSignal,
   ) {}
 
@@ -70,8 +73,8 @@ export class PrereadRequest {
     const content = this.content;
     if (!content) return null;
     this.stream ??= new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(new Uint8Array(content));
+      async pull(controller) {
+        controller.enqueue(new Uint8Array(typeof content === 'function' ? await content() : content));
         controller.close();
       },
     });
@@ -83,15 +86,17 @@ export class PrereadRequest {
   }
 
   /** The whole body, once, as a Request gives it: a second read, or one after the stream was taken, fails. */
-  private take(): Buffer {
+  private async take(): Promise<Buffer> {
     if (this.bodyUsed) throw new TypeError('Body is unusable: Body has already been read');
     this.consumed = true;
-    return this.content ?? Buffer.alloc(0);
+    const content = this.content;
+    if (typeof content === 'function') return content();
+    return content ?? Buffer.alloc(0);
   }
 
   async text(): Promise<string> {
     if (this.stream) return new Response(this.stream).text();
-    return utf8.decode(this.take());
+    return utf8.decode(await this.take());
   }
 
   async json(): Promise<unknown> {

@@ -2,7 +2,7 @@ import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { componentLogger } from '@/lib/logger';
 import { storageFaultMessage } from '@/lib/storage/faults';
-import { FAST_JSON_TEXT, FAST_REQUEST } from './fast-path';
+import { BODY_TIMEOUT, FAST_JSON_TEXT, FAST_REQUEST } from './fast-path';
 
 const log = componentLogger('api');
 
@@ -41,6 +41,7 @@ const CHAT_TYPES: Record<number, string> = {
   403: 'PermissionDeniedError',
   404: 'NotFoundError',
   405: 'MethodNotAllowedError',
+  408: 'RequestTimeoutError',
   413: 'Bad Request',
   415: 'Bad Request',
   422: 'Bad Request',
@@ -51,6 +52,11 @@ const CHAT_TYPES: Record<number, string> = {
 
 /** The single mapping from thrown errors to HTTP responses. Unknown errors never leak their text. */
 export function errorResponse(err: unknown, flavor: ErrorFlavor): Response {
+  // A body that stopped arriving (the fast path's deadline), however the handler was reading it (a raw upload
+  // streamed to storage sees the stream's own error): the client's delay, a 408, not a fault to log as a 500.
+  if ((err as Record<symbol, unknown> | null)?.[BODY_TIMEOUT]) {
+    err = new ApiError('request_timeout', (err as Error).message);
+  }
   if (!(err instanceof ApiError)) {
     // Storage faults are the operator's to fix and the client's to know about: say which, never a bare 500.
     const fault = storageFaultMessage(err);

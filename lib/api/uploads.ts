@@ -4,6 +4,7 @@ import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
 import { ApiError } from '@/lib/errors';
 import { config } from '@/lib/config';
+import { unreadable } from './body';
 
 export interface UploadedFile {
   name: string;
@@ -43,10 +44,9 @@ export async function* uploadedFiles(req: Request, fallbackName: string): AsyncG
   parser.on('file', (_field, stream, info) => push({ name: info.filename ?? _field, stream }));
   parser.on('error', () => push(new ApiError('bad_request', 'Malformed multipart body')));
   parser.on('close', () => push(null));
-  // A client that goes away mid-upload is not a server fault: answer (to nobody) without logging it.
-  source.on('error', () =>
-    push(new ApiError('bad_request', 'The request body could not be read: the client closed the connection')),
-  );
+  // A client that goes away mid-upload is not a server fault: answer (to nobody) without logging it. An upload
+  // that stalls past TUNEBOARD_BODY_TIMEOUT_SECONDS on the fast path is a 408 (body.ts).
+  source.on('error', (err) => push(unreadable(err)));
   source.pipe(parser);
   try {
     for (;;) {

@@ -75,6 +75,10 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     loginAccountAttempts: num(raw.TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS, 5),
     /** The same for one client address, over all accounts (generous: many users may share one address). */
     loginAddressAttempts: num(raw.TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS, 30),
+    /** Reverse proxies whose X-Forwarded-For entries are believed (lib/api/client-address.ts); 0: the socket's address. */
+    trustedProxies: num(raw.TUNEBOARD_TRUSTED_PROXIES, 0),
+    /** How long a small body may take to arrive, and a streamed one may stall (lib/api/fast-path.ts): then 408. */
+    bodyTimeoutMs: num(raw.TUNEBOARD_BODY_TIMEOUT_SECONDS, 15) * 1000,
     /**
      * The embedded database's WebAssembly heap never shrinks; past this size (after a burst of large rows) its
      * thread is restarted while idle, which gives the memory back. Not for `memory://` databases.

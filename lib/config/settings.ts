@@ -255,6 +255,20 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'The same for one client address, over all accounts',
   },
   {
+    env: 'TUNEBOARD_TRUSTED_PROXIES',
+    schema: count,
+    defaultText: '`0`',
+    meaning:
+      "Reverse proxies in front of the server that append the client's address to `X-Forwarded-For`. `0`: the client address (for the per-address sign-in limit) is the socket's and the header is ignored, as it must be when clients connect directly (they could write any address there); `1` behind one proxy (nginx, a load balancer): the last entry",
+  },
+  {
+    env: 'TUNEBOARD_BODY_TIMEOUT_SECONDS',
+    schema: positiveNumber,
+    defaultText: '`15`',
+    meaning:
+      'A request body of up to 64 KiB must arrive whole within this long, and a longer one must not stall for longer; otherwise the answer is 408 and the connection is closed (the `/v1` API on a production server)',
+  },
+  {
     env: 'TUNEBOARD_MAX_LARGE_REQUESTS',
     schema: positiveCount,
     defaultText: '`2`',

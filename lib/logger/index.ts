@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { format } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '@/lib/config';
 
@@ -45,4 +46,29 @@ export function withRequestContext<T>(requestId: string, fn: () => T): T {
 
 export function currentRequestId(): string | undefined {
   return requestContext.getStore()?.requestId;
+}
+
+/**
+ * From now on, what anything in the process prints with console.* (Next.js's own error reports above all:
+ * `⨯ TypeError: …` and its stack lines) is written as log lines of the `next` component instead, one JSON object
+ * per line on stdout like every other, with an error's stack inside it. A production server calls this at
+ * start-up (lib/runtime/server-start.ts); what Next printed before that (its start-up banner) stays as it was.
+ */
+export function routeConsoleToLogger(): void {
+  const next = componentLogger('next');
+  const write =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]): void => {
+      const err = args.find((a): a is Error => a instanceof Error);
+      const rest = err ? args.filter((a) => a !== err) : args;
+      const msg = rest.length > 0 ? format(...rest) : (err?.message ?? '');
+      if (err) next[level]({ err }, msg);
+      else next[level](msg);
+    };
+  console.log = write('info');
+  console.info = write('info');
+  console.debug = write('debug');
+  console.warn = write('warn');
+  console.error = write('error');
+  console.trace = write('debug');
 }

@@ -50,7 +50,9 @@ export async function startServer(): Promise<void> {
     });
   }
   process.once('exit', stopBuiltinRunner);
-  const { logger } = await import('@/lib/logger');
+  const { logger, routeConsoleToLogger } = await import('@/lib/logger');
+  // Every line on stdout one JSON object: Next.js reports errors it catches with console.error, as text.
+  if (settings.isProduction) routeConsoleToLogger();
   const { getDbHandle } = await import('@/lib/db/client');
   const handle = await getDbHandle();
   logger.info({ database: handle.kind }, 'database ready');
