@@ -23,6 +23,8 @@ const ISOLATED_FILES = [
   'tests/api/fast-path-relay.test.ts',
   'tests/api/log.test.ts',
   'tests/hardening/brute-force.test.ts',
+  'tests/hardening/checkpoint-upload-limit.test.ts',
+  'tests/hardening/dataset-uploads.test.ts',
   'tests/hardening/storage-faults.test.ts',
   'tests/inference/hf-chat.test.ts',
   'tests/inference/upstream.test.ts',

@@ -119,7 +119,7 @@ export async function uploadDataset(
       }
       const size = await putArtifactStream(`${prefix}/${file.name}`, file.stream, {
         limit: remaining,
-        onLimit: () => new ApiError('payload_too_large', 'Request body too large'),
+        onLimit: () => new ApiError('payload_too_large', 'Request body too large: the limit is TUNEBOARD_MAX_BODY_MB'),
       });
       remaining -= size;
       stored.push({ name: file.name, size });
