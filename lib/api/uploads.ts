@@ -28,8 +28,8 @@ const tooLarge = (limits: UploadLimits) =>
   new ApiError('payload_too_large', `Request body too large: the limit is ${limits.limitSetting}`);
 
 /**
- * Runs `use` on the files of an upload request (see uploadedFiles), holding a large-request slot, when the upload
- * needs one, until `use` is done with them: a dataset is parsed after it is stored, and that costs what reading it
+ * Runs `handle` on the files of an upload request (see uploadedFiles), holding a large-request slot, when the upload
+ * needs one, until `handle` is done with them: a dataset is parsed after it is stored, and that costs what reading it
  * did. The declared length is checked against the route's own limit before anything is read; a body without one
  * (chunked) is counted as it arrives.
  */
@@ -37,12 +37,12 @@ export async function withUploadedFiles<T>(
   req: Request,
   fallbackName: string,
   limits: UploadLimits,
-  use: (files: AsyncGenerator<UploadedFile>) => Promise<T>,
+  handle: (files: AsyncGenerator<UploadedFile>) => Promise<T>,
 ): Promise<T> {
   let slot: LargeBodySlot | undefined;
   const admit = limits.largeAdmission ? () => void (slot ??= admitLargeBody()) : undefined;
   try {
-    return await use(uploadedFiles(req, fallbackName, limits, admit));
+    return await handle(uploadedFiles(req, fallbackName, limits, admit));
   } finally {
     slot?.release();
   }

@@ -45,6 +45,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     /** Body limit of every other JSON route. */
     smallBodyLimitBytes: mib(raw.TUNEBOARD_MAX_SMALL_BODY_MB, 8),
     maxCheckpointBytes: num(raw.TUNEBOARD_MAX_CHECKPOINT_MB, 4096) * MiB,
+    /** Longest line of an uploaded dataset (JSONL): each line is parsed whole, on the dataset thread. */
+    maxDatasetLineBytes: mib(raw.TUNEBOARD_MAX_DATASET_LINE_MB, 8),
     baseModelsFile: path.resolve(
       /*turbopackIgnore: true*/ text(raw.TUNEBOARD_BASE_MODELS_FILE) ?? path.join('config', 'base-models.json'),
     ),

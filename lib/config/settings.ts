@@ -95,6 +95,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'Body limit of every other JSON route',
   },
   {
+    env: 'TUNEBOARD_MAX_DATASET_LINE_MB',
+    schema: positiveNumber,
+    defaultText: '`8`',
+    meaning:
+      'Longest line of an uploaded SFT dataset (JSONL); a longer line gets 422 naming it (lines are parsed one at a time, off the request thread)',
+  },
+  {
     env: 'TUNEBOARD_MAX_CHECKPOINT_MB',
     schema: positiveNumber,
     defaultText: '`4096`',
@@ -259,7 +266,7 @@ export const SETTINGS: readonly Setting[] = [
     schema: positiveCount,
     defaultText: '`2`',
     meaning:
-      'Requests with bodies past `TUNEBOARD_MAX_SMALL_BODY_MB` that one server process reads at once; more get 429 with Retry-After',
+      'Requests with bodies past `TUNEBOARD_MAX_SMALL_BODY_MB` (dataset uploads included) that one server process reads at once; more get 429 with Retry-After',
   },
   {
     env: 'TUNEBOARD_BENCH_PYTHON',

@@ -55,11 +55,13 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/datasets',
       response: datasetSchema,
       status: 201,
     },
+    // Admitted like any other large body (TUNEBOARD_MAX_LARGE_REQUESTS), and the slot is held until the files are
+    // validated, which costs what reading them did.
     ({ principal, req, query }) =>
       withUploadedFiles(
         req,
         query.filename,
-        { limitBytes: config.largeBodyLimitBytes, limitSetting: 'TUNEBOARD_MAX_BODY_MB', largeAdmission: false },
+        { limitBytes: config.largeBodyLimitBytes, limitSetting: 'TUNEBOARD_MAX_BODY_MB', largeAdmission: true },
         (files) => uploadDataset(principal, query, files),
       ),
   ),
