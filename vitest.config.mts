@@ -27,6 +27,7 @@ const ISOLATED_FILES = [
   'tests/hardening/dataset-uploads.test.ts',
   'tests/hardening/storage-faults.test.ts',
   'tests/inference/hf-chat.test.ts',
+  'tests/inference/structured-output-compile.test.ts',
   'tests/inference/upstream.test.ts',
   'tests/inference/vllm.test.ts',
   'tests/jobs/training-handlers.test.ts',

@@ -97,6 +97,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     threadNice: Math.min(num(raw.TUNEBOARD_THREAD_NICE, 5), 19),
     /** Requests with bodies past the small limit that one process handles at once; more get 429 + Retry-After. */
     maxLargeRequests: num(raw.TUNEBOARD_MAX_LARGE_REQUESTS, 2),
+    /** Largest structured-output constraint (its JSON) the built-in engine compiles; compile time grows with it. */
+    maxStructuredOutputBytes: Math.max(1, Math.floor(num(raw.TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB, 512) * 1024)),
     /** bench:train only: a Python interpreter with PyTorch for the anchor (else a venv, PATH, /usr/bin/python3). */
     benchPython: text(raw.TUNEBOARD_BENCH_PYTHON),
     /** The active virtual environment (`source venv/bin/activate`), searched for PyTorch by bench:train. */

@@ -262,6 +262,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'The same for one client address, over all accounts',
   },
   {
+    env: 'TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB',
+    schema: positiveNumber,
+    defaultText: '`512`',
+    meaning:
+      'Largest structured-output constraint (a `json` schema, `regex` or `choice` list, as JSON) the built-in engine compiles; larger gets 400 naming this (a 15,000-entry `enum` is about 300 KiB and compiles in about 2 s on an inference thread)',
+  },
+  {
     env: 'TUNEBOARD_MAX_LARGE_REQUESTS',
     schema: positiveCount,
     defaultText: '`2`',
