@@ -6,7 +6,7 @@ import { createUser, type TestUser } from '../helpers';
 /**
  * Dataset uploads (issue 42 item 3): admitted like other large bodies (TUNEBOARD_MAX_LARGE_REQUESTS), metadata.json
  * and each JSONL line capped, and the lines parsed off the request thread. Limits are lowered by env so that the
- * bytes stay small; scripts/bench-dataset-uploads.ts measures four 156 MB uploads against a built server.
+ * bytes stay small (four 156 MB uploads against a built server were measured by hand for issue 42).
  */
 const NAMES = ['TUNEBOARD_MAX_SMALL_BODY_MB', 'TUNEBOARD_MAX_DATASET_LINE_MB', 'TUNEBOARD_MAX_LARGE_REQUESTS'] as const;
 const saved = Object.fromEntries(NAMES.map((n) => [n, process.env[n]]));
@@ -107,14 +107,14 @@ describe('POST /v1/preview/datasets: admission, limits, parsing off the request 
     expect(await res.json()).toEqual({ detail: 'metadata.json is larger than 1 MiB' });
   });
 
-  it('parses the lines off the request thread: the event loop never stalls for 100 ms', async () => {
+  it('parses the lines off the request thread: the event loop never stalls for 250 ms', async () => {
     const user = await createUser();
     process.env.TUNEBOARD_MAX_DATASET_LINE_MB = '64';
-    // Three 24 MB lines: JSON.parse of one stalled the request thread for hundreds of milliseconds.
-    const long = line('q', 'x'.repeat(24 * 1024 * 1024));
+    // Two 48 MB lines: parsing them on the request thread stalled it for 900 ms here (24 MB lines: 250-280 ms).
+    const long = line('q', 'x'.repeat(48 * 1024 * 1024));
     // Sent in 64 KiB chunks, as a socket delivers them (a Blob's stream hands over tens of MB at once, and copying
     // them is the test's own stall), encoded before the measurement starts.
-    const bytes = Buffer.from([long, long, long].join('\n'));
+    const bytes = Buffer.from([long, long].join('\n'));
     let at = 0;
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
@@ -127,7 +127,8 @@ describe('POST /v1/preview/datasets: admission, limits, parsing off the request 
     const res = await post(user, 'heavy', body);
     delay.disable();
     expect(res.status, await res.clone().text()).toBe(201);
-    expect(((await res.json()) as { num_examples: number }).num_examples).toBe(3);
-    expect(delay.max / 1e6).toBeLessThan(100);
+    expect(((await res.json()) as { num_examples: number }).num_examples).toBe(2);
+    // Not 100 ms: on a shared 2-core CI machine other processes preempt this thread now and then for up to ~200 ms.
+    expect(delay.max / 1e6).toBeLessThan(250);
   });
 });
