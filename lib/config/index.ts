@@ -45,6 +45,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     /** Body limit of every other JSON route. */
     smallBodyLimitBytes: mib(raw.TUNEBOARD_MAX_SMALL_BODY_MB, 8),
     maxCheckpointBytes: num(raw.TUNEBOARD_MAX_CHECKPOINT_MB, 4096) * MiB,
+    /** Longest line of an uploaded dataset (JSONL): each line is parsed whole, on the dataset thread. */
+    maxDatasetLineBytes: mib(raw.TUNEBOARD_MAX_DATASET_LINE_MB, 8),
     baseModelsFile: path.resolve(
       /*turbopackIgnore: true*/ text(raw.TUNEBOARD_BASE_MODELS_FILE) ?? path.join('config', 'base-models.json'),
     ),
@@ -99,6 +101,8 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     threadNice: Math.min(num(raw.TUNEBOARD_THREAD_NICE, 5), 19),
     /** Requests with bodies past the small limit that one process handles at once; more get 429 + Retry-After. */
     maxLargeRequests: num(raw.TUNEBOARD_MAX_LARGE_REQUESTS, 2),
+    /** Largest structured-output constraint (its JSON) the built-in engine compiles; compile time grows with it. */
+    maxStructuredOutputBytes: Math.max(1, Math.floor(num(raw.TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB, 512) * 1024)),
     /** bench:train only: a Python interpreter with PyTorch for the anchor (else a venv, PATH, /usr/bin/python3). */
     benchPython: text(raw.TUNEBOARD_BENCH_PYTHON),
     /** The active virtual environment (`source venv/bin/activate`), searched for PyTorch by bench:train. */

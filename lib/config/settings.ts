@@ -95,6 +95,13 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'Body limit of every other JSON route',
   },
   {
+    env: 'TUNEBOARD_MAX_DATASET_LINE_MB',
+    schema: positiveNumber,
+    defaultText: '`8`',
+    meaning:
+      'Longest line of an uploaded SFT dataset (JSONL); a longer line gets 422 naming it (lines are parsed one at a time, off the request thread)',
+  },
+  {
     env: 'TUNEBOARD_MAX_CHECKPOINT_MB',
     schema: positiveNumber,
     defaultText: '`4096`',
@@ -269,11 +276,18 @@ export const SETTINGS: readonly Setting[] = [
       'A request body of up to 64 KiB must arrive whole within this long, and a longer one must not stall for longer; otherwise the answer is 408 and the connection is closed (the `/v1` API on a production server)',
   },
   {
+    env: 'TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB',
+    schema: positiveNumber,
+    defaultText: '`512`',
+    meaning:
+      'Largest structured-output constraint (a `json` schema, `regex` or `choice` list, as JSON) the built-in engine compiles; larger gets 400 naming this (a 15,000-entry `enum` is about 300 KiB and compiles in about 2 s on an inference thread)',
+  },
+  {
     env: 'TUNEBOARD_MAX_LARGE_REQUESTS',
     schema: positiveCount,
     defaultText: '`2`',
     meaning:
-      'Requests with bodies past `TUNEBOARD_MAX_SMALL_BODY_MB` that one server process reads at once; more get 429 with Retry-After',
+      'Requests with bodies past `TUNEBOARD_MAX_SMALL_BODY_MB` (dataset uploads included) that one server process reads at once; more get 429 with Retry-After',
   },
   {
     env: 'TUNEBOARD_BENCH_PYTHON',

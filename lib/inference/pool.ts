@@ -23,9 +23,21 @@ interface PoolWorker {
   models: Set<string>;
 }
 
+/**
+ * A structured output the engine cannot enforce, found by the inference thread before it generated anything; the
+ * message is StructuredOutputCompileError's (docs/contract.md §8.2 item 6).
+ */
+export class StructuredOutputRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StructuredOutputRefusedError';
+  }
+}
+
 interface Pending {
   worker: PoolWorker;
   sequences: number;
+  accept(): void;
   push(events: EngineEvent[]): void;
   done(promptLogprobs: (PromptPositionLogprobs | null)[] | null): void;
   fail(err: Error): void;
@@ -36,6 +48,11 @@ export interface GenerationHandle {
   events: AsyncIterable<EngineEvent>;
   /** Resolves when generation ends (with prompt logprobs when asked for). */
   finished: Promise<{ promptLogprobs: (PromptPositionLogprobs | null)[] | null }>;
+  /**
+   * Resolves once the thread has compiled the request's structured-output constraints (at once without any) and
+   * started it; rejects with StructuredOutputRefusedError when one cannot be enforced, or with the thread's failure.
+   */
+  accepted: Promise<void>;
   abort(): void;
 }
 
@@ -106,10 +123,12 @@ export class InferencePool {
     const p = this.pending.get(message.id);
     if (!p) return;
     if (message.type === 'events') p.push(message.events);
+    else if (message.type === 'accepted') p.accept();
     else {
       this.pending.delete(message.id);
       p.worker.active -= p.sequences;
       if (message.type === 'done') p.done(message.promptLogprobs);
+      else if (message.type === 'refused') p.fail(new StructuredOutputRefusedError(message.message));
       else p.fail(new Error(message.message));
     }
   }
@@ -147,6 +166,13 @@ export class InferencePool {
       rejectFinished = rej;
     });
     finished.catch(() => undefined);
+    let accept!: () => void;
+    let refuse!: (e: Error) => void;
+    const accepted = new Promise<void>((res, rej) => {
+      accept = res;
+      refuse = rej;
+    });
+    accepted.catch(() => undefined);
     const notify = () => {
       wake?.();
       wake = null;
@@ -154,6 +180,7 @@ export class InferencePool {
     this.pending.set(id, {
       worker,
       sequences: input.sequences.length,
+      accept,
       push: (events) => {
         queue.push(...events);
         notify();
@@ -166,6 +193,8 @@ export class InferencePool {
       fail: (err) => {
         ended = true;
         failure = err;
+        // A no-op once accepted.
+        refuse(err);
         rejectFinished(err);
         notify();
       },
@@ -197,7 +226,7 @@ export class InferencePool {
         },
       }),
     };
-    return { events, finished, abort };
+    return { events, finished, accepted, abort };
   }
 
   async close(): Promise<void> {

@@ -52,6 +52,10 @@ export type FromWorker =
   | { type: 'events'; id: string; events: EngineEvent[] }
   | { type: 'done'; id: string; promptLogprobs: (PromptPositionLogprobs | null)[] | null }
   | { type: 'error'; id: string; message: string }
+  /** The request's structured-output constraints compiled (or it had none): generation is under way. */
+  | { type: 'accepted'; id: string }
+  /** A structured output the engine cannot enforce (StructuredOutputCompileError's message): nothing was generated. */
+  | { type: 'refused'; id: string; message: string }
   | { type: 'need-weights'; key: string }
   | { type: 'ready' };
 

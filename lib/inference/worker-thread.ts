@@ -10,6 +10,7 @@ import { LoraAdapter } from '@/lib/engine/hf/lora';
 import { Model, parameterCount, type LanguageModel } from '@/lib/engine/model';
 import { decodeModel } from '@/lib/engine/safetensors';
 import { Tokenizer, type TokenPieces } from '@/lib/engine/tokenizer';
+import { cachedStructuredGrammar, StructuredOutputCompileError } from '@/lib/engine/constrained';
 import { BatchScheduler } from './scheduler';
 import { toGenerationRequest, type FromWorker, type ModelSpec, type ToWorker } from './wire';
 import { config } from '@/lib/config';
@@ -169,13 +170,33 @@ port.on('message', (message: ToWorker) => {
     return;
   }
   const { id } = message;
+  // Structured-output grammars compile here, not on the request thread (a 15,000-entry enum takes about 2 s): first
+  // the grammar, before any weights are loaded for a request that is refused, then the vocabulary's constraint. The
+  // server waits for `accepted` or `refused` before it answers, so a constraint the engine cannot enforce is still a
+  // 400 before the first byte.
+  try {
+    for (const seq of message.sequences) if (seq.structuredOutput) cachedStructuredGrammar(seq.structuredOutput);
+  } catch (err) {
+    if (err instanceof StructuredOutputCompileError) return post({ type: 'refused', id, message: err.message });
+    log.error({ err }, 'structured output compile failed');
+    return post({ type: 'error', id, message: err instanceof Error ? err.message : String(err) });
+  }
   requestModel.set(id, message.model.key);
   load(message.model)
     .then((entry) => {
       entry.lastUsed = Date.now();
+      let sequences;
+      try {
+        sequences = message.sequences.map((seq) => toGenerationRequest(seq, entry.tokenizer));
+      } catch (err) {
+        if (!(err instanceof StructuredOutputCompileError)) throw err;
+        requestModel.delete(id);
+        return post({ type: 'refused', id, message: err.message });
+      }
+      post({ type: 'accepted', id });
       entry.scheduler.submit({
         id,
-        sequences: message.sequences.map((seq) => toGenerationRequest(seq, entry.tokenizer)),
+        sequences,
         promptLogprobs: message.promptLogprobs,
         onEvents: (events) => post({ type: 'events', id, events }),
         onDone: ({ promptLogprobs }) => {

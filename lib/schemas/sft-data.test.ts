@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSftJsonl, SftDataError, validateSftLines } from './sft-data';
+import { parseSftJsonl, SftDataError, SftLineReader } from './sft-data';
 
 const line = (value: unknown) => JSON.stringify(value);
 const ok = (q = 'q', a = 'a') =>
@@ -110,16 +110,31 @@ describe('parseSftJsonl', () => {
   });
 });
 
-describe('validateSftLines', () => {
-  async function* lines(...items: string[]) {
-    for (const item of items) yield item;
+describe('SftLineReader', () => {
+  /** Feeds `text` in chunks of `size` bytes (lines and multi-byte characters split across chunks). */
+  function read(text: string, size: number, maxLineBytes = 1024) {
+    const reader = new SftLineReader('train.jsonl', maxLineBytes, 'THE_LIMIT');
+    const bytes = new TextEncoder().encode(text);
+    for (let at = 0; at < bytes.length; at += size) reader.push(bytes.subarray(at, at + size));
+    return reader.end();
   }
 
-  it('counts examples, skipping blank lines, and reports the first bad line like parseSftJsonl', async () => {
-    expect(await validateSftLines('train.jsonl', lines(ok(), '', `${ok()}\r`))).toBe(2);
-    expect(await validateSftLines('train.jsonl', lines())).toBe(0);
-    await expect(validateSftLines('train.jsonl', lines(ok(), '  ', '{'))).rejects.toThrow(
-      /^train\.jsonl line 3: invalid JSON/,
-    );
+  it('counts examples, skipping blank lines, and reports the first bad line like parseSftJsonl', () => {
+    for (const size of [1, 3, 7, 4096]) {
+      expect(read(`${ok()}\n\n${ok()}\r\n`, size)).toBe(2);
+      expect(read(`${ok()}\n${line({ messages: [{ role: 'assistant', content: 'é😀' }] })}`, size)).toBe(2);
+      expect(read('', size)).toBe(0);
+      expect(() => read(`${ok()}\n  \n{`, size)).toThrow(/^train\.jsonl line 3: invalid JSON/);
+    }
+  });
+
+  it('refuses a line past the limit as soon as it passes it, naming the line and the setting', () => {
+    const long = line({ messages: [{ role: 'assistant', content: 'x'.repeat(200) }] });
+    expect(read(`${ok()}\n${long}\n`, 16, 4096)).toBe(2);
+    expect(() => read(`${ok()}\n${long}\n`, 16, 100)).toThrow('train.jsonl line 2: longer than 100 bytes (THE_LIMIT)');
+    // The limit counts the line's bytes, not its newline.
+    const exact = new TextEncoder().encode(long).length;
+    expect(read(`${long}\n`, 5, exact)).toBe(1);
+    expect(() => read(`${long}\n`, 5, exact - 1)).toThrow(/line 1: longer than/);
   });
 });

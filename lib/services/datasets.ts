@@ -5,10 +5,11 @@ import { ApiError } from '@/lib/errors';
 import { config } from '@/lib/config';
 import { getDb } from '@/lib/db/client';
 import * as artifactsRepo from '@/lib/db/repositories/artifacts';
-import { deleteArtifacts, putArtifactStream, readArtifactLines, readArtifactText } from '@/lib/storage';
+import { deleteArtifacts, putArtifactStream, readArtifactText } from '@/lib/storage';
 import { entityByName, type Principal } from './accounts';
 import { jsonNestingExceeds } from '@/lib/schemas/json-depth';
-import { parseSftJsonl, SftDataError, validateSftLines, type SftExample } from '@/lib/schemas/sft-data';
+import { parseSftJsonl, SftDataError, type SftExample } from '@/lib/schemas/sft-data';
+import { validateStoredSftFile } from './sft-lines';
 
 /**
  * SFT datasets are versioned artifacts: rows in `artifacts` (name → version → files) with the files in the
@@ -17,6 +18,11 @@ import { parseSftJsonl, SftDataError, validateSftLines, type SftExample } from '
  */
 const URL_PATTERN = /^wandb-artifact:\/\/\/?([^/:]+)\/([^/:]+)\/([^/:]+)(?::([^/:]+))?$/;
 const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/**
+ * metadata.json is parsed whole (on the request thread: it is small by this bound), so it is held to 1 MiB; ART
+ * writes a few hundred bytes there (docs/contract.md §3.2).
+ */
+export const METADATA_MAX_BYTES = 1024 * 1024;
 
 export interface DatasetRef {
   entity: string;
@@ -72,7 +78,7 @@ export async function resolveTrainingData(principal: Principal, url: string): Pr
 export async function validateTrainingData(ref: DatasetRef, url: string): Promise<number> {
   let count: number;
   try {
-    count = await validateSftLines(ref.file, readArtifactLines(ref.key));
+    count = await validateStoredSftFile(ref.file, ref.key);
   } catch (err) {
     if (err instanceof SftDataError) throw urlError(err.message, url);
     if ((err as NodeJS.ErrnoException).code === 'ENOENT')
@@ -117,9 +123,13 @@ export async function uploadDataset(
         file.stream.resume();
         throw ApiError.valueError(['body', 'files'], `Invalid or duplicate file name: ${JSON.stringify(file.name)}`);
       }
+      const metadata = file.name === 'metadata.json';
       const size = await putArtifactStream(`${prefix}/${file.name}`, file.stream, {
-        limit: remaining,
-        onLimit: () => new ApiError('payload_too_large', 'Request body too large'),
+        limit: metadata ? Math.min(remaining, METADATA_MAX_BYTES) : remaining,
+        onLimit: () =>
+          metadata && remaining > METADATA_MAX_BYTES
+            ? new ApiError('payload_too_large', 'metadata.json is larger than 1 MiB')
+            : new ApiError('payload_too_large', 'Request body too large: the limit is TUNEBOARD_MAX_BODY_MB'),
       });
       remaining -= size;
       stored.push({ name: file.name, size });
@@ -142,7 +152,8 @@ export async function uploadDataset(
     let numExamples: number | null = null;
     if (opts.validate !== false) {
       try {
-        numExamples = await validateSftLines(trainingFile, readArtifactLines(`${prefix}/${trainingFile}`));
+        // Off the request thread, one line at a time (lib/services/sft-lines.ts).
+        numExamples = await validateStoredSftFile(trainingFile, `${prefix}/${trainingFile}`);
       } catch (err) {
         if (err instanceof SftDataError) throw ApiError.valueError(['body', 'files', trainingFile], err.message);
         throw err;

@@ -94,7 +94,7 @@ describe('POST /v1/preview/datasets', () => {
       const big = `${line('q', 'a'.repeat(1024 * 1024))}\n`;
       const res = await upload(user, { project: 'p', name: 'big' }, new Blob([big]).stream(), {});
       expect(res.status).toBe(413);
-      expect(res.body).toEqual({ detail: 'Request body too large' });
+      expect(res.body).toEqual({ detail: 'Request body too large: the limit is TUNEBOARD_MAX_BODY_MB' });
     } finally {
       if (before === undefined) delete process.env.TUNEBOARD_MAX_BODY_MB;
       else process.env.TUNEBOARD_MAX_BODY_MB = before;

@@ -42,16 +42,19 @@ beforeAll(async () => {
   registerFastRoutes('/v1/auth/token', { POST: token.POST });
   registerFastRoutes('/v1/preview/models', { GET: models.GET, POST: models.POST });
   const { methods, route } = await import('@/lib/api/route');
-  const { uploadedFiles } = await import('@/lib/api/uploads');
+  const { withUploadedFiles } = await import('@/lib/api/uploads');
   methods('/v1/test-echo', {
     POST: route({ summary: 'test', tag: 'test', body: z.object({}).passthrough() }, async ({ body }) => body),
   });
   // A streamed upload, as the workers' checkpoint route reads one.
   methods('/v1/test-upload', {
     POST: route({ summary: 'test', tag: 'test' }, async ({ req }) => {
-      let size = 0;
-      for await (const file of uploadedFiles(req, 'raw')) for await (const chunk of file.stream) size += chunk.length;
-      return { size };
+      const limits = { limitBytes: 1 << 30, limitSetting: 'TEST', largeAdmission: false };
+      return withUploadedFiles(req, 'raw', limits, async (files) => {
+        let size = 0;
+        for await (const file of files) for await (const chunk of file.stream) size += chunk.length;
+        return { size };
+      });
     }),
   });
   server = http.createServer((req, res) => {

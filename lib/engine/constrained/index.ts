@@ -10,9 +10,10 @@ import {
 
 /**
  * Structured outputs for the built-in engine (docs/contract.md §8.11): `choice`, `regex`, `json` (JSON
- * Schema) and `json_object`, enforced token by token. The inference route calls
- * {@link compileStructuredOutput} during the engine checks (docs/contract.md §8.2 item 6) and turns a
- * {@link StructuredOutputCompileError} into a 400 BadRequestError; the resulting constraint goes into
+ * Schema) and `json_object`, enforced token by token. The inference thread that generates calls
+ * {@link compileStructuredOutput} (lib/inference/wire.ts; a large schema takes seconds, so never the request
+ * thread) and reports a {@link StructuredOutputCompileError}, which the route turns into a 400 BadRequestError
+ * before answering (docs/contract.md §8.2 item 6); the resulting constraint goes into
  * `GenerationRequest.constraint`.
  */
 

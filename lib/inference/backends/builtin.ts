@@ -1,5 +1,4 @@
 import { ChatTemplate, type ChatMessage } from '@/lib/engine/chat-template';
-import { cachedStructuredGrammar, StructuredOutputCompileError } from '@/lib/engine/constrained';
 import { badWordsTokenIds } from '@/lib/engine/sampler';
 import type { HfTokenizer } from '@/lib/engine/hf/tokenizer';
 import { Tokenizer, type TokenizerConfig } from '@/lib/engine/tokenizer';
@@ -7,7 +6,7 @@ import { config } from '@/lib/config';
 import { chatTemplateError, structuredOutputError } from '../chat-errors';
 import { collectChatCompletion, serializeChatCompletion } from '../chat-response';
 import type { EngineEvent } from '../engine-events';
-import { inferencePool } from '../pool';
+import { inferencePool, StructuredOutputRefusedError } from '../pool';
 import { chatCompletionStream } from '../sse';
 import {
   checkTemplateRequest,
@@ -130,6 +129,21 @@ export function wireSequences(
   }));
 }
 
+/**
+ * The size bound of a structured-output constraint (TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB): its JSON's bytes, which is
+ * what compile time grows with (an enum's entries, a choice list, a long pattern). A 400 naming the limit.
+ */
+function checkStructuredOutputSize(constraint: { kind: string }): void {
+  const { kind, ...rest } = constraint;
+  const bytes = Buffer.byteLength(JSON.stringify(rest));
+  const limit = config.maxStructuredOutputBytes;
+  if (bytes > limit) {
+    throw structuredOutputError(
+      `structured_outputs.${kind} is ${bytes} bytes of JSON; the built-in engine compiles at most ${limit} (TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB)`,
+    );
+  }
+}
+
 /** Counts completion tokens as events pass, then reports them once the generation is over. */
 async function* metered(
   events: AsyncIterable<EngineEvent>,
@@ -182,15 +196,9 @@ export class BuiltinChatBackend implements ChatBackend {
       headerRequestId: call.headers.get('x-request-id'),
     });
     const prompt = truncatePrompt(promptIds, s);
-    if (s.structured_output) {
-      // Compile now (cached) so a schema or regex we cannot enforce is a 400 before anything streams.
-      try {
-        cachedStructuredGrammar(s.structured_output);
-      } catch (err) {
-        if (err instanceof StructuredOutputCompileError) throw structuredOutputError(err.message);
-        throw err;
-      }
-    }
+    // The grammar is compiled on the inference thread (below), which grows with the constraint's size: bounded here,
+    // before any of it is sent (docs/contract.md §8.11).
+    if (s.structured_output) checkStructuredOutputSize(s.structured_output.constraint);
 
     const handle = inferencePool().generate({
       model: d.model,
@@ -200,6 +208,15 @@ export class BuiltinChatBackend implements ChatBackend {
       promptLogprobs: s.prompt_logprobs,
     });
     call.signal.addEventListener('abort', () => handle.abort(), { once: true });
+    if (s.structured_output) {
+      // Wait for the thread to compile the constraint, so that one it cannot enforce is a 400 before anything streams.
+      try {
+        await handle.accepted;
+      } catch (err) {
+        if (err instanceof StructuredOutputRefusedError) throw structuredOutputError(err.message);
+        throw err;
+      }
+    }
     const events = metered(handle.events, (completionTokens) =>
       call.onUsage({ promptTokens: prompt.length, completionTokens }),
     );

@@ -502,7 +502,8 @@ export async function storeCheckpointUpload(
   }
   await putArtifactStream(key, body, {
     limit: config.maxCheckpointBytes,
-    onLimit: () => new ApiError('payload_too_large', `Checkpoint file ${file} too large`),
+    onLimit: () =>
+      new ApiError('payload_too_large', `Checkpoint file ${file} is larger than TUNEBOARD_MAX_CHECKPOINT_MB`),
   });
   return key;
 }

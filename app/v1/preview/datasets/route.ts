@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
-import { uploadedFiles } from '@/lib/api/uploads';
+import { withUploadedFiles } from '@/lib/api/uploads';
+import { config } from '@/lib/config';
 import { datasetListSchema, datasetSchema, uploadDatasetQuerySchema } from '@/lib/schemas/datasets';
 import { listDatasets, uploadDataset } from '@/lib/services/datasets';
 
@@ -54,7 +55,15 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/datasets',
       response: datasetSchema,
       status: 201,
     },
-    ({ principal, req, query }) => uploadDataset(principal, query, uploadedFiles(req, query.filename)),
+    // Admitted like any other large body (TUNEBOARD_MAX_LARGE_REQUESTS), and the slot is held until the files are
+    // validated, which costs what reading them did.
+    ({ principal, req, query }) =>
+      withUploadedFiles(
+        req,
+        query.filename,
+        { limitBytes: config.largeBodyLimitBytes, limitSetting: 'TUNEBOARD_MAX_BODY_MB', largeAdmission: true },
+        (files) => uploadDataset(principal, query, files),
+      ),
   ),
   GET: route(
     {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
-import { uploadedFiles } from '@/lib/api/uploads';
+import { withUploadedFiles } from '@/lib/api/uploads';
+import { config } from '@/lib/config';
 import { JOB_NOT_FOUND, storeCheckpointUpload } from '@/lib/jobs/server/queue';
 import { checkpointUploadQuerySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
 
@@ -12,7 +13,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[trai
       auth: 'worker',
       tag: 'workers',
       summary:
-        "Upload a checkpoint file (raw body): model.safetensors, or a LoRA adapter's adapter_config.json and adapter_model.safetensors; pass the weights' key to complete",
+        "Upload a checkpoint file (raw body): model.safetensors, or a LoRA adapter's adapter_config.json and adapter_model.safetensors; pass the weights' key to complete; limited by TUNEBOARD_MAX_CHECKPOINT_MB",
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       query: checkpointUploadQuerySchema,
@@ -25,13 +26,27 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[trai
       },
       response: z.object({ artifact_key: z.string() }),
     },
-    async ({ req, params, query }) => {
-      for await (const file of uploadedFiles(req, query.file)) {
-        return {
-          artifact_key: await storeCheckpointUpload(params.training_job_id, query.worker_id, file.stream, query.file),
-        };
-      }
-      throw new Error('unreachable: uploadedFiles yields the raw body');
-    },
+    // Limited by TUNEBOARD_MAX_CHECKPOINT_MB, declared length included (a LoRA adapter of rank 64 on an 8B model is
+    // past the 256 MiB body limit), and streamed to the store without large-body admission: nothing is parsed or
+    // held in memory, and a refused upload would cost a worker a retry loop.
+    async ({ req, params, query }) =>
+      withUploadedFiles(
+        req,
+        query.file,
+        { limitBytes: config.maxCheckpointBytes, limitSetting: 'TUNEBOARD_MAX_CHECKPOINT_MB', largeAdmission: false },
+        async (files) => {
+          for await (const file of files) {
+            return {
+              artifact_key: await storeCheckpointUpload(
+                params.training_job_id,
+                query.worker_id,
+                file.stream,
+                query.file,
+              ),
+            };
+          }
+          throw new Error('unreachable: uploadedFiles yields the raw body');
+        },
+      ),
   ),
 });
