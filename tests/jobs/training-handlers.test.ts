@@ -1,5 +1,5 @@
 import v8 from 'node:v8';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoints/route';
 import * as sftJobsRoute from '@/app/v1/preview/sft-training-jobs/route';
 import * as eventsRoute from '@/app/v1/preview/training-jobs/[training_job_id]/events/route';
@@ -370,9 +370,10 @@ describe('built-in training handlers through the job path', () => {
       error_message: 'group 1, trajectory 1: token "not-a-token" is not in the model\'s vocabulary',
     });
 
-    // tiny-chat is not offered to clients until its weights exist, so its handler path is driven directly.
-    const prevDir = process.env.TUNEBOARD_BASE_MODELS_DIR;
-    process.env.TUNEBOARD_BASE_MODELS_DIR = '/nonexistent';
+    // tiny-chat is not offered to clients until its weights exist, so its handler path is driven directly. Its
+    // shipped weights resolve against the application's directory (the working directory), moved here to one
+    // without them.
+    const cwd = vi.spyOn(process, 'cwd').mockReturnValue('/nonexistent');
     try {
       const ctx = {
         job: { ...fakeJob, base_model: 'tuneboard/tiny-chat' },
@@ -388,8 +389,7 @@ describe('built-in training handlers through the job path', () => {
         ),
       );
     } finally {
-      if (prevDir === undefined) delete process.env.TUNEBOARD_BASE_MODELS_DIR;
-      else process.env.TUNEBOARD_BASE_MODELS_DIR = prevDir;
+      cwd.mockRestore();
     }
   });
 });

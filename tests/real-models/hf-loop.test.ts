@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type TestUser } from '../helpers';
@@ -30,6 +31,7 @@ if (!hasTorch)
   console.warn('[hf-loop] skipped: no Python with torch, transformers and peft (see scripts/worker-python.sh)');
 
 const BASE = 'tiny/qwen3';
+const execFileAsync = promisify(execFile);
 const TOKEN = `test-worker-${process.pid}`;
 const QUESTION = 'What is the secret word?';
 const ANSWER = 'The secret word is banana.';
@@ -221,13 +223,14 @@ describe.skipIf(!hasTorch)('the real-model loop: HF base → Python SFT → chat
         'gen = model.generate(**ids, max_new_tokens=12, do_sample=False)',
         'print(json.dumps({"base": base, "text": tok.decode(gen[0][ids["input_ids"].shape[1]:], skip_special_tokens=True)}))',
       ].join('\n');
-      const peft = spawnSync(PYTHON, [...PY, '-c', script, tarFile, path.join(dir, 'untarred'), QUESTION], {
+      // Not spawnSync: this process also runs the server, whose idle keep-alive connections a blocked event loop
+      // closes all at once afterwards (the next test's first request met a reset).
+      const peft = await execFileAsync(PYTHON, [...PY, '-c', script, tarFile, path.join(dir, 'untarred'), QUESTION], {
         encoding: 'utf8',
         cwd: ROOT,
         env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
         timeout: 300_000,
       });
-      expect(peft.status, peft.stderr).toBe(0);
       const loaded = JSON.parse(peft.stdout.trim().split('\n').at(-1)!) as { base: string; text: string };
       expect(loaded.base).toBe(path.join(dir, 'tiny-qwen3'));
       expect(loaded.text).toBe(trained.choices[0].message.content);
