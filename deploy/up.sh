@@ -24,11 +24,10 @@ if command -v podman-compose >/dev/null; then compose=(podman-compose); else com
 # -p: podman-compose 1.0.3 ignores the file's `name:`; the containers are tuneboard_<service>_1.
 compose+=(-p tuneboard -f "$root/deploy/compose.yaml")
 # A profile is a file added with -f: podman-compose 1.0.3 (Debian 12's) has no `profiles:` and would start them all.
-profiles=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --profile) [ -f "deploy/compose.$2.yaml" ] || { echo "no profile $2 (deploy/compose.$2.yaml)" >&2; exit 2; }
-               compose+=(-f "$root/deploy/compose.$2.yaml"); profiles+=("$2"); shift 2 ;;
+               compose+=(-f "$root/deploy/compose.$2.yaml"); shift 2 ;;
     *) echo "usage: deploy/up.sh [--profile hf|gpu]…" >&2; exit 2 ;;
   esac
 done
@@ -64,7 +63,8 @@ if [ -z "${CONTAINERS_CONF:-}" ] && ! podman run --rm --network none "$probe_ima
   if podman run --rm --network none "$probe_image" true 2>>/tmp/tuneboard-probe.err; then
     say "podman could not run a container with its defaults; using deploy/podman/restricted.conf (docs/deploy.md)"
   else
-    echo "podman cannot run a container on this machine:" >&2; cat /tmp/tuneboard-probe.err >&2; exit 1
+    echo "podman cannot run a container on this machine (restricted.conf needs runc: apt-get install runc):" >&2
+    cat /tmp/tuneboard-probe.err >&2; exit 1
   fi
 fi
 [ "$base" = official ] || bash deploy/base/build-base-images.sh
@@ -110,7 +110,7 @@ if [ "${TUNEBOARD_SKIP_BUILD:-0}" != 1 ]; then
       || { tail -40 /tmp/tuneboard-build-worker.log >&2; exit 1; }
   fi
   # No `podman image prune` here: it would also drop the build cache (untagged intermediate images), and the next
-  # run would build everything again. docs/deploy.md ("Disk") says when to prune.
+  # run would build everything again. docs/deploy.md ("Sizing") says when to prune.
 fi
 
 # 3. Settings: deploy/.env with fresh secrets when there is none.
