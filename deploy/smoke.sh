@@ -25,8 +25,9 @@ fi
 
 wait_ready() {
   for _ in $(seq 180); do
-    podman exec "$server" node -e "fetch('http://127.0.0.1:3000/v1/system-check').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" \
-      2>/dev/null && return 0
+    # Ready: the server answers its system check (database, job queue) and reaches the store. Right after a
+    # restart, connections between the containers were seen to hang for some seconds on the test machine.
+    podman exec "$server" node -e "Promise.all([fetch('http://127.0.0.1:3000/v1/system-check'),fetch('http://s3:9000/_health')]).then(rs=>process.exit(rs.every(r=>r.ok)?0:1),()=>process.exit(1))" 2>/dev/null && return 0
     sleep 1
   done
   podman logs --tail 30 "$server" >&2; fail "the server did not become ready"

@@ -134,7 +134,8 @@ port=$(grep -E '^TUNEBOARD_PORT=' deploy/.env | cut -d= -f2); port=${port:-3000}
 bind=$(grep -E '^TUNEBOARD_BIND=' deploy/.env | cut -d= -f2); bind=${bind:-127.0.0.1}
 [ "$bind" = 0.0.0.0 ] && bind=127.0.0.1
 for _ in $(seq 180); do
-  if podman exec tuneboard_tuneboard_1 node -e "fetch('http://127.0.0.1:3000/v1/system-check').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" 2>/dev/null; then
+  # Ready: the system check passes (database, job queue) and the server reaches the store.
+  if podman exec tuneboard_tuneboard_1 node -e "Promise.all([fetch('http://127.0.0.1:3000/v1/system-check'),fetch('http://s3:9000/_health')]).then(rs=>process.exit(rs.every(r=>r.ok)?0:1),()=>process.exit(1))" 2>/dev/null; then
     say "Tuneboard is up: http://$bind:$port (sign up there; docs/deploy.md)"
     exit 0
   fi
