@@ -34,6 +34,7 @@ export default defineConfig([
     files: [
       'scripts/**',
       'bench/**',
+      'deploy/**',
       'examples/**',
       'tests/**',
       'e2e/**',

@@ -14,6 +14,9 @@ const nextConfig = {
   // Lets a benchmark or a second checkout build beside a running dev server without clobbering it.
   distDir: process.env.NEXT_DIST_DIR || '.next',
   reactStrictMode: true,
+  // The container image (Dockerfile) runs Next's standalone server: its build sets TUNEBOARD_STANDALONE=1. Off
+  // otherwise, because `next start` (the quick start) warns that it does not serve a standalone build.
+  ...(process.env.TUNEBOARD_STANDALONE === '1' ? { output: 'standalone' } : {}),
   // A build checks types (`npm test` has no other step that does). CI checks them in a step of its own before it
   // builds and sets TUNEBOARD_SKIP_BUILD_TYPECHECK=1, which saves the build about 20 s.
   typescript: { ignoreBuildErrors: process.env.TUNEBOARD_SKIP_BUILD_TYPECHECK === '1' },
