@@ -35,6 +35,7 @@ import * as openaiModels from './models/route';
 import * as cancel from './preview/training-jobs/[training_job_id]/cancel/route';
 import * as trainingWorkers from './preview/training-workers/route';
 import * as workerClaim from './workers/claim/route';
+import * as workerSignOff from './workers/sign-off/route';
 import * as workerCheckpoint from './workers/jobs/[training_job_id]/checkpoint/route';
 import * as workerComplete from './workers/jobs/[training_job_id]/complete/route';
 import * as workerEvents from './workers/jobs/[training_job_id]/events/route';
@@ -89,6 +90,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/teams/{team}/members', module: members },
   { path: '/v1/teams/{team}/members/{user_id}', module: member },
   { path: '/v1/workers/claim', module: workerClaim },
+  { path: '/v1/workers/sign-off', module: workerSignOff },
   { path: '/v1/workers/jobs/{training_job_id}/heartbeat', module: workerHeartbeat },
   { path: '/v1/workers/jobs/{training_job_id}/events', module: workerEvents },
   { path: '/v1/workers/jobs/{training_job_id}/input', module: workerInput },

@@ -50,6 +50,8 @@ export interface WorkerProtocol {
   uploadCheckpoint(jobId: string, weights: Uint8Array): Promise<string>;
   complete(jobId: string, result: { artifactKey: string; metrics?: Record<string, number> }): Promise<{ step: number }>;
   fail(jobId: string, message: string): Promise<void>;
+  /** Leaving cleanly: the server drops the worker from its registry at once (one try, never throws). */
+  signOff?(): Promise<void>;
 }
 
 export function checkpointKey(modelId: string, jobId: string): string {

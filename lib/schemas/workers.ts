@@ -59,6 +59,13 @@ export const workerJobSchema = z.object({
 export const claimResponseSchema = z.object({ job: workerJobSchema.nullable() });
 
 export const workerIdBodySchema = z.object({ worker_id: workerId });
+export const signOffResponseSchema = z.object({
+  signed_off: z
+    .boolean()
+    .describe(
+      'True when the worker left the registry; false when it still holds a job or Tinker training clients (their lease and the Tinker sweeper decide), or was not registered',
+    ),
+});
 export const heartbeatBodySchema = z.object({ worker_id: workerId, info: workerInfoSchema.optional() });
 export const workerIdQuerySchema = z.object({ worker_id: workerId });
 

@@ -111,6 +111,17 @@ describe('worker protocol over HTTP', () => {
     });
     const cancelled = await call(cancelRoute, 'POST', '/x', { key: user.key, params: { training_job_id: second.id } });
     expect(cancelled.body).toMatchObject({ status: 'COMPLETED', step: 2 });
+
+    // Stopping cleanly (worker-main.ts after its loop), it signs off: the registry no longer lists it.
+    const listed = async () => {
+      const res = await routeFetch('http://localhost/v1/preview/training-workers', {
+        headers: { authorization: `Bearer ${user.key}` },
+      });
+      return ((await res.json()) as { data: { id: string }[] }).data.some((w) => w.id === protocol.workerId);
+    };
+    expect(await listed()).toBe(true);
+    await protocol.signOff!();
+    expect(await listed()).toBe(false);
   });
 
   it('cancels a queued job for its owner only', async () => {

@@ -95,6 +95,39 @@ describe('claim capabilities and the worker registry', () => {
     expect(theirs.data.find((w) => w.id === gpu)).toMatchObject({ status: 'busy', current_job_id: null });
   });
 
+  it('a worker that signs off leaves the registry at once, unless it still holds a job', async () => {
+    const { user, model, jobId } = await hfJob();
+    // Another model's job, which only this worker can train.
+    const other = await createModel(user, { base_model: HF_BASE });
+    const queued = await api(user, 'POST', '/v1/preview/training-jobs', { model_id: other.id, trajectory_groups: [] });
+    const gpu = uniqueName('gpu:');
+    const claimed = await api(null, 'POST', '/v1/workers/claim', {
+      worker_id: gpu,
+      model_ids: [model.id, other.id],
+      capabilities: { backends: ['hf'], base_models: [HF_BASE] },
+    });
+    expect(claimed.body.job?.id).toBe(jobId);
+    const reason = async () =>
+      trainingJobSchema.parse((await api(user, 'GET', `/v1/preview/training-jobs/${queued.body.id}`)).body)
+        .waiting_reason;
+    expect(await reason()).toMatch(/^Waiting for a free worker/);
+    const signOff = async () => (await api(null, 'POST', '/v1/workers/sign-off', { worker_id: gpu })).body;
+    // Busy: it stays (its job's lease decides that job's fate).
+    expect(await signOff()).toEqual({ signed_off: false });
+    expect(await reason()).toMatch(/^Waiting for a free worker/);
+    await api(null, 'POST', `/v1/workers/jobs/${jobId}/fail`, { worker_id: gpu, error_message: 'stopping' });
+    expect(await reason()).toBe('Waiting for a worker to pick it up');
+    // Idle and leaving: gone now, not after the live window (60 s).
+    expect(await signOff()).toEqual({ signed_off: true });
+    expect(await reason()).toMatch(
+      new RegExp(`^Waiting for a worker that can train ${HF_BASE} \\(RL\\); none is connected`),
+    );
+    const list = trainingWorkerListSchema.parse((await api(user, 'GET', '/v1/preview/training-workers')).body);
+    expect(list.data.find((w) => w.id === gpu)).toBeUndefined();
+    expect(await signOff()).toEqual({ signed_off: false });
+    expect((await api(null, 'POST', '/v1/workers/sign-off', { worker_id: '' })).status).toBe(422);
+  });
+
   it('a built-in job is not claimed by an hf-only worker', async () => {
     const user = await createUser();
     const model = await createModel(user);

@@ -62,6 +62,18 @@ export async function deleteWorkersSeenBefore(db: DbOrTx, before: Date): Promise
   await db.delete(trainingWorkers).where(sql`${trainingWorkers.lastSeenAt} < ${before.toISOString()}::timestamptz`);
 }
 
+/**
+ * Removes a worker that signed off, unless it still holds a job (its lease decides that job's fate). Returns
+ * whether it was removed.
+ */
+export async function deleteIdleWorker(db: DbOrTx, id: string): Promise<boolean> {
+  const removed = await db
+    .delete(trainingWorkers)
+    .where(sql`${trainingWorkers.id} = ${id} AND ${trainingWorkers.currentJobId} IS NULL`)
+    .returning({ id: trainingWorkers.id });
+  return removed.length > 0;
+}
+
 export async function findWorker(db: DbOrTx, id: string): Promise<TrainingWorkerRow | undefined> {
   const [row] = await db.select().from(trainingWorkers).where(eq(trainingWorkers.id, id)).limit(1);
   return row;

@@ -4,6 +4,7 @@ import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { appendRunPoints, upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
+import * as tinkerRepo from '@/lib/db/repositories/tinker';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
@@ -535,6 +536,20 @@ function requireAdapterConfig(text: string): void {
       'adapter_config.json must be a PEFT LoRA config (a JSON object with an integer r ≥ 1)',
     );
   }
+}
+
+/**
+ * A worker that stops cleanly (after its job) signs off: it leaves the registry at once, so a queued job only it
+ * could train says "none is connected" now, not once the live window (60 s) has passed. A worker that still holds
+ * a job or Tinker training clients stays registered: the job's lease and the Tinker sweeper decide what becomes of
+ * them, as for a worker that died.
+ */
+export async function signOffWorker(workerId: string): Promise<{ signed_off: boolean }> {
+  const db = await getDb();
+  if ((await tinkerRepo.liveClientsByWorker(db, [workerId])).length > 0) return { signed_off: false };
+  const removed = await workersRepo.deleteIdleWorker(db, workerId);
+  if (removed) log.info({ worker: workerId }, 'worker signed off');
+  return { signed_off: removed };
 }
 
 /** Drops registry rows of workers not seen for a day, so the table stays as small as the fleet. */

@@ -62,6 +62,19 @@ export function httpProtocol(opts: {
 
   return {
     workerId: opts.workerId,
+    async signOff() {
+      // One short try, no retries: the worker is exiting (perhaps because the server is), and a worker that could
+      // not sign off just ages out of the registry as before.
+      await f(`${base}/v1/workers/sign-off`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ worker_id: opts.workerId }),
+        signal: AbortSignal.timeout(2000),
+      }).then(
+        (res) => res.body?.cancel(),
+        () => undefined,
+      );
+    },
     async claim(kinds, modelIds) {
       const body = { worker_id: opts.workerId, kinds, model_ids: modelIds };
       return (await json<{ job: WorkerJob | null }>('POST', '/v1/workers/claim', body)).job;

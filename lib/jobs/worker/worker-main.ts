@@ -36,8 +36,11 @@ async function main() {
   // The parent server going away must not leave an orphaned trainer behind.
   process.on('disconnect', () => stop.abort());
   log.info({ workerId, server: baseUrl, kinds: Object.keys(handlers) }, 'polling for jobs');
+  const protocol = httpProtocol({ baseUrl, token, workerId });
   try {
-    await runWorkerLoop(httpProtocol({ baseUrl, token, workerId }), handlers, { signal: stop.signal });
+    await runWorkerLoop(protocol, handlers, { signal: stop.signal });
+    // Stopped cleanly (its job, if any, finished): a queued job only this worker could train says so at once.
+    await protocol.signOff?.();
   } catch (err) {
     if (!(err instanceof WorkerTokenRefusedError)) throw err;
     // The same status as a missing token: a supervisor shows a failed start, not a worker that never trains.

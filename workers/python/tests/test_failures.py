@@ -281,8 +281,12 @@ class FakeClaims:
     def __init__(self, *answers):
         self.answers = list(answers)
         self.calls = 0
+        self.signed_off: list[str] = []
 
     def __call__(self, req: httpx.Request) -> httpx.Response:
+        if req.url.path == "/v1/workers/sign-off":
+            self.signed_off.append(json.loads(req.content)["worker_id"])
+            return httpx.Response(200, json={"signed_off": True})
         assert req.url.path == "/v1/workers/claim"
         self.calls += 1
         answer = self.answers.pop(0) if self.answers else 200
@@ -312,6 +316,13 @@ def test_a_server_away_at_claim_time_is_polled_until_it_answers(models_dir, away
     claims = FakeClaims(*[away] * 7)
     make_worker(claims, models_dir, exit_when_idle=0.3).run()  # returns: idle, not refused
     assert claims.calls > 7 and claims.answers == []
+
+
+def test_a_worker_that_stops_signs_off_once(models_dir):
+    # So that a job only it could train says at once that no worker is connected, not after the live window.
+    claims = FakeClaims()
+    make_worker(claims, models_dir, exit_when_idle=0.3).run()
+    assert claims.signed_off == ["pytest-failures"]
 
 
 def test_the_cli_exits_non_zero_at_once_when_the_server_refuses_its_token():

@@ -259,6 +259,10 @@ class _StubServer:
     def fail(self, job_id, message):
         self.calls.append(("fail", job_id, message))
 
+    def sign_off(self):
+        self.calls.append(("sign_off", ""))
+        return True
+
     def close(self):
         pass
 

@@ -127,6 +127,10 @@ class FakeClient:
         self.log.append(("claim", tuple(kinds)))
         return None
 
+    def sign_off(self):
+        self.signed_off = True
+        return True
+
     def close(self):
         pass
 

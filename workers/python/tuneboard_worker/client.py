@@ -109,6 +109,16 @@ class WorkerClient:
             body["model_ids"] = model_ids
         return self._request("POST", "/v1/workers/claim", json=body, timeout=self._short).json()["job"]
 
+    def sign_off(self) -> bool:
+        """Leaving cleanly: the server drops this worker from its registry at once, so a queued job only it could train
+        says no worker is connected. One short try, never raises: a worker that could not sign off (the server is
+        down) ages out of the registry as before. True when the server removed it."""
+        try:
+            res = self._http.post("/v1/workers/sign-off", json={"worker_id": self.worker_id}, timeout=2.0)
+            return res.status_code == 200 and bool(res.json().get("signed_off"))
+        except (httpx.HTTPError, ValueError):
+            return False
+
     def heartbeat(self, job_id: str, info: dict[str, Any] | None = None) -> bool:
         """True when the job was cancelled (or taken away): stop at the next step."""
         body: dict[str, Any] = {"worker_id": self.worker_id}

@@ -298,9 +298,17 @@ class Worker:
         if self.tinker is not None:
             serves.append(f"Tinker training clients (at most {self.opts.max_training_clients})")
         log.info("%s polling %s for %s (%s)", self.opts.worker_id, self.opts.server_url, " and ".join(serves), self.info["device"])
+        refused = False
         try:
             self._poll()
+        except TokenRefused:
+            refused = True
+            raise
         finally:
+            # After the Tinker clients were shut down (_poll) and any job ended: the registry drops this worker now,
+            # not once it has been silent for the live window. A refused token cannot sign off either.
+            if not refused and self.client.sign_off():
+                log.info("signed off from %s", self.opts.server_url)
             self.client.close()
 
     def _poll(self) -> None:
