@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-import { logBodySchema, type TrajectoryGroup } from '@/lib/schemas/trajectories';
-import { createRlJobBodySchema } from '@/lib/schemas/training-jobs';
+import { createRlJobBodySchema, logBodySchema, type TrajectoryGroup } from '@/lib/schemas/trajectory-input';
 import { validateJsonBody, type BodyFlavor } from './parse';
 
 /**

@@ -8,7 +8,6 @@ import {
   rangedNumber,
   timestampSchema,
 } from './common';
-import { checkMetricNameCount, trajectoryGroupSchema } from './trajectories';
 
 /**
  * A number with a range checked as one of our semantic checks: docs/contract.md §3.1 makes an out-of-range
@@ -178,14 +177,6 @@ export function ignoredRlSettings(raw: Record<string, unknown> | null | undefine
   }
   return out;
 }
-
-export const createRlJobBodySchema = z
-  .object({
-    model_id: idSchema,
-    trajectory_groups: z.array(trajectoryGroupSchema),
-    experimental_config: rlExperimentalConfigSchema.nullish(),
-  })
-  .superRefine(checkMetricNameCount);
 
 export { MAX_LEARNING_RATE };
 export const MAX_SFT_EPOCHS = 1000;

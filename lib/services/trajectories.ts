@@ -7,7 +7,7 @@ import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { ModelWithNames } from '@/lib/db/repositories/models';
 import { toList } from '@/lib/schemas/common';
-import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
+import type { TrajectoryGroup } from '@/lib/schemas/trajectory-input';
 import type { PreparedGroup, PreparedLogBody } from '@/lib/body/prepared';
 import type { Principal } from './accounts';
 import { requireModel } from './models';

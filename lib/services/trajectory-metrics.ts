@@ -1,6 +1,6 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
-import { MAX_METRIC_NAMES, type TrajectoryGroup } from '@/lib/schemas/trajectories';
+import { MAX_METRIC_NAMES, type TrajectoryGroup } from '@/lib/schemas/trajectory-input';
 
 type Sum = [sum: number, n: number];
 

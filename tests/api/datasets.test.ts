@@ -5,6 +5,7 @@ import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/rout
 import { datasetListSchema, datasetSchema } from '@/lib/schemas/datasets';
 import { trainingJobSchema } from '@/lib/schemas/training-jobs';
 import { call, createModel, createUser, type TestUser } from '../helpers';
+import { postDataset } from '../support/datasets';
 
 const line = (q: string, a: string) =>
   JSON.stringify({
@@ -21,17 +22,7 @@ async function upload(
   body: BodyInit,
   headers: Record<string, string> = {},
 ) {
-  const url = new URL('/v1/preview/datasets', 'http://localhost:3000');
-  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-  const res = await datasetsRoute.POST(
-    new Request(url, {
-      method: 'POST',
-      body,
-      headers: { authorization: `Bearer ${user.key}`, ...headers },
-      duplex: 'half',
-    } as RequestInit),
-    { params: Promise.resolve({}) },
-  );
+  const res = await postDataset(user, query, body, headers);
   return { status: res.status, body: await res.json() };
 }
 

@@ -3,7 +3,7 @@ import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as trajectoriesRoute from '@/app/v1/preview/models/[model_id]/trajectories/route';
 import { bodyThreadCount, bodyThreadRunning, crashBodyThread, openBodySink } from '@/lib/api/body-offload';
 import { computeTrajectoryMetrics, prefixKeys } from '@/lib/services/trajectory-metrics';
-import type { TrajectoryGroup } from '@/lib/schemas/trajectories';
+import type { TrajectoryGroup } from '@/lib/schemas/trajectory-input';
 import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
 
 // A /log body past 1 MiB is parsed, validated and stringified on the body thread (lib/body), so that a large

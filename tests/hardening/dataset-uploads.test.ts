@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import * as datasetsRoute from '@/app/v1/preview/datasets/route';
 import { createUser, type TestUser } from '../helpers';
+import { postDataset } from '../support/datasets';
 
 /**
  * Dataset uploads (issue 42 item 3): admitted like other large bodies (TUNEBOARD_MAX_LARGE_REQUESTS), metadata.json
@@ -26,18 +26,7 @@ const line = (q: string, a: string) =>
   });
 
 function post(user: TestUser, name: string, body: BodyInit, headers: Record<string, string> = {}) {
-  const url = new URL('/v1/preview/datasets', 'http://localhost:3000');
-  url.searchParams.set('project', 'up');
-  url.searchParams.set('name', name);
-  return datasetsRoute.POST(
-    new Request(url, {
-      method: 'POST',
-      body,
-      headers: { authorization: `Bearer ${user.key}`, ...headers },
-      duplex: 'half',
-    } as RequestInit),
-    { params: Promise.resolve({}) },
-  );
+  return postDataset(user, { project: 'up', name }, body, headers);
 }
 
 /** An upload that declares a large length and sends its first line, then holds until `finish()` sends the rest. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoints/route';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as trainingJobsRoute from '@/app/v1/preview/training-jobs/route';
-import { MAX_METRIC_NAMES } from '@/lib/schemas/trajectories';
+import { MAX_METRIC_NAMES } from '@/lib/schemas/trajectory-input';
 import { call, createModel, createUser, type TestUser } from '../helpers';
 
 /**

@@ -1,10 +1,6 @@
 import { methods, route } from '@/lib/api/route';
-import {
-  createRlJobBodySchema,
-  entityJobListSchema,
-  jobCreatedSchema,
-  listEntityJobsQuerySchema,
-} from '@/lib/schemas/training-jobs';
+import { entityJobListSchema, jobCreatedSchema, listEntityJobsQuerySchema } from '@/lib/schemas/training-jobs';
+import { createRlJobBodySchema } from '@/lib/schemas/trajectory-input';
 import { createRlJob, listEntityJobs } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';

@@ -1,6 +1,7 @@
 import { methods, route } from '@/lib/api/route';
 import { modelIdParamsSchema } from '@/lib/schemas/models';
-import { logBodySchema, logResponseSchema } from '@/lib/schemas/trajectories';
+import { logResponseSchema } from '@/lib/schemas/trajectories';
+import { logBodySchema } from '@/lib/schemas/trajectory-input';
 import { MODEL_NOT_FOUND } from '@/lib/services/models';
 import { logTrajectories } from '@/lib/services/trajectories';
 
