@@ -115,6 +115,15 @@ fi
 
 # 3. Settings: deploy/.env with fresh secrets when there is none.
 if [ ! -f deploy/.env ]; then
+  # Fresh secrets would not open the volumes of an earlier stack: PostgreSQL keeps the password its data folder was
+  # created with (POSTGRES_PASSWORD is read only then), and every start would fail with "password authentication
+  # failed". Say so instead of writing a .env that cannot work.
+  if podman volume exists tuneboard_pgdata 2>/dev/null; then
+    echo "deploy/.env is missing, but an earlier stack's volumes exist (tuneboard_pgdata, made with the secrets of" >&2
+    echo "that .env). Put that deploy/.env back, or start afresh, deleting their data:" >&2
+    echo "  podman volume rm tuneboard_pgdata tuneboard_s3data" >&2
+    exit 1
+  fi
   secret() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
   while IFS= read -r line; do
     case "$line" in *=change-me) echo "${line%change-me}$(secret)" ;; *) echo "$line" ;; esac
