@@ -26,7 +26,6 @@ export async function readArtifactText(key: string): Promise<string | undefined>
   return bytes === undefined ? undefined : Buffer.from(bytes).toString('utf8');
 }
 export const artifactWebStream = (key: string) => store().webStream(key);
-export const readArtifactLines = (key: string) => store().lines(key);
 export const artifactExists = (key: string) => store().exists(key);
 export const listArtifacts = (prefix: string) => store().list(prefix);
 export const deleteArtifacts = (prefix: string) => store().deletePrefix(prefix);

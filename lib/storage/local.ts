@@ -2,7 +2,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ArtifactStore } from './types';
@@ -86,11 +85,6 @@ export class LocalArtifactStore implements ArtifactStore {
       if (isMissing(err)) return undefined;
       throw err;
     }
-  }
-
-  async *lines(key: string): AsyncGenerator<string> {
-    const lines = createInterface({ input: fs.createReadStream(this.resolve(key)), crlfDelay: Infinity });
-    for await (const line of lines) yield line;
   }
 
   async exists(key: string): Promise<boolean> {

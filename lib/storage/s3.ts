@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { AwsClient } from 'aws4fetch';
 import { LocalArtifactStore } from './local';
@@ -120,13 +119,6 @@ export class S3ArtifactStore implements ArtifactStore {
     if (res.status === 404) return undefined;
     await this.check(res, `GET ${key}`);
     return { stream: res.body as ReadableStream<Uint8Array>, size: Number(res.headers.get('content-length') ?? 0) };
-  }
-
-  async *lines(key: string): AsyncGenerator<string> {
-    const found = await this.webStream(key);
-    if (!found) throw Object.assign(new Error(`artifact not found: ${key}`), { code: 'ENOENT' });
-    const input = Readable.fromWeb(found.stream as unknown as import('node:stream/web').ReadableStream<Uint8Array>);
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) yield line;
   }
 
   async exists(key: string): Promise<boolean> {

@@ -9,7 +9,6 @@ export interface ArtifactStore {
   putStream(key: string, source: NodeJS.ReadableStream, opts: { limit: number; onLimit: () => Error }): Promise<number>;
   readBytes(key: string): Promise<Uint8Array | undefined>;
   webStream(key: string): Promise<{ stream: ReadableStream<Uint8Array>; size: number } | undefined>;
-  lines(key: string): AsyncGenerator<string>;
   exists(key: string): Promise<boolean>;
   /** Names directly below a key prefix (files and folders), sorted. */
   list(prefix: string): Promise<string[]>;

@@ -54,9 +54,10 @@ describe('the compose stack S3 store', () => {
     await s3.put('datasets/d1/v0/train data+1.jsonl', '{"a":1}\n{"a":2}\n');
     expect(new TextDecoder().decode(await s3.readBytes(key))).toBe('weights');
     expect(await s3.list('models/m1/checkpoints')).toEqual(['j1']);
-    const lines: string[] = [];
-    for await (const line of s3.lines('datasets/d1/v0/train data+1.jsonl')) lines.push(line);
-    expect(lines).toEqual(['{"a":1}', '{"a":2}']);
+    // A key with a space and a plus reads back as written (the dataset files' names allow them).
+    expect(new TextDecoder().decode(await s3.readBytes('datasets/d1/v0/train data+1.jsonl'))).toBe(
+      '{"a":1}\n{"a":2}\n',
+    );
     await s3.deletePrefix('models/m1');
     expect(await s3.exists(key)).toBe(false);
     // The files are plain files under the volume, which is what deploy/smoke.sh looks for.
