@@ -6,7 +6,8 @@
  * back, and each chunk is acknowledged so that the sender holds only a few chunks in flight.
  */
 import { parentPort } from 'node:worker_threads';
-import { SftDataError, SftLineReader } from '@/lib/schemas/sft-data';
+import { SftDataError } from '@/lib/schemas/sft-data';
+import { SftLineReader } from './sft-line-reader';
 import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
 import type { FromSftLinesThread, ToSftLinesThread } from './sft-lines-protocol';
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
-import { concatBytes } from './bytes';
+import { concatBytes } from '@/lib/bytes';
 
 export type ToPgliteThread = { type: 'exec'; id: number; parts: Uint8Array[] } | { type: 'close' };
 export type FromPgliteThread =

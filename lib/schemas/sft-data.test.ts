@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseSftJsonl, SftDataError, SftLineReader } from './sft-data';
+import { SftLineReader } from '@/lib/body/sft-line-reader';
+import { parseSftJsonl, SftDataError } from './sft-data';
 
 const line = (value: unknown) => JSON.stringify(value);
 const ok = (q = 'q', a = 'a') =>
@@ -110,6 +111,7 @@ describe('parseSftJsonl', () => {
   });
 });
 
+// lib/body/sft-line-reader.ts, tested here beside the line rules it applies (parseSftJsonl's, above).
 describe('SftLineReader', () => {
   /** Feeds `text` in chunks of `size` bytes (lines and multi-byte characters split across chunks). */
   function read(text: string, size: number, maxLineBytes = 1024) {

@@ -1,4 +1,5 @@
 import { Decompress } from 'fzstd';
+import { concatBytes } from '@/lib/bytes';
 import { ApiError } from '@/lib/errors';
 
 /**
@@ -130,14 +131,7 @@ export function decompressZstd(bytes: Uint8Array, limitBytes: number): Uint8Arra
     if (err instanceof ApiError) throw err;
     throw corrupt(err instanceof Error ? err.message : String(err));
   }
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
+  return chunks.length === 1 ? chunks[0] : concatBytes(chunks);
 }
 
 /**
