@@ -35,6 +35,8 @@ const ISOLATED_FILES = [
   'tests/jobs/training-handlers.test.ts',
   'tests/jobs/worker-registry.test.ts',
   'tests/real-models/hf-loop.test.ts',
+  'tests/real-models/hub-model.test.ts',
+  'tests/services/hub-models.test.ts',
   'tests/storage.test.ts',
   'tests/tinker/api.test.ts',
   'tests/tinker/sampler-hf.test.ts',

@@ -9,6 +9,7 @@ import { upstreamServer } from '@/lib/inference/upstream';
 import { builtinModelSource } from './builtin-models';
 import { parseHfConfig } from '@/lib/engine/hf/config';
 import { hfDirProblem, servedContextLength } from './hf-models';
+import { describeProgress, hubEnvironment, hubSnapshot, type HubSnapshot } from './hub-models';
 
 const baseModelsFileSchema = z.object({
   models: z.array(
@@ -148,9 +149,41 @@ export function vllmModelName(model: BaseModel): string {
   return model.upstream_model ?? model.id;
 }
 
-/** A local Hugging Face directory of an `hf` base model, resolved; undefined when it has none. */
+/**
+ * A local Hugging Face directory of an `hf` base model, resolved: its `path`, or, for one named by its Hub id
+ * that the built-in engine serves, its snapshot in the Hugging Face cache once fetched (lib/services/hub-models.ts;
+ * asking starts the fetch). Undefined while it has none.
+ */
 export function hfModelDir(model: BaseModel): string | undefined {
-  return model.path ? path.resolve(/*turbopackIgnore: true*/ config.baseModelsDir, model.path) : undefined;
+  if (model.path) return path.resolve(/*turbopackIgnore: true*/ config.baseModelsDir, model.path);
+  const hub = hubFetch(model);
+  return hub?.state === 'ready' ? hub.dir : undefined;
+}
+
+/** The Hub fetch of an `hf` model without `path` that the built-in engine serves; undefined for any other. */
+export function hubFetch(model: BaseModel): HubSnapshot | undefined {
+  if (model.backend !== 'hf' || model.path || servedBy(model) !== 'builtin') return undefined;
+  return hubSnapshot(model.id);
+}
+
+/** The fetch as the listings report it (`download` on /v1/models and /v1/preview/base-models). */
+export interface HubDownloadInfo {
+  status: 'downloading' | 'ready' | 'failed';
+  done_bytes: number | null;
+  total_bytes: number | null;
+  error: string | null;
+}
+
+function downloadInfo(hub: HubSnapshot | undefined): HubDownloadInfo | null {
+  if (!hub) return null;
+  if (hub.state === 'ready') return { status: 'ready', done_bytes: null, total_bytes: null, error: null };
+  if (hub.state === 'failed') return { status: 'failed', done_bytes: null, total_bytes: null, error: hub.error };
+  return { status: 'downloading', done_bytes: hub.doneBytes, total_bytes: hub.totalBytes, error: null };
+}
+
+/** Starts fetching every Hub-named model the built-in engine serves, at start-up (as vLLM loads its model). */
+export function prefetchHubModels(): void {
+  for (const model of loadAll()) hubFetch(model);
 }
 
 export type ServingStatus = { available: true } | { available: false; reason: string };
@@ -172,6 +205,14 @@ export function servingStatus(model: BaseModel): ServingStatus {
       ? { available: false, reason: 'its weights file is missing from models/ (npm run engine:pretrain builds it)' }
       : { available: false, reason: 'the built-in engine does not know this model' };
   }
+  const hub = hubFetch(model);
+  if (hub?.state === 'downloading') {
+    return {
+      available: false,
+      reason: `it is being downloaded from the Hugging Face Hub (${new URL(hubEnvironment().endpoint).host}): ${describeProgress(hub)}`,
+    };
+  }
+  if (hub?.state === 'failed') return { available: false, reason: hub.error };
   const problem = hfDirProblem(hfModelDir(model));
   return problem ? { available: false, reason: problem } : { available: true };
 }
@@ -188,6 +229,8 @@ export interface BaseModelInfo {
   contextLength: number | null;
   available: boolean;
   unavailableReason: string | null;
+  /** A Hub-named model's fetch for serving; null for any other. */
+  download: HubDownloadInfo | null;
 }
 
 interface VllmModelCard {
@@ -328,6 +371,7 @@ export async function describeBaseModels(): Promise<BaseModelInfo[]> {
       contextLength,
       available: status.available,
       unavailableReason: status.available ? null : status.reason,
+      download: downloadInfo(hubFetch(m)),
     };
   });
 }
@@ -344,5 +388,6 @@ export async function baseModelDtos() {
     context_length: m.contextLength,
     available: m.available,
     unavailable_reason: m.unavailableReason,
+    download: m.download,
   }));
 }

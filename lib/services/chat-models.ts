@@ -203,6 +203,7 @@ export async function listServableModels(principal: Principal) {
     served_by: m.servedBy,
     available: m.available,
     unavailable_reason: m.unavailableReason,
+    ...(m.download ? { download: m.download } : {}),
   }));
   const records = await modelsRepo.listModels(db, { entityIds: principal.memberships.map((m) => m.id), limit: 1000 });
   const trained = records.map((r) => {

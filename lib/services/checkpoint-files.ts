@@ -115,7 +115,9 @@ async function safetensorsFile(model: Awaited<ReturnType<typeof requireModel>>, 
  */
 function baseModelReference(baseModel: string): string {
   const entry = findBaseModel(baseModel);
-  return (entry && hfModelDir(entry)) ?? baseModel;
+  // A Hub-named base keeps its id (PEFT finds it in the Hugging Face cache, or on the Hub), never the server's
+  // cache snapshot folder, which means nothing on another machine.
+  return (entry?.path && hfModelDir(entry)) || baseModel;
 }
 
 /** The adapter's config with `base_model_name_or_path` pointing at baseModelReference; unparsable ones as they are. */
