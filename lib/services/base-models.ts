@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { config } from '@/lib/config';
 import { baseModelSpec } from '@/lib/engine/base-models';
 import { parameterCount } from '@/lib/engine/model';
+import { REASONING_PARSERS } from '@/lib/inference/reasoning';
 import { upstreamServer } from '@/lib/inference/upstream';
 import { builtinModelSource } from './builtin-models';
 import { parseHfConfig } from '@/lib/engine/hf/config';
@@ -13,25 +14,51 @@ import { describeProgress, hubEnvironment, hubSnapshot, type HubSnapshot } from 
 
 const baseModelsFileSchema = z.object({
   models: z.array(
-    z.object({
-      id: z.string().min(1),
-      /**
-       * Who trains it: `builtin` the built-in CPU engine (tiny byte-level models), `hf` a Python worker
-       * (PyTorch + Transformers + PEFT, workers/python) on a Hugging Face model, `upstream` nobody (served only).
-       */
-      backend: z.enum(['builtin', 'hf', 'upstream']),
-      /**
-       * `hf` only: a local directory in Hugging Face layout (config.json, *.safetensors, tokenizer.json,
-       * tokenizer_config.json). Relative paths resolve against TUNEBOARD_BASE_MODELS_DIR, else the working
-       * directory. Unset: a worker resolves `id` in its own Hugging Face cache.
-       */
-      path: z.string().min(1).optional(),
-      /** `hf` only: who serves it and its checkpoints (LoRA adapters). Default `builtin` (the CPU engine). */
-      serve: z.enum(['builtin', 'vllm']).optional(),
-      description: z.string().optional(),
-      /** The model's name at the upstream server, when it differs from `id`. */
-      upstream_model: z.string().min(1).optional(),
-    }),
+    z
+      .object({
+        id: z.string().min(1),
+        /**
+         * Who trains it: `builtin` the built-in CPU engine (tiny byte-level models), `hf` a Python worker
+         * (PyTorch + Transformers + PEFT, workers/python) on a Hugging Face model, `upstream` nobody (served only).
+         */
+        backend: z.enum(['builtin', 'hf', 'upstream']),
+        /**
+         * `hf` only: a local directory in Hugging Face layout (config.json, *.safetensors, tokenizer.json,
+         * tokenizer_config.json). Relative paths resolve against TUNEBOARD_BASE_MODELS_DIR, else the working
+         * directory. Unset: a worker resolves `id` in its own Hugging Face cache.
+         */
+        path: z.string().min(1).optional(),
+        /** `hf` only: who serves it and its checkpoints (LoRA adapters). Default `builtin` (the CPU engine). */
+        serve: z.enum(['builtin', 'vllm']).optional(),
+        description: z.string().optional(),
+        /** The model's name at the upstream server, when it differs from `id`. */
+        upstream_model: z.string().min(1).optional(),
+        /**
+         * vLLM's `--reasoning-parser` for the built-in engine (`qwen3`, `deepseek_r1`): `<think>…</think>` in an
+         * answer goes to `reasoning`, the rest to `content`. Its checkpoints inherit it. Unset: none (README,
+         * "Reasoning models", says why that is the default). A model vLLM serves uses vLLM's own flag instead.
+         */
+        reasoning_parser: z
+          .enum(REASONING_PARSERS, {
+            error: (issue) =>
+              `unknown reasoning_parser ${JSON.stringify(issue.input)}; the built-in engine has vLLM's ${REASONING_PARSERS.map((p) => `"${p}"`).join(' and ')}`,
+          })
+          .optional(),
+      })
+      .superRefine((m, ctx) => {
+        // Only the built-in engine applies it: vLLM parses with its own --reasoning-parser, and the byte-level
+        // built-in models have no <think> token. Refused here rather than silently ignored.
+        if (m.reasoning_parser !== undefined && !(m.backend === 'hf' && (m.serve ?? 'builtin') === 'builtin')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['reasoning_parser'],
+            message:
+              m.backend === 'builtin'
+                ? 'reasoning_parser applies to Hugging Face models (backend "hf"); the byte-level built-in models have no <think> token'
+                : 'reasoning_parser applies to models the built-in engine serves; a vLLM server splits reasoning with its own --reasoning-parser flag',
+          });
+        }
+      }),
   ),
 });
 export type BaseModel = z.infer<typeof baseModelsFileSchema>['models'][number];
@@ -55,11 +82,22 @@ function loadAll(): BaseModel[] {
       file,
       mtimeMs,
       checkedAt: now,
-      models: baseModelsFileSchema.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).models,
+      models: parseBaseModelsFile(file, fs.readFileSync(file, 'utf8')),
     };
   }
   cache.checkedAt = now;
   return cache.models;
+}
+
+/**
+ * The file's models, or an error that names the file and each bad field (`models.2.reasoning_parser: unknown
+ * reasoning_parser "qwen"; …`): an operator's typo, read at the first request after an edit.
+ */
+export function parseBaseModelsFile(file: string, text: string): BaseModel[] {
+  const parsed = baseModelsFileSchema.safeParse(JSON.parse(text));
+  if (parsed.success) return parsed.data.models;
+  const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  throw new Error(`The base-models file ${file} is invalid: ${problems}`);
 }
 
 function available(model: BaseModel): boolean {
