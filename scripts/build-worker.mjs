@@ -1,6 +1,6 @@
 // Bundles the code that runs outside Next's server bundle: the training worker process
 // (lib/jobs/worker/worker-main.ts), the inference worker threads (lib/inference/worker-thread.ts), the embedded
-// database's thread (lib/db/pglite-thread.ts), the thread that parses large bodies (lib/body/thread.ts) and the one
+// database's thread (lib/db/pglite-thread.ts), the thread that parses large bodies (lib/body/thread.ts), the one
 // that validates uploaded datasets (lib/body/sft-lines-thread.ts) and the one that writes GGUF downloads of Hugging Face
 // checkpoints (lib/export/thread.ts). Run by `npm run build`, `npm run dev` and the
 // Vitest global setup; takes well under a second.
