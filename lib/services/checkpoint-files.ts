@@ -8,7 +8,7 @@ import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { artifactWebStream, readArtifactBytes } from '@/lib/storage';
 import type { Principal } from './accounts';
-import { allBaseModels, findBaseModel, hfModelDir } from './base-models';
+import { allBaseModels, findBaseModel, hfModelDir, hubFetch, servingStatus } from './base-models';
 import { builtinModelSource } from './builtin-models';
 import { hfCheckpointGguf } from './checkpoint-gguf';
 import { hfDirProblem } from './hf-models';
@@ -229,6 +229,16 @@ async function hfGgufFile(
   if (!entry || entry.backend !== 'hf')
     throw refuse(`its base model ${baseModel} is not a registered Hugging Face model`);
   const dir = hfModelDir(entry);
+  const hub = hubFetch(entry);
+  // A Hub-named base still downloading (or failed) on this server: the export can follow once it is there.
+  if (hub && hub.state !== 'ready') {
+    const status = servingStatus(entry);
+    throw new ApiError(
+      'unavailable',
+      `The base model ${baseModel} is not on this server yet: ${status.available ? 'retry shortly' : status.reason}`,
+      { headers: { 'retry-after': '30' } },
+    );
+  }
   const problem = hfDirProblem(dir);
   if (!dir || problem) throw refuse(`its base model ${baseModel}: ${problem ?? 'no local directory'}`);
   let adapter: { config: unknown; weights: Uint8Array } | null = null;

@@ -212,6 +212,18 @@ describe.skipIf(!hasTorch)('the README recipe with a Hub id: download, train, ch
       const loaded = JSON.parse(peft.stdout.trim().split('\n').at(-1)!) as { base: string; text: string };
       expect(loaded.base).toBe(HUB_ID);
       expect(loaded.text).toBe(trained.choices[0].message.content);
+
+      // And as one GGUF file with the adapter merged, from the base the server downloaded
+      // (tests/inference/hf-gguf-download.test.ts runs such a file in llama.cpp).
+      const gguf = await fetch(`${server.url}/v1/preview/models/${model.id}/checkpoints/1/download?format=gguf`, {
+        headers: { authorization: `Bearer ${user.key}` },
+      });
+      expect(gguf.status).toBe(200);
+      expect(
+        Buffer.from(await gguf.arrayBuffer())
+          .subarray(0, 4)
+          .toString(),
+      ).toBe('GGUF');
     },
   );
 });
