@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { axisGap, comparisonCharts, configRows, formatAxisValue, pointsOnAxis } from './run-comparison';
+import {
+  axisGap,
+  comparisonCharts,
+  configRows,
+  formatAxisValue,
+  pointsOnAxis,
+  type ConfigValue,
+} from './run-comparison';
 
 const pts = (...xs: [number, number][]) => xs.map(([step, value]) => ({ step, value }));
 
@@ -87,7 +94,7 @@ describe('comparisonCharts', () => {
 });
 
 describe('configRows', () => {
-  const runs = [
+  const runs: Record<string, ConfigValue>[] = [
     { base_model: 'm', kind: 'sft', learning_rate: 1e-5, batch_size: 2, lora_rank: 8, seed: 1 },
     { base_model: 'm', kind: 'sft', learning_rate: 2e-5, batch_size: 2, seed: 1 },
     { base_model: 'm', kind: 'sft', learning_rate: 1e-5, batch_size: 2, lora_rank: 8, seed: 1 },

@@ -116,7 +116,7 @@ export function comparisonCharts(runs: readonly RunCurve[], axis: CompareAxis): 
   }));
 }
 
-type ConfigValue = string | number | boolean | null;
+export type ConfigValue = string | number | boolean | null;
 
 /** Keys the run table lists first, in this order: what people change between runs. */
 const CONFIG_ORDER = [
