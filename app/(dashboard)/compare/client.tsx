@@ -46,7 +46,7 @@ function labels(runs: readonly CompareRun[]): string[] {
 function formatConfig(value: string | number | boolean | null | undefined): string {
   if (value === undefined) return '—';
   if (value === null) return 'null';
-  if (typeof value === 'number') return formatNumber(value);
+  // As it was set (0.0005, not 5.000e-4): a setting is read against what was typed into the form.
   return String(value);
 }
 
