@@ -142,7 +142,7 @@ test('a bad selection in the address says what is wrong', async ({ page }) => {
   await signUpViaApi(page.request, newUser());
   await page.goto(`/compare?models=${crypto.randomUUID()}`);
   await expect(page.getByRole('alert').filter({ hasText: 'Could not compare' })).toContainText(
-    'compare 2 to 8 models (got 1)',
+    /model_ids: compare 2 to 8 models \(got 1\)/i,
   );
   await page.goto('/compare');
   await expect(page.getByText('Pick runs to compare')).toBeVisible();
