@@ -1,7 +1,8 @@
 /**
  * `npm run bench:ui` (headless Debian Chromium, loopback): first-load JavaScript per dashboard route
  * (gzipped bytes of the scripts a first visit downloads; goal ≤ 250 kB for the heaviest), and the time until
- * a model page with 20 metric series of 100,000 points each is interactive (goal < 1.5 s).
+ * a model page with 20 metric series of 100,000 points each is interactive (goal < 1.5 s), and the same for the run
+ * comparison page with 8 runs × 20 series × 10,000 gradient steps (goal < 1.5 s).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,6 +18,10 @@ const QUICK = process.argv.includes('--quick');
 const SERIES = Number(process.env.BENCH_SERIES ?? (QUICK ? 4 : 20));
 const POINTS = Number(process.env.BENCH_POINTS ?? (QUICK ? 2_000 : 100_000));
 const LOADS = QUICK ? 1 : 3;
+// Run comparison: runs × series × points of each run's training curve (quick: smaller, same page).
+const COMPARE_RUNS = Number(process.env.BENCH_COMPARE_RUNS ?? 8);
+const COMPARE_SERIES = Number(process.env.BENCH_COMPARE_SERIES ?? (QUICK ? 4 : 20));
+const COMPARE_POINTS = Number(process.env.BENCH_COMPARE_POINTS ?? (QUICK ? 2_000 : 10_000));
 /** The heaviest dashboard route's first-load JavaScript, gzipped. */
 const JS_BUDGET_KB = 250;
 const INTERACTIVE_GOAL_MS = 1500;
@@ -25,7 +30,10 @@ async function main() {
   if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID')))
     execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dir = path.join(ROOT, '.data', 'bench-ui');
-  const seedFile = path.join(dir, `seed-${SERIES}x${POINTS}.json`);
+  const seedFile = path.join(
+    dir,
+    `seed-${SERIES}x${POINTS}-compare-${COMPARE_RUNS}x${COMPARE_SERIES}x${COMPARE_POINTS}.json`,
+  );
   const env = {
     ...process.env,
     DATABASE_URL: '',
@@ -34,7 +42,7 @@ async function main() {
     NEXT_TELEMETRY_DISABLED: '1',
   };
   // Seeding 2M points takes minutes; BENCH_REUSE_SEED=1 keeps the database of an earlier run of the same size.
-  let seed: { modelId: string };
+  let seed: { modelId: string; compareIds: string[] };
   if (process.env.BENCH_REUSE_SEED === '1' && fs.existsSync(seedFile)) {
     seed = JSON.parse(fs.readFileSync(seedFile, 'utf8'));
     console.log(`reusing the seeded database (${SERIES} series × ${POINTS} points)`);
@@ -42,17 +50,24 @@ async function main() {
     fs.rmSync(dir, { recursive: true, force: true });
     const t0 = Date.now();
     seed = JSON.parse(
-      execFileSync('npx', ['tsx', '--conditions=react-server', 'bench/ui-seed.ts', String(SERIES), String(POINTS)], {
-        cwd: ROOT,
-        env,
-        encoding: 'utf8',
-      })
+      execFileSync(
+        'npx',
+        [
+          'tsx',
+          '--conditions=react-server',
+          'bench/ui-seed.ts',
+          ...[SERIES, POINTS, COMPARE_RUNS, COMPARE_SERIES, COMPARE_POINTS].map(String),
+        ],
+        { cwd: ROOT, env, encoding: 'utf8' },
+      )
         .trim()
         .split('\n')
         .at(-1)!,
     );
     fs.writeFileSync(seedFile, JSON.stringify(seed));
-    console.log(`seeded ${SERIES} series × ${POINTS} points in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `seeded ${SERIES} series × ${POINTS} points and ${COMPARE_RUNS} runs × ${COMPARE_SERIES} × ${COMPARE_POINTS} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
   }
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
@@ -85,6 +100,7 @@ async function main() {
       ...[
         '/models',
         `/models/${seed.modelId}`,
+        `/compare?models=${seed.compareIds.join(',')}`,
         '/playground',
         '/sft/new',
         '/settings/api-keys',
@@ -125,7 +141,11 @@ async function main() {
       const sum = (pick: (id: string) => boolean) =>
         [...scripts].filter(([id]) => pick(id)).reduce((a, [, b]) => a + b, 0);
       await page.close();
-      return [route.replace(seed.modelId, '[modelId]'), sum(firstLoad), sum((id) => !firstLoad(id))];
+      return [
+        route.replace(seed.modelId, '[modelId]').replace(/\?models=.*/, '?models=…'),
+        sum(firstLoad),
+        sum((id) => !firstLoad(id)),
+      ];
     };
     let nextRoute = 0;
     const measureRoutes = async () => {
@@ -170,6 +190,24 @@ async function main() {
       await page.close();
     }
 
+    // Interactive: every chart of the comparison has drawn a line for every run.
+    const compareTimings: number[] = [];
+    for (let i = 0; i < LOADS; i++) {
+      const page = await context.newPage();
+      const started = Date.now();
+      await page.goto(`/compare?models=${seed.compareIds.join(',')}`);
+      await page.waitForFunction(
+        ({ charts, runs }) =>
+          [...document.querySelectorAll('[data-testid="metric-chart"]')].filter(
+            (c) => c.querySelectorAll('.recharts-line-curve').length >= runs,
+          ).length >= charts,
+        { charts: COMPARE_SERIES, runs: COMPARE_RUNS },
+        { timeout: 60_000, polling: 50 },
+      );
+      compareTimings.push(Date.now() - started);
+      await page.close();
+    }
+
     console.log('\n| route | first-load JS (transferred, compressed) | loaded lazily after hydration | goal |');
     console.log('|---|---:|---:|---|');
     for (const [route, first, later] of rows)
@@ -181,6 +219,10 @@ async function main() {
       `\nmodel page with ${SERIES} series × ${POINTS} points: interactive in ${timings.map((t) => `${t} ms`).join(', ')} (best ${best} ms; goal < ${INTERACTIVE_GOAL_MS} ms at 20 × 100,000 ${QUICK ? 'measured only in a full run' : best < INTERACTIVE_GOAL_MS ? 'PASS' : 'MISS'})`,
     );
     for (const b of breakdowns) console.log(`  ${b}`);
+    const bestCompare = Math.min(...compareTimings);
+    console.log(
+      `comparison page with ${COMPARE_RUNS} runs × ${COMPARE_SERIES} series × ${COMPARE_POINTS} points: interactive in ${compareTimings.map((t) => `${t} ms`).join(', ')} (best ${bestCompare} ms; goal < ${INTERACTIVE_GOAL_MS} ms at 8 × 20 × 10,000 ${QUICK ? 'measured only in a full run' : bestCompare < INTERACTIVE_GOAL_MS ? 'PASS' : 'MISS'})`,
+    );
     // Bytes do not depend on how busy the machine is, unlike the timings: a route over the budget fails the run
     // (CI's quick run included), so a dependency that grows the bundle cannot land unnoticed.
     const over = rows.filter(([, first]) => first / 1024 > JS_BUDGET_KB).map(([route]) => route);

@@ -9,6 +9,7 @@ import * as signUp from './auth/sign-up/route';
 import * as token from './auth/token/route';
 import * as health from './health/route';
 import * as baseModels from './preview/base-models/route';
+import * as compare from './preview/compare/route';
 import * as datasets from './preview/datasets/route';
 import * as checkpoints from './preview/models/[model_id]/checkpoints/route';
 import * as checkpointDownload from './preview/models/[model_id]/checkpoints/[step]/download/route';
@@ -67,6 +68,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/models/{model_id}/checkpoints/{step}/download', module: checkpointDownload },
   { path: '/v1/preview/models/{model_id}/log', module: log },
   { path: '/v1/preview/models/{model_id}/history', module: history },
+  { path: '/v1/preview/compare', module: compare },
   { path: '/v1/preview/models/{model_id}/ab-votes', module: abVotes },
   { path: '/v1/preview/models/{model_id}/trajectories', module: trajectories },
   { path: '/v1/preview/models/{model_id}/trajectory-steps', module: trajectorySteps },

@@ -50,7 +50,11 @@ interface MetricChartCardProps {
   markers?: readonly ChartMarker[];
   /** The x-axis' name where it is not a checkpoint step, e.g. "Gradient step". */
   xLabel?: string;
+  /** How x values are written (default: an integer step); run comparison's time and token axes set it. */
+  formatX?: (x: number) => string;
 }
+
+const formatStep = (x: number) => x.toLocaleString('en');
 
 function downloadText(text: string, fileName: string) {
   const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
@@ -64,7 +68,7 @@ function downloadText(text: string, fileName: string) {
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
-function MetricTable({ chart, xLabel }: { chart: ChartSpec; xLabel: string }) {
+function MetricTable({ chart, xLabel, formatX }: { chart: ChartSpec; xLabel: string; formatX: (x: number) => string }) {
   const rows = useMemo(() => {
     const steps = new Map<number, Map<number, number | null>>();
     chart.series.forEach((s, i) => {
@@ -95,7 +99,7 @@ function MetricTable({ chart, xLabel }: { chart: ChartSpec; xLabel: string }) {
         <tbody>
           {rows.map(([step, values]) => (
             <Tr key={step}>
-              <Td className="py-1.5 text-right tabular-nums text-fg-muted">{step.toLocaleString('en')}</Td>
+              <Td className="py-1.5 text-right tabular-nums text-fg-muted">{formatX(step)}</Td>
               {chart.series.map((s, i) => {
                 const v = values.get(i);
                 return (
@@ -127,6 +131,7 @@ export const MetricChartCard = memo(function MetricChartCard({
   axis = 'checkpoint',
   markers,
   xLabel = 'Step',
+  formatX = formatStep,
 }: MetricChartCardProps) {
   const [view, setView] = useState<'chart' | 'table'>('chart');
   const [zoom, setZoom] = useState<{ from: number; to: number } | null>(null);
@@ -233,17 +238,18 @@ export const MetricChartCard = memo(function MetricChartCard({
               onZoomChange={setZoom}
               markers={markers}
               xLabel={xLabel}
+              formatX={formatX}
             />
           </div>
         ) : (
-          <MetricTable chart={chart} xLabel={xLabel} />
+          <MetricTable chart={chart} xLabel={xLabel} formatX={formatX} />
         )}
       </div>
       {zoom || detailRange || hidden > 0 || downsampled || (onStepClick && stepClickHint) ? (
         <div className="flex flex-wrap items-center gap-x-3 gap-y-1 border-t border-line px-4 py-2 text-xs text-fg-subtle">
           {zoom || detailRange ? (
             <span className="inline-flex items-center gap-2" data-testid="chart-zoom">
-              {xLabel}s {shownRange!.from.toLocaleString('en')}–{shownRange!.to.toLocaleString('en')}
+              {xLabel}s {formatX(shownRange!.from)}–{formatX(shownRange!.to)}
               {canLoadDetail ? (
                 <button
                   type="button"

@@ -34,7 +34,11 @@ export interface MetricChartProps {
   markers?: readonly ChartMarker[];
   /** The x-axis' name in the tooltip ("Step", "Gradient step"). */
   xLabel?: string;
+  /** How x values are written on the axis, the tooltip and the zoom (default: an integer, "12,345"). */
+  formatX?: (x: number) => string;
 }
+
+const formatStep = (x: number) => x.toLocaleString('en');
 
 export interface ChartMarker {
   x: number;
@@ -103,9 +107,10 @@ interface TooltipBodyProps {
   bands: ReturnType<typeof buildChartData>['bands'];
   smoothing: number;
   xLabel: string;
+  formatX: (x: number) => string;
 }
 
-function TooltipBody({ step, row, chart, lines, bands, smoothing, xLabel }: TooltipBodyProps) {
+function TooltipBody({ step, row, chart, lines, bands, smoothing, xLabel, formatX }: TooltipBodyProps) {
   if (step === undefined || !row) return null;
   const raw = valuesAtRow(row, lines, 'raw');
   const smoothed = valuesAtRow(row, lines, 'smoothed');
@@ -113,7 +118,7 @@ function TooltipBody({ step, row, chart, lines, bands, smoothing, xLabel }: Tool
   return (
     <div className="rounded-lg border border-line bg-surface-raised px-3 py-2 text-xs shadow-lg">
       <p className="mb-1 font-medium text-fg">
-        {xLabel} {step.toLocaleString('en')}
+        {xLabel} {formatX(step)}
       </p>
       <ul className="space-y-0.5">
         {chart.series.map((s, i) => {
@@ -155,6 +160,7 @@ export function MetricChart({
   onZoomChange,
   markers = [],
   xLabel = 'Step',
+  formatX = formatStep,
 }: MetricChartProps) {
   const { rows, lines, bands } = useMemo(
     () => buildChartData(chart, { smoothing, logScale }),
@@ -202,7 +208,7 @@ export function MetricChart({
           allowDecimals={false}
           tick={AXIS_TICK}
           stroke="var(--tb-line-strong)"
-          tickFormatter={(v: number) => v.toLocaleString('en')}
+          tickFormatter={formatX}
         />
         <YAxis
           scale={logScale ? 'log' : 'auto'}
@@ -226,6 +232,7 @@ export function MetricChart({
               bands={bands}
               smoothing={smoothing}
               xLabel={xLabel}
+              formatX={formatX}
             />
           )}
         />
@@ -309,12 +316,12 @@ export function MetricChart({
             travellerWidth={8}
             stroke="var(--tb-accent)"
             fill="var(--tb-surface)"
-            tickFormatter={(v: number) => v.toLocaleString('en')}
+            tickFormatter={formatX}
             ariaLabel={(() => {
               const [start, end] = brushRange ?? [0, rows.length - 1];
               const from = rows[Math.min(start, rows.length - 1)]?.step ?? 0;
               const to = rows[Math.min(end, rows.length - 1)]?.step ?? 0;
-              return `Zoom: steps ${from.toLocaleString('en')} to ${to.toLocaleString('en')}; arrow keys move this handle`;
+              return `Zoom: ${xLabel === 'Step' ? 'steps' : xLabel.toLowerCase()} ${formatX(from)} to ${formatX(to)}; arrow keys move this handle`;
             })()}
             onChange={(range) => {
               const start = range.startIndex ?? 0;

@@ -10,14 +10,22 @@ interface ModelTableProps {
   models: ModelSummaryDto[];
   /** Where a row leads (the model page, keeping `?entity=`); without it names are plain text. */
   hrefFor?: (model: ModelSummaryDto) => string;
+  /** Run comparison's picking: a checkbox per row when given. */
+  selected?: ReadonlySet<string>;
+  onToggle?: (model: ModelSummaryDto) => void;
 }
 
-export function ModelTable({ models, hrefFor }: ModelTableProps) {
+export function ModelTable({ models, hrefFor, selected, onToggle }: ModelTableProps) {
   return (
     <Table stacked data-testid="models-table">
       <caption className="sr-only">Models</caption>
       <thead>
         <tr>
+          {onToggle ? (
+            <Th className="w-8">
+              <span className="sr-only">Compare</span>
+            </Th>
+          ) : null}
           <Th>Name</Th>
           <Th>Project</Th>
           <Th>Base model</Th>
@@ -29,6 +37,19 @@ export function ModelTable({ models, hrefFor }: ModelTableProps) {
       <tbody>
         {models.map((model) => (
           <Tr key={model.id} data-testid="model-row" className="relative transition-colors hover:bg-surface-muted/50">
+            {onToggle ? (
+              <Td label="Compare" className="w-8">
+                {/* Above the row-wide link (z-10): ticking a box must not open the model. */}
+                <input
+                  type="checkbox"
+                  className="relative z-10 size-4 cursor-pointer accent-[var(--tb-accent)]"
+                  checked={selected?.has(model.id) ?? false}
+                  onChange={() => onToggle(model)}
+                  aria-label={`Compare ${model.name}`}
+                  data-testid="model-compare-checkbox"
+                />
+              </Td>
+            ) : null}
             <Td label="Name">
               {hrefFor ? (
                 // The link's box covers the row (the row is `relative`), so the whole row is one click target.

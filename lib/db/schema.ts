@@ -177,6 +177,27 @@ export const runMetrics = pgTable(
 );
 
 /**
+ * When each point of a model's training curve (its `gradient_steps` run) was recorded, and how many trainable tokens
+ * the model had been trained on through it: the wall-clock and tokens-trained x-axes of run comparison. One row per
+ * x, written with the curve's points (a job's events batch shares its arrival time). Rows of curves recorded before
+ * this table existed were backfilled by its migration: the time each point was stored, and the running sum of its
+ * `num_trainable_tokens` (0 where a point had none).
+ */
+export const gradientStepMarks = pgTable(
+  'gradient_step_marks',
+  {
+    modelId: uuid('model_id')
+      .notNull()
+      .references(() => models.id, { onDelete: 'cascade' }),
+    x: integer('x').notNull(),
+    recordedAt: ts('recorded_at').notNull(),
+    /** Σ num_trainable_tokens of the curve's points 1..x. */
+    tokens: doublePrecision('tokens').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.modelId, t.x] })],
+);
+
+/**
  * Summaries of run_metrics over fixed step buckets (`bucket = step / width`, widths in ROLLUP_WIDTHS), kept in
  * step with every write. A chart of a 100k-step series reads ~1.5k of these rows instead of 100k points, and
  * the list of series names is a range scan of the coarsest width instead of a DISTINCT over every point.

@@ -82,6 +82,12 @@ export const historySchema = z.object({
     .array(historySegmentSchema)
     .default([])
     .describe('axis=gradient_step: the x range of each job that took a gradient step, in x order; [] otherwise'),
+  marks: z
+    .array(z.tuple([z.int(), z.number(), z.number()]))
+    .default([])
+    .describe(
+      'axis=gradient_step: [x, recorded at (Unix ms), trainable tokens through x] at up to max_points x evenly spaced over the curve (its first and last included), for wall-clock and tokens-trained x-axes by interpolation; [] otherwise',
+    ),
 });
 
 /** Dashboard extension: which steps hold stored trajectory groups, newest first, with a summary per split. */

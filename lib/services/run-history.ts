@@ -2,6 +2,7 @@ import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as runMetricsRepo from '@/lib/db/repositories/run-metrics';
+import { gradientMarkKnots } from '@/lib/db/repositories/gradient-marks';
 import { gradientRunId } from '@/lib/db/repositories/models';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { HistoryAxis } from '@/lib/schemas/trajectories';
@@ -63,8 +64,15 @@ export async function getHistory(principal: Principal, modelId: string, q: Histo
     else if (!zoomed) series.push({ name, total_points: summary.n, points: whole.get(name) ?? [] });
     else series.push({ name, ...(await readSeries(db, runId, summary, q)) });
   }
-  if (perGradientStep) return { run_id: runId, series, bands: [], segments: await segmentsOf(db, model.id) };
-  return { run_id: runId, series, bands: await bandsFor(db, model.id, names, byName, q), segments: [] };
+  if (perGradientStep)
+    return {
+      run_id: runId,
+      series,
+      bands: [],
+      segments: await segmentsOf(db, model.id),
+      marks: await gradientMarkKnots(db, model.id, q.max_points),
+    };
+  return { run_id: runId, series, bands: await bandsFor(db, model.id, names, byName, q), segments: [], marks: [] };
 }
 
 /** Which job each stretch of the training curve is, and the checkpoint it ended in (a few rows per model). */

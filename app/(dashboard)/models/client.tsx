@@ -20,6 +20,7 @@ import { PageHeader } from '@/components/ui/page-header';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { baseModelsQuery, modelsInfiniteQuery, projectsQuery } from '@/lib/client/query-keys';
 import { useDebouncedValue } from '@/lib/client/use-debounced-value';
+import { COMPARE_MAX_MODELS, COMPARE_MIN_MODELS } from '@/lib/schemas/comparison';
 import { modelsSearchParsers } from './search-params';
 
 interface ModelsClientProps {
@@ -41,6 +42,10 @@ export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }
   const setProject = (value: string) => void setFilters({ project: value || null });
   const setBaseModel = (value: string) => void setFilters({ base_model: value || null });
   const [creating, setCreating] = useState(false);
+  // Models ticked for run comparison, in the order ticked (the order the comparison draws them in).
+  const [picked, setPicked] = useState<string[]>([]);
+  const togglePicked = (id: string) =>
+    setPicked((ids) => (ids.includes(id) ? ids.filter((x) => x !== id) : [...ids, id]));
   // Links keep `?entity=` exactly as the URL has it (absent for the personal entity).
   const entityParam = useSearchParams().get('entity');
   const entityHref = (path: string) => (entityParam ? `${path}?entity=${encodeURIComponent(entityParam)}` : path);
@@ -95,7 +100,12 @@ export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }
   } else {
     body = (
       <Card aria-busy={models.isPlaceholderData || undefined}>
-        <ModelTable models={rows} hrefFor={(model) => hrefWithEntity(`/models/${model.id}`, entity, defaultEntity)} />
+        <ModelTable
+          models={rows}
+          hrefFor={(model) => hrefWithEntity(`/models/${model.id}`, entity, defaultEntity)}
+          selected={new Set(picked)}
+          onToggle={(model) => togglePicked(model.id)}
+        />
         {models.hasNextPage || models.isFetchNextPageError ? (
           <CardFooter className="justify-center">
             {models.isFetchNextPageError ? (
@@ -166,6 +176,32 @@ export function ModelsClient({ entity, defaultEntity, origin, exampleBaseModel }
               onProjectChange={setProject}
               onBaseModelChange={setBaseModel}
             />
+          </div>
+          <div className="flex flex-wrap items-center gap-2">
+            {project !== '' && rows.length >= COMPARE_MIN_MODELS ? (
+              <Link
+                href={hrefWithEntity(`/compare?project=${encodeURIComponent(project)}`, entity, defaultEntity)}
+                className={buttonClassName({ variant: 'secondary', size: 'sm' })}
+                data-testid="compare-project"
+              >
+                Compare project
+              </Link>
+            ) : null}
+            {picked.length >= COMPARE_MIN_MODELS && picked.length <= COMPARE_MAX_MODELS ? (
+              <Link
+                href={`/compare?models=${picked.join(',')}`}
+                className={buttonClassName({ variant: 'primary', size: 'sm' })}
+                data-testid="compare-selected"
+              >
+                Compare {picked.length}
+              </Link>
+            ) : (
+              <span className="text-xs text-fg-subtle" data-testid="compare-hint">
+                {picked.length > COMPARE_MAX_MODELS
+                  ? `${picked.length} ticked: compare at most ${COMPARE_MAX_MODELS}`
+                  : `Tick ${COMPARE_MIN_MODELS}–${COMPARE_MAX_MODELS} models to compare`}
+              </span>
+            )}
           </div>
           <p className="text-sm text-fg-subtle" aria-live="polite">
             {rows.length > 0

@@ -336,3 +336,18 @@ export async function seriesRollups(
     )
     .orderBy(asc(r.bucket));
 }
+
+/** Every series' lowest and highest value over the whole run, from the coarsest rollup (a few rows per name). */
+export async function seriesExtremes(db: DbOrTx, runId: string): Promise<Map<string, { min: number; max: number }>> {
+  const r = runMetricRollups;
+  const rows = await db
+    .select({
+      name: r.name,
+      min: sql<number>`min(${r.minValue})`.mapWith(Number),
+      max: sql<number>`max(${r.maxValue})`.mapWith(Number),
+    })
+    .from(r)
+    .where(and(eq(r.runId, runId), eq(r.width, COARSEST)))
+    .groupBy(r.name);
+  return new Map(rows.map((row) => [row.name, { min: row.min, max: row.max }]));
+}

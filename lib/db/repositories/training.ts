@@ -240,3 +240,13 @@ export async function jobsOnTrainingCurve(db: DbOrTx, modelId: string) {
     .orderBy(asc(trainingJobs.firstGradientX));
   return rows.map((r) => ({ ...r, firstGradientX: r.firstGradientX! }));
 }
+
+/** Every job of these models, oldest first (the run comparison's table: a few jobs per model). */
+export async function jobsOfModels(db: DbOrTx, modelIds: string[]) {
+  if (modelIds.length === 0) return [];
+  return db
+    .select()
+    .from(trainingJobs)
+    .where(inArray(trainingJobs.modelId, modelIds))
+    .orderBy(asc(trainingJobs.createdAt), asc(trainingJobs.id));
+}

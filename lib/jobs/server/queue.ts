@@ -3,6 +3,7 @@ import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
 import * as modelsRepo from '@/lib/db/repositories/models';
+import { appendGradientMarks } from '@/lib/db/repositories/gradient-marks';
 import { appendRunPoints, upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as tinkerRepo from '@/lib/db/repositories/tinker';
 import * as trainingRepo from '@/lib/db/repositories/training';
@@ -214,6 +215,7 @@ export async function appendEvents(
         modelsRepo.gradientRunId(job.modelId),
         curve.map((metrics, i) => ({ step: before + i + 1, metrics })),
       );
+      await appendGradientMarks(tx, job.modelId, before, curve);
     }
     const now = new Date();
     await trainingRepo.updateJob(tx, jobId, {

@@ -2,6 +2,7 @@ import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
+import { appendGradientMarks } from '@/lib/db/repositories/gradient-marks';
 import { appendRunPoints, upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
 import * as repo from '@/lib/db/repositories/tinker';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
@@ -468,6 +469,7 @@ async function applyResult(
       const before = await modelsRepo.advanceGradientSteps(tx, client.modelId, 1);
       if (before !== undefined) {
         await appendRunPoints(tx, modelsRepo.gradientRunId(client.modelId), [{ step: before + 1, metrics: point }]);
+        await appendGradientMarks(tx, client.modelId, before, [point]);
       }
       Object.assign(clientSet, { optimSteps: client.optimSteps + 1, pendingStats: null, lastMetrics: point });
       const metrics = result.metrics;
