@@ -413,7 +413,16 @@ export const ENTITY_JOBS_PAGE_SIZE = 25;
 /** The Jobs page's two lists: the active jobs (running first), and the history page by page. */
 export type EntityJobsFilter =
   | { kind: 'active' }
-  | { kind: 'page'; status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | null; cursor: string | null };
+  | {
+      kind: 'page';
+      status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | null;
+      cursor: string | null;
+      /** The Jobs page's other filters (all optional): job kind, project, model and a search text. */
+      jobKind?: 'rl' | 'sft' | null;
+      project?: string | null;
+      modelId?: string | null;
+      search?: string | null;
+    };
 
 /** While a job is active its row moves (progress, status): the lists refresh every few seconds. */
 export const entityJobsQuery = (entity: string, filter: EntityJobsFilter) =>
@@ -425,6 +434,10 @@ export const entityJobsQuery = (entity: string, filter: EntityJobsFilter) =>
       else {
         params.set('limit', String(ENTITY_JOBS_PAGE_SIZE));
         if (filter.status) params.set('status', filter.status);
+        if (filter.jobKind) params.set('kind', filter.jobKind);
+        if (filter.project) params.set('project', filter.project);
+        if (filter.modelId) params.set('model_id', filter.modelId);
+        if (filter.search?.trim()) params.set('q', filter.search.trim());
         if (filter.cursor) params.set('after', filter.cursor);
       }
       return apiFetch(`/v1/preview/training-jobs?${params}`, entityJobListSchema, { signal });

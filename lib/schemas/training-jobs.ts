@@ -340,6 +340,14 @@ export const listEntityJobsQuerySchema = z.object({
     .optional()
     .transform((v) => (v === undefined ? undefined : v === 'true'))
     .describe('true: only RUNNING and QUEUED jobs, running first'),
+  model_id: idSchema.optional().describe("Only this model's jobs"),
+  project: z.string().min(1).max(200).optional().describe("Only jobs of this project's models"),
+  kind: z.enum(['rl', 'sft']).optional().describe('Only RL or only SFT jobs'),
+  q: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('Search: jobs whose model name, project or id contains this text (case-insensitive)'),
   after: z.string().optional(),
   limit: limitQuery,
 });

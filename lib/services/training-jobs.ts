@@ -146,7 +146,17 @@ export async function getJob(principal: Principal, jobId: string): Promise<Train
  */
 export async function listEntityJobs(
   principal: Principal,
-  q: { entity?: string; status?: JobStatus; active?: boolean; after?: string; limit: number },
+  q: {
+    entity?: string;
+    status?: JobStatus;
+    active?: boolean;
+    after?: string;
+    limit: number;
+    model_id?: string;
+    project?: string;
+    kind?: 'rl' | 'sft';
+    q?: string;
+  },
 ): Promise<ListEnvelope<EntityJobDto>> {
   const db = await getDb();
   const entityIds = listScope(principal, q.entity);
@@ -161,8 +171,13 @@ export async function listEntityJobs(
   }
   // Active jobs are few (a queue, not a history): one page holds them all.
   const limit = q.active ? 200 : q.limit;
+  const search = q.q?.trim();
   const rows = await trainingRepo.listJobsOfEntities(db, entityIds, {
     status: q.status,
+    modelId: q.model_id,
+    project: q.project,
+    kind: q.kind,
+    search: search ? search : undefined,
     active: q.active,
     after,
     limit: limit + 1,

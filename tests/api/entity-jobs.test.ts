@@ -5,6 +5,30 @@ import * as jobsRoute from '@/app/v1/preview/training-jobs/route';
 import { entityJobListSchema } from '@/lib/schemas/training-jobs';
 import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
 
+/** An SFT job on a one-example dataset stored directly (no upload), left queued. */
+async function sftJob(user: TestUser, modelId: string): Promise<string> {
+  const { storeDataset } = await import('@/lib/services/datasets');
+  const { principalFromApiKey } = await import('@/lib/services/accounts');
+  const sftRoute = await import('@/app/v1/preview/sft-training-jobs/route');
+  const line = JSON.stringify({
+    messages: [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: 'a' },
+    ],
+  });
+  const dataset = await storeDataset((await principalFromApiKey(user.key))!, {
+    project: 'data',
+    name: 'one',
+    files: { 'train.jsonl': line },
+  });
+  const created = await call(sftRoute, 'POST', '/x', {
+    key: user.key,
+    body: { model_id: modelId, training_data_url: dataset.training_data_url },
+  });
+  expect(created.status).toBe(200);
+  return created.body.id as string;
+}
+
 function list(user: TestUser, query: Record<string, string | number | undefined> = {}) {
   return call(jobsRoute, 'GET', '/v1/preview/training-jobs', { key: user.key, query });
 }
@@ -65,5 +89,34 @@ describe('the entity-wide jobs list (dashboard extension)', () => {
     expect((await list(owner, { active: 'yes' })).status).toBe(422);
     expect((await list(owner, { active: 'true', after: job })).status).toBe(422);
     expect((await list(owner, { limit: 0 })).status).toBe(422);
+    const badModel = await list(owner, { model_id: 'not-a-uuid' });
+    expect(badModel.status).toBe(422);
+    expect(badModel.body.detail[0].loc).toEqual(['query', 'model_id']);
+    expect((await list(owner, { kind: 'ppo' })).status).toBe(422);
+    expect((await list(owner, { q: 'x'.repeat(201) })).status).toBe(422);
+  });
+
+  it('filters by model, project, kind and status, and searches names, projects and ids', async () => {
+    const user = await createUser();
+    const a = await createModel(user, { project: 'alpha', name: 'math-tutor' });
+    const b = await createModel(user, { project: 'beta', name: 'code_helper' });
+    const rlA = await createRlJob(user, a.id);
+    const rlB = await createRlJob(user, b.id);
+    const sftB = await sftJob(user, b.id);
+    const ids = async (query: Record<string, string>) =>
+      entityJobListSchema.parse((await list(user, query)).body).data.map((j) => j.id);
+    expect(await ids({ model_id: a.id })).toEqual([rlA]);
+    expect(await ids({ project: 'beta' })).toEqual([sftB, rlB]);
+    expect(await ids({ kind: 'sft' })).toEqual([sftB]);
+    expect(await ids({ kind: 'rl', project: 'beta' })).toEqual([rlB]);
+    expect(await ids({ q: 'MATH' })).toEqual([rlA]);
+    expect(await ids({ q: 'alph' })).toEqual([rlA]);
+    expect(await ids({ q: rlB.slice(0, 8) })).toEqual([rlB]);
+    // LIKE's wildcards are searched as text: '_' matches only an underscore.
+    expect(await ids({ q: 'code_' })).toEqual([sftB, rlB]);
+    expect(await ids({ q: 'math_' })).toEqual([]);
+    expect(await ids({ q: '%' })).toEqual([]);
+    expect(await ids({ q: '   ' })).toEqual([sftB, rlB, rlA]);
+    expect(await ids({ model_id: b.id, status: 'QUEUED', kind: 'sft' })).toEqual([sftB]);
   });
 });

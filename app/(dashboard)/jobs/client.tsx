@@ -1,6 +1,7 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
+import { parseAsString, parseAsStringLiteral, useQueryStates } from 'nuqs';
 import { useState } from 'react';
 import { EntityJobsTable } from '@/components/jobs/entity-jobs-table';
 import { TinkerClientsSection } from '@/components/tinker/tinker-clients-section';
@@ -12,18 +13,32 @@ import { RetryAlert } from '@/components/ui/retry-alert';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { entityJobsQuery } from '@/lib/client/query-keys';
+import { entityJobsQuery, modelPickerQuery, projectsQuery } from '@/lib/client/query-keys';
+import { useDebouncedValue } from '@/lib/client/use-debounced-value';
+import { Input, Select } from '@/components/ui/input';
 import { tinkerClientsQuery } from '@/lib/client/tinker-queries';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 
-type StatusFilter = 'ALL' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
-const STATUS_OPTIONS: { value: StatusFilter; label: string }[] = [
+const STATUSES = ['ALL', 'QUEUED', 'RUNNING', 'COMPLETED', 'FAILED'] as const;
+const STATUS_OPTIONS: { value: (typeof STATUSES)[number]; label: string }[] = [
   { value: 'ALL', label: 'All' },
   { value: 'RUNNING', label: 'Running' },
   { value: 'QUEUED', label: 'Queued' },
   { value: 'COMPLETED', label: 'Completed' },
   { value: 'FAILED', label: 'Failed or cancelled' },
 ];
+
+/**
+ * The history's filters live in the URL (`?status=&kind=&project=&model=&q=`), so a filtered list can be shared and
+ * survives a reload; the server filters (GET /v1/preview/training-jobs), so paging stays exact.
+ */
+const jobFilterParsers = {
+  status: parseAsStringLiteral(STATUSES).withDefault('ALL'),
+  kind: parseAsStringLiteral(['rl', 'sft'] as const),
+  project: parseAsString,
+  model: parseAsString,
+  q: parseAsString.withDefault(''),
+};
 
 export function JobsClient({
   entity,
@@ -34,16 +49,38 @@ export function JobsClient({
   defaultEntity: string;
   origin: string;
 }) {
-  const [status, setStatus] = useState<StatusFilter>('ALL');
+  const [filters, setFilters] = useQueryStates(jobFilterParsers, { history: 'replace' });
+  const { status } = filters;
+  // The search box answers as the user types, but asks the server once they pause.
+  const [searchText, setSearchText] = useState(filters.q);
+  const search = useDebouncedValue(searchText, 300);
   const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
+  const [lastSearch, setLastSearch] = useState(search);
+  if (lastSearch !== search) {
+    // A new search starts from the first page, and is kept in the URL.
+    setLastSearch(search);
+    setCursors(FIRST_PAGE);
+    void setFilters({ q: search || null });
+  }
+  const setFilter = (next: Partial<typeof filters>) => {
+    void setFilters(next);
+    setCursors(FIRST_PAGE);
+  };
+  const projects = useQuery(projectsQuery(entity));
+  const models = useQuery(modelPickerQuery(entity));
   const active = useQuery(entityJobsQuery(entity, { kind: 'active' }));
   const history = useQuery(
     entityJobsQuery(entity, {
       kind: 'page',
       status: status === 'ALL' ? null : status,
       cursor: currentCursor(cursors) ?? null,
+      jobKind: filters.kind,
+      project: filters.project,
+      modelId: filters.model,
+      search,
     }),
   );
+  const filtered = status !== 'ALL' || Boolean(filters.kind || filters.project || filters.model || search.trim());
   const activeJobs = active.data?.data ?? [];
   const jobHref = (job: EntityJobDto) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity);
   const modelHref = (job: EntityJobDto) => hrefWithEntity(`/models/${job.model.id}`, entity, defaultEntity);
@@ -110,14 +147,63 @@ export function JobsClient({
                 size="sm"
                 value={status}
                 options={STATUS_OPTIONS}
-                onChange={(value) => {
-                  setStatus(value);
-                  setCursors(FIRST_PAGE);
-                }}
+                onChange={(value) => setFilter({ status: value })}
                 data-testid="jobs-status-filter"
               />
             }
           />
+          <div className="flex flex-wrap items-center gap-2 border-b border-line px-4 pb-3" data-testid="jobs-filters">
+            <Input
+              type="search"
+              aria-label="Search jobs"
+              placeholder="Search model, project or job id"
+              className="w-full sm:w-64"
+              value={searchText}
+              onChange={(e) => setSearchText(e.target.value)}
+              data-testid="jobs-search"
+            />
+            <Select
+              aria-label="Kind"
+              className="w-auto"
+              value={filters.kind ?? ''}
+              onChange={(e) => setFilter({ kind: (e.target.value || null) as 'rl' | 'sft' | null })}
+              data-testid="jobs-kind-filter"
+            >
+              <option value="">All kinds</option>
+              <option value="sft">SFT</option>
+              <option value="rl">RL</option>
+            </Select>
+            <Select
+              aria-label="Project"
+              className="w-auto max-w-48"
+              value={filters.project ?? ''}
+              onChange={(e) => setFilter({ project: e.target.value || null })}
+              data-testid="jobs-project-filter"
+            >
+              <option value="">All projects</option>
+              {(projects.data?.data ?? []).map((p) => (
+                <option key={p.name} value={p.name}>
+                  {p.name}
+                </option>
+              ))}
+            </Select>
+            <Select
+              aria-label="Model"
+              className="w-auto max-w-56"
+              value={filters.model ?? ''}
+              onChange={(e) => setFilter({ model: e.target.value || null })}
+              data-testid="jobs-model-filter"
+            >
+              <option value="">All models</option>
+              {(models.data?.data ?? [])
+                .filter((m) => !filters.project || m.project === filters.project)
+                .map((m) => (
+                  <option key={m.id} value={m.id}>
+                    {m.project}/{m.name}
+                  </option>
+                ))}
+            </Select>
+          </div>
           {history.isError ? (
             <CardBody>
               <RetryAlert title="Could not load the jobs" onRetry={() => void history.refetch()} />
@@ -125,11 +211,11 @@ export function JobsClient({
           ) : history.data && history.data.data.length === 0 ? (
             <CardBody>
               <EmptyState
-                title={status === 'ALL' ? 'No training job yet' : 'No job with this status'}
+                title={filtered ? 'No job matches these filters' : 'No training job yet'}
                 description={
-                  status === 'ALL'
-                    ? 'Fine-tune a model from the form, or start SFT and RL jobs through the API; they are listed here.'
-                    : 'Choose another status to see other jobs.'
+                  filtered
+                    ? 'Clear a filter or the search to see other jobs.'
+                    : 'Fine-tune a model from the form, or start SFT and RL jobs through the API; they are listed here.'
                 }
               />
             </CardBody>

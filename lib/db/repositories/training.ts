@@ -1,5 +1,5 @@
 import 'server-only';
-import { and, asc, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { entities, jobEvents, models, projects, trainingJobs, trajectoryGroups, type JobStatus } from '../schema';
 import { isStorableStep } from './models';
@@ -64,14 +64,38 @@ export async function listJobsOfModel(
 export async function listJobsOfEntities(
   db: DbOrTx,
   entityIds: string[],
-  opts: { status?: JobStatus; active?: boolean; after?: { createdAt: Date; id: string }; limit: number },
+  opts: {
+    status?: JobStatus;
+    active?: boolean;
+    after?: { createdAt: Date; id: string };
+    limit: number;
+    modelId?: string;
+    project?: string;
+    kind?: 'rl' | 'sft';
+    /** Case-insensitive text in the model's name, its project's name or the job's id. */
+    search?: string;
+  },
 ) {
   if (entityIds.length === 0) return [];
   // The Jobs page polls its active list every few seconds while jobs run: built once per shape (lib/db/prepared.ts).
-  const shape = `jobs.ofEntities|${entityIds.length}|${Boolean(opts.status)}|${Boolean(opts.active)}|${Boolean(opts.after)}`;
+  const filters = [opts.status, opts.modelId, opts.project, opts.kind, opts.search].map((f) => (f ? 1 : 0)).join('');
+  const shape = `jobs.ofEntities|${entityIds.length}|${filters}|${Boolean(opts.active)}|${Boolean(opts.after)}`;
   const query = preparedQuery(db, shape, () => {
     const conditions: SQL[] = [inArray(trainingJobs.entityId, placeholders('entity', entityIds.length))];
     if (opts.status) conditions.push(eq(trainingJobs.status, sql.placeholder('status')));
+    if (opts.modelId) conditions.push(eq(trainingJobs.modelId, sql.placeholder('modelId')));
+    if (opts.project) conditions.push(eq(projects.name, sql.placeholder('project')));
+    if (opts.kind) conditions.push(eq(trainingJobs.kind, sql.placeholder('kind')));
+    if (opts.search) {
+      const pattern = sql.placeholder('search');
+      conditions.push(
+        or(
+          sql`${models.name} ilike ${pattern}`,
+          sql`${projects.name} ilike ${pattern}`,
+          sql`${trainingJobs.id}::text ilike ${pattern}`,
+        )!,
+      );
+    }
     if (opts.active) conditions.push(inArray(trainingJobs.status, ['RUNNING', 'QUEUED']));
     if (opts.after) conditions.push(olderThanCursor(trainingJobs.createdAt, trainingJobs.id));
     return db
@@ -95,6 +119,11 @@ export async function listJobsOfEntities(
   return query.execute({
     ...placeholderValues('entity', entityIds),
     status: opts.status,
+    modelId: opts.modelId,
+    project: opts.project,
+    kind: opts.kind,
+    // LIKE's own wildcards in the text are matched as themselves.
+    search: opts.search ? `%${opts.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined,
     ...cursorValues(opts.after),
     limit: opts.limit,
   });
