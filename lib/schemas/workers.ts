@@ -36,6 +36,14 @@ export const claimBodySchema = z.object({
   model_ids: z.array(idSchema).max(1000).optional().describe('Only jobs of these models; all models when absent'),
   capabilities: workerCapabilitiesSchema.optional(),
   info: workerInfoSchema.optional(),
+  wait_seconds: z
+    .number()
+    .min(0)
+    .max(3600)
+    .optional()
+    .describe(
+      'Long poll: when nothing is claimable, hold the answer up to this many seconds (the server caps it at 25) and answer as soon as a job can be claimed. Absent or 0: answer at once',
+    ),
 });
 
 export const workerJobSchema = z.object({

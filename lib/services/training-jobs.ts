@@ -28,6 +28,7 @@ import { recordTrajectories } from './trajectories';
 import type { PreparedRlJobBody } from '@/lib/body/prepared';
 import { waitingReason, waitingReasons } from './training-workers';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
+import { wakeClaims } from '@/lib/jobs/server/claim-wakeups';
 
 export { JOB_NOT_FOUND };
 
@@ -87,6 +88,8 @@ export async function createRlJob(principal: Principal, body: PreparedRlJobBody)
     });
     return row;
   });
+  // A worker's parked claim takes it now rather than at its next poll (lib/jobs/server/claim-wakeups.ts).
+  await wakeClaims();
   return { id: job.id };
 }
 
@@ -126,6 +129,7 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
     },
     baseStep: start?.step ?? null,
   });
+  await wakeClaims();
   return { id: job.id };
 }
 
