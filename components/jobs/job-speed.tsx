@@ -93,10 +93,16 @@ export function JobPhase({ job, events }: { job: TrainingJobDto; events: JobEven
 export function JobSpeedLine({ job }: { job: EntityJobDto }) {
   if (!job.speed) return null;
   const { step_seconds, tokens_per_second } = job.speed;
+  // Wraps between its two figures, never inside one: on one line it widened the Duration column enough to push
+  // Created out of a laptop-width table.
   return (
-    <div className="mt-0.5 text-xs text-fg-subtle" data-testid="entity-job-speed">
-      {tokens_per_second !== null ? `${formatTokensPerSecond(tokens_per_second)} · ` : ''}
-      {formatSeconds(step_seconds)}/step
+    <div className="mt-0.5 text-xs whitespace-normal text-fg-subtle" data-testid="entity-job-speed">
+      {tokens_per_second !== null ? (
+        <>
+          <span className="whitespace-nowrap">{formatTokensPerSecond(tokens_per_second)}</span>{' '}
+        </>
+      ) : null}
+      <span className="whitespace-nowrap">{formatSeconds(step_seconds)}/step</span>
     </div>
   );
 }

@@ -73,10 +73,13 @@ test('a claimed job shows the loading phase, then its load time and step speed, 
   // Claimed, before training_started: the worker is loading the base model.
   await page.goto(`/jobs/${jobId}`);
   await expect(page.getByTestId('job-phase')).toHaveText(/^Loading base model…/);
+  // No "0 steps" progress bar while there is no total yet.
+  await expect(page.getByRole('progressbar', { name: 'Training progress' })).toHaveCount(0);
   await expect(page.getByText('is loading the base model')).toBeVisible();
   await page.screenshot({ path: path.join(SHOTS, '1-job-loading.png'), fullPage: true });
   await page.goto('/jobs');
-  const row = page.getByTestId('entity-job-row').filter({ hasText: model!.name });
+  // The job is in both tables (running and queued; all jobs): the first is the running one's.
+  const row = page.getByTestId('entity-job-row').filter({ hasText: model!.name }).first();
   await expect(row.getByTestId('entity-job-loading')).toHaveText('Loading base model…');
   await page.screenshot({ path: path.join(SHOTS, '2-jobs-loading.png'), fullPage: true });
 
@@ -117,7 +120,7 @@ test('a claimed job shows the loading phase, then its load time and step speed, 
 
   // The Jobs page: the latest step's speed under the duration.
   await page.goto('/jobs');
-  await expect(row.getByTestId('entity-job-speed')).toHaveText('750 tokens/s · 600 ms/step');
+  await expect(row.getByTestId('entity-job-speed')).toHaveText('750 tokens/s 600 ms/step');
   await page.screenshot({ path: path.join(SHOTS, '4-jobs-speed.png'), fullPage: true });
 
   const end = await request.post(`/v1/workers/jobs/${jobId}/fail`, {

@@ -235,7 +235,10 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
             description={terminal ? undefined : 'Updates live while the job runs.'}
           />
           <CardBody className="space-y-5">
-            <JobProgress job={job} outcome={outcome} />
+            {/* Claimed, before training_started: no total yet, so the phase line says what happens instead of "0 steps". */}
+            {job.status === 'RUNNING' && job.num_sequences === null ? null : (
+              <JobProgress job={job} outcome={outcome} />
+            )}
             <JobPhase job={job} events={tailEvents ?? []} />
             <dl className="grid grid-cols-2 gap-4 text-sm sm:grid-cols-4">
               <div>
