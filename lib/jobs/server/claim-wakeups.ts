@@ -17,10 +17,11 @@ const RECHECK_UNDELIVERED_MS = 250;
 /** The key a parked claim of a worker that also takes Tinker training clients listens on besides the queue's. */
 export const QUEUE_KEY = 'queue';
 
-type State = { waiters: Set<() => void>; listening: boolean };
+type State = { waiters: Set<() => void>; listening: boolean; stopping: boolean };
 const state: State = ((globalThis as Record<symbol, unknown>)[Symbol.for('tuneboard.claimWakeups')] ??= {
   waiters: new Set(),
   listening: false,
+  stopping: false,
 }) as State;
 
 function wakeAll(): void {
@@ -39,6 +40,20 @@ function ensureListening(): void {
 export async function wakeClaims(): Promise<void> {
   ensureListening();
   await publish(CHANNEL, QUEUE_KEY).catch(() => wakeAll());
+}
+
+/**
+ * The server is stopping (lib/runtime/server-start.ts): parked claims answer now, and no claim parks any more, so that
+ * no worker's long poll holds the stopping server open for up to 25 s.
+ */
+export function stopParkedClaims(): void {
+  state.stopping = true;
+  wakeAll();
+}
+
+/** Whether claims may still park (false once the server is stopping). */
+export function claimsMayPark(): boolean {
+  return !state.stopping;
 }
 
 /** How many claims are parked in this process (tests check that an aborted claim leaves none behind). */
@@ -69,7 +84,7 @@ export function listenForClaims(extra?: (wake: () => void) => () => void): Claim
   const unsubscribe = extra?.(wakeUp);
   return {
     wait(ms, signal) {
-      if (woken || signal?.aborted) return Promise.resolve();
+      if (woken || signal?.aborted || state.stopping) return Promise.resolve();
       const limit = Math.max(0, Math.min(ms, isDelivering() ? RECHECK_MS : RECHECK_UNDELIVERED_MS));
       return new Promise<void>((resolve) => {
         const finish = () => {

@@ -16,7 +16,7 @@ import { holdOutValidation } from '../validation-split';
 import { adapterKeys, checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '../protocol';
 import { config } from '@/lib/config';
 import { NEW_CLIENT_KEY, onWake as onTinkerWake } from '@/lib/services/tinker/wakeups';
-import { listenForClaims, wakeClaims } from './claim-wakeups';
+import { claimsMayPark, listenForClaims, wakeClaims } from './claim-wakeups';
 import { componentLogger } from '@/lib/logger';
 
 const log = componentLogger('jobs');
@@ -78,7 +78,7 @@ export async function claimJob(
 ): Promise<WorkerJob | null> {
   const waitMs = Math.min(Math.max(0, wait.waitSeconds ?? 0), MAX_CLAIM_WAIT_SECONDS) * 1000;
   const attempt = (touch: boolean) => claimOnce(workerId, kinds, modelIds, capabilities, info, touch);
-  if (waitMs === 0) return attempt(true);
+  if (waitMs === 0 || !claimsMayPark()) return attempt(true);
   const deadline = Date.now() + waitMs;
   let tinkerWoken = false;
   let touchedAt = 0;
@@ -99,7 +99,7 @@ export async function claimJob(
       const touch = Date.now() - touchedAt >= PARKED_TOUCH_MS;
       if (touch) touchedAt = Date.now();
       const job = await attempt(touch);
-      if (job || tinkerWoken || wait.signal?.aborted || Date.now() >= deadline) return job;
+      if (job || tinkerWoken || wait.signal?.aborted || !claimsMayPark() || Date.now() >= deadline) return job;
       await listener.wait(deadline - Date.now(), wait.signal);
     } finally {
       listener.close();
