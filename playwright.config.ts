@@ -18,6 +18,11 @@ fs.mkdirSync(path.dirname(E2E_BASE_MODELS), { recursive: true });
 fs.copyFileSync('config/base-models.json', E2E_BASE_MODELS);
 /** Token of the external training workers specs start (the Python worker). */
 export const E2E_WORKER_TOKEN = 'e2e-worker-token';
+/**
+ * Where the server looks for the Hugging Face Hub: a port the Hub-download spec serves a stand-in on (there is no
+ * network here), and a Hugging Face cache of the run's own.
+ */
+export const E2E_HUB_PORT = PORT + 7;
 
 export default defineConfig({
   testDir: 'e2e',
@@ -67,6 +72,8 @@ export default defineConfig({
       TUNEBOARD_ARTIFACT_DIR: '.data/e2e/artifacts',
       TUNEBOARD_BASE_MODELS_FILE: E2E_BASE_MODELS,
       TUNEBOARD_WORKER_TOKEN: E2E_WORKER_TOKEN,
+      HF_ENDPOINT: `http://127.0.0.1:${E2E_HUB_PORT}`,
+      HF_HOME: path.resolve('.data/e2e/hf-home'),
       NEXT_TELEMETRY_DISABLED: '1',
     },
   },

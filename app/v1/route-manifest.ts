@@ -33,6 +33,7 @@ import * as chat from './chat/completions/route';
 import * as usage from './usage/route';
 import * as openaiModels from './models/route';
 import * as cancel from './preview/training-jobs/[training_job_id]/cancel/route';
+import * as resubmit from './preview/training-jobs/[training_job_id]/resubmit/route';
 import * as trainingWorkers from './preview/training-workers/route';
 import * as workerClaim from './workers/claim/route';
 import * as workerSignOff from './workers/sign-off/route';
@@ -75,6 +76,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/training-jobs/{training_job_id}', module: job },
   { path: '/v1/preview/training-jobs/{training_job_id}/events', module: events },
   { path: '/v1/preview/training-jobs/{training_job_id}/cancel', module: cancel },
+  { path: '/v1/preview/training-jobs/{training_job_id}/resubmit', module: resubmit },
   { path: '/v1/preview/training-workers', module: trainingWorkers },
   { path: '/v1/preview/projects', module: projects },
   { path: '/v1/preview/base-models', module: baseModels },

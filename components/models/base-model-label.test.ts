@@ -12,7 +12,14 @@ describe('formatParameterCount', () => {
 
 describe('baseModelFacts', () => {
   it('says size, context, trainer and server, and leaves out what is unknown', () => {
-    const base = { id: 'x', backend: 'hf' as const, description: null, available: true, unavailable_reason: null };
+    const base = {
+      id: 'x',
+      backend: 'hf' as const,
+      description: null,
+      available: true,
+      unavailable_reason: null,
+      download: null,
+    };
     expect(
       baseModelFacts({
         ...base,

@@ -63,6 +63,9 @@ function ChoiceBody({
   const finish = choice.finishReason ? FINISH_LABEL[choice.finishReason] : undefined;
   return (
     <div className="flex flex-col gap-2">
+      {choice.reasoning !== null ? (
+        <ReasoningBlock choice={choice} thinking={streaming && !choice.finishReason && choice.content === ''} />
+      ) : null}
       {view === 'tokens' && choice.tokens.length > 0 ? (
         <TokenView tokens={choice.tokens} label={label} />
       ) : (
@@ -83,6 +86,34 @@ function ChoiceBody({
         </div>
       ) : null}
     </div>
+  );
+}
+
+/**
+ * The think block of a model with a reasoning parser, folded by default: the answer is what a reader wants first,
+ * and a long think block would push it out of view. It fills while it streams; opening it shows the text so far.
+ */
+function ReasoningBlock({ choice, thinking }: { choice: ChoiceReply; thinking: boolean }) {
+  const n = choice.reasoningTokens;
+  return (
+    <details className="group rounded-md border border-line bg-surface-muted/40 text-sm" data-testid="reasoning">
+      <summary className="flex cursor-pointer list-none items-center gap-1.5 px-2.5 py-1.5 text-xs font-medium text-fg-muted select-none hover:text-fg [&::-webkit-details-marker]:hidden">
+        <span aria-hidden="true" className="inline-block transition-transform group-open:rotate-90">
+          ▸
+        </span>
+        {thinking ? 'Reasoning…' : 'Reasoning'}
+        <span className="font-normal text-fg-subtle">
+          ({n} {n === 1 ? 'token' : 'tokens'})
+        </span>
+        {thinking ? <Spinner className="ml-1 size-3" /> : null}
+      </summary>
+      <p
+        className="border-t border-line px-2.5 py-2 leading-relaxed break-words whitespace-pre-wrap text-fg-muted"
+        data-testid="reasoning-text"
+      >
+        {choice.reasoning}
+      </p>
+    </details>
   );
 }
 

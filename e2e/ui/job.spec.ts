@@ -123,6 +123,16 @@ test('a failed job shows its full error', async ({ page, request }) => {
   await expect(job.status).toHaveText('Failed');
   await expect(job.error).toHaveText(final.error_message!);
   await expect(job.cancelButton).toHaveCount(0);
+
+  // Resubmit queues the same job again and opens it; it fails the same way (the data is the same).
+  await page.getByTestId('resubmit-job').click();
+  await expect(page).not.toHaveURL(new RegExp(jobId));
+  const newId = page.url().match(/\/jobs\/([0-9a-f-]{36})/)?.[1];
+  expect(newId).toBeTruthy();
+  const again = await waitForJob(request, key, newId!, 30_000);
+  expect(again.error_message).toBe(final.error_message);
+  await expect(job.status).toHaveText('Failed');
+  await expect(page.getByTestId('job-config')).toContainText('resubmitted_from');
 });
 
 test('cancelling asks first, then ends the job', async ({ page, request }) => {

@@ -1,11 +1,13 @@
 import { concatBytes } from '@/lib/bytes';
-import { parseSftLine, SftDataError } from '@/lib/schemas/sft-data';
+import { MAX_LISTED_BAD_LINES, parseSftLine, SftDataError, type SftLineProblem } from '@/lib/schemas/sft-data';
 
 /**
  * Validates a JSONL file fed as bytes, chunk by chunk (the dataset thread, sft-lines-thread.ts): each
  * line is parsed when its newline arrives, so only one line is ever held, and a line longer than `maxLineBytes`
  * is refused as soon as it passes the limit (a 156 MB line was held and parsed whole before). Lines end at `\n`
  * (a `\r` before it is dropped), as parseSftJsonl, which training uses, splits them; blank lines are skipped.
+ * A bad line does not stop the check: every one is collected and end() reports them together, so an API upload
+ * names all of them as the dashboard's form does. A line past the limit does stop it (the rest is not read).
  */
 export class SftLineReader {
   private parts: Uint8Array[] = [];
@@ -13,6 +15,8 @@ export class SftLineReader {
   private lineNo = 0;
   /** Examples (non-blank lines) validated so far. */
   count = 0;
+  private problems: SftLineProblem[] = [];
+  private bad = 0;
 
   constructor(
     private readonly file: string,
@@ -21,7 +25,7 @@ export class SftLineReader {
     private readonly limitSetting: string,
   ) {}
 
-  /** Throws SftDataError at the first bad line. */
+  /** Throws SftDataError at once only for a line past the limit (with the bad lines found before it). */
   push(bytes: Uint8Array): void {
     let start = 0;
     for (;;) {
@@ -35,20 +39,28 @@ export class SftLineReader {
     if (start < bytes.byteLength) this.hold(bytes.slice(start));
   }
 
-  /** The last line (no newline after it); returns the number of examples. */
+  /** The last line (no newline after it); returns the number of examples, or throws naming every bad line. */
   end(): number {
     if (this.held > 0 || this.parts.length > 0) this.line();
+    if (this.bad > 0) throw this.failure();
     return this.count;
+  }
+
+  private note(line: number, reason: string) {
+    this.bad++;
+    if (this.problems.length < MAX_LISTED_BAD_LINES) this.problems.push({ line, reason });
+  }
+
+  private failure(): SftDataError {
+    const [first] = this.problems;
+    return new SftDataError(this.file, first.line, first.reason, this.problems, this.bad);
   }
 
   private hold(bytes: Uint8Array) {
     this.held += bytes.byteLength;
     if (this.held > this.maxLineBytes) {
-      throw new SftDataError(
-        this.file,
-        this.lineNo + 1,
-        `longer than ${this.maxLineBytes} bytes (${this.limitSetting})`,
-      );
+      this.note(this.lineNo + 1, `longer than ${this.maxLineBytes} bytes (${this.limitSetting})`);
+      throw this.failure();
     }
     if (bytes.byteLength > 0) this.parts.push(bytes);
   }
@@ -60,8 +72,13 @@ export class SftLineReader {
     this.held = 0;
     const text = decoder.decode(bytes).replace(/\r$/, '');
     if (text.trim() === '') return;
-    parseSftLine(this.file, this.lineNo, text);
-    this.count++;
+    try {
+      parseSftLine(this.file, this.lineNo, text);
+      this.count++;
+    } catch (err) {
+      if (!(err instanceof SftDataError)) throw err;
+      this.note(err.line, err.reason);
+    }
   }
 }
 

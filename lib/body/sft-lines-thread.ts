@@ -2,7 +2,7 @@
  * The thread that validates uploaded SFT datasets line by line (bundled to .tuneboard/sft-lines-worker.mjs by
  * scripts/build-worker.mjs; driven by lib/services/sft-lines.ts). JSON.parse of a dataset's lines takes seconds of
  * CPU for a large file, and a single long line was parsed whole: on the request thread that stalled health checks
- * for seconds (issue 42). Here the file's bytes arrive chunk by chunk; only the count, or the first bad line, goes
+ * for seconds (issue 42). Here the file's bytes arrive chunk by chunk; only the count, or the bad lines, go
  * back, and each chunk is acknowledged so that the sender holds only a few chunks in flight.
  */
 import { parentPort } from 'node:worker_threads';
@@ -16,7 +16,8 @@ lowerThisThreadPriority();
 const sessions = new Map<number, { reader: SftLineReader; failure?: FromSftLinesThread }>();
 
 function failure(id: number, err: unknown): FromSftLinesThread {
-  if (err instanceof SftDataError) return { type: 'bad-line', id, file: err.file, line: err.line, reason: err.reason };
+  if (err instanceof SftDataError)
+    return { type: 'bad-line', id, file: err.file, problems: err.problems, total: err.total };
   return { type: 'failed', id, message: String((err as Error)?.stack ?? err) };
 }
 

@@ -20,6 +20,21 @@ const token = (index: number, text: string, finish: 'stop' | null = null): ChatC
 });
 
 describe('applyChunk', () => {
+  it('keeps reasoning apart from the content, counting its tokens; older vLLM reasoning_content is read too', () => {
+    const think = (delta: ChatCompletionChunk['choices'][number]['delta']): ChatCompletionChunk => ({
+      ...token(0, ''),
+      choices: [{ ...token(0, '').choices[0], delta }],
+    });
+    let reply = applyChunk(emptyReply(), token(0, ''));
+    expect(reply.choices[0].reasoning).toBeNull();
+    reply = applyChunk(reply, think({ reasoning: 'Let me', reasoning_content: 'Let me' }));
+    reply = applyChunk(reply, think({ reasoning_content: ' see' }));
+    reply = applyChunk(reply, think({}));
+    reply = applyChunk(reply, token(0, 'Hi', 'stop'));
+    expect(reply.choices[0]).toMatchObject({ reasoning: 'Let me see', reasoningTokens: 2, content: 'Hi' });
+    expect(reply.choices[0].tokens).toHaveLength(5);
+  });
+
   it('appends text and tokens per choice and records the finish and usage', () => {
     let reply = emptyReply();
     reply = applyChunk(reply, {

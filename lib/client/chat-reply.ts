@@ -11,6 +11,13 @@ export interface TokenEntry {
 
 export interface ChoiceReply {
   content: string;
+  /**
+   * The think block's text, for a model with a reasoning parser (`delta.reasoning`, or `reasoning_content` from an
+   * older vLLM); null until any arrives, so an answer without reasoning shows no reasoning block.
+   */
+  reasoning: string | null;
+  /** How many tokens the reasoning took: the logprob entries of the chunks that carried it (one per token). */
+  reasoningTokens: number;
   tokens: TokenEntry[];
   /** stop, length, abort…; null while streaming. */
   finishReason: string | null;
@@ -37,7 +44,8 @@ export function applyChunk(reply: AssistantReply, chunk: ChatCompletionChunk): A
   let choices = reply.choices;
   for (const choice of chunk.choices) {
     if (choices === reply.choices) choices = [...choices];
-    while (choices.length <= choice.index) choices.push({ content: '', tokens: [], finishReason: null });
+    while (choices.length <= choice.index)
+      choices.push({ content: '', reasoning: null, reasoningTokens: 0, tokens: [], finishReason: null });
     const prev = choices[choice.index];
     const tokens = choice.logprobs?.content?.map((entry) => ({
       token: entry.token,
@@ -45,8 +53,11 @@ export function applyChunk(reply: AssistantReply, chunk: ChatCompletionChunk): A
       bytes: entry.bytes,
       top: entry.top_logprobs.map((alt) => ({ token: alt.token, logprob: alt.logprob, bytes: alt.bytes })),
     }));
+    const reasoning = choice.delta.reasoning ?? choice.delta.reasoning_content;
     choices[choice.index] = {
       content: prev.content + (choice.delta.content ?? ''),
+      reasoning: reasoning !== undefined ? (prev.reasoning ?? '') + reasoning : prev.reasoning,
+      reasoningTokens: prev.reasoningTokens + (reasoning !== undefined ? Math.max(1, tokens?.length ?? 0) : 0),
       tokens: tokens && tokens.length > 0 ? [...prev.tokens, ...tokens] : prev.tokens,
       finishReason: choice.finish_reason ?? prev.finishReason,
     };

@@ -90,6 +90,18 @@ export function useCancelJob(jobId: string) {
   });
 }
 
+/** A failed job run again as a new job (same data and settings); the caller opens the new job. */
+export function useResubmitJob(jobId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => apiFetch(`/v1/preview/training-jobs/${jobId}/resubmit`, trainingJobSchema, { method: 'POST' }),
+    onSuccess: async (created) => {
+      queryClient.setQueryData(queryKeys.jobs.summary(created.id), created);
+      await queryClient.invalidateQueries({ queryKey: queryKeys.model.all(created.model_id) });
+    },
+  });
+}
+
 /** A blind A/B vote between two checkpoints (the playground's); the model page's tally follows. */
 export function useAbVote(modelId: string) {
   const queryClient = useQueryClient();

@@ -3,8 +3,8 @@ import { parseSftLine, SftDataError, type SftExample } from '@/lib/schemas/sft-d
 /**
  * Checks an SFT dataset in the browser with the server's own line parser (lib/schemas/sft-data.ts), so
  * a file that passes here is accepted by the upload, and a bad line is found before any byte is sent.
- * The server stops at the first bad line; here every line is checked so that all problems can be fixed
- * in one go (the list is capped to keep a broken 100k-line file from flooding the page).
+ * Every line is checked so that all problems can be fixed in one go, as the upload API lists them (both cap the
+ * list, to keep a broken 100k-line file from flooding the page).
  */
 
 export interface SftLineError {

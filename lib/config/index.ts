@@ -52,6 +52,14 @@ function resolve(raw: Raw, env: NodeJS.ProcessEnv) {
     ),
     /** Where relative base-model paths (built-in weights files, Hugging Face directories) resolve. */
     baseModelsDir: path.resolve(/*turbopackIgnore: true*/ text(raw.TUNEBOARD_BASE_MODELS_DIR) ?? process.cwd()),
+    /** huggingface_hub's settings, for base models the server downloads from the Hub (lib/services/hub-models.ts). */
+    hub: ((home: string) => ({
+      home,
+      cache: path.resolve(/*turbopackIgnore: true*/ text(raw.HF_HUB_CACHE) ?? path.join(home, 'hub')),
+      endpoint: (text(raw.HF_ENDPOINT) ?? 'https://huggingface.co').replace(/\/+$/, ''),
+      token: text(raw.HF_TOKEN),
+      offline: ['1', 'on', 'yes', 'true'].includes((text(raw.HF_HUB_OFFLINE) ?? '').trim().toLowerCase()),
+    }))(path.resolve(/*turbopackIgnore: true*/ text(raw.HF_HOME) ?? path.join(os.homedir(), '.cache', 'huggingface'))),
     upstream: text(raw.TUNEBOARD_UPSTREAM_URL)
       ? { url: text(raw.TUNEBOARD_UPSTREAM_URL)!, apiKey: text(raw.TUNEBOARD_UPSTREAM_API_KEY) }
       : undefined,

@@ -128,6 +128,37 @@ export const SETTINGS: readonly Setting[] = [
       'Base models that models can be created from, and which backend serves each; an edit is read within a second, without a restart',
   },
   {
+    env: 'HF_HOME',
+    schema: optionalText,
+    defaultText: '`~/.cache/huggingface`',
+    meaning:
+      "Hugging Face's folder, read as `huggingface_hub` reads it: an `hf` base model named by its Hub id (no `path`) is downloaded into its `hub` cache for serving. A server and a Python worker on one machine share one copy when they see the same value (they do by default, run as one user)",
+  },
+  {
+    env: 'HF_HUB_CACHE',
+    schema: optionalText,
+    defaultText: '`$HF_HOME/hub`',
+    meaning: 'The Hugging Face cache folder itself, when it is not `$HF_HOME/hub`',
+  },
+  {
+    env: 'HF_ENDPOINT',
+    schema: httpUrl,
+    defaultText: '`https://huggingface.co`',
+    meaning: 'The Hugging Face Hub (or a mirror of it) that Hub-named base models are downloaded from',
+  },
+  {
+    env: 'HF_TOKEN',
+    schema: optionalText,
+    defaultText: 'unset (`$HF_HOME/token` if present)',
+    meaning: 'Token for gated or private Hub models',
+  },
+  {
+    env: 'HF_HUB_OFFLINE',
+    schema: optionalText,
+    defaultText: 'unset',
+    meaning: '`1`: never ask the Hub; Hub-named base models are served only from the cache',
+  },
+  {
     env: 'TUNEBOARD_BASE_MODELS_DIR',
     schema: optionalText,
     defaultText: 'the working directory',

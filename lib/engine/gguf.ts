@@ -62,6 +62,7 @@ export const GGUF_TOKEN_TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED
 const GGUF_MAGIC = 0x46554747; // "GGUF" read as a little-endian u32
 const GGUF_VERSION = 3;
 const ALIGNMENT = 32; // GGUF_DEFAULT_ALIGNMENT; written explicitly as general.alignment too
+export const GGUF_ALIGNMENT = ALIGNMENT;
 
 /** A metadata value with the exact GGUF type llama.cpp expects (it rejects e.g. a u64 where it reads a u32). */
 export type GgufValue =
@@ -400,11 +401,22 @@ function writeValue(w: ByteWriter, v: GgufValue): void {
 
 const pad = (n: number) => Math.ceil(n / ALIGNMENT) * ALIGNMENT;
 
+/** A tensor's entry in the header: its data is written by the caller at `offset` into the data section. */
+export interface TensorInfoOut {
+  name: string;
+  /** ggml order: dims[0] is the innermost (contiguous) dimension, i.e. HF shape reversed. */
+  dims: number[];
+  type: number;
+  /** Byte offset into the data section, a multiple of the alignment. */
+  offset: number;
+}
+
 /**
- * Header (magic, version, tensor and KV counts), the KVs, the tensor infos (name, dims, type, offset into
- * the data section), zero padding to the alignment, then each tensor's bytes at an aligned offset.
+ * Everything before the data section: header (magic, version, tensor and KV counts), the KVs, the tensor infos
+ * (name, dims, type, offset into the data section), zero padding to the alignment. Lets a writer stream the
+ * tensors afterwards (each at an aligned offset) without holding the file.
  */
-export function encodeGguf(metadata: Map<string, GgufValue>, tensors: TensorOut[]): Uint8Array {
+export function encodeGgufHeader(metadata: Map<string, GgufValue>, tensors: readonly TensorInfoOut[]): Uint8Array {
   const w = new ByteWriter();
   w.u32(GGUF_MAGIC);
   w.u32(GGUF_VERSION);
@@ -414,21 +426,31 @@ export function encodeGguf(metadata: Map<string, GgufValue>, tensors: TensorOut[
     w.string(key);
     writeValue(w, value);
   }
-  let offset = 0;
-  const offsets: number[] = [];
   for (const t of tensors) {
+    if (t.offset % ALIGNMENT !== 0) throw new Error(`gguf: tensor ${t.name} offset ${t.offset} is not aligned`);
     w.string(t.name);
     w.u32(t.dims.length);
     for (const d of t.dims) w.u64(d);
     w.u32(t.type);
-    w.u64(offset);
-    offsets.push(offset);
-    offset = pad(offset + t.bytes.length);
+    w.u64(t.offset);
   }
-  const dataStart = pad(w.length);
-  const out = new Uint8Array(dataStart + offset);
+  const out = new Uint8Array(pad(w.length));
   out.set(w.bytes(), 0);
-  tensors.forEach((t, i) => out.set(t.bytes, dataStart + offsets[i]));
+  return out;
+}
+
+/** The whole file: encodeGgufHeader, then each tensor's bytes at an aligned offset. */
+export function encodeGguf(metadata: Map<string, GgufValue>, tensors: TensorOut[]): Uint8Array {
+  let offset = 0;
+  const infos: TensorInfoOut[] = tensors.map((t) => {
+    const info = { name: t.name, dims: t.dims, type: t.type, offset };
+    offset = pad(offset + t.bytes.length);
+    return info;
+  });
+  const header = encodeGgufHeader(metadata, infos);
+  const out = new Uint8Array(header.length + offset);
+  out.set(header, 0);
+  tensors.forEach((t, i) => out.set(t.bytes, header.length + infos[i].offset));
   return out;
 }
 

@@ -76,29 +76,32 @@ export interface RawTensor {
   bytes: Uint8Array;
 }
 
-/** Validates a safetensors file and indexes its tensors without converting them (16-bit weights stay 16-bit). */
-export function indexSafetensors(bytes: Uint8Array): {
-  tensors: Map<string, RawTensor>;
-  metadata: Record<string, string>;
-} {
-  if (bytes.length < 8) throw new Error('safetensors: file shorter than its header length');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLen = view.getBigUint64(0, true);
-  if (headerLen > BigInt(Math.min(MAX_HEADER_BYTES, bytes.length - 8)))
-    throw new Error('safetensors: header length out of range');
-  const n = Number(headerLen);
+/** A tensor's entry in a safetensors header: byte range [begin, end) relative to the data section. */
+export interface SafetensorsEntry {
+  dtype: SafetensorsDType;
+  shape: number[];
+  begin: number;
+  end: number;
+}
+
+/**
+ * Validates a safetensors header (the JSON after the 8-byte length) against the size of the data section that
+ * follows it, and lists its tensors. For readers that fetch tensor bytes themselves (a file read a block at a time).
+ */
+export function parseSafetensorsHeader(
+  headerBytes: Uint8Array,
+  dataLen: number,
+): { entries: Map<string, SafetensorsEntry>; metadata: Record<string, string> } {
   let header: unknown;
   try {
-    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + n)));
+    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(headerBytes));
   } catch {
     throw new Error('safetensors: header is not valid UTF-8 JSON');
   }
   if (!isRecord(header)) throw new Error('safetensors: header is not a JSON object');
-  const dataStart = 8 + n;
-  const dataLen = bytes.length - dataStart;
   const metadata: Record<string, string> = {};
   const spans: Array<[number, number, string]> = [];
-  const tensors = new Map<string, RawTensor>();
+  const entries = new Map<string, SafetensorsEntry>();
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') {
       if (!isRecord(entry)) throw new Error('safetensors: __metadata__ must be an object');
@@ -128,7 +131,7 @@ export function indexSafetensors(bytes: Uint8Array): {
       throw new Error(`safetensors: ${name} data_offsets [${begin}, ${end}] do not match shape and dtype`);
     }
     spans.push([begin, end, name]);
-    tensors.set(name, { dtype: dt, shape: [...shape], bytes: bytes.subarray(dataStart + begin, dataStart + end) });
+    entries.set(name, { dtype: dt, shape: [...shape], begin, end });
   }
   spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let covered = 0;
@@ -137,6 +140,34 @@ export function indexSafetensors(bytes: Uint8Array): {
     covered = end;
   }
   if (covered !== dataLen) throw new Error('safetensors: trailing bytes after the last tensor');
+  return { entries, metadata };
+}
+
+/** The header length a safetensors file's first 8 bytes give, checked against the file size. */
+export function safetensorsHeaderLength(first8: Uint8Array, fileSize: number): number {
+  if (first8.length < 8 || fileSize < 8) throw new Error('safetensors: file shorter than its header length');
+  const headerLen = new DataView(first8.buffer, first8.byteOffset, 8).getBigUint64(0, true);
+  if (headerLen > BigInt(Math.min(MAX_HEADER_BYTES, fileSize - 8)))
+    throw new Error('safetensors: header length out of range');
+  return Number(headerLen);
+}
+
+/** Validates a safetensors file and indexes its tensors without converting them (16-bit weights stay 16-bit). */
+export function indexSafetensors(bytes: Uint8Array): {
+  tensors: Map<string, RawTensor>;
+  metadata: Record<string, string>;
+} {
+  const n = safetensorsHeaderLength(bytes.subarray(0, 8), bytes.length);
+  const dataStart = 8 + n;
+  const { entries, metadata } = parseSafetensorsHeader(bytes.subarray(8, dataStart), bytes.length - dataStart);
+  const tensors = new Map<string, RawTensor>();
+  for (const [name, e] of entries) {
+    tensors.set(name, {
+      dtype: e.dtype,
+      shape: e.shape,
+      bytes: bytes.subarray(dataStart + e.begin, dataStart + e.end),
+    });
+  }
   return { tensors, metadata };
 }
 

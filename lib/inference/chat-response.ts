@@ -3,6 +3,7 @@ import { ChoiceOutput, type OutputSpec } from './choice-output';
 import type { EngineEvent } from './engine-events';
 import { formatPromptLogprobs, type PromptPositionLogprobs } from './logprobs';
 import { wireJson } from './python-json';
+import { splitReasoning, type ReasoningSetup } from './reasoning';
 import { parseToolCalls } from './tool-calls';
 
 export interface ResponseContext {
@@ -14,6 +15,8 @@ export interface ResponseContext {
   promptLogprobs?: readonly (PromptPositionLogprobs | null)[] | null;
   /** Tool-call id source (tests); default `chatcmpl-tool-<32 hex>`. */
   newToolCallId?: () => string;
+  /** The model's reasoning parser applies (reasoning.ts); absent or null: none, `reasoning` stays null. */
+  reasoning?: ReasoningSetup | null;
 }
 
 /**
@@ -38,9 +41,12 @@ export class ChatCompletionBuilder {
 
   private choice(output: ChoiceOutput, index: number): ChatChoice {
     let content: string | null = output.text;
+    let reasoning: string | null = null;
+    // vLLM's order: the reasoning parser splits the (stop-cut) text first; tool calls are parsed from the content.
+    if (this.ctx.reasoning) ({ reasoning, content } = splitReasoning(output.text, this.ctx.reasoning));
     let toolCalls: ChatToolCall[] = [];
-    if (this.spec.parse_tool_calls) {
-      const parsed = parseToolCalls(output.text, {
+    if (this.spec.parse_tool_calls && content !== null) {
+      const parsed = parseToolCalls(content, {
         parallelToolCalls: this.spec.parallel_tool_calls,
         newId: this.ctx.newToolCallId,
       });
@@ -59,9 +65,10 @@ export class ChatCompletionBuilder {
         audio: null,
         function_call: null,
         tool_calls: toolCalls,
-        // No reasoning parser is configured (docs/contract.md §9 item 38).
-        reasoning: null,
-        reasoning_content: null,
+        // `reasoning` is vLLM's field; `reasoning_content`, its older name, carries the same text for the
+        // clients that still read it (docs/vllm-compat.md, "Reasoning outputs").
+        reasoning,
+        reasoning_content: reasoning,
       },
       logprobs: { content: [...output.logprobs] },
       finish_reason: toolCalls.length ? 'tool_calls' : (output.finishReason ?? 'stop'),

@@ -23,6 +23,7 @@ import { STREAM_ERROR_BODY } from './chat-errors';
 import { ChoiceOutput, type OutputSpec } from './choice-output';
 import type { EngineEvent } from './engine-events';
 import { wireJson } from './python-json';
+import { ReasoningSplitter, type ReasoningSetup } from './reasoning';
 import { ToolCallStreamParser, type ToolCallDelta } from './tool-calls';
 
 export type { EngineEvent, FinishEvent, TokenEvent } from './engine-events';
@@ -42,6 +43,8 @@ export interface StreamContext {
   promptTokenIds: readonly number[];
   /** Tool-call id source (tests); default `chatcmpl-tool-<32 hex>`. */
   newToolCallId?: () => string;
+  /** The model's reasoning parser applies (reasoning.ts); absent or null: none. */
+  reasoning?: ReasoningSetup | null;
 }
 
 type Usage = NonNullable<ChatCompletionChunk['usage']>;
@@ -53,6 +56,7 @@ type Usage = NonNullable<ChatCompletionChunk['usage']>;
 export class ChatStreamEncoder {
   private readonly outputs: ChoiceOutput[];
   private readonly parsers: (ToolCallStreamParser | null)[];
+  private readonly splitters: (ReasoningSplitter | null)[];
   private closed = false;
   private headJson: string | null = null;
 
@@ -65,6 +69,10 @@ export class ChatStreamEncoder {
       spec.parse_tool_calls
         ? new ToolCallStreamParser({ parallelToolCalls: spec.parallel_tool_calls, newId: ctx.newToolCallId })
         : null,
+    );
+    const reasoning = ctx.reasoning;
+    this.splitters = Array.from({ length: spec.n }, () =>
+      reasoning ? new ReasoningSplitter(reasoning.startsInReasoning) : null,
     );
   }
 
@@ -149,10 +157,20 @@ export class ChatStreamEncoder {
     if (output.finished) return [];
     const step = output.apply(event);
 
-    let toolDelta: ToolCallDelta = { content: step.text, toolCalls: [] };
+    // The reasoning parser sees the released text first (tags never sent); the tool parser sees only content.
+    let reasoningText = '';
+    let contentText = step.text;
+    const splitter = this.splitters[i];
+    if (splitter) {
+      const split = splitter.push(step.text);
+      if (step.finished) split.reasoning += splitter.finish().reasoning;
+      reasoningText = this.ctx.reasoning?.include === false ? '' : split.reasoning;
+      contentText = split.content;
+    }
+    let toolDelta: ToolCallDelta = { content: contentText, toolCalls: [] };
     const parser = this.parsers[i];
     if (parser) {
-      toolDelta = parser.push(step.text);
+      toolDelta = parser.push(contentText);
       if (step.finished) {
         const rest = parser.finish();
         toolDelta = {
@@ -161,11 +179,16 @@ export class ChatStreamEncoder {
         };
       }
     }
-    // Without a tool parser every delta carries `content`, `""` when the token added no visible text (EOS,
-    // stop ids, held-back text, an incomplete character, a skipped special token): vLLM builds each delta
-    // from the token's text. With the tool parser a delta with nothing new is `{}`.
+    // Without a tool or reasoning parser every delta carries `content`, `""` when the token added no visible text
+    // (EOS, stop ids, held-back text, an incomplete character, a skipped special token): vLLM builds each delta
+    // from the token's text. With a parser a delta with nothing new is `{}` (still sent: it has the token's
+    // logprobs). Keys in vLLM's DeltaMessage order: content, reasoning (then its older name), tool_calls.
     const delta: ChatDelta = {};
-    if (!parser || toolDelta.content !== '') delta.content = toolDelta.content;
+    if ((!parser && !splitter) || toolDelta.content !== '') delta.content = toolDelta.content;
+    if (reasoningText !== '') {
+      delta.reasoning = reasoningText;
+      delta.reasoning_content = reasoningText;
+    }
     if (toolDelta.toolCalls.length) {
       delta.tool_calls = toolDelta.toolCalls.map((c) => ({
         index: c.index,
@@ -174,7 +197,14 @@ export class ChatStreamEncoder {
         function: c.function,
       }));
     }
-    if (step.tokenId === null && !step.finished && delta.content === undefined && !delta.tool_calls) return [];
+    if (
+      step.tokenId === null &&
+      !step.finished &&
+      delta.content === undefined &&
+      delta.reasoning === undefined &&
+      !delta.tool_calls
+    )
+      return [];
 
     const choice: ChatStreamChoice = {
       index: i,

@@ -67,4 +67,12 @@ export async function startServer(): Promise<void> {
   // background, at start and every few minutes.
   const { startArtifactSweeper } = await import('@/lib/services/artifact-sweep');
   startArtifactSweeper();
+  // Base models named by a Hugging Face Hub id start downloading now, as vLLM loads its model at start; chat
+  // answers 503 with the progress until they are in the cache (lib/services/hub-models.ts).
+  const { prefetchHubModels } = await import('@/lib/services/base-models');
+  try {
+    prefetchHubModels();
+  } catch (err) {
+    logger.warn({ err }, 'could not read the base-models file to fetch Hub models');
+  }
 }

@@ -325,6 +325,10 @@ export type ChatDeltaToolCall = z.infer<typeof chatDeltaToolCallSchema>;
 export const chatDeltaSchema = z.object({
   role: z.string().optional(),
   content: z.string().optional(),
+  /** Text inside the think block, with a reasoning parser (docs/vllm-compat.md, "Reasoning outputs"). */
+  reasoning: z.string().optional(),
+  /** The same text under vLLM's older name, for clients that read that one. */
+  reasoning_content: z.string().optional(),
   tool_calls: z.array(chatDeltaToolCallSchema).optional(),
 });
 export type ChatDelta = z.infer<typeof chatDeltaSchema>;

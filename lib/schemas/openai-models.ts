@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hubDownloadSchema } from './base-models';
 
 /**
  * OpenAI's model list: what `client.models.list()` reads. The optional fields are extensions (vLLM's own
@@ -23,5 +24,7 @@ export const openAiModelSchema = z.object({
   /** Whether its serving engine can answer now; chat answers 503 with `unavailable_reason` when not. */
   available: z.boolean().optional(),
   unavailable_reason: z.string().nullable().optional(),
+  /** A base model the server fetches from the Hugging Face Hub: the fetch's progress or error. */
+  download: hubDownloadSchema.optional(),
 });
 export const openAiModelListSchema = z.object({ object: z.literal('list'), data: z.array(openAiModelSchema) });

@@ -130,6 +130,22 @@ describe('SftLineReader', () => {
     }
   });
 
+  it('goes on past a bad line and names every one, the first in the message', () => {
+    for (const size of [1, 5, 4096]) {
+      const err = (() => {
+        try {
+          read(`{\n${ok()}\n[]\n${ok()}\n"x"`, size);
+        } catch (e) {
+          return e as SftDataError;
+        }
+      })();
+      expect(err).toBeInstanceOf(SftDataError);
+      expect(err!.problems.map((p) => p.line)).toEqual([1, 3, 5]);
+      expect(err!.total).toBe(3);
+      expect(err!.message).toMatch(/^train\.jsonl line 1: invalid JSON.* \(and 2 more bad lines: 3, 5\)$/);
+    }
+  });
+
   it('refuses a line past the limit as soon as it passes it, naming the line and the setting', () => {
     const long = line({ messages: [{ role: 'assistant', content: 'x'.repeat(200) }] });
     expect(read(`${ok()}\n${long}\n`, 16, 4096)).toBe(2);

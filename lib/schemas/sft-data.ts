@@ -10,14 +10,36 @@ export interface SftExample {
   tools?: unknown[];
 }
 
+/** One bad line of a dataset: its 1-based number and what is wrong with it. */
+export interface SftLineProblem {
+  line: number;
+  reason: string;
+}
+
+/** How many bad lines a whole-file check lists one by one (the rest are counted), as the upload form does. */
+export const MAX_LISTED_BAD_LINES = 20;
+
 export class SftDataError extends Error {
   constructor(
     readonly file: string,
+    /** The first bad line (0 means the file as a whole, e.g. missing, not one of its lines). */
     readonly line: number,
     readonly reason: string,
+    /**
+     * Every bad line a whole-file check found, the first included, up to MAX_LISTED_BAD_LINES, so that a file can
+     * be fixed in one pass (issue 43: the API named only the first while the form named all).
+     */
+    readonly problems: SftLineProblem[] = [{ line, reason }],
+    /** All bad lines, including those past the list's cap. */
+    readonly total: number = problems.length,
   ) {
-    // Line 0 means the file as a whole (e.g. missing), not one of its lines.
-    super(line > 0 ? `${file} line ${line}: ${reason}` : `${file}: ${reason}`);
+    const first = line > 0 ? `${file} line ${line}: ${reason}` : `${file}: ${reason}`;
+    const others = problems.slice(1).map((p) => p.line);
+    super(
+      total > 1
+        ? `${first} (and ${total - 1} more bad line${total > 2 ? 's' : ''}: ${others.join(', ')}${total > problems.length ? ', …' : ''})`
+        : first,
+    );
   }
 }
 

@@ -60,3 +60,32 @@ describe('TUNEBOARD_BASE_MODELS_DIR', () => {
     expect(hfModelDir({ id: 'org/m', backend: 'hf', path: 'qwen' })).toBe(path.join(dir, 'qwen'));
   });
 });
+
+describe('reasoning_parser', () => {
+  const entry = (extra: Record<string, unknown>) => JSON.stringify({ models: [{ id: 'org/q', ...extra }] });
+
+  it("accepts vLLM's qwen3 and deepseek_r1 on a Hugging Face model the built-in engine serves", async () => {
+    const { parseBaseModelsFile } = await import('./base-models');
+    for (const name of ['qwen3', 'deepseek_r1']) {
+      expect(parseBaseModelsFile('f.json', entry({ backend: 'hf', reasoning_parser: name }))[0].reasoning_parser).toBe(
+        name,
+      );
+    }
+  });
+
+  it('refuses an unknown name, and models it would not apply to, naming the file and the field', async () => {
+    const { parseBaseModelsFile } = await import('./base-models');
+    expect(() => parseBaseModelsFile('f.json', entry({ backend: 'hf', reasoning_parser: 'qwen' }))).toThrow(
+      'The base-models file f.json is invalid: models.0.reasoning_parser: unknown reasoning_parser "qwen"; the built-in engine has vLLM\'s "qwen3" and "deepseek_r1"',
+    );
+    expect(() => parseBaseModelsFile('f.json', entry({ backend: 'upstream', reasoning_parser: 'qwen3' }))).toThrow(
+      /models\.0\.reasoning_parser: .*its own --reasoning-parser/,
+    );
+    expect(() =>
+      parseBaseModelsFile('f.json', entry({ backend: 'hf', serve: 'vllm', reasoning_parser: 'qwen3' })),
+    ).toThrow(/its own --reasoning-parser/);
+    expect(() => parseBaseModelsFile('f.json', entry({ backend: 'builtin', reasoning_parser: 'qwen3' }))).toThrow(
+      /no <think> token/,
+    );
+  });
+});

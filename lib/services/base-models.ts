@@ -5,32 +5,60 @@ import { z } from 'zod';
 import { config } from '@/lib/config';
 import { baseModelSpec } from '@/lib/engine/base-models';
 import { parameterCount } from '@/lib/engine/model';
+import { REASONING_PARSERS } from '@/lib/inference/reasoning';
 import { upstreamServer } from '@/lib/inference/upstream';
 import { builtinModelSource } from './builtin-models';
 import { parseHfConfig } from '@/lib/engine/hf/config';
 import { hfDirProblem, servedContextLength } from './hf-models';
+import { describeProgress, hubEnvironment, hubSnapshot, type HubSnapshot } from './hub-models';
 
 const baseModelsFileSchema = z.object({
   models: z.array(
-    z.object({
-      id: z.string().min(1),
-      /**
-       * Who trains it: `builtin` the built-in CPU engine (tiny byte-level models), `hf` a Python worker
-       * (PyTorch + Transformers + PEFT, workers/python) on a Hugging Face model, `upstream` nobody (served only).
-       */
-      backend: z.enum(['builtin', 'hf', 'upstream']),
-      /**
-       * `hf` only: a local directory in Hugging Face layout (config.json, *.safetensors, tokenizer.json,
-       * tokenizer_config.json). Relative paths resolve against TUNEBOARD_BASE_MODELS_DIR, else the working
-       * directory. Unset: a worker resolves `id` in its own Hugging Face cache.
-       */
-      path: z.string().min(1).optional(),
-      /** `hf` only: who serves it and its checkpoints (LoRA adapters). Default `builtin` (the CPU engine). */
-      serve: z.enum(['builtin', 'vllm']).optional(),
-      description: z.string().optional(),
-      /** The model's name at the upstream server, when it differs from `id`. */
-      upstream_model: z.string().min(1).optional(),
-    }),
+    z
+      .object({
+        id: z.string().min(1),
+        /**
+         * Who trains it: `builtin` the built-in CPU engine (tiny byte-level models), `hf` a Python worker
+         * (PyTorch + Transformers + PEFT, workers/python) on a Hugging Face model, `upstream` nobody (served only).
+         */
+        backend: z.enum(['builtin', 'hf', 'upstream']),
+        /**
+         * `hf` only: a local directory in Hugging Face layout (config.json, *.safetensors, tokenizer.json,
+         * tokenizer_config.json). Relative paths resolve against TUNEBOARD_BASE_MODELS_DIR, else the working
+         * directory. Unset: a worker resolves `id` in its own Hugging Face cache.
+         */
+        path: z.string().min(1).optional(),
+        /** `hf` only: who serves it and its checkpoints (LoRA adapters). Default `builtin` (the CPU engine). */
+        serve: z.enum(['builtin', 'vllm']).optional(),
+        description: z.string().optional(),
+        /** The model's name at the upstream server, when it differs from `id`. */
+        upstream_model: z.string().min(1).optional(),
+        /**
+         * vLLM's `--reasoning-parser` for the built-in engine (`qwen3`, `deepseek_r1`): `<think>…</think>` in an
+         * answer goes to `reasoning`, the rest to `content`. Its checkpoints inherit it. Unset: none (README,
+         * "Reasoning models", says why that is the default). A model vLLM serves uses vLLM's own flag instead.
+         */
+        reasoning_parser: z
+          .enum(REASONING_PARSERS, {
+            error: (issue) =>
+              `unknown reasoning_parser ${JSON.stringify(issue.input)}; the built-in engine has vLLM's ${REASONING_PARSERS.map((p) => `"${p}"`).join(' and ')}`,
+          })
+          .optional(),
+      })
+      .superRefine((m, ctx) => {
+        // Only the built-in engine applies it: vLLM parses with its own --reasoning-parser, and the byte-level
+        // built-in models have no <think> token. Refused here rather than silently ignored.
+        if (m.reasoning_parser !== undefined && !(m.backend === 'hf' && (m.serve ?? 'builtin') === 'builtin')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['reasoning_parser'],
+            message:
+              m.backend === 'builtin'
+                ? 'reasoning_parser applies to Hugging Face models (backend "hf"); the byte-level built-in models have no <think> token'
+                : 'reasoning_parser applies to models the built-in engine serves; a vLLM server splits reasoning with its own --reasoning-parser flag',
+          });
+        }
+      }),
   ),
 });
 export type BaseModel = z.infer<typeof baseModelsFileSchema>['models'][number];
@@ -54,11 +82,22 @@ function loadAll(): BaseModel[] {
       file,
       mtimeMs,
       checkedAt: now,
-      models: baseModelsFileSchema.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).models,
+      models: parseBaseModelsFile(file, fs.readFileSync(file, 'utf8')),
     };
   }
   cache.checkedAt = now;
   return cache.models;
+}
+
+/**
+ * The file's models, or an error that names the file and each bad field (`models.2.reasoning_parser: unknown
+ * reasoning_parser "qwen"; …`): an operator's typo, read at the first request after an edit.
+ */
+export function parseBaseModelsFile(file: string, text: string): BaseModel[] {
+  const parsed = baseModelsFileSchema.safeParse(JSON.parse(text));
+  if (parsed.success) return parsed.data.models;
+  const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  throw new Error(`The base-models file ${file} is invalid: ${problems}`);
 }
 
 function available(model: BaseModel): boolean {
@@ -148,9 +187,41 @@ export function vllmModelName(model: BaseModel): string {
   return model.upstream_model ?? model.id;
 }
 
-/** A local Hugging Face directory of an `hf` base model, resolved; undefined when it has none. */
+/**
+ * A local Hugging Face directory of an `hf` base model, resolved: its `path`, or, for one named by its Hub id
+ * that the built-in engine serves, its snapshot in the Hugging Face cache once fetched (lib/services/hub-models.ts;
+ * asking starts the fetch). Undefined while it has none.
+ */
 export function hfModelDir(model: BaseModel): string | undefined {
-  return model.path ? path.resolve(/*turbopackIgnore: true*/ config.baseModelsDir, model.path) : undefined;
+  if (model.path) return path.resolve(/*turbopackIgnore: true*/ config.baseModelsDir, model.path);
+  const hub = hubFetch(model);
+  return hub?.state === 'ready' ? hub.dir : undefined;
+}
+
+/** The Hub fetch of an `hf` model without `path` that the built-in engine serves; undefined for any other. */
+export function hubFetch(model: BaseModel): HubSnapshot | undefined {
+  if (model.backend !== 'hf' || model.path || servedBy(model) !== 'builtin') return undefined;
+  return hubSnapshot(model.id);
+}
+
+/** The fetch as the listings report it (`download` on /v1/models and /v1/preview/base-models). */
+export interface HubDownloadInfo {
+  status: 'downloading' | 'ready' | 'failed';
+  done_bytes: number | null;
+  total_bytes: number | null;
+  error: string | null;
+}
+
+function downloadInfo(hub: HubSnapshot | undefined): HubDownloadInfo | null {
+  if (!hub) return null;
+  if (hub.state === 'ready') return { status: 'ready', done_bytes: null, total_bytes: null, error: null };
+  if (hub.state === 'failed') return { status: 'failed', done_bytes: null, total_bytes: null, error: hub.error };
+  return { status: 'downloading', done_bytes: hub.doneBytes, total_bytes: hub.totalBytes, error: null };
+}
+
+/** Starts fetching every Hub-named model the built-in engine serves, at start-up (as vLLM loads its model). */
+export function prefetchHubModels(): void {
+  for (const model of loadAll()) hubFetch(model);
 }
 
 export type ServingStatus = { available: true } | { available: false; reason: string };
@@ -172,6 +243,14 @@ export function servingStatus(model: BaseModel): ServingStatus {
       ? { available: false, reason: 'its weights file is missing from models/ (npm run engine:pretrain builds it)' }
       : { available: false, reason: 'the built-in engine does not know this model' };
   }
+  const hub = hubFetch(model);
+  if (hub?.state === 'downloading') {
+    return {
+      available: false,
+      reason: `it is being downloaded from the Hugging Face Hub (${new URL(hubEnvironment().endpoint).host}): ${describeProgress(hub)}`,
+    };
+  }
+  if (hub?.state === 'failed') return { available: false, reason: hub.error };
   const problem = hfDirProblem(hfModelDir(model));
   return problem ? { available: false, reason: problem } : { available: true };
 }
@@ -188,6 +267,8 @@ export interface BaseModelInfo {
   contextLength: number | null;
   available: boolean;
   unavailableReason: string | null;
+  /** A Hub-named model's fetch for serving; null for any other. */
+  download: HubDownloadInfo | null;
 }
 
 interface VllmModelCard {
@@ -328,6 +409,7 @@ export async function describeBaseModels(): Promise<BaseModelInfo[]> {
       contextLength,
       available: status.available,
       unavailableReason: status.available ? null : status.reason,
+      download: downloadInfo(hubFetch(m)),
     };
   });
 }
@@ -344,5 +426,6 @@ export async function baseModelDtos() {
     context_length: m.contextLength,
     available: m.available,
     unavailable_reason: m.unavailableReason,
+    download: m.download,
   }));
 }

@@ -89,7 +89,10 @@ export function servingEngine(baseModel: string, checkpoint: ServedCheckpoint | 
   let description: BuiltinModelDescription | undefined;
   if (base.backend === 'hf') {
     const dir = hfModelDir(base);
-    description = dir ? hfBaseDescription(baseModel, dir) : undefined;
+    const hf = dir ? hfBaseDescription(baseModel, dir) : undefined;
+    // The parser is the base model's, from the file (the description is cached per directory); checkpoints
+    // are built from this description below and so inherit it.
+    description = hf && { ...hf, reasoningParser: base.reasoning_parser ?? null };
   } else description = builtinModelSource(baseModel);
   if (!description) throw modelNotFoundError(model);
   if (!checkpoint || !artifactKey) return { kind: 'builtin', description };
@@ -203,6 +206,7 @@ export async function listServableModels(principal: Principal) {
     served_by: m.servedBy,
     available: m.available,
     unavailable_reason: m.unavailableReason,
+    ...(m.download ? { download: m.download } : {}),
   }));
   const records = await modelsRepo.listModels(db, { entityIds: principal.memberships.map((m) => m.id), limit: 1000 });
   const trained = records.map((r) => {

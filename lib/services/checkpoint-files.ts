@@ -8,10 +8,16 @@ import { getDb } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { artifactWebStream, readArtifactBytes } from '@/lib/storage';
 import type { Principal } from './accounts';
-import { allBaseModels, findBaseModel, hfModelDir } from './base-models';
+import { allBaseModels, findBaseModel, hfModelDir, hubFetch, servingStatus } from './base-models';
 import { builtinModelSource } from './builtin-models';
+import { hfCheckpointGguf } from './checkpoint-gguf';
+import { hfDirProblem } from './hf-models';
 import { tarSize, tarStream } from './tar-archive';
 import { requireModel } from './models';
+
+export type CheckpointFormat = 'safetensors' | 'gguf' | 'tar';
+/** Storage type of a GGUF file's matrices (norms stay F32). */
+export type GgufQuantization = 'F16' | 'Q8_0';
 
 export interface CheckpointFile {
   filename: string;
@@ -22,19 +28,30 @@ export interface CheckpointFile {
 
 /**
  * A checkpoint's weights as a download: its own safetensors from the artifact store, or, for step 0 (the
- * untrained base), the base model's weights. `gguf` converts them for llama.cpp and Ollama users.
+ * untrained base), the base model's weights. `gguf` converts them for llama.cpp and Ollama users: built-in
+ * models in F32 (or F16), Hugging Face models in F16 (or Q8_0) with the checkpoint's LoRA adapter merged.
  */
 export async function checkpointFile(
   principal: Principal,
   modelId: string,
   step: number,
-  format?: 'safetensors' | 'gguf' | 'tar',
+  format?: CheckpointFormat,
+  quantization?: GgufQuantization,
 ): Promise<CheckpointFile> {
   const model = await requireModel(principal, modelId);
   const checkpoint = await modelsRepo.findCheckpointByStep(await getDb(), model.id, step);
   if (!checkpoint) throw ApiError.notFound('Checkpoint not found');
+  if (quantization !== undefined && format !== 'gguf') {
+    throw ApiError.valueError(['query', 'quantization'], 'quantization applies to format=gguf only', quantization);
+  }
+  const name = `${model.name}-step${step}`;
   if (checkpoint.artifactKey?.endsWith('/adapter_model.safetensors')) {
-    return adapterFile(`${model.name}-step${step}`, checkpoint.artifactKey, format ?? 'tar', model.baseModel);
+    if (format === 'gguf') return hfGgufFile(name, model.baseModel, checkpoint.artifactKey, quantization ?? 'F16');
+    return adapterFile(name, checkpoint.artifactKey, format ?? 'tar', model.baseModel);
+  }
+  if (format === 'gguf' && !checkpoint.artifactKey && findBaseModel(model.baseModel)?.backend === 'hf') {
+    // Step 0 of a Hugging Face model is its base: the same export, nothing merged.
+    return hfGgufFile(name, model.baseModel, null, quantization ?? 'F16');
   }
   if (format === 'tar') {
     throw ApiError.valueError(
@@ -55,11 +72,19 @@ export async function checkpointFile(
       `GGUF export is available for built-in base models only; ${model.baseModel} checkpoints download as safetensors`,
     );
   }
+  if (quantization === 'Q8_0') {
+    throw ApiError.valueError(
+      ['query', 'quantization'],
+      'Q8_0 is for Hugging Face models; built-in models export as F32 (default) or F16',
+      quantization,
+    );
+  }
   const weights = decodeModel(bytes);
   try {
     const gguf = exportGguf(weights, new Tokenizer(spec.tokenizer), {
       chatTemplate: spec.chatTemplate,
       name: file.filename.replace(/\.safetensors$/, ''),
+      dtype: quantization === 'F16' ? 'F16' : 'F32',
     });
     return {
       filename: file.filename.replace(/\.safetensors$/, '.gguf'),
@@ -115,7 +140,9 @@ async function safetensorsFile(model: Awaited<ReturnType<typeof requireModel>>, 
  */
 function baseModelReference(baseModel: string): string {
   const entry = findBaseModel(baseModel);
-  return (entry && hfModelDir(entry)) ?? baseModel;
+  // A Hub-named base keeps its id (PEFT finds it in the Hugging Face cache, or on the Hub), never the server's
+  // cache snapshot folder, which means nothing on another machine.
+  return (entry?.path && hfModelDir(entry)) || baseModel;
 }
 
 /** The adapter's config with `base_model_name_or_path` pointing at baseModelReference; unparsable ones as they are. */
@@ -139,16 +166,9 @@ function withBaseReference(config: Uint8Array, baseModel: string): Uint8Array {
 async function adapterFile(
   name: string,
   weightsKey: string,
-  format: 'safetensors' | 'gguf' | 'tar',
+  format: 'safetensors' | 'tar',
   baseModel: string,
 ): Promise<CheckpointFile> {
-  if (format === 'gguf') {
-    throw ApiError.valueError(
-      ['query', 'format'],
-      'GGUF export is for built-in models; this checkpoint is a LoRA adapter (use tar)',
-      format,
-    );
-  }
   const missing = () => new ApiError('internal', 'Checkpoint files are missing from the artifact store');
   const weights = await artifactWebStream(weightsKey);
   if (!weights) throw missing();
@@ -189,5 +209,56 @@ async function adapterFile(
     contentType: 'application/x-tar',
     body: tarStream(entries),
     size: tarSize(entries),
+  };
+}
+
+/**
+ * A Hugging Face checkpoint (or, with no adapter, its base) as one GGUF file with the adapter merged, written on
+ * the GGUF thread from the base model's registered directory. Refusals (no local directory, an architecture or
+ * option llama.cpp would run differently) are 400s that say why.
+ */
+async function hfGgufFile(
+  name: string,
+  baseModel: string,
+  adapterKey: string | null,
+  quantization: GgufQuantization,
+): Promise<CheckpointFile> {
+  const entry = findBaseModel(baseModel);
+  const refuse = (why: string) =>
+    ApiError.valueError(['query', 'format'], `This checkpoint cannot be exported as GGUF: ${why}`, 'gguf');
+  if (!entry || entry.backend !== 'hf')
+    throw refuse(`its base model ${baseModel} is not a registered Hugging Face model`);
+  const dir = hfModelDir(entry);
+  const hub = hubFetch(entry);
+  // A Hub-named base still downloading (or failed) on this server: the export can follow once it is there.
+  if (hub && hub.state !== 'ready') {
+    const status = servingStatus(entry);
+    throw new ApiError(
+      'unavailable',
+      `The base model ${baseModel} is not on this server yet: ${status.available ? 'retry shortly' : status.reason}`,
+      { headers: { 'retry-after': '30' } },
+    );
+  }
+  const problem = hfDirProblem(dir);
+  if (!dir || problem) throw refuse(`its base model ${baseModel}: ${problem ?? 'no local directory'}`);
+  let adapter: { config: unknown; weights: Uint8Array } | null = null;
+  if (adapterKey) {
+    const configKey = adapterKey.replace(/adapter_model\.safetensors$/, 'adapter_config.json');
+    const [weights, config] = await Promise.all([readArtifactBytes(adapterKey), readArtifactBytes(configKey)]);
+    if (!weights || !config) throw new ApiError('internal', 'Checkpoint files are missing from the artifact store');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(new TextDecoder().decode(config));
+    } catch {
+      throw refuse('its adapter_config.json is not valid JSON');
+    }
+    adapter = { config: parsed, weights };
+  }
+  const file = await hfCheckpointGguf({ dir, adapter, matrixType: quantization, name });
+  return {
+    filename: `${name}-${quantization.toLowerCase()}.gguf`,
+    contentType: 'application/octet-stream',
+    body: file.stream,
+    size: file.size,
   };
 }

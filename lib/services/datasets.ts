@@ -74,6 +74,19 @@ export async function resolveTrainingData(principal: Principal, url: string): Pr
   return { entity: entityName, project, name, version: row.version, file, key: `${row.prefix}/${file}` };
 }
 
+/** One issue per bad line (pydantic's list of errors), and one counting those past the list, as the form shows them. */
+function badLinesError(err: SftDataError, loc: string[]): ApiError {
+  const issues = err.problems.map((p) => ({
+    loc,
+    msg: `Value error, ${err.file} line ${p.line}: ${p.reason}`,
+    type: 'value_error',
+  }));
+  const unlisted = err.total - err.problems.length;
+  if (unlisted > 0)
+    issues.push({ loc, msg: `Value error, ${err.file}: ${unlisted} more bad lines not listed`, type: 'value_error' });
+  return ApiError.validation(issues);
+}
+
 /** Validates every line now, so a bad dataset is a 422 at job creation rather than a failed job (docs/contract.md §3.2). */
 export async function validateTrainingData(ref: DatasetRef, url: string): Promise<number> {
   let count: number;
@@ -155,7 +168,7 @@ export async function uploadDataset(
         // Off the request thread, one line at a time (lib/services/sft-lines.ts).
         numExamples = await validateStoredSftFile(trainingFile, `${prefix}/${trainingFile}`);
       } catch (err) {
-        if (err instanceof SftDataError) throw ApiError.valueError(['body', 'files', trainingFile], err.message);
+        if (err instanceof SftDataError) throw badLinesError(err, ['body', 'files', trainingFile]);
         throw err;
       }
       if (numExamples === 0)

@@ -71,8 +71,8 @@ function retireWhenIdle() {
 }
 
 /**
- * The number of examples in the stored JSONL `key` (shown as `file`), every line validated. Throws SftDataError at
- * the first bad line (or a line past the limit), and an ENOENT error when the file is missing.
+ * The number of examples in the stored JSONL `key` (shown as `file`), every line validated. Throws SftDataError
+ * naming every bad line (reading stops at a line past the limit), and an ENOENT error when the file is missing.
  */
 export async function validateStoredSftFile(file: string, key: string): Promise<number> {
   const found = await artifactWebStream(key);
@@ -119,7 +119,10 @@ export async function validateStoredSftFile(file: string, key: string): Promise<
     }
     const result = await done;
     if (result.type === 'done') return result.count;
-    if (result.type === 'bad-line') throw new SftDataError(result.file, result.line, result.reason);
+    if (result.type === 'bad-line') {
+      const [first] = result.problems;
+      throw new SftDataError(result.file, first.line, first.reason, result.problems, result.total);
+    }
     if (result.type === 'failed') throw new Error(`dataset thread: ${result.message}`);
     throw new Error('unreachable: an ack settles nothing');
   } finally {

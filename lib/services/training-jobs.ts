@@ -288,6 +288,70 @@ export async function listEventsJson(principal: Principal, jobId: string, q: Eve
   return listText(page.items, page.hasMore, page.firstId, page.lastId);
 }
 
+/**
+ * Runs a failed job again as a new job with the same data and settings (issue 43: a job whose worker died had no
+ * way back). The new job is queued behind the model's others; the failed one stays as it was, with its events. An
+ * SFT job's dataset is validated again (it may have changed or gone); an RL job trains on the trajectory groups
+ * stored with the job it repeats, which are not recorded a second time (their metrics are already on the model).
+ */
+export async function resubmitTrainingJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
+  const failed = await requireJob(principal, jobId);
+  if (failed.status !== 'FAILED') {
+    throw new ApiError(
+      'conflict',
+      `Only a failed or cancelled job can be resubmitted; this one is ${failed.status.toLowerCase()}`,
+    );
+  }
+  // The same rights as submitting it: access to the model.
+  const model = await requireModel(principal, failed.modelId);
+  const db = await getDb();
+  const config = { ...failed.config };
+  if (failed.kind === 'sft') {
+    const url = String(config.training_data_url);
+    let ref: Awaited<ReturnType<typeof resolveTrainingData>>;
+    try {
+      ref = await resolveTrainingData(principal, url);
+      config.num_examples = await validateTrainingData(ref, url);
+    } catch (err) {
+      // The request has no body: the dataset's problem is the job's, so it is reported at the job's id.
+      if (!(err instanceof ApiError) || !err.issues?.length) throw err;
+      const reason = err.issues[0].msg.replace(/^Value error, /, '');
+      throw ApiError.valueError(['path', 'training_job_id'], `The job's training data cannot be used: ${reason}`, url);
+    }
+    config.dataset_key = ref.key;
+    config.dataset_file = ref.file;
+    const start = await modelsRepo.startingCheckpoint(db, model.id, config.start_from);
+    if (start === 'missing') {
+      throw ApiError.valueError(
+        ['path', 'training_job_id'],
+        `The job started from checkpoint step ${String(config.start_from)}, which was deleted`,
+      );
+    }
+    const row = await trainingRepo.insertJob(db, {
+      entityId: model.entityId,
+      modelId: model.id,
+      createdBy: principal.userId,
+      kind: 'sft',
+      config: { ...config, resubmitted_from: failed.id },
+      baseStep: start?.step ?? null,
+    });
+    return toJobDto(row, await waitingReason(row));
+  }
+  const row = await db.transaction(async (tx) => {
+    const latest = await modelsRepo.latestCheckpoint(tx, model.id);
+    const inputJob = typeof config.input_job_id === 'string' ? config.input_job_id : failed.id;
+    return trainingRepo.insertJob(tx, {
+      entityId: model.entityId,
+      modelId: model.id,
+      createdBy: principal.userId,
+      kind: 'rl',
+      config: { ...config, input_job_id: inputJob, resubmitted_from: failed.id },
+      baseStep: latest?.step ?? null,
+    });
+  });
+  return toJobDto(row, await waitingReason(row));
+}
+
 export async function cancelTrainingJob(principal: Principal, jobId: string): Promise<TrainingJobDto> {
   const job = await requireJob(principal, jobId);
   if (job.createdBy !== principal.userId) requirePermission(principal, job.entityId, 'cancel_any_job');

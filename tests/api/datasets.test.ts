@@ -75,6 +75,26 @@ describe('POST /v1/preview/datasets', () => {
     expect(list.body.data).toEqual([]);
   });
 
+  it('names every bad line in one answer, as the form does, and counts those past the list', async () => {
+    const user = await createUser();
+    const noAnswer = JSON.stringify({ messages: [{ role: 'user', content: 'no answer' }] });
+    const bad = [line('a', 'b'), noAnswer, '{', line('c', 'd'), '[]'].join('\n');
+    const res = await upload(user, { project: 'sft', name: 'bad' }, bad);
+    expect(res.status).toBe(422);
+    expect(res.body.detail.map((d: { msg: string }) => d.msg)).toEqual([
+      'Value error, train.jsonl line 2: last message must have role "assistant"',
+      expect.stringMatching(/^Value error, train\.jsonl line 3: invalid JSON/),
+      'Value error, train.jsonl line 5: expected a JSON object',
+    ]);
+    // 25 bad lines: 20 listed, the other 5 counted.
+    const many = Array.from({ length: 25 }, () => noAnswer).join('\n');
+    const res2 = await upload(user, { project: 'sft', name: 'bad' }, many);
+    expect(res2.status).toBe(422);
+    expect(res2.body.detail).toHaveLength(21);
+    expect(res2.body.detail[19].msg).toMatch(/line 20:/);
+    expect(res2.body.detail[20].msg).toBe('Value error, train.jsonl: 5 more bad lines not listed');
+  });
+
   it('rejects uploads without a .jsonl file, with no body, or over the size limit', async () => {
     const user = await createUser();
     expect((await upload(user, { project: 'p', name: 'n', filename: 'notes.txt' }, 'hello')).status).toBe(422);

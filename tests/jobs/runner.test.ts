@@ -199,23 +199,75 @@ describe('job runner', () => {
     await expect(queue.appendEvents(jobId, 'someone-else', [])).rejects.toThrow(/no longer holds/);
   });
 
-  it('requeues a job whose worker vanished before starting, and fails one that had started', async () => {
+  it('requeues a job whose worker vanished before its first step, and fails one that had taken a step', async () => {
     const user = await createUser();
     const model = await createModel(user);
     const other = await createModel(user);
+    const third = await createModel(user);
     const quiet = await submitRl(user, model.id);
     const started = await submitRl(user, other.id);
+    const stepped = await submitRl(user, third.id);
     const dead = `builtin:deadboot${quiet.slice(0, 8)}:0`;
     expect((await queue.claimJob(dead, ['rl'], [model.id]))?.id).toBe(quiet);
     expect((await queue.claimJob(dead, ['rl'], [other.id]))?.id).toBe(started);
-    await queue.appendEvents(started, dead, [{ type: 'training_started', data: { num_sequences: 5 } }]);
+    expect((await queue.claimJob(dead, ['rl'], [third.id]))?.id).toBe(stepped);
+    await queue.appendEvents(started, dead, [{ type: 'training_started', data: { num_sequences: 1 } }], 0);
+    await queue.appendEvents(
+      stepped,
+      dead,
+      [
+        { type: 'training_started', data: { num_sequences: 2 } },
+        { type: 'gradient_step', data: { loss: 1 } },
+      ],
+      0,
+    );
     const outcome = await queue.recoverStaleJobs({ deadWorkerPrefix: { prefix: dead, except: 'builtin:alive' } });
-    expect(outcome.requeued).toBeGreaterThanOrEqual(1);
+    expect(outcome).toEqual({ requeued: 2, failed: 1 });
     expect(await job(user, quiet)).toMatchObject({ status: 'QUEUED' });
-    const failed = await job(user, started);
+    // Started but no step taken: nothing was learned, so it goes back to the queue (issue 43) …
+    expect(await job(user, started)).toMatchObject({ status: 'QUEUED', error_message: null });
+    const failed = await job(user, stepped);
     expect(failed.status).toBe('FAILED');
-    expect(failed.error_message).toMatch(/worker stopped responding/);
-    expect((await events(user, started)).map((e) => e.type)).toEqual(['training_started', 'training_failed']);
+    expect(failed.error_message).toBe(
+      'The training worker stopped responding (its process ended or lost contact); the job was stopped',
+    );
+    expect((await events(user, stepped)).map((e) => e.type)).toEqual([
+      'training_started',
+      'gradient_step',
+      'training_failed',
+    ]);
+
+    // … and the next worker runs it to the end; its own training_started (seq 0) is not stored a second time.
+    const handlers: HandlerRegistry = {
+      rl: async (ctx) => {
+        await ctx.started(1);
+        await ctx.step({ loss: 0.5 });
+        return { weights, metrics: {} };
+      },
+    };
+    expect(await runOneJob(claimOnly(inProcessProtocol('test:second'), other.id), handlers)).toBe(true);
+    expect(await job(user, started)).toMatchObject({ status: 'COMPLETED', completed_steps: 1 });
+    expect((await events(user, started)).map((e) => e.type)).toEqual([
+      'training_started',
+      'gradient_step',
+      'training_ended',
+    ]);
+  });
+
+  it(`fails a job that lost its worker ${queue.MAX_JOB_ATTEMPTS} times before its first step, saying so`, async () => {
+    const user = await createUser();
+    const model = await createModel(user);
+    const jobId = await submitRl(user, model.id);
+    for (let attempt = 1; attempt <= queue.MAX_JOB_ATTEMPTS; attempt++) {
+      const dead = `builtin:crashes${jobId.slice(0, 8)}${attempt}:0`;
+      expect((await queue.claimJob(dead, ['rl'], [model.id]))?.id).toBe(jobId);
+      await queue.recoverStaleJobs({ deadWorkerPrefix: { prefix: dead, except: 'builtin:alive' } });
+    }
+    const failed = await job(user, jobId);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.error_message).toBe(
+      `The training worker stopped responding ${queue.MAX_JOB_ATTEMPTS} times before the first step (its process ended or lost contact); the job was stopped`,
+    );
   });
 });
 

@@ -163,7 +163,105 @@ function checkHeadCopy(base: HfModel, copy: RawTensor): void {
 }
 
 /** The base matrix a pair of factors adapts: a layer's projection, or the output head. */
-type Target = { layer: number; module: LoraModule } | 'lm_head';
+export type LoraTarget = { layer: number; module: LoraModule } | 'lm_head';
+
+/** What collectLoraFactors needs to know of the base model. */
+export interface LoraBaseShape {
+  layers: number;
+  vocab: number;
+  hidden: number;
+  /** [out, in] of a layer's projection. */
+  projectionShape(layer: number, module: LoraModule): [number, number];
+}
+
+export interface LoraFactorPair {
+  target: LoraTarget;
+  /** [r × K]. */
+  a: RawTensor;
+  /** [N × r]; scale is not folded in. */
+  b: RawTensor;
+  /** The base matrix's [N, K]. */
+  shape: [number, number];
+}
+
+/**
+ * The adapter's factor pairs, every name and shape checked against the base model (shared by serving, which packs
+ * them, and by the merged GGUF export, which adds scale·B·A to the base weights), and PEFT's copy of the frozen
+ * output head when the file has one (the caller checks it against the base's head).
+ */
+export function collectLoraFactors(
+  base: LoraBaseShape,
+  config: LoraConfigSummary,
+  tensors: Map<string, RawTensor>,
+): { pairs: LoraFactorPair[]; headCopy: RawTensor | null } {
+  const pairs = new Map<string, { a?: RawTensor; b?: RawTensor; target: LoraTarget }>();
+  let headCopy: RawTensor | null = null;
+  // First, as the root cause: with ensure_weight_tying PEFT also writes lm_head factors (tied to these)
+  // under a config whose target_modules no longer names lm_head.
+  const embedding = [...tensors.keys()].find((name) => INPUT_EMBEDDING.test(name));
+  if (embedding) {
+    throw new Error(
+      `adapter_model.safetensors: ${embedding} adapts the input embedding (target_modules embed_tokens, or lm_head with ensure_weight_tying on tied embeddings), which is not supported`,
+    );
+  }
+  for (const [name, t] of tensors) {
+    let target: LoraTarget;
+    let factor: string;
+    const proj = PROJECTION_FACTOR.exec(name);
+    const head = HEAD_FACTOR.exec(name);
+    if (proj) {
+      const layer = Number(proj[1]);
+      if (layer >= base.layers)
+        throw new Error(`adapter_model.safetensors: ${name} names layer ${layer} of a ${base.layers}-layer model`);
+      target = { layer, module: MODULE_NAMES[proj[3]] };
+      factor = proj[4];
+    } else if (head) {
+      // PEFT builds the model from the config and ignores tensors of modules it did not wrap: applying
+      // them would differ from PEFT, dropping them silently would lose what was trained.
+      if (!config.targetsLmHead) {
+        throw new Error(
+          `adapter_model.safetensors: ${name} adapts lm_head but adapter_config.json's target_modules does not (PEFT would load the adapter without it)`,
+        );
+      }
+      target = 'lm_head';
+      factor = head[1];
+    } else if (name === HEAD_COPY) {
+      headCopy = t;
+      continue;
+    } else {
+      throw new Error(
+        `adapter_model.safetensors: tensor ${name} is not a LoRA factor of a q/k/v/o/gate/up/down projection or of lm_head`,
+      );
+    }
+    const key = target === 'lm_head' ? target : `${target.layer}.${target.module}`;
+    const entry = pairs.get(key) ?? { target };
+    if (factor === 'A') entry.a = t;
+    else entry.b = t;
+    pairs.set(key, entry);
+  }
+  if (pairs.size === 0) throw new Error('adapter_model.safetensors: no LoRA tensors');
+  const r = config.rank;
+  const out: LoraFactorPair[] = [];
+  for (const { a, b, target } of pairs.values()) {
+    const label = target === 'lm_head' ? 'lm_head' : `layer ${target.layer} ${target.module}_proj`;
+    if (!a || !b) throw new Error(`adapter_model.safetensors: ${label} lacks its lora_${a ? 'B' : 'A'} tensor`);
+    const [N, K] = target === 'lm_head' ? [base.vocab, base.hidden] : base.projectionShape(target.layer, target.module);
+    if (
+      a.shape.length !== 2 ||
+      a.shape[0] !== r ||
+      a.shape[1] !== K ||
+      b.shape.length !== 2 ||
+      b.shape[0] !== N ||
+      b.shape[1] !== r
+    ) {
+      throw new Error(
+        `adapter_model.safetensors: ${label} has A [${a.shape}] and B [${b.shape}], expected [${r}, ${K}] and [${N}, ${r}] (r = ${r} in adapter_config.json)`,
+      );
+    }
+    out.push({ target, a, b, shape: [N, K] });
+  }
+  return { pairs: out, headCopy };
+}
 
 export class LoraAdapter {
   readonly config: LoraConfigSummary;
@@ -182,74 +280,21 @@ export class LoraAdapter {
   ) {
     this.config = config;
     this.layers = Array.from({ length: base.hf.layers }, () => ({}));
-    const pairs = new Map<string, { a?: RawTensor; b?: RawTensor; target: Target }>();
-    let headCopy: RawTensor | null = null;
-    // First, as the root cause: with ensure_weight_tying PEFT also writes lm_head factors (tied to these)
-    // under a config whose target_modules no longer names lm_head.
-    const embedding = [...tensors.keys()].find((name) => INPUT_EMBEDDING.test(name));
-    if (embedding) {
-      throw new Error(
-        `adapter_model.safetensors: ${embedding} adapts the input embedding (target_modules embed_tokens, or lm_head with ensure_weight_tying on tied embeddings), which is not supported`,
-      );
-    }
-    for (const [name, t] of tensors) {
-      let target: Target;
-      let factor: string;
-      const proj = PROJECTION_FACTOR.exec(name);
-      const head = HEAD_FACTOR.exec(name);
-      if (proj) {
-        const layer = Number(proj[1]);
-        if (layer >= base.hf.layers)
-          throw new Error(`adapter_model.safetensors: ${name} names layer ${layer} of a ${base.hf.layers}-layer model`);
-        target = { layer, module: MODULE_NAMES[proj[3]] };
-        factor = proj[4];
-      } else if (head) {
-        // PEFT builds the model from the config and ignores tensors of modules it did not wrap: applying
-        // them would differ from PEFT, dropping them silently would lose what was trained.
-        if (!config.targetsLmHead) {
-          throw new Error(
-            `adapter_model.safetensors: ${name} adapts lm_head but adapter_config.json's target_modules does not (PEFT would load the adapter without it)`,
-          );
-        }
-        target = 'lm_head';
-        factor = head[1];
-      } else if (name === HEAD_COPY) {
-        headCopy = t;
-        continue;
-      } else {
-        throw new Error(
-          `adapter_model.safetensors: tensor ${name} is not a LoRA factor of a q/k/v/o/gate/up/down projection or of lm_head`,
-        );
-      }
-      const key = target === 'lm_head' ? target : `${target.layer}.${target.module}`;
-      const entry = pairs.get(key) ?? { target };
-      if (factor === 'A') entry.a = t;
-      else entry.b = t;
-      pairs.set(key, entry);
-    }
-    if (pairs.size === 0) throw new Error('adapter_model.safetensors: no LoRA tensors');
+    const { pairs, headCopy } = collectLoraFactors(
+      {
+        layers: base.hf.layers,
+        vocab: base.hf.vocab,
+        hidden: base.hf.hidden,
+        projectionShape: (layer, module) => base.projectionShape(layer, module),
+      },
+      config,
+      tensors,
+    );
     if (headCopy) checkHeadCopy(base, headCopy);
-    const r = config.rank;
     let headWeights: LoraWeights | null = null;
     try {
-      for (const { a, b, target } of pairs.values()) {
-        const label = target === 'lm_head' ? 'lm_head' : `layer ${target.layer} ${target.module}_proj`;
-        if (!a || !b) throw new Error(`adapter_model.safetensors: ${label} lacks its lora_${a ? 'B' : 'A'} tensor`);
-        const [N, K] =
-          target === 'lm_head' ? [base.hf.vocab, base.hf.hidden] : base.projectionShape(target.layer, target.module);
-        if (
-          a.shape.length !== 2 ||
-          a.shape[0] !== r ||
-          a.shape[1] !== K ||
-          b.shape.length !== 2 ||
-          b.shape[0] !== N ||
-          b.shape[1] !== r
-        ) {
-          throw new Error(
-            `adapter_model.safetensors: ${label} has A [${a.shape}] and B [${b.shape}], expected [${r}, ${K}] and [${N}, ${r}] (r = ${r} in adapter_config.json)`,
-          );
-        }
-        const w = this.pack(a, b, N, K);
+      for (const { a, b, target, shape } of pairs) {
+        const w = this.pack(a, b, shape[0], shape[1]);
         if (target === 'lm_head') headWeights = w;
         else this.layers[target.layer][target.module] = w;
       }
@@ -258,7 +303,7 @@ export class LoraAdapter {
       throw err;
     }
     this.head = headWeights;
-    this.maxRank = r;
+    this.maxRank = config.rank;
   }
 
   /** Loads an adapter for `base` from adapter_config.json's parsed value and adapter_model.safetensors' bytes. */

@@ -3,10 +3,19 @@ import { badWordsTokenIds } from '@/lib/engine/sampler';
 import type { HfTokenizer } from '@/lib/engine/hf/tokenizer';
 import { Tokenizer, type TokenizerConfig } from '@/lib/engine/tokenizer';
 import { config } from '@/lib/config';
+import { ApiError } from '@/lib/errors';
 import { chatTemplateError, structuredOutputError } from '../chat-errors';
 import { collectChatCompletion, serializeChatCompletion } from '../chat-response';
 import type { EngineEvent } from '../engine-events';
 import { inferencePool, StructuredOutputRefusedError } from '../pool';
+import {
+  promptEndsReasoning,
+  startsInReasoning,
+  THINK_END,
+  THINK_START,
+  type ReasoningParserName,
+  type ReasoningSetup,
+} from '../reasoning';
 import { chatCompletionStream } from '../sse';
 import {
   checkTemplateRequest,
@@ -34,6 +43,11 @@ export interface BuiltinModelDescription {
   chatTemplate: string;
   chatEosToken: string;
   contextLength: number;
+  /**
+   * vLLM's `--reasoning-parser` for this model (the base-models file's `reasoning_parser`, which its checkpoints
+   * inherit): `<think>…</think>` goes to `reasoning`. Absent or null: none, the whole answer is content.
+   */
+  reasoningParser?: ReasoningParserName | null;
   /**
    * A Hugging Face model: its tokenizer (built once on the server thread from tokenizer.json), the extra
    * ids that end generation from generation_config.json (vLLM adds them to stop_token_ids unless
@@ -144,6 +158,35 @@ function checkStructuredOutputSize(constraint: { kind: string }): void {
   }
 }
 
+/**
+ * How a request's answer is split by the model's reasoning parser. vLLM refuses to start with a reasoning parser
+ * whose tags are not single tokens of the model's vocabulary; a model described that way answers 503 with why.
+ */
+function reasoningSetup(
+  parser: ReasoningParserName,
+  tokenizer: { specialTokenId(text: string): number | undefined },
+  prompt: readonly number[],
+  inputs: TemplateInputs,
+  includeReasoning: boolean,
+): ReasoningSetup {
+  const startId = tokenizer.specialTokenId(THINK_START);
+  const endId = tokenizer.specialTokenId(THINK_END);
+  if (startId === undefined || endId === undefined) {
+    throw new ApiError(
+      'unavailable',
+      `This model's reasoning_parser "${parser}" needs ${THINK_START} and ${THINK_END} tokens, which its tokenizer does not have; remove reasoning_parser from its base model`,
+    );
+  }
+  return {
+    startsInReasoning: startsInReasoning(
+      parser,
+      promptEndsReasoning(prompt, startId, endId),
+      inputs.chat_template_kwargs,
+    ),
+    include: includeReasoning,
+  };
+}
+
 /** Counts completion tokens as events pass, then reports them once the generation is over. */
 async function* metered(
   events: AsyncIterable<EngineEvent>,
@@ -196,6 +239,9 @@ export class BuiltinChatBackend implements ChatBackend {
       headerRequestId: call.headers.get('x-request-id'),
     });
     const prompt = truncatePrompt(promptIds, s);
+    const reasoning = d.reasoningParser
+      ? reasoningSetup(d.reasoningParser, tokenizer, prompt, templateInputs, s.include_reasoning)
+      : null;
     // The grammar is compiled on the inference thread (below), which grows with the constraint's size: bounded here,
     // before any of it is sent (docs/contract.md §8.11).
     if (s.structured_output) checkStructuredOutputSize(s.structured_output.constraint);
@@ -226,7 +272,7 @@ export class BuiltinChatBackend implements ChatBackend {
       const body = chatCompletionStream(
         events,
         s,
-        { created, promptTokenIds: prompt },
+        { created, promptTokenIds: prompt, reasoning },
         { onError: (err) => log.error({ err }, 'generation failed mid-stream') },
       );
       return { kind: 'stream', body };
@@ -234,7 +280,12 @@ export class BuiltinChatBackend implements ChatBackend {
     const collected: EngineEvent[] = [];
     for await (const e of events) collected.push(e);
     const { promptLogprobs } = await handle.finished;
-    const response = await collectChatCompletion(collected, s, { created, promptTokenIds: prompt, promptLogprobs });
+    const response = await collectChatCompletion(collected, s, {
+      created,
+      promptTokenIds: prompt,
+      promptLogprobs,
+      reasoning,
+    });
     return { kind: 'json', body: serializeChatCompletion(response) };
   }
 }

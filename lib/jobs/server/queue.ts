@@ -243,6 +243,9 @@ export async function appendEvents(
     for (const event of events.slice(skip)) {
       if (event.type === 'training_started') {
         const n = event.data.num_sequences;
+        // A job requeued before its first step (recoverStaleJobs) keeps the training_started its lost worker sent:
+        // the next worker's, for the same data, is skipped even without a sequence number, so clients see one.
+        if (started && completed === 0 && job.attempts > 1 && n === numSequences) continue;
         if (started) throw ApiError.valueError(['body', 'events'], 'training_started was already sent');
         if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || !isFlatNumeric(event.data)) {
           throw ApiError.valueError(
@@ -441,9 +444,18 @@ export async function cancelJob(jobId: string): Promise<TrainingJobRow> {
 }
 
 /**
- * Recovers jobs whose worker went away: a job that had not emitted training_started goes back to the queue
- * (nothing visible happened yet, so it resumes from scratch); one that had started ends with
- * training_failed, so pollers stop (docs/contract.md §3.6.5). Never leaves a job RUNNING forever.
+ * How many times a job is handed to a worker before a lost worker fails it instead of requeueing it: a job that
+ * kills its worker (out of memory, a crash in a kernel) must not loop forever.
+ */
+export const MAX_JOB_ATTEMPTS = 3;
+
+/**
+ * Recovers jobs whose worker went away. A job that had taken no gradient step goes back to the queue (issue 43:
+ * before, one that had sent training_started failed with no way back): nothing was learned, so the next worker
+ * starts it from scratch. Its training_started stays (events are append-only); the next worker's is skipped by
+ * the events' sequence number, so clients see it once. After MAX_JOB_ATTEMPTS claims, or once a step was taken
+ * (its steps are in the model's curve and cannot be replayed), the job ends with training_failed, so pollers
+ * stop (docs/contract.md §3.6.5). Never leaves a job RUNNING forever.
  */
 export async function recoverStaleJobs(opts: { deadWorkerPrefix?: { prefix: string; except: string } } = {}) {
   const db = await getDb();
@@ -459,8 +471,12 @@ export async function recoverStaleJobs(opts: { deadWorkerPrefix?: { prefix: stri
       const job = await queueRepo.lockJob(tx, candidate.id);
       if (!job || job.status !== 'RUNNING' || job.workerId !== candidate.workerId) return;
       const idle = job.progressAt && now - job.progressAt.getTime() > IDLE_LIMIT_MS();
-      if (!idle && !(await queueRepo.hasStarted(tx, job.id))) {
+      if (!idle && job.completedSteps === 0 && job.attempts < MAX_JOB_ATTEMPTS) {
         await trainingRepo.updateJob(tx, job.id, { status: 'QUEUED', workerId: null, heartbeatAt: null });
+        log.warn(
+          { jobId: job.id, workerId: job.workerId, attempt: job.attempts },
+          'training worker lost before the first step: job requeued',
+        );
         outcome.requeued++;
       } else {
         await failInTx(
@@ -468,7 +484,9 @@ export async function recoverStaleJobs(opts: { deadWorkerPrefix?: { prefix: stri
           job,
           idle
             ? `Training made no progress for ${Math.round(IDLE_LIMIT_MS() / 60_000)} minutes and was stopped`
-            : 'The training worker stopped responding (its process ended or lost contact); the job was stopped',
+            : job.completedSteps === 0
+              ? `The training worker stopped responding ${job.attempts} times before the first step (its process ended or lost contact); the job was stopped`
+              : 'The training worker stopped responding (its process ended or lost contact); the job was stopped',
         );
         outcome.failed++;
       }
@@ -496,7 +514,9 @@ export async function jobInput(
   const db = await getDb();
   const job = await db.transaction((tx) => requireLease(tx, jobId, workerId));
   if (job.kind === 'rl') {
-    const rows = await trainingRepo.listGroupsOfJob(db, jobId);
+    // A resubmitted RL job trains on the groups stored with the job it repeats (lib/services/training-jobs.ts).
+    const source = typeof job.config.input_job_id === 'string' ? job.config.input_job_id : jobId;
+    const rows = await trainingRepo.listGroupsOfJob(db, source);
     return { kind: 'rl', trajectory_groups: rows.map((r) => r.data) };
   }
   const key = String(job.config.dataset_key);

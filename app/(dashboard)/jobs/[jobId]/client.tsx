@@ -13,6 +13,7 @@ import { JobConfig } from '@/components/jobs/job-config';
 import { JobEventsTable } from '@/components/jobs/job-events-table';
 import { JobProgress } from '@/components/jobs/job-progress';
 import { JobPhase } from '@/components/jobs/job-speed';
+import { ResubmitJobButton } from '@/components/jobs/resubmit-job-button';
 import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
 import { Alert } from '@/components/ui/alert';
 import { RetryAlert } from '@/components/ui/retry-alert';
@@ -192,6 +193,8 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
           <Button variant="danger-ghost" onClick={() => setConfirmCancel(true)} data-testid="cancel-job">
             Cancel job
           </Button>
+        ) : job.status === 'FAILED' ? (
+          <ResubmitJobButton jobId={job.id} entity={entity} defaultEntity={defaultEntity} />
         ) : null}
       </div>
 

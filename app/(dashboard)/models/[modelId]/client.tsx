@@ -43,6 +43,11 @@ const AbVotesCard = dynamic(() => import('@/components/models/ab-votes-card').th
   ssr: false,
 });
 
+// Draws only when the base model cannot be served (downloading from the Hub, a vLLM server down): after hydration.
+const BaseModelNotice = dynamic(() => import('@/components/models/base-model-notice').then((m) => m.BaseModelNotice), {
+  ssr: false,
+});
+
 interface ModelDetailClientProps {
   modelId: string;
   entity: string;
@@ -172,6 +177,7 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
 
       {tab === 'overview' ? (
         <div role="tabpanel" id="panel-overview" aria-labelledby="tab-overview" className="flex flex-col gap-6">
+          {tinker ? null : <BaseModelNotice baseModel={m.base_model} />}
           <RunOverview
             model={m}
             entity={entity}

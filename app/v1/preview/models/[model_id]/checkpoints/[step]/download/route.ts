@@ -25,12 +25,18 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[mo
           .enum(['safetensors', 'gguf', 'tar'])
           .optional()
           .describe(
-            'Default: safetensors for built-in models, tar (adapter_config.json + adapter_model.safetensors) for LoRA adapters',
+            'Default: safetensors for built-in models, tar (adapter_config.json + adapter_model.safetensors) for LoRA adapters. gguf: one llama.cpp / Ollama file (a LoRA checkpoint with its adapter merged into the base)',
+          ),
+        quantization: z
+          .enum(['F16', 'Q8_0'])
+          .optional()
+          .describe(
+            'format=gguf only: storage type of the matrices. Default F16 for Hugging Face models, F32 for built-in ones (which take F16 but not Q8_0)',
           ),
       }),
     },
     async ({ principal, params, query }) => {
-      const file = await checkpointFile(principal, params.model_id, params.step, query.format);
+      const file = await checkpointFile(principal, params.model_id, params.step, query.format, query.quantization);
       return new Response(file.body as BodyInit, {
         headers: {
           'content-type': file.contentType,
