@@ -4,7 +4,7 @@
  * 1. Throughput (tuneboard_worker/bench.py, its arguments passed through): the Python worker's SFT training against a
  *    bare PyTorch + PEFT loop on the same model and batches; trained tokens/s, peak memory, the worker's overhead.
  * 2. Start-up latency (issue 43 item 4): job created → training_started for a warm worker, goal < 200 ms. A production
- *    server (embedded database in a fresh folder, or DATABASE_URL's when set) with one built-in worker
+ *    server (its own embedded database in a fresh folder, whatever DATABASE_URL says) with one built-in worker
  *    (TUNEBOARD_RUNNER_CONCURRENCY=1: the Node worker, on tuneboard/tiny-random) and the Python worker as users run it
  *    (`python -m tuneboard_worker`, on the tiny Qwen3 of part 1). Each worker first trains one job (cold: the Python
  *    worker loads the base model), then, once parked in its claim, gets N jobs one after another; each job's latency is
@@ -145,7 +145,10 @@ async function latencyBench(): Promise<void> {
     server = await startServer(
       PORT,
       {
-        ...(process.env.DATABASE_URL ? {} : { TUNEBOARD_DATA_DIR: path.join(DIR, 'server', 'pglite') }),
+        // Always its own embedded database, even where DATABASE_URL names one (CI's, shared with bench:api and
+        // bench:tinker running beside it): this server's built-in worker would claim their jobs.
+        TUNEBOARD_DATA_DIR: path.join(DIR, 'server', 'pglite'),
+        DATABASE_URL: '',
         TUNEBOARD_ARTIFACT_DIR: path.join(DIR, 'server', 'artifacts'),
         TUNEBOARD_BASE_MODELS_FILE: baseModelsFile,
         TUNEBOARD_WORKER_TOKEN: WORKER_TOKEN,
