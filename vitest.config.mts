@@ -18,6 +18,7 @@ const TIMING_FILES = ['tests/hardening/enumeration.test.ts'];
 const ISOLATED_FILES = [
   'lib/jobs/worker/training-threads.test.ts',
   'lib/services/base-models.test.ts',
+  'tests/jobs/claim-shutdown.test.ts',
   'tests/api/datasets.test.ts',
   'tests/api/fast-path.test.ts',
   'tests/api/fast-path-relay.test.ts',

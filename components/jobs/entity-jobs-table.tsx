@@ -8,6 +8,7 @@ import { useNowEverySecond } from '@/lib/client/use-now';
 import { groupCountsFromConfig, jobOutcome } from '@/lib/client/rl-guardrails';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
+import { JobSpeedLine } from './job-speed';
 import { JobLink } from './job-link';
 import { JobStatusBadge } from './job-status-badge';
 
@@ -142,7 +143,14 @@ export function EntityJobsTable({
                 ) : null}
               </Td>
               <Td label="Progress">
-                <JobProgress job={job} outcome={outcome} compact />
+                {/* Claimed, before training_started: the worker is loading the model, not stuck at 0 steps. */}
+                {job.status === 'RUNNING' && job.num_sequences === null ? (
+                  <span className="text-xs text-fg-muted" data-testid="entity-job-loading">
+                    Loading base model…
+                  </span>
+                ) : (
+                  <JobProgress job={job} outcome={outcome} compact />
+                )}
               </Td>
               <Td label="Data">
                 <DataCell job={job} />
@@ -152,6 +160,7 @@ export function EntityJobsTable({
               </Td>
               <Td label="Duration" className="text-right whitespace-nowrap text-fg-muted tabular-nums">
                 <DurationCell job={job} />
+                <JobSpeedLine job={job} />
               </Td>
               <Td label="Created" className="text-right whitespace-nowrap text-fg-muted">
                 <RelativeTime iso={job.created_at} />

@@ -2,7 +2,7 @@ import Link from 'next/link';
 import { BreakableText } from '@/components/ui/breakable-text';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import type { TrainingWorkerDto } from '@/lib/schemas/workers';
+import type { TrainingWorkerDto } from '@/lib/schemas/training-workers';
 
 const BACKEND_LABEL: Record<string, string> = { builtin: 'built-in models', hf: 'Hugging Face models' };
 const KIND_LABEL: Record<string, string> = { rl: 'RL', sft: 'SFT', tinker: 'Tinker' };

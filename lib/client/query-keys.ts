@@ -26,7 +26,7 @@ import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { abVoteSummarySchema } from '@/lib/schemas/ab-votes';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
 import { usageListSchema } from '@/lib/schemas/usage';
-import { trainingWorkerListSchema } from '@/lib/schemas/workers';
+import { trainingWorkerListSchema } from '@/lib/schemas/training-workers';
 
 export interface ModelListFilters {
   entity: string;

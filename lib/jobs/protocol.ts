@@ -40,7 +40,15 @@ export type JobInput =
  */
 export interface WorkerProtocol {
   readonly workerId: string;
-  claim(kinds?: ('rl' | 'sft')[], modelIds?: string[]): Promise<WorkerJob | null>;
+  /**
+   * The next job, or null. `wait.seconds`: a long poll (the server holds the answer until a job can be claimed, at
+   * most 25 s); `wait.signal` ends it early (the worker is stopping).
+   */
+  claim(
+    kinds?: ('rl' | 'sft')[],
+    modelIds?: string[],
+    wait?: { seconds: number; signal?: AbortSignal },
+  ): Promise<WorkerJob | null>;
   heartbeat(jobId: string): Promise<{ cancelled: boolean }>;
   appendEvents(jobId: string, events: WorkerEvent[]): Promise<void>;
   input(jobId: string): Promise<JobInput>;

@@ -29,6 +29,7 @@ export async function startServer(): Promise<void> {
   // Next's handler alone exited before the usage write, and never exited while a worker or a client polled on a
   // kept-alive connection.
   const { startBuiltinRunner, stopBuiltinRunner } = await import('@/lib/jobs/server/builtin-runner');
+  const { stopParkedClaims } = await import('@/lib/jobs/server/claim-wakeups');
   const { flushUsage } = await import('@/lib/services/usage');
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const others = process.listeners(signal);
@@ -38,6 +39,8 @@ export async function startServer(): Promise<void> {
     process.once(signal, () => {
       beginDraining();
       stopBuiltinRunner();
+      // Workers' long-polled claims answer now (null) instead of holding the server for their wait.
+      stopParkedClaims();
       // The backstop: whatever still holds the server this long after the signal (a stream that goes on, a
       // connection nobody closes) is cut, as an orchestrator's SIGKILL would, rather than left running for good.
       setTimeout(() => process.exit(exitCode), SHUTDOWN_GRACE_MS).unref();

@@ -328,6 +328,15 @@ export const trainingJobListSchema = listEnvelope(trainingJobSchema);
 /** Extension: a job in an entity-wide list, with the name of its model. */
 export const entityJobSchema = trainingJobSchema.extend({
   model: z.object({ id: idSchema, entity: z.string(), project: z.string(), name: z.string() }),
+  speed: z
+    .object({
+      step_seconds: z.number().describe("The latest gradient step's duration"),
+      tokens_per_second: z.number().nullable().describe('Its trained tokens per second'),
+    })
+    .nullable()
+    .describe(
+      "Extension: the speed of the job's latest gradient step (its step_seconds and tokens_per_second); null before the first step, or from a worker that does not report them",
+    ),
 });
 export type EntityJobDto = z.infer<typeof entityJobSchema>;
 export const entityJobListSchema = listEnvelope(entityJobSchema);

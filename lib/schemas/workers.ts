@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { idSchema } from './common';
+import { trainingBackendSchema } from './training-workers';
 
 const workerId = z.string().min(1).max(200).describe('Stable id of the worker process, e.g. gpu-box-1:0');
 
-export const trainingBackendSchema = z.enum(['builtin', 'hf']);
+export { trainingBackendSchema };
 
 export const workerCapabilitiesSchema = z
   .object({
@@ -36,6 +37,14 @@ export const claimBodySchema = z.object({
   model_ids: z.array(idSchema).max(1000).optional().describe('Only jobs of these models; all models when absent'),
   capabilities: workerCapabilitiesSchema.optional(),
   info: workerInfoSchema.optional(),
+  wait_seconds: z
+    .number()
+    .min(0)
+    .max(3600)
+    .optional()
+    .describe(
+      'Long poll: when nothing is claimable, hold the answer up to this many seconds (the server caps it at 25) and answer as soon as a job can be claimed. Absent or 0: answer at once',
+    ),
 });
 
 export const workerJobSchema = z.object({
@@ -124,29 +133,9 @@ export const weightsQuerySchema = z.object({
     .describe("A LoRA checkpoint's adapter_config.json instead of its weights"),
 });
 
-export const trainingWorkerSchema = z.object({
-  id: z.string(),
-  backends: z.array(trainingBackendSchema),
-  base_models: z.array(z.string()).nullable(),
-  kinds: z.array(z.enum(['rl', 'sft', 'tinker'])),
-  info: z.record(z.string(), z.unknown()),
-  status: z.enum(['busy', 'idle']),
-  training_clients: z
-    .array(
-      z.object({
-        model_id: idSchema.nullable().describe("The training client's model, when the caller can see it"),
-        model_name: z.string().nullable().describe("That model's name, when the caller can see it"),
-        base_model: z.string(),
-      }),
-    )
-    .describe('The Tinker training clients this worker holds in memory (docs/tinker.md §3)'),
-  current_job_id: idSchema.nullable().describe('The job it runs, when that job is visible to the caller'),
-  current_base_model: z.string().nullable(),
-  first_seen_at: z.string(),
-  last_seen_at: z.string(),
-});
-export type TrainingWorkerDto = z.infer<typeof trainingWorkerSchema>;
-export const trainingWorkerListSchema = z.object({ data: z.array(trainingWorkerSchema) });
+// The dashboard's list of workers lives in training-workers.ts: the browser loads it without the worker protocol's
+// schemas (every page's script budget; the model page's is spent).
+export { trainingWorkerSchema, trainingWorkerListSchema, type TrainingWorkerDto } from './training-workers';
 
 // ---- Tinker training clients (docs/tinker.md §3) ------------------------------------------------------------
 

@@ -28,6 +28,7 @@ import { recordTrajectories } from './trajectories';
 import type { PreparedRlJobBody } from '@/lib/body/prepared';
 import { waitingReason, waitingReasons } from './training-workers';
 import { cancelJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
+import { wakeClaims } from '@/lib/jobs/server/claim-wakeups';
 
 export { JOB_NOT_FOUND };
 
@@ -87,6 +88,8 @@ export async function createRlJob(principal: Principal, body: PreparedRlJobBody)
     });
     return row;
   });
+  // A worker's parked claim takes it now rather than at its next poll (lib/jobs/server/claim-wakeups.ts).
+  await wakeClaims();
   return { id: job.id };
 }
 
@@ -126,6 +129,7 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
     },
     baseStep: start?.step ?? null,
   });
+  await wakeClaims();
   return { id: job.id };
 }
 
@@ -183,13 +187,33 @@ export async function listEntityJobs(
     limit: limit + 1,
   });
   const page = rows.slice(0, limit);
-  const reasons = await waitingReasons(page.map((r) => r.job));
+  const [reasons, lastSteps] = await Promise.all([
+    waitingReasons(page.map((r) => r.job)),
+    // Only jobs that took a step have a speed: queued jobs and jobs still loading cost no lookup.
+    trainingRepo.lastStepOfJobs(
+      db,
+      page.filter((r) => r.job.completedSteps > 0).map((r) => r.job.id),
+    ),
+  ]);
   return toList(
     // The model added to the job's object, not both spread into a new one: measured in a loop, V8's spread copy took
     // 1.1–1.2 KiB a job against 0.36–0.40 KiB (see toSummaryDto in models.ts).
-    page.map((r, i) => Object.assign(toJobDto(r.job, reasons[i]), { model: r.model })),
+    page.map((r, i) =>
+      Object.assign(toJobDto(r.job, reasons[i]), { model: r.model, speed: speedOf(lastSteps.get(r.job.id)) }),
+    ),
     rows.length > limit,
   );
+}
+
+/** A gradient step's speed fields (lib/jobs/worker/runner.ts speedOf; the Python worker's step_speed), when it has them. */
+function speedOf(step: Record<string, unknown> | undefined): EntityJobDto['speed'] {
+  const seconds = step?.step_seconds;
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return null;
+  const tokens = step?.tokens_per_second;
+  return {
+    step_seconds: seconds,
+    tokens_per_second: typeof tokens === 'number' && Number.isFinite(tokens) ? tokens : null,
+  };
 }
 
 export async function listJobsOfModel(

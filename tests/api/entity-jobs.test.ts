@@ -77,6 +77,37 @@ describe('the entity-wide jobs list (dashboard extension)', () => {
     expect(next.has_more).toBe(false);
   });
 
+  it("gives each job the speed of its latest gradient step (issue 43 item 3: the Jobs page's speed)", async () => {
+    const queue = await import('@/lib/jobs/server/queue');
+    const user = await createUser();
+    const model = await createModel(user);
+    const older = await createRlJob(user, model.id);
+    const worker = `speed-${model.id}`;
+    expect((await queue.claimJob(worker, ['rl'], [model.id]))?.id).toBe(older);
+    await queue.appendEvents(older, worker, [
+      { type: 'training_started', data: { num_sequences: 3, load_seconds: 1.5 } },
+      {
+        type: 'gradient_step',
+        data: { loss: 1, num_trainable_tokens: 100, step_seconds: 0.5, tokens_per_second: 200 },
+      },
+      {
+        type: 'gradient_step',
+        data: { loss: 1, num_trainable_tokens: 90, step_seconds: 0.25, tokens_per_second: 360 },
+      },
+      // From a worker that reports no speed: the job's speed is unknown, not a stale earlier value.
+    ]);
+    const started = await createRlJob(user, (await createModel(user)).id);
+    const queued = await createRlJob(user, model.id);
+    const page = entityJobListSchema.parse((await list(user)).body);
+    const byId = new Map(page.data.map((j) => [j.id, j]));
+    expect(byId.get(older)!.speed).toEqual({ step_seconds: 0.25, tokens_per_second: 360 });
+    expect(byId.get(started)!.speed).toBeNull();
+    expect(byId.get(queued)!.speed).toBeNull();
+    await queue.appendEvents(older, worker, [{ type: 'gradient_step', data: { loss: 1 } }]);
+    const after = entityJobListSchema.parse((await list(user)).body);
+    expect(after.data.find((j) => j.id === older)!.speed).toBeNull();
+  });
+
   it('keeps other people’s jobs out and refuses bad filters', async () => {
     const owner = await createUser();
     const stranger = await createUser();

@@ -44,7 +44,11 @@ describe('job runner', () => {
       rl: async (ctx) => {
         expect(ctx.job.base_checkpoint).toEqual({ step: 0, artifact_key: null });
         await ctx.started(3);
-        for (let i = 1; i <= 3; i++) await ctx.step({ loss: i, grad_norm: 0.5 });
+        for (let i = 1; i <= 3; i++) {
+          // Each step takes a measurable time, so its step_seconds and tokens_per_second can be checked.
+          await new Promise((r) => setTimeout(r, 30));
+          await ctx.step({ loss: i, grad_norm: 0.5, num_trainable_tokens: 60 });
+        }
         return { weights, metrics: { num_groups_submitted: 0 } };
       },
     };
@@ -66,7 +70,17 @@ describe('job runner', () => {
       'gradient_step',
       'training_ended',
     ]);
-    expect(list[0].data).toEqual({ num_sequences: 3 });
+    // Speed (issue 43 item 3): how long the job took to get going, and each step's duration and trained tokens/s.
+    expect(Object.keys(list[0].data).sort()).toEqual(['load_seconds', 'num_sequences']);
+    expect(list[0].data).toMatchObject({ num_sequences: 3 });
+    expect(list[0].data.load_seconds).toBeGreaterThanOrEqual(0);
+    expect(list[0].data.load_seconds).toBeLessThan(30);
+    for (const step of list.slice(1, 4)) {
+      const { step_seconds, tokens_per_second } = step.data as Record<string, number>;
+      expect(step_seconds).toBeGreaterThanOrEqual(0.025);
+      expect(step_seconds).toBeLessThan(10);
+      expect(tokens_per_second).toBeCloseTo(60 / step_seconds, 6);
+    }
     const cps = await call(checkpointsRoute, 'GET', '/x', {
       key: user.key,
       params: { model_id: model.id },

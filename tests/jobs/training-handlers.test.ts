@@ -102,7 +102,7 @@ describe('built-in training handlers through the job path', () => {
     });
     const list = await events(user, jobId);
     expect(list.map((e) => e.type)).toEqual(['training_started', 'gradient_step', 'gradient_step', 'training_ended']);
-    expect(list[0].data).toEqual({ num_sequences: 2 });
+    expect(list[0].data).toEqual({ num_sequences: 2, load_seconds: expect.any(Number) });
     expect(list[1].data).toMatchObject({ learning_rate: 1e-3, num_trajectories: 4 });
     expect(list[2].data).toMatchObject({ learning_rate: 5e-4, num_trajectories: 2 });
     for (const e of list.slice(1, 3)) {
@@ -112,6 +112,8 @@ describe('built-in training handlers through the job path', () => {
         'loss',
         'num_trainable_tokens',
         'num_trajectories',
+        'step_seconds',
+        'tokens_per_second',
       ]);
     }
     const cp = await latestCheckpoint(user, model.id);

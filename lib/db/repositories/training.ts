@@ -154,6 +154,26 @@ export async function findEvent(db: DbOrTx, jobId: string, eventId: string) {
   return row;
 }
 
+/**
+ * The data of each job's latest gradient_step (its speed fields, for the Jobs page): one index lookup per job
+ * (job_events_job_type_seq_idx, newest first), whatever the jobs' lengths.
+ */
+export async function lastStepOfJobs(db: DbOrTx, jobIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+  if (jobIds.length === 0) return new Map();
+  const ids = sql.join(
+    jobIds.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  );
+  // Both drivers answer raw queries with { rows }; the generic driver type does not say so.
+  const result = (await db.execute(sql`
+    select j.id as job_id, e.data from unnest(array[${ids}]) as j(id)
+    cross join lateral (
+      select data from ${jobEvents} where ${jobEvents.jobId} = j.id and ${jobEvents.type} = 'gradient_step'
+      order by ${jobEvents.seq} desc limit 1
+    ) e`)) as unknown as { rows: { job_id: string; data: Record<string, unknown> }[] };
+  return new Map(result.rows.map((r) => [r.job_id, r.data]));
+}
+
 /** Chronological, strictly after `afterSeq`: a range of the job's index whatever the table holds (see jobRange). */
 export async function listEvents(db: DbOrTx, jobId: string, opts: { afterSeq?: number; limit: number }) {
   const range = jobRange(sql`${jobId}::uuid`, {

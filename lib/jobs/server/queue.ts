@@ -16,6 +16,8 @@ import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
 import { holdOutValidation } from '../validation-split';
 import { adapterKeys, checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '../protocol';
 import { config } from '@/lib/config';
+import { NEW_CLIENT_KEY, onWake as onTinkerWake } from '@/lib/services/tinker/wakeups';
+import { claimsMayPark, listenForClaims, wakeClaims } from './claim-wakeups';
 import { componentLogger } from '@/lib/logger';
 
 const log = componentLogger('jobs');
@@ -45,10 +47,27 @@ async function requireLease(tx: DbOrTx, jobId: string, workerId: string): Promis
 /** A worker that claims without capabilities is the built-in runner (or an older worker): built-in models only. */
 export const BUILTIN_CAPABILITIES = { backends: ['builtin'] } as const;
 
+/** The longest a claim may be held open (`wait_seconds`), below common proxy and load-balancer idle timeouts (30–60 s). */
+export const MAX_CLAIM_WAIT_SECONDS = 25;
+/** A parked claim records the worker again this often, well inside the registry's live window (60 s). */
+const PARKED_TOUCH_MS = 15_000;
+
+export interface ClaimWait {
+  /** How long to hold the claim open while there is nothing to claim; capped at MAX_CLAIM_WAIT_SECONDS. 0: answer at once. */
+  waitSeconds?: number;
+  /** The request's signal: a client that went away ends the wait (and its listener) at once. */
+  signal?: AbortSignal;
+}
+
 /**
  * The next job this worker can train. `modelIds` pins a worker to some models (a team's dedicated GPU box, or
  * a test); `capabilities` says which backends and base models it trains. Every claim also records the worker
  * in the registry (what it can train, what it runs), which is how a queued job knows whether anyone can take it.
+ *
+ * With `wait.waitSeconds` the claim is a long poll: when nothing is claimable it waits for a wake-up (a job queued, a
+ * job ended: claim-wakeups.ts) and tries again, answering null only at the bound. A job therefore starts within
+ * milliseconds of its creation instead of after the worker's next poll (1.7–4.7 s on average before). A worker that
+ * also takes Tinker training clients is answered null early when a new training client waits, so that it polls for it.
  */
 export async function claimJob(
   workerId: string,
@@ -56,6 +75,46 @@ export async function claimJob(
   modelIds?: string[],
   capabilities: Pick<WorkerCapabilities, 'backends' | 'base_models'> = { backends: [...BUILTIN_CAPABILITIES.backends] },
   info?: Record<string, unknown>,
+  wait: ClaimWait = {},
+): Promise<WorkerJob | null> {
+  const waitMs = Math.min(Math.max(0, wait.waitSeconds ?? 0), MAX_CLAIM_WAIT_SECONDS) * 1000;
+  const attempt = (touch: boolean) => claimOnce(workerId, kinds, modelIds, capabilities, info, touch);
+  if (waitMs === 0 || !claimsMayPark()) return attempt(true);
+  const deadline = Date.now() + waitMs;
+  let tinkerWoken = false;
+  let touchedAt = 0;
+  for (;;) {
+    // Listening before the attempt: a job queued between the attempt and the wait still wakes this claim.
+    const listener = listenForClaims(
+      kinds.includes('tinker')
+        ? (wake) =>
+            onTinkerWake([NEW_CLIENT_KEY], () => {
+              tinkerWoken = true;
+              wake();
+            })
+        : undefined,
+    );
+    try {
+      // Gone: a job claimed now would sit RUNNING, unseen, until its lease ran out.
+      if (wait.signal?.aborted) return null;
+      const touch = Date.now() - touchedAt >= PARKED_TOUCH_MS;
+      if (touch) touchedAt = Date.now();
+      const job = await attempt(touch);
+      if (job || tinkerWoken || wait.signal?.aborted || !claimsMayPark() || Date.now() >= deadline) return job;
+      await listener.wait(deadline - Date.now(), wait.signal);
+    } finally {
+      listener.close();
+    }
+  }
+}
+
+async function claimOnce(
+  workerId: string,
+  kinds: ('rl' | 'sft' | 'tinker')[],
+  modelIds: string[] | undefined,
+  capabilities: Pick<WorkerCapabilities, 'backends' | 'base_models'>,
+  info: Record<string, unknown> | undefined,
+  touch: boolean,
 ): Promise<WorkerJob | null> {
   const db = await getDb();
   const baseModels = trainableBaseModelIds(capabilities);
@@ -72,13 +131,16 @@ export async function claimJob(
     kinds,
     ...(modelIds?.length ? { model_ids: modelIds } : {}),
   };
-  await workersRepo.touchWorker(db, {
-    id: workerId,
-    now: new Date(),
-    currentJobId: job?.id ?? null,
-    capabilities: registered as unknown as Record<string, unknown>,
-    ...(info ? { info } : {}),
-  });
+  // A parked claim's re-checks record the worker only now and then (PARKED_TOUCH_MS): a claim that found a job always.
+  if (touch || job) {
+    await workersRepo.touchWorker(db, {
+      id: workerId,
+      now: new Date(),
+      currentJobId: job?.id ?? null,
+      capabilities: registered as unknown as Record<string, unknown>,
+      ...(info ? { info } : {}),
+    });
+  }
   if (!job) return null;
   const [start, model] = await Promise.all([
     modelsRepo.startingCheckpoint(db, job.modelId, job.config.start_from),
@@ -92,6 +154,7 @@ export async function claimJob(
     const message = `Checkpoint step ${String(job.config.start_from)} was deleted before the job started; nothing to train from`;
     await db.transaction(async (tx) => failInTx(tx, (await queueRepo.lockJob(tx, job.id))!, message));
     await workersRepo.clearWorkerJob(db, workerId, job.id);
+    await wakeClaims();
     return null;
   }
   // A job that cannot save its checkpoint must not train first and fail at the end with a vague error.
@@ -103,6 +166,7 @@ export async function claimJob(
     await db.transaction(async (tx) =>
       failInTx(tx, (await queueRepo.lockJob(tx, job.id))!, `${fault}: the checkpoint could not be saved`),
     );
+    await wakeClaims();
     return null;
   }
   const entry = allBaseModels().find((m) => m.id === model.baseModel);
@@ -307,6 +371,8 @@ export async function completeJob(
   // The model's latest checkpoint moved: chat requests for it must see the new one.
   if (result.modelId) await modelsChanged([result.modelId]);
   await workersRepo.clearWorkerJob(db, workerId, jobId);
+  // The model's next job (they run one at a time) may be claimed now: parked claims look again.
+  await wakeClaims();
   return { step: result.step };
 }
 
@@ -360,12 +426,13 @@ export async function failJob(jobId: string, workerId: string, message: string):
     await failInTx(tx, await requireLease(tx, jobId, workerId), message);
   });
   await workersRepo.clearWorkerJob(db, workerId, jobId);
+  await wakeClaims();
 }
 
 /** Ends a queued or running job; its worker learns it at the next heartbeat. Terminal jobs are left as they are. */
 export async function cancelJob(jobId: string): Promise<TrainingJobRow> {
   const db = await getDb();
-  return db.transaction(async (tx) => {
+  const row = await db.transaction(async (tx) => {
     const job = await queueRepo.lockJob(tx, jobId);
     if (!job) throw ApiError.notFound('Training job not found');
     if (job.status === 'QUEUED' || job.status === 'RUNNING') {
@@ -374,6 +441,8 @@ export async function cancelJob(jobId: string): Promise<TrainingJobRow> {
     }
     return (await queueRepo.lockJob(tx, jobId))!;
   });
+  await wakeClaims();
+  return row;
 }
 
 /**
@@ -425,6 +494,8 @@ export async function recoverStaleJobs(opts: { deadWorkerPrefix?: { prefix: stri
       }
     });
   }
+  // A job back in the queue, or a model whose running job ended, has something to claim.
+  if (outcome.requeued + outcome.failed > 0) await wakeClaims();
   return outcome;
 }
 

@@ -28,7 +28,12 @@ export function httpProtocol(opts: {
   const base = opts.baseUrl.replace(/\/+$/, '');
   const auth = { authorization: `Bearer ${opts.token}` };
 
-  async function request(method: string, path: string, body?: Uint8Array | object): Promise<Response> {
+  async function request(
+    method: string,
+    path: string,
+    body?: Uint8Array | object,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     const isJson = body !== undefined && !(body instanceof Uint8Array) && typeof body === 'object';
     for (let attempt = 0; ; attempt++) {
       let res: Response | undefined;
@@ -40,9 +45,10 @@ export function httpProtocol(opts: {
             ...(isJson ? { 'content-type': 'application/json' } : { 'content-type': 'application/octet-stream' }),
           },
           body: body === undefined ? undefined : isJson ? JSON.stringify(body) : (body as BodyInit),
+          signal,
         });
       } catch (err) {
-        if (attempt >= 5) throw err;
+        if (attempt >= 5 || signal?.aborted) throw err;
       }
       if (res && res.status < 500) {
         if (!res.ok) {
@@ -54,8 +60,8 @@ export function httpProtocol(opts: {
       await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)));
     }
   }
-  const json = async <T>(method: string, path: string, body?: object): Promise<T> =>
-    (await request(method, path, body)).json() as Promise<T>;
+  const json = async <T>(method: string, path: string, body?: object, signal?: AbortSignal): Promise<T> =>
+    (await request(method, path, body, signal)).json() as Promise<T>;
   const q = `worker_id=${encodeURIComponent(opts.workerId)}`;
   // Events sent per job: the batch's seq, so a retry after a lost answer is skipped, not duplicated.
   const sent = new Map<string, number>();
@@ -75,9 +81,9 @@ export function httpProtocol(opts: {
         () => undefined,
       );
     },
-    async claim(kinds, modelIds) {
-      const body = { worker_id: opts.workerId, kinds, model_ids: modelIds };
-      return (await json<{ job: WorkerJob | null }>('POST', '/v1/workers/claim', body)).job;
+    async claim(kinds, modelIds, wait) {
+      const body = { worker_id: opts.workerId, kinds, model_ids: modelIds, wait_seconds: wait?.seconds };
+      return (await json<{ job: WorkerJob | null }>('POST', '/v1/workers/claim', body, wait?.signal)).job;
     },
     heartbeat: (jobId) => json('POST', `/v1/workers/jobs/${jobId}/heartbeat`, { worker_id: opts.workerId }),
     async appendEvents(jobId, events: WorkerEvent[]) {

@@ -45,11 +45,12 @@ function errorMessage(err: unknown): string {
 export async function runOneJob(
   protocol: WorkerProtocol,
   handlers: HandlerRegistry,
-  opts: { heartbeatMs?: number; modelIds?: string[] } = {},
+  opts: { heartbeatMs?: number; modelIds?: string[]; wait?: { seconds: number; signal?: AbortSignal } } = {},
 ): Promise<boolean> {
   const kinds = Object.keys(handlers) as WorkerJob['kind'][];
-  const job = await protocol.claim(kinds, opts.modelIds);
+  const job = await protocol.claim(kinds, opts.modelIds, opts.wait);
   if (!job) return false;
+  const claimedAt = performance.now();
 
   const abort = new AbortController();
   const beat = setInterval(
@@ -70,6 +71,13 @@ export async function runOneJob(
     let startedSent = false;
     // Settings the job was given but this engine does not implement: named in training_started, never dropped silently.
     const ignored = ignoredSettingsOf(job.config);
+    // Speed, in the events themselves (docs/contract.md §3.5): training_started says how long the job took to get
+    // going (input, weights, the model), each gradient_step its own duration and trained tokens per second.
+    let lastMark = claimedAt;
+    const startedData = (numSequences: number) => {
+      lastMark = performance.now();
+      return { num_sequences: numSequences, load_seconds: (lastMark - claimedAt) / 1000, ...ignored };
+    };
     const result = await handler({
       job,
       input,
@@ -77,18 +85,18 @@ export async function runOneJob(
       signal: abort.signal,
       async started(numSequences) {
         startedSent = true;
-        await protocol.appendEvents(job.id, [
-          { type: 'training_started', data: { num_sequences: numSequences, ...ignored } },
-        ]);
+        await protocol.appendEvents(job.id, [{ type: 'training_started', data: startedData(numSequences) }]);
       },
       async step(data) {
         if (abort.signal.aborted) throw abort.signal.reason;
-        await protocol.appendEvents(job.id, [{ type: 'gradient_step', data }]);
+        const now = performance.now();
+        const speed = speedOf(data, (now - lastMark) / 1000);
+        lastMark = now;
+        await protocol.appendEvents(job.id, [{ type: 'gradient_step', data: { ...data, ...speed } }]);
       },
     });
     if (abort.signal.aborted) throw abort.signal.reason;
-    if (!startedSent)
-      await protocol.appendEvents(job.id, [{ type: 'training_started', data: { num_sequences: 0, ...ignored } }]);
+    if (!startedSent) await protocol.appendEvents(job.id, [{ type: 'training_started', data: startedData(0) }]);
     const artifactKey = await protocol.uploadCheckpoint(job.id, result.weights);
     await protocol.complete(job.id, { artifactKey, metrics: result.metrics });
   } catch (err) {
@@ -112,18 +120,31 @@ export class WorkerTokenRefusedError extends Error {
   }
 }
 
-/** Polls for work until `signal` aborts; backs off while the queue is empty. */
+/** How long a worker's claim may wait at the server for a job (the server caps it at 25 s). */
+export const CLAIM_WAIT_SECONDS = 20;
+
+/**
+ * Polls for work until `signal` aborts. Claims are long polls (`waitSeconds`, default CLAIM_WAIT_SECONDS): the server
+ * answers as soon as a job is queued, so a job starts within milliseconds, not at the next poll. A claim answered
+ * null sooner than it could have waited (an older server, which answers at once) backs off as before.
+ */
 export async function runWorkerLoop(
   protocol: WorkerProtocol,
   handlers: HandlerRegistry,
-  opts: { signal: AbortSignal; idleMs?: number; maxIdleMs?: number; modelIds?: string[] },
+  opts: { signal: AbortSignal; idleMs?: number; maxIdleMs?: number; modelIds?: string[]; waitSeconds?: number },
 ): Promise<void> {
   let idle = opts.idleMs ?? 250;
+  const waitSeconds = opts.waitSeconds ?? CLAIM_WAIT_SECONDS;
   while (!opts.signal.aborted) {
     let ran = false;
+    const asked = performance.now();
     try {
-      ran = await runOneJob(protocol, handlers, { modelIds: opts.modelIds });
+      ran = await runOneJob(protocol, handlers, {
+        modelIds: opts.modelIds,
+        ...(waitSeconds > 0 ? { wait: { seconds: waitSeconds, signal: opts.signal } } : {}),
+      });
     } catch (err) {
+      if (opts.signal.aborted) break;
       // A wrong token is refused on every claim: polling on would log the same error forever.
       if (
         err instanceof WorkerHttpError &&
@@ -137,9 +158,23 @@ export async function runWorkerLoop(
       idle = opts.idleMs ?? 250;
       continue;
     }
+    // The server held the claim (a long poll that ran out): ask again at once.
+    if (waitSeconds > 0 && performance.now() - asked >= (waitSeconds * 1000) / 2) continue;
     await new Promise((resolve) => setTimeout(resolve, idle));
     idle = Math.min(idle * 2, opts.maxIdleMs ?? 2000);
   }
+}
+
+/**
+ * A step's speed: `step_seconds`, the time since the previous step (or training_started) ended, so the steps' sum is
+ * the training time; `tokens_per_second`, the step's trained tokens (num_trainable_tokens) per second of it.
+ */
+export function speedOf(data: Record<string, number>, seconds: number): Record<string, number> {
+  const tokens = data.num_trainable_tokens;
+  return {
+    step_seconds: seconds,
+    ...(typeof tokens === 'number' && seconds > 0 ? { tokens_per_second: tokens / seconds } : {}),
+  };
 }
 
 function ignoredSettingsOf(config: unknown): Record<string, number> {

@@ -117,6 +117,34 @@ export function listenFor(keys: string[]): Listener {
   };
 }
 
+/**
+ * Calls `fn` once, at the first wake-up of one of `keys` (in any server process); the returned function unsubscribes.
+ * For waits that are not Tinker's own: a parked job claim of a worker that also takes training clients
+ * (lib/jobs/server/queue.ts claimJob) ends when a new training client waits, so the worker polls for it at once.
+ */
+export function onWake(keys: string[], fn: () => void): () => void {
+  ensureListening();
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  for (const key of keys) {
+    let set = state.waiters.get(key);
+    if (!set) state.waiters.set(key, (set = new Set()));
+    set.add(once);
+  }
+  return () => {
+    for (const key of keys) {
+      const set = state.waiters.get(key);
+      if (!set) continue;
+      set.delete(once);
+      if (set.size === 0) state.waiters.delete(key);
+    }
+  };
+}
+
 export const requestKey = (requestId: string) => `r:${requestId}`;
 export const workerKey = (workerId: string) => `w:${workerId}`;
 export const NEW_CLIENT_KEY = 'new';

@@ -233,7 +233,7 @@ class _StubServer:
         ]
         self.calls: list[tuple] = []
 
-    def claim(self, kinds, *_args):
+    def claim(self, kinds, *_args, **_kw):
         self.claimed_kinds = kinds
         return self.jobs.pop(0) if self.jobs else None
 

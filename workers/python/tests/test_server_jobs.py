@@ -61,7 +61,7 @@ def test_sft_teaches_a_fixed_answer_and_the_adapter_loads_in_peft(api: Api, serv
     events = api.events(job_id)
     assert [e["type"] for e in events] == ["training_started"] + ["gradient_step"] * 30 + ["training_ended"]
     steps = [e["data"] for e in events if e["type"] == "gradient_step"]
-    assert set(steps[0]) == {"loss", "learning_rate", "grad_norm", "num_trajectories", "num_trainable_tokens"}
+    assert set(steps[0]) == {"loss", "learning_rate", "grad_norm", "num_trajectories", "num_trainable_tokens", "step_seconds", "tokens_per_second"}
     assert [s["learning_rate"] for s in steps] == schedule
     assert steps[-1]["loss"] < steps[0]["loss"]
     ckpt = next(c for c in api.checkpoints(model["id"]) if c["step"] == 1)

@@ -123,7 +123,7 @@ class FakeClient:
     def tinker_get_file(self, request_id, file):
         return self.files[("save", file)]
 
-    def claim(self, kinds, capabilities, info=None, model_ids=None):
+    def claim(self, kinds, capabilities, info=None, model_ids=None, wait_seconds=0.0):
         self.log.append(("claim", tuple(kinds)))
         return None
 

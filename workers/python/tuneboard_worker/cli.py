@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=int(e("TUNEBOARD_WORKER_THREADS", "0")) or None, help="CPU threads for torch (default torch's)")
     p.add_argument("--work-dir", default=e("TUNEBOARD_WORKER_WORK_DIR"), help="where checkpoints are written before upload (default the system temp dir)")
     p.add_argument("--heartbeat-seconds", type=float, default=None, help="default: a quarter of the server's lease")
-    p.add_argument("--poll-max-seconds", type=float, default=5.0, help="longest wait between claims while idle")
+    p.add_argument("--poll-max-seconds", type=float, default=5.0, help="longest wait between claims while idle, against a server that does not long-poll claims")
     p.add_argument("--once", action="store_true", help="run one job, then exit")
     p.add_argument("--exit-when-idle", type=float, default=None, metavar="SECONDS", help="exit after this long without a job")
     p.add_argument("--log-level", default=e("TUNEBOARD_WORKER_LOG_LEVEL", "INFO"))

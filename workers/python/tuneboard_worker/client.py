@@ -101,13 +101,21 @@ class WorkerClient:
         capabilities: dict[str, Any],
         info: dict[str, Any] | None = None,
         model_ids: list[str] | None = None,
+        wait_seconds: float = 0.0,
     ) -> dict[str, Any] | None:
+        """The next job, or None. wait_seconds > 0: a long poll, the server holds the answer until a job can be
+        claimed (at most 25 s); an older server ignores it and answers at once."""
         body: dict[str, Any] = {"worker_id": self.worker_id, "kinds": kinds, "capabilities": capabilities}
         if info:
             body["info"] = info
         if model_ids:
             body["model_ids"] = model_ids
-        return self._request("POST", "/v1/workers/claim", json=body, timeout=self._short).json()["job"]
+        timeout = self._short
+        if wait_seconds > 0:
+            body["wait_seconds"] = wait_seconds
+            # The answer may take wait_seconds, so the read timeout runs from there.
+            timeout = httpx.Timeout(wait_seconds + self._call_timeout, connect=10.0)
+        return self._request("POST", "/v1/workers/claim", json=body, timeout=timeout).json()["job"]
 
     def sign_off(self) -> bool:
         """Leaving cleanly: the server drops this worker from its registry at once, so a queued job only it could train

@@ -150,7 +150,7 @@ class LeaderContext:
     def step(self, metrics: dict[str, float]) -> None:
         # One broadcast check per step, as the followers do; the inner step's own check would not be shared.
         self.check()
-        self.inner.client.append_events(self.inner.job["id"], [{"type": "gradient_step", "data": {k: float(v) for k, v in metrics.items()}}])
+        self.inner.client.append_events(self.inner.job["id"], [{"type": "gradient_step", "data": self.inner.step_data(metrics)}])
         self.inner.steps += 1
 
 

@@ -27,6 +27,7 @@ from .client import LeaseLost, ProtocolError, WorkerClient
 from .model import (
     TrainingError,
     attach_adapter,
+    cached_base,
     detach_adapter,
     drop_cache,
     load_base,
@@ -42,6 +43,9 @@ log = logging.getLogger("tuneboard_worker")
 
 # How long a poll for training clients' requests waits while the worker holds some (docs/tinker.md §3.2).
 TINKER_WAIT_MS = 10_000
+# How long a claim waits at the server for a job (a long poll; the server caps it at 25 s): a job queued meanwhile is
+# claimed within milliseconds, instead of at the next poll of a back-off that grew to poll_max_seconds.
+CLAIM_WAIT_SECONDS = 20.0
 
 
 class Cancelled(Exception):
@@ -109,6 +113,11 @@ class JobContext:
         self.started_sent = False
         self.extras: dict[str, float] = {}
         self.steps = 0
+        # Speed, in the events themselves (docs/contract.md §3.5): training_started says how long the job took to get
+        # going (load_seconds, from the claim: input, weights, the base model), each gradient_step its duration and
+        # trained tokens per second.
+        self.claimed_at = time.monotonic()
+        self._mark = self.claimed_at
 
     def check(self) -> None:
         if self.cancelled.is_set():
@@ -118,13 +127,33 @@ class JobContext:
 
     def started(self, num_sequences: int) -> None:
         self.started_sent = True
-        data = {"num_sequences": int(num_sequences), **self.extras}
+        self._mark = time.monotonic()
+        data = {"num_sequences": int(num_sequences), "load_seconds": self._mark - self.claimed_at, **self.extras}
         self.client.append_events(self.job["id"], [{"type": "training_started", "data": data}])
+
+    def step_data(self, metrics: dict[str, float]) -> dict[str, float]:
+        """The gradient_step's data: the metrics, and the step's speed (step_speed)."""
+        now = time.monotonic()
+        data = {k: float(v) for k, v in metrics.items()}
+        data.update(step_speed(data, now - self._mark))
+        self._mark = now
+        return data
 
     def step(self, metrics: dict[str, float]) -> None:
         self.check()
-        self.client.append_events(self.job["id"], [{"type": "gradient_step", "data": {k: float(v) for k, v in metrics.items()}}])
+        self.client.append_events(self.job["id"], [{"type": "gradient_step", "data": self.step_data(metrics)}])
         self.steps += 1
+
+
+def step_speed(metrics: dict[str, float], seconds: float) -> dict[str, float]:
+    """step_seconds: the time since the previous step (or training_started) was reported, so the steps add up to the
+    training time; tokens_per_second: the step's trained tokens (num_trainable_tokens) per second of it. The same
+    fields as the built-in worker's (lib/jobs/worker/runner.ts speedOf)."""
+    out = {"step_seconds": float(seconds)}
+    tokens = metrics.get("num_trainable_tokens")
+    if tokens is not None and seconds > 0:
+        out["tokens_per_second"] = float(tokens) / seconds
+    return out
 
 
 def ignored_settings(config: dict) -> dict[str, float]:
@@ -331,15 +360,32 @@ class Worker:
                 idle_since = time.monotonic()
                 continue
             job = None
+            held = False
             if self.job_kinds:
+                wait = self._claim_wait(idle_since)
+                asked = time.monotonic()
                 try:
-                    job = self.client.claim(self.registered_kinds(), self.capabilities(), self.info, self.opts.model_ids)
+                    # A stop signal ends a parked claim at once (the server, seeing the request end, claims nothing).
+                    with self.interruptible():
+                        job = self.client.claim(self.registered_kinds(), self.capabilities(), self.info, self.opts.model_ids, wait_seconds=wait)
+                    # The server held the claim (a long poll that ran out): no back-off needed before the next. A
+                    # null that came sooner is an older server (it answers at once) or a new training client waiting.
+                    held = wait > 0 and time.monotonic() - asked >= wait / 2
+                except WaitInterrupted:
+                    raise
                 except Exception as err:
                     self._refused(err)
                     log.warning("claim failed: %s", err)  # the server is down or restarting: keep polling
             if job is None:
                 if self.opts.exit_when_idle is not None and time.monotonic() - idle_since > self.opts.exit_when_idle:
                     break
+                if held:
+                    idle = 0.25
+                    # A look for training clients between two long claims, without waiting: the claim itself ends
+                    # early when one is created (the server wakes it), so they start at once too.
+                    if self.tinker is not None:
+                        self._tinker_poll(0, idle)
+                    continue
                 if self.tinker is None:
                     self.stop.wait(idle)
                 # No job: instead of sleeping the claim's back-off, wait that long for a training client's request,
@@ -354,6 +400,13 @@ class Worker:
             idle_since = time.monotonic()
             if self.opts.once:
                 break
+
+    def _claim_wait(self, idle_since: float) -> float:
+        """How long the next claim may wait at the server: CLAIM_WAIT_SECONDS, less what is left before an idle exit."""
+        wait = CLAIM_WAIT_SECONDS
+        if self.opts.exit_when_idle is not None:
+            wait = min(wait, self.opts.exit_when_idle - (time.monotonic() - idle_since))
+        return wait if wait >= 0.5 else 0.0
 
     def _tinker_poll(self, wait_ms: int, backoff: float) -> int:
         """One Tinker poll round; how many requests it ran. A failed poll waits `backoff` before the next."""
@@ -451,9 +504,16 @@ class Worker:
         dtype = pick_dtype(self.device, self.opts.dtype)
         # Sharded, the model is loaded in CPU memory and fully_shard moves each rank's shard onto its GPU.
         load_on = torch.device("cpu") if sharded else self.device
+        # Kept in memory between jobs (model.py): the RL loop's next job on the same base model starts without loading.
+        cached = cached_base(source, load_on, dtype) is not None
+        loading = time.monotonic()
         base = load_base(source, job["base_model"], load_on, dtype, self.opts.hf_cache)
         config = job["config"]
-        ctx.extras = ignored_settings(config)
+        ctx.extras = {
+            **ignored_settings(config),
+            "base_model_cached": 1.0 if cached else 0.0,
+            "base_model_load_seconds": time.monotonic() - loading,
+        }
         # A fixed seed: a new adapter's initialisation (and dropout) is the same on every run of a job.
         torch.manual_seed(0)
         peft_model = attach_adapter(base, lora_settings(config.get("lora")), adapter, self.opts.use_gradient_checkpointing(self.device))

@@ -12,6 +12,7 @@ import { MetricChartCard } from '@/components/charts/metric-chart-card';
 import { JobConfig } from '@/components/jobs/job-config';
 import { JobEventsTable } from '@/components/jobs/job-events-table';
 import { JobProgress } from '@/components/jobs/job-progress';
+import { JobPhase } from '@/components/jobs/job-speed';
 import { ResubmitJobButton } from '@/components/jobs/resubmit-job-button';
 import { jobKindLabel, JobStatusBadge } from '@/components/jobs/job-status-badge';
 import { Alert } from '@/components/ui/alert';
@@ -237,7 +238,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
             description={terminal ? undefined : 'Updates live while the job runs.'}
           />
           <CardBody className="space-y-5">
-            <JobProgress job={job} outcome={outcome} />
+            {/* Claimed, before training_started: no total yet, so the phase line says what happens instead of "0 steps". */}
+            {job.status === 'RUNNING' && job.num_sequences === null ? null : (
+              <JobProgress job={job} outcome={outcome} />
+            )}
+            <JobPhase job={job} events={tailEvents ?? []} />
             <dl className="grid grid-cols-2 gap-4 text-sm sm:grid-cols-4">
               <div>
                 <dt className="text-xs text-fg-subtle">Created</dt>
@@ -389,7 +394,11 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
             ) : (
               <EmptyState
                 title="No events yet"
-                description="The job reports training_started when a worker picks it up."
+                description={
+                  job.status === 'RUNNING'
+                    ? 'A worker took the job and is loading the base model; training_started comes once it has.'
+                    : 'The job reports training_started when a worker picks it up.'
+                }
               />
             )
           ) : (

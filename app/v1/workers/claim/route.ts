@@ -10,12 +10,16 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/claim', {
       auth: 'worker',
       tag: 'workers',
       summary:
-        'Claim the next runnable job this worker can train (its capabilities; per-model FIFO); job is null when there is none',
+        'Claim the next runnable job this worker can train (its capabilities; per-model FIFO); job is null when there is none. With wait_seconds the answer is held (up to 25 s) until a job can be claimed',
       body: claimBodySchema,
       response: claimResponseSchema,
     },
-    async ({ body }) => ({
-      job: await claimJob(body.worker_id, body.kinds, body.model_ids, body.capabilities, body.info),
+    async ({ req, body }) => ({
+      job: await claimJob(body.worker_id, body.kinds, body.model_ids, body.capabilities, body.info, {
+        waitSeconds: body.wait_seconds,
+        // The worker went away (or its request timed out): the parked claim stops waiting at once.
+        signal: req.signal,
+      }),
     }),
   ),
 });
