@@ -137,3 +137,51 @@ test('a queued job says what it waits for, and a running job how long it has run
   for (const id of [second, first])
     expect((await request.post(`/v1/preview/training-jobs/${id}/cancel`, { headers: auth })).status()).toBe(200);
 });
+
+test('the Jobs page filters by kind, project and model, searches, and keeps the filters in the address', async ({
+  page,
+  request,
+}) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const auth = { Authorization: `Bearer ${key}` };
+  const alpha = await createModelViaApi(request, key, { project: 'alpha', name: `tutor-${uniqueId()}` });
+  const beta = await createModelViaApi(request, key, { project: 'beta', name: `helper-${uniqueId()}` });
+  const jobIds: Record<string, string> = {};
+  for (const [name, model] of [
+    ['alpha', alpha],
+    ['beta', beta],
+  ] as const) {
+    const res = await request.post('/v1/preview/training-jobs', {
+      headers: auth,
+      data: {
+        model_id: model.id,
+        trajectory_groups: [trajectoryGroup(0.4, 2)],
+        experimental_config: { allow_training_without_logprobs: true },
+      },
+    });
+    jobIds[name] = ((await res.json()) as { id: string }).id;
+  }
+  await page.goto(`/jobs`);
+  const rows = page.getByRole('table', { name: 'All jobs, newest first' }).locator('tbody tr');
+  await expect(rows).toHaveCount(2);
+  await page.getByTestId('jobs-project-filter').selectOption('beta');
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText(beta.name);
+  await expect(page).toHaveURL(/project=beta/);
+  // The address keeps the filter: a reload shows the same list.
+  await page.reload();
+  await expect(page.getByTestId('jobs-project-filter')).toHaveValue('beta');
+  await expect(rows).toHaveCount(1);
+  await page.getByTestId('jobs-project-filter').selectOption('');
+  await page.getByTestId('jobs-search').fill(alpha.name.slice(0, 8));
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText(alpha.name);
+  await expect(page).toHaveURL(/q=tutor-/);
+  await page.getByTestId('jobs-search').fill('');
+  await page.getByTestId('jobs-model-filter').selectOption(beta.id);
+  await expect(rows).toHaveCount(1);
+  await page.getByTestId('jobs-kind-filter').selectOption('sft');
+  await expect(page.getByText('No job matches these filters')).toBeVisible();
+  await expectNoSeriousA11yViolations(page, 'the filtered Jobs page');
+});
