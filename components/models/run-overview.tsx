@@ -5,6 +5,7 @@ import { useMemo } from 'react';
 import dynamic from 'next/dynamic';
 import { RunSummaryStrip } from '@/components/models/run-summary';
 import {
+  bestTie,
   checkpointMetricKeys,
   defaultBestMetric,
   metricDirection,
@@ -41,8 +42,9 @@ export function RunOverview({
   tinker?: ModelTinkerDto | null;
 }) {
   const history = useQuery(historyQuery(model.id));
-  // The same query the training curve section makes: one request for both.
-  const curve = useQuery({ ...trainingCurveQuery(model.id), enabled: tinker !== null });
+  // The same query the training curve section makes: one request for both. The verdict reads it: an SFT job's trend
+  // is its per-gradient-step loss, not the one mean per job its checkpoint holds.
+  const curve = useQuery(trainingCurveQuery(model.id));
   const all = useQuery(allCheckpointsQuery(model.id));
   const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
   const series = useMemo(() => history.data?.series ?? [], [history.data]);
@@ -56,19 +58,25 @@ export function RunOverview({
   const verdict =
     tinker !== null && rows.length === 0
       ? tinkerRunVerdict(series, curve.data?.series ?? [], signals)
-      : runVerdict(series, newestRl ? outcomeOf(newestRl) : null, signals);
+      : runVerdict(
+          series,
+          newestRl ? outcomeOf(newestRl) : null,
+          signals,
+          curve.isPending ? 'loading' : (curve.data ?? null),
+        );
   // The fourth tile: the training client while it is live or when there is no job to show instead.
   const client = tinker && (rows.length === 0 || isLiveClient(tinker.training_client)) ? tinker.training_client : null;
   const keys = checkpointMetricKeys(checkpoints ?? []);
   const metric = defaultBestMetric(keys);
   const direction = metric ? metricDirection(metric) : 'max';
   const bestCheckpoint = metric && checkpoints ? selectBestCheckpoint(checkpoints, metric, direction) : null;
+  const tie = metric && checkpoints ? bestTie(checkpoints, metric, bestCheckpoint) : null;
 
   return (
     <>
       <RunSummaryStrip
         verdict={verdict}
-        best={bestCheckpoint && metric ? { checkpoint: bestCheckpoint, metric, direction } : null}
+        best={bestCheckpoint && metric && tie ? { checkpoint: bestCheckpoint, metric, direction, tie } : null}
         series={series}
         job={job}
         jobOutcome={job ? outcomeOf(job) : undefined}

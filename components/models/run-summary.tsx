@@ -41,7 +41,13 @@ function latestPoint(series: readonly HistorySeries[], name: string) {
 
 export interface RunSummaryProps {
   verdict: RunVerdict;
-  best: { checkpoint: CheckpointDto; metric: string; direction: 'max' | 'min' } | null;
+  best: {
+    checkpoint: CheckpointDto;
+    metric: string;
+    direction: 'max' | 'min';
+    /** How many checkpoints share its value: all of them (≥ 2) is a tie, not a best. */
+    tie: { tied: number; total: number; allTied: boolean };
+  } | null;
   series: readonly HistorySeries[];
   /** The newest open job, else the newest job. */
   job: TrainingJobDto | null;
@@ -70,14 +76,32 @@ export function RunSummaryStrip({
         </p>
         {'from' in verdict ? (
           <p className="mt-0.5 text-xs text-fg-muted tabular-nums">
-            {formatNumber(verdict.from)} → {formatNumber(verdict.to)} (first vs last third of steps)
+            {formatNumber(verdict.from)} → {formatNumber(verdict.to)} ({verdict.basis})
           </p>
         ) : null}
       </Tile>
       <Tile label="Best checkpoint" testId="summary-best">
-        {best ? (
+        {best?.tie.allTied ? (
           <>
-            <p className="font-medium tabular-nums">Step {best.checkpoint.step.toLocaleString('en')}</p>
+            <p className="font-medium" data-testid="summary-best-tied">
+              Tied: all {best.tie.total} checkpoints
+            </p>
+            <p className="mt-0.5 text-xs text-fg-muted">
+              Each scored <span className="tabular-nums">{formatNumber(best.checkpoint.metrics[best.metric])}</span> on{' '}
+              {best.metric}: none is better.
+            </p>
+          </>
+        ) : best ? (
+          <>
+            <p className="font-medium tabular-nums">
+              Step {best.checkpoint.step.toLocaleString('en')}
+              {best.tie.tied > 1 ? (
+                <span className="font-normal text-fg-muted">
+                  {' '}
+                  (tied with {best.tie.tied - 1} other{best.tie.tied === 2 ? '' : 's'})
+                </span>
+              ) : null}
+            </p>
             <p className="mt-0.5 text-xs text-fg-muted">
               {best.direction === 'max' ? 'Highest' : 'Lowest'} {best.metric}:{' '}
               <span className="tabular-nums">{formatNumber(best.checkpoint.metrics[best.metric])}</span>

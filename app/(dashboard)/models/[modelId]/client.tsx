@@ -1,7 +1,7 @@
 'use client';
 
 import { useDeleteModel } from '@/lib/client/mutations';
-import { useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
@@ -23,7 +23,7 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { useModelLive } from '@/lib/client/use-model-live';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { inferenceNames, playgroundHref } from '@/lib/client/inference-names';
-import { modelQuery } from '@/lib/client/query-keys';
+import { modelJobsInfiniteQuery, modelQuery } from '@/lib/client/query-keys';
 import { modelTinkerQuery } from '@/lib/client/tinker-queries';
 import { useQueryStates } from 'nuqs';
 import { modelSearchParsers, type ModelTab } from './search-params';
@@ -55,6 +55,11 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
   // The model's Tinker training client (null: it is not one); kept live by useModelLive.
   const tinkerQuery = useQuery(modelTinkerQuery(modelId));
   const tinker = tinkerQuery.data ?? null;
+  // The run overview's query (one request for both): a model trained only by SFT jobs reads its run on the
+  // per-gradient-step curve, which then comes first; the per-checkpoint charts have one mean point per job there.
+  const jobs = useInfiniteQuery(modelJobsInfiniteQuery(modelId));
+  const jobRows = jobs.data?.pages.flatMap((p) => p.data) ?? [];
+  const curveFirst = tinker !== null || (jobRows.length > 0 && jobRows.every((j) => j.type === 'sft'));
   // The tab state lives in the URL (shareable, kept on reload), through the parsers the server page uses too.
   const [{ tab, step, split, compare }, setUrlState] = useQueryStates(modelSearchParsers, { history: 'replace' });
   const setTab = (next: ModelTab) => void setUrlState({ tab: next });
@@ -187,8 +192,9 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
             />
           ) : null}
           {/* A training client's run is its training curve (a point per optim step); its checkpoints' metrics are
-              copies of the step before each sampler save, so they come second. */}
-          {tinker ? null : <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />}
+              copies of the step before each sampler save, so they come second. So for SFT-only models: their
+              checkpoints hold one mean per job, the curve every gradient step. */}
+          {curveFirst ? null : <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />}
           <TrainingCurveSection
             model={m}
             jobHrefFor={(id) => hrefWithEntity(`/jobs/${id}`, entity, defaultEntity)}
@@ -196,7 +202,9 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
             fineTuneHrefFor={fineTuneHrefFor}
             tinker={tinker}
           />
-          {tinker ? <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} tinker /> : null}
+          {curveFirst ? (
+            <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} tinker={tinker !== null} />
+          ) : null}
           <CheckpointsSection model={m} fineTuneHrefFor={fineTuneHrefFor} />
           <AbVotesCard modelId={m.id} />
           <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} tinker={tinker !== null} />
