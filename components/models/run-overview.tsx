@@ -12,7 +12,7 @@ import {
   selectBestCheckpoint,
 } from '@/lib/client/best-checkpoint';
 import { isTerminalStatus } from '@/lib/client/poll-backoff';
-import { detectRewardHacking, jobOutcome, runVerdict } from '@/lib/client/rl-guardrails';
+import { detectRewardHacking, jobOutcome, lengthCappedSignals, runVerdict } from '@/lib/client/rl-guardrails';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { allCheckpointsQuery, historyQuery, modelJobsInfiniteQuery, trainingCurveQuery } from '@/lib/client/query-keys';
 import { isLiveClient, tinkerRunVerdict } from '@/lib/client/tinker-clients';
@@ -48,7 +48,12 @@ export function RunOverview({
   const all = useQuery(allCheckpointsQuery(model.id));
   const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
   const series = useMemo(() => history.data?.series ?? [], [history.data]);
-  const signals = useMemo(() => detectRewardHacking(series), [series]);
+  // The server's own reading of the stored completions first (it needs no metric named for length), then what the
+  // logged metrics show.
+  const signals = useMemo(
+    () => [...lengthCappedSignals(history.data?.length_pinning ?? []), ...detectRewardHacking(series)],
+    [history.data, series],
+  );
   const checkpoints = all.data?.data;
   const metricsByStep = useMemo(() => new Map((checkpoints ?? []).map((c) => [c.step, c.metrics])), [checkpoints]);
   const rows = jobs.data?.pages.flatMap((p) => p.data) ?? [];

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { detectRewardHacking, jobOutcome, rewardsTie, runVerdict } from './rl-guardrails';
+import {
+  detectRewardHacking,
+  jobOutcome,
+  lengthCappedSignals,
+  rewardsTie,
+  runVerdict,
+  signalSplit,
+} from './rl-guardrails';
 
 const job = (over: Partial<Parameters<typeof jobOutcome>[0]> = {}) => ({
   type: 'rl' as const,
@@ -177,5 +184,26 @@ describe('runVerdict on the per-gradient-step training curve (issue 41)', () => 
       },
     ];
     expect(runVerdict([], noUpdate, pinned)).toMatchObject({ kind: 'hacked' });
+  });
+});
+
+describe('lengthCappedSignals (the server counted the completions)', () => {
+  it('turns the history length_pinning into a verdict whatever the length metric is named', () => {
+    const signals = lengthCappedSignals([
+      {
+        split: 'train',
+        steps: [0, 5],
+        length_share_from: 0,
+        length_share_to: 0.92,
+        tokens_from: 20,
+        tokens_to: 64,
+        token_max: 64,
+      },
+    ]);
+    expect(signalSplit(signals[0])).toBe('train');
+    expect(runVerdict([series('train/reward', [0.32, 0.6, 1])], null, signals)).toEqual({
+      kind: 'hacked',
+      text: 'Possible reward hacking: 92 % of train completions stop at the token limit',
+    });
   });
 });

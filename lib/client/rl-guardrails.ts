@@ -92,7 +92,47 @@ export type HackingSignal =
       to: number;
       steps: [number, number];
     }
-  | { kind: 'length-pinned'; metric: string; limit: number; share: number; steps: [number, number] };
+  | { kind: 'length-pinned'; metric: string; limit: number; share: number; steps: [number, number] }
+  | {
+      /** From the server's own count of the stored completions (history's length_pinning), whatever the metrics. */
+      kind: 'length-capped';
+      split: string;
+      shareFrom: number;
+      shareTo: number;
+      tokensFrom: number | null;
+      tokensTo: number | null;
+      tokenMax: number | null;
+      steps: [number, number];
+    };
+
+/** The history's length_pinning entries as signals: the server counted finish_reason "length" and tokens itself. */
+export function lengthCappedSignals(
+  pinned: readonly {
+    split: string;
+    steps: [number, number];
+    length_share_from: number;
+    length_share_to: number;
+    tokens_from: number | null;
+    tokens_to: number | null;
+    token_max: number | null;
+  }[],
+): HackingSignal[] {
+  return pinned.map((p) => ({
+    kind: 'length-capped',
+    split: p.split,
+    shareFrom: p.length_share_from,
+    shareTo: p.length_share_to,
+    tokensFrom: p.tokens_from,
+    tokensTo: p.tokens_to,
+    tokenMax: p.token_max,
+    steps: p.steps,
+  }));
+}
+
+/** The split a signal's trajectories are in. */
+export function signalSplit(s: HackingSignal): string {
+  return s.kind === 'length-capped' ? s.split : parseSeriesName(s.kind === 'metric-falls' ? s.reward : s.metric).split;
+}
 
 function finitePoints(s: HistorySeries): [number, number][] {
   return s.points.filter(([, v]) => Number.isFinite(v));
@@ -255,7 +295,9 @@ export function runVerdict(
       text:
         s.kind === 'metric-falls'
           ? `Possible reward hacking: ${s.reward} rises while ${s.metric} falls`
-          : `Possible reward hacking: ${s.metric} pinned at ${s.limit}`,
+          : s.kind === 'length-capped'
+            ? `Possible reward hacking: ${Math.round(s.shareTo * 100)} % of ${s.split} completions stop at the token limit`
+            : `Possible reward hacking: ${s.metric} pinned at ${s.limit}`,
     };
   }
   if (newestFinishedRlJob?.kind === 'no-update') return { kind: 'stalled', text: newestFinishedRlJob.label };

@@ -70,6 +70,24 @@ export const historySegmentSchema = z.object({
 });
 export type HistorySegment = z.infer<typeof historySegmentSchema>;
 
+export const lengthPinningSchema = z
+  .object({
+    split: z.string(),
+    steps: z.tuple([z.int(), z.int()]).describe('The first and the last step judged'),
+    length_share_from: z
+      .number()
+      .describe('Share of completions with finish_reason "length" in the first third of the steps'),
+    length_share_to: z.number().describe('The same share in the latest third'),
+    tokens_from: z
+      .number()
+      .nullable()
+      .describe('Mean completion tokens (choices with logprobs) in the first third; null without logprobs'),
+    tokens_to: z.number().nullable(),
+    token_max: z.number().nullable().describe('The longest completion seen, in tokens; null without logprobs'),
+  })
+  .describe('Completions that came to fill the token limit: a possible reward hack, read from the stored trajectories');
+export type LengthPinningDto = z.infer<typeof lengthPinningSchema>;
+
 export const historySchema = z.object({
   run_id: z.string(),
   series: z.array(historySeriesSchema),
@@ -82,6 +100,13 @@ export const historySchema = z.object({
     .array(historySegmentSchema)
     .default([])
     .describe('axis=gradient_step: the x range of each job that took a gradient step, in x order; [] otherwise'),
+  length_pinning: z
+    .array(lengthPinningSchema)
+    // Absent from older servers' answers: no signal.
+    .default([])
+    .describe(
+      'axis=checkpoint, whole history: per split, completions (of /log calls and RL jobs) that came to stop at the token limit; [] otherwise',
+    ),
 });
 
 /** Dashboard extension: which steps hold stored trajectory groups, newest first, with a summary per split. */
