@@ -7,6 +7,8 @@ import { cx } from '@/components/ui/cx';
 import type { HistorySeries } from '@/lib/client/chart-series';
 import type { JobOutcome, RunVerdict } from '@/lib/client/rl-guardrails';
 import { formatNumber } from '@/lib/client/trajectory-view';
+import { formatDuration } from '@/lib/client/format-time';
+import { remainingMs, useNowEverySecond } from '@/lib/client/use-now';
 import { Badge } from '@/components/ui/badge';
 import { Spinner } from '@/components/ui/spinner';
 import { clientStatusView } from '@/lib/client/tinker-clients';
@@ -161,7 +163,10 @@ export function RunSummaryStrip({
                   <BreakableText text={job.waiting_reason} />
                 </p>
               ) : (
-                <JobProgress job={job} />
+                <>
+                  <JobProgress job={job} />
+                  {job.status === 'RUNNING' ? <TimeLeft job={job} /> : null}
+                </>
               )}
             </div>
           ) : (
@@ -170,6 +175,22 @@ export function RunSummaryStrip({
         </Tile>
       )}
     </section>
+  );
+}
+
+/**
+ * A running job's time left, from its pace so far (the job page's estimate): its own component, the only part of the
+ * strip that ticks every second.
+ */
+function TimeLeft({ job }: { job: TrainingJobDto }) {
+  const now = useNowEverySecond(true);
+  const start = job.started_at ? new Date(job.started_at).getTime() : null;
+  if (now === null || start === null) return null;
+  const left = remainingMs(now - start, job.completed_steps, job.num_sequences);
+  return (
+    <p className="text-xs text-fg-muted tabular-nums" data-testid="summary-time-left">
+      {left === null ? 'Estimating the time left…' : `About ${formatDuration(left)} left`}
+    </p>
   );
 }
 

@@ -67,8 +67,10 @@ export function formatDate(iso: string, timeZone?: string): string {
   ).format(new Date(iso));
 }
 
-/** "45 s", "3 min 5 s", "2 h 3 min": how long a job ran, or has been running. */
+/** "0.4 s", "45 s", "3 min 5 s", "2 h 3 min": how long a job ran, or has been running. */
 export function formatDuration(ms: number): string {
+  // A sub-second job is not "0 s" (issue 41): tenths below a second, "under 0.1 s" below that.
+  if (ms < 950) return ms < 50 ? 'under 0.1 s' : `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);

@@ -154,7 +154,7 @@ export function SftLaunchClient({
   const fileProblem = !chosen
     ? 'Choose a dataset file'
     : inspection && inspection.errorCount > 0
-      ? 'Fix the lines listed below'
+      ? 'Fix the invalid lines listed above'
       : inspection && inspection.exampleCount === 0
         ? 'The file has no examples'
         : undefined;
