@@ -87,6 +87,7 @@ export function RunOverview({
         jobOutcome={job ? outcomeOf(job) : undefined}
         jobHref={(j) => hrefWithEntity(`/jobs/${j.id}`, entity, defaultEntity)}
         tinkerClient={client}
+        sftOnly={rows.length > 0 && rows.every((j) => j.type === 'sft')}
       />
       {signals.length > 0 ? <RewardHackingCard signals={signals} onOpenTrajectories={onOpenTrajectories} /> : null}
     </>

@@ -57,6 +57,8 @@ export interface RunSummaryProps {
   jobHref: (job: TrainingJobDto) => string;
   /** A Tinker training client's model: the client takes the last tile's place (its steps, its state). */
   tinkerClient?: TinkerTrainingClientDto | null;
+  /** Every job of the model is an SFT job: the hints speak of held-out examples, not of logged val splits. */
+  sftOnly?: boolean;
 }
 
 /** The model page's first answer to "is my run working?": verdict, best checkpoint and why, latest val, the live job. */
@@ -68,6 +70,7 @@ export function RunSummaryStrip({
   jobOutcome,
   jobHref,
   tinkerClient = null,
+  sftOnly = false,
 }: RunSummaryProps) {
   const val = latestPoint(series, 'val/reward') ?? latestPoint(series, 'val/loss');
   return (
@@ -112,8 +115,10 @@ export function RunSummaryStrip({
         ) : (
           <>
             <p className="font-medium text-fg-muted">None chosen</p>
-            <p className="mt-0.5 text-xs text-fg-muted">
-              No validation metric yet. Train metrics reward memorising; log a val split to rank checkpoints.
+            <p className="mt-0.5 text-xs text-fg-muted" data-testid="summary-best-hint">
+              {sftOnly
+                ? 'No validation metric yet. Train loss rewards memorising; hold examples out (Validation in the Fine-tune form) to rank checkpoints by val/loss.'
+                : 'No validation metric yet. Train metrics reward memorising; log a val split to rank checkpoints.'}
             </p>
           </>
         )}
@@ -132,7 +137,9 @@ export function RunSummaryStrip({
             </p>
           </>
         ) : (
-          <p className="text-fg-muted">No val/reward or val/loss logged</p>
+          <p className="text-fg-muted">
+            {sftOnly ? 'No held-out examples: no val/loss' : 'No val/reward or val/loss logged'}
+          </p>
         )}
       </Tile>
       {tinkerClient ? (
