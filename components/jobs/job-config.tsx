@@ -15,7 +15,7 @@ function isEmptyContainer(value: unknown): boolean {
 
 /**
  * The resolved configuration a job trains with, as a definition list: keys in the order the server sent, empty
- * objects left out. Keys and values wrap (break-all) instead of being cut off: a key is only useful whole.
+ * objects left out. A key is only useful whole: it keeps its width, and a long value wraps (break-all) beside it.
  */
 export function JobConfig({ config }: { config: Record<string, unknown> }) {
   const entries = Object.entries(config).filter(([, value]) => !isEmptyContainer(value));
@@ -24,7 +24,7 @@ export function JobConfig({ config }: { config: Record<string, unknown> }) {
     <dl className="grid grid-cols-1 gap-x-6 gap-y-2 text-sm sm:grid-cols-2" data-testid="job-config">
       {entries.map(([key, value]) => (
         <div key={key} className="flex min-w-0 items-baseline justify-between gap-3 border-b border-line/70 pb-1.5">
-          <dt className="min-w-0 font-mono text-xs break-all text-fg-muted">{key}</dt>
+          <dt className="shrink-0 font-mono text-xs text-fg-muted">{key}</dt>
           <dd className="min-w-0 text-right font-mono text-xs break-all text-fg">{formatValue(value)}</dd>
         </div>
       ))}

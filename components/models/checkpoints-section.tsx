@@ -68,8 +68,8 @@ export function CheckpointsSection({
           <>
             {`${model.checkpoint_count.toLocaleString('en')} checkpoint${model.checkpoint_count === 1 ? '' : 's'}, newest step first.`}
             {/* A job's checkpoint holds one number per metric for a whole job (docs/contract.md §2.6): say which,
-                so an SFT job's train/loss is not read as where its loss ended. */}
-            {keys.some((k) => k.startsWith('train/')) ? (
+                so an SFT job's train/loss is not read as where its loss ended. train/loss is only ever a job's. */}
+            {keys.includes('train/loss') ? (
               <span className="mt-1 block" data-testid="train-mean-note">
                 A training job&rsquo;s train/* values are its means over its gradient steps; val/* are its last
                 evaluation. The training curve has every step.
@@ -78,7 +78,8 @@ export function CheckpointsSection({
             {keys.length > 0 && !metric ? (
               <span className="mt-1 block" data-testid="best-hint">
                 No best checkpoint: there is no validation metric to rank by (train metrics reward memorising and reward
-                hacking). Log a val split with POST …/log, or pick a metric under “Best by”.
+                hacking). Hold examples out when fine-tuning (Validation), log a val split with POST …/log, or pick a
+                metric under “Best by”.
               </span>
             ) : null}
           </>

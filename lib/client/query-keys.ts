@@ -3,7 +3,6 @@ import { createLoader, parseAsStringLiteral } from 'nuqs/server';
 import { sessionSchema } from '@/lib/schemas/accounts';
 import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { modelListSchema } from '@/lib/schemas/models';
-import { sftTimingSchema } from '@/lib/schemas/training-jobs';
 import { apiFetch } from './api-fetch';
 import { apiKeyListSchema, teamListSchema } from '@/lib/schemas/accounts';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
@@ -165,16 +164,6 @@ export const modelsInfiniteQuery = (filters: ModelListFilters) =>
     queryFn: ({ pageParam, signal }) => apiFetch(modelsPath(filters, pageParam), modelListSchema, { signal }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (lastPage) => (lastPage.has_more && lastPage.last_id ? lastPage.last_id : undefined),
-  });
-
-/** How fast a base model's SFT jobs ran, per worker: the SFT form's time estimate. */
-export const sftTimingQuery = (baseModel: string) =>
-  queryOptions({
-    queryKey: ['sft-timing', baseModel] as const,
-    queryFn: ({ signal }) =>
-      apiFetch(`/v1/preview/sft-training-jobs/timing?base_model=${encodeURIComponent(baseModel)}`, sftTimingSchema, {
-        signal,
-      }),
   });
 
 export const baseModelsQuery = () =>

@@ -1,4 +1,16 @@
-import type { SftTimingDto } from '@/lib/schemas/training-jobs';
+import { queryOptions } from '@tanstack/react-query';
+import { sftTimingSchema, type SftTimingDto } from '@/lib/schemas/sft-timing';
+import { apiFetch } from './api-fetch';
+
+/** How fast a base model's SFT jobs ran, per worker (the SFT form only: off query-keys, which every page loads). */
+export const sftTimingQuery = (baseModel: string) =>
+  queryOptions({
+    queryKey: ['sft-timing', baseModel] as const,
+    queryFn: ({ signal }) =>
+      apiFetch(`/v1/preview/sft-training-jobs/timing?base_model=${encodeURIComponent(baseModel)}`, sftTimingSchema, {
+        signal,
+      }),
+  });
 
 /**
  * The SFT form's time estimate for `steps` gradient steps, from the base model's measured pace on the worker that

@@ -1,7 +1,7 @@
 import 'server-only';
 import { getDb } from '@/lib/db/client';
 import * as trainingRepo from '@/lib/db/repositories/training';
-import type { SftTimingDto } from '@/lib/schemas/training-jobs';
+import type { SftTimingDto } from '@/lib/schemas/sft-timing';
 
 /** How many of a base model's latest SFT jobs are measured. */
 const MEASURED_JOBS = 20;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import * as timingRoute from '@/app/v1/preview/sft-training-jobs/timing/route';
 import { getDb } from '@/lib/db/client';
 import { jobEvents, models, trainingJobs } from '@/lib/db/schema';
-import { sftTimingSchema } from '@/lib/schemas/training-jobs';
+import { sftTimingSchema } from '@/lib/schemas/sft-timing';
 import { call, createModel, createUser, uniqueName, type TestUser } from '../helpers';
 
 /*

@@ -1,5 +1,5 @@
 import { methods, route } from '@/lib/api/route';
-import { sftTimingQuerySchema, sftTimingSchema } from '@/lib/schemas/training-jobs';
+import { sftTimingQuerySchema, sftTimingSchema } from '@/lib/schemas/sft-timing';
 import { sftTiming } from '@/lib/services/sft-timing';
 
 export const dynamic = 'force-dynamic';
