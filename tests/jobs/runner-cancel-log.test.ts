@@ -6,7 +6,8 @@ import { claimOnly } from './claim-only';
 
 /*
  * Issue 41: a cancel is the user's decision, not a fault. The worker logs one info line without a stack trace,
- * also when the server refuses its next step (409) before a heartbeat has said "cancelled".
+ * also when the server refuses its next step (409) before a heartbeat has said "cancelled". It mocks the logger, so
+ * it runs in a process of its own (ISOLATED_FILES in vitest.config.mts).
  */
 
 const lines: { level: string; obj: unknown; msg: unknown }[] = [];
@@ -31,7 +32,7 @@ describe('a cancelled job on the worker', () => {
     const protocol = claimOnly(inProcessProtocol(`test:${model.id}`), model.id);
     const fail = vi.spyOn(protocol, 'fail');
     lines.length = 0;
-    await runOneJob(
+    const ran = await runOneJob(
       protocol,
       {
         rl: async (ctx) => {
@@ -45,6 +46,7 @@ describe('a cancelled job on the worker', () => {
       },
       { heartbeatMs: 60_000 },
     );
+    expect(ran).toBe(true);
     expect(lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
     expect(lines).toEqual([{ level: 'info', obj: { jobId }, msg: 'job cancelled or taken away; stopped' }]);
     // Nothing more is reported: the server already ended the job with its cancel.
