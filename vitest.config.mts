@@ -23,6 +23,8 @@ const ISOLATED_FILES = [
   'tests/api/fast-path.test.ts',
   'tests/api/fast-path-relay.test.ts',
   'tests/api/log.test.ts',
+  // Mocks the logger to read what the worker logs on a cancel.
+  'tests/jobs/runner-cancel-log.test.ts',
   'tests/hardening/brute-force.test.ts',
   'tests/hardening/checkpoint-upload-limit.test.ts',
   'tests/hardening/dataset-uploads.test.ts',

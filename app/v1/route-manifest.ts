@@ -23,6 +23,7 @@ import * as trajectorySteps from './preview/models/[model_id]/trajectory-steps/r
 import * as models from './preview/models/route';
 import * as projects from './preview/projects/route';
 import * as sftJobs from './preview/sft-training-jobs/route';
+import * as sftTiming from './preview/sft-training-jobs/timing/route';
 import * as events from './preview/training-jobs/[training_job_id]/events/route';
 import * as job from './preview/training-jobs/[training_job_id]/route';
 import * as rlJobs from './preview/training-jobs/route';
@@ -75,6 +76,7 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/models/{model_id}/training-jobs', module: modelJobs },
   { path: '/v1/preview/training-jobs', module: rlJobs },
   { path: '/v1/preview/sft-training-jobs', module: sftJobs },
+  { path: '/v1/preview/sft-training-jobs/timing', module: sftTiming },
   { path: '/v1/preview/training-jobs/{training_job_id}', module: job },
   { path: '/v1/preview/training-jobs/{training_job_id}/events', module: events },
   { path: '/v1/preview/training-jobs/{training_job_id}/cancel', module: cancel },

@@ -178,6 +178,17 @@ export function MetricChart({
     return { format, ticks: linear?.ticks, domain: linear?.domain, width: Math.max(56, Math.ceil(longest * 6.5 + 10)) };
   }, [rows, logScale]);
   const single = rows.length === 1;
+  // Lines with one point among other series' many (an SFT job's one val/loss beside 50 train steps): a path of zero
+  // length draws nothing, so they get a dot too (issue 41).
+  const lone = useMemo(() => {
+    const counts = new Map<string, number>();
+    for (const r of rows)
+      for (const l of lines) {
+        const v = (r as Record<string, unknown>)[l.dataKey];
+        if (typeof v === 'number' && Number.isFinite(v)) counts.set(l.dataKey, (counts.get(l.dataKey) ?? 0) + 1);
+      }
+    return new Set(lines.filter((l) => counts.get(l.dataKey) === 1).map((l) => l.dataKey));
+  }, [rows, lines]);
   // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
   // active label (it is undefined when the click lands on a dot layer), while every move does.
   const hovered = useRef<number | null>(null);
@@ -268,7 +279,7 @@ export function MetricChart({
               className={faded ? 'tb-raw-series' : undefined}
               strokeWidth={faded ? 1.25 : 1.75}
               // A lone sample is a point, not a line: without a dot it would be invisible.
-              dot={single ? { r: 3, fill: seriesColor(line.seriesIndex) } : false}
+              dot={single || lone.has(line.dataKey) ? { r: 3, fill: seriesColor(line.seriesIndex) } : false}
               activeDot={
                 faded
                   ? false

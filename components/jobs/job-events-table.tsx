@@ -13,6 +13,15 @@ const TONES: Record<JobEventDto['type'], BadgeTone> = {
 };
 
 /**
+ * A user's cancel is sent as `training_failed {error_message: "cancelled", cancelled: true}`, the terminal event every
+ * client knows (ART's event type is a closed Literal and only a terminal type ends its polling; docs/contract.md §3.6):
+ * the dashboard reads it as the neutral `training_cancelled` it is.
+ */
+export function isCancelEvent(event: Pick<JobEventDto, 'type' | 'data'>): boolean {
+  return event.type === 'training_failed' && event.data.cancelled === true;
+}
+
+/**
  * `firstIndex` numbers the rows (chronological pages); newest-first pages have no known position.
  * Stacked: a phone cannot show a step's metrics beside its time, and sideways scrolling hid the time.
  */
@@ -30,7 +39,8 @@ export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; 
       </thead>
       <tbody>
         {events.map((event, i) => {
-          const summary = eventSummary(event);
+          const cancel = isCancelEvent(event);
+          const summary = cancel ? 'cancelled by a user' : eventSummary(event);
           return (
             <Tr key={event.id} data-testid="job-event-row">
               {firstIndex !== undefined ? (
@@ -39,7 +49,9 @@ export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; 
                 </Td>
               ) : null}
               <Td label="Type">
-                <Badge tone={TONES[event.type]}>{event.type}</Badge>
+                <Badge tone={cancel ? 'neutral' : TONES[event.type]}>
+                  <span data-testid="job-event-type">{cancel ? 'training_cancelled' : event.type}</span>
+                </Badge>
               </Td>
               {/* An event without data (training_ended) would be a card line with a label and nothing beside it. */}
               <Td
@@ -53,7 +65,7 @@ export function JobEventsTable({ events, firstIndex }: { events: JobEventDto[]; 
                 {summary}
               </Td>
               <Td label="Time" className="text-right text-xs whitespace-nowrap text-fg-muted">
-                <time dateTime={event.created_at}>{formatDateTime(event.created_at, 'UTC')}</time>
+                <time dateTime={event.created_at}>{formatDateTime(event.created_at, 'UTC', { seconds: true })}</time>
               </Td>
             </Tr>
           );

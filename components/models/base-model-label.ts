@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { baseModelSchema } from '@/lib/schemas/base-models';
 
-type BaseModel = z.infer<typeof baseModelSchema>;
+export type BaseModel = z.infer<typeof baseModelSchema>;
 
 /** 9_830_400 → "9.8M", 596_049_920 → "596M", 8_030_261_248 → "8.0B": the way model cards round sizes. */
 export function formatParameterCount(n: number): string {

@@ -20,6 +20,8 @@ interface CheckpointTableProps {
   metricColumns: string[];
   bestId: string | null;
   bestMetric: string | null;
+  /** Every checkpoint scored the same on bestMetric: each is marked tied and none best. */
+  allTied?: boolean;
   /** Every name a client can send as `model` to reach this step (see checkpointNames). */
   namesFor: (step: number) => InferenceName[];
   playgroundHrefFor: (step: number) => string;
@@ -92,6 +94,7 @@ export function CheckpointTable({
   metricColumns,
   bestId,
   bestMetric,
+  allTied = false,
   namesFor,
   playgroundHrefFor,
   fineTuneHrefFor,
@@ -131,6 +134,11 @@ export function CheckpointTable({
                   <Badge tone="success" className="text-[11px]">
                     <span data-testid="best-badge">Best</span>
                     <span className="sr-only"> by {bestMetric}</span>
+                  </Badge>
+                ) : allTied && bestMetric && Number.isFinite(c.metrics[bestMetric]) ? (
+                  <Badge className="text-[11px]">
+                    <span data-testid="tied-badge">Tied</span>
+                    <span className="sr-only"> on {bestMetric}</span>
                   </Badge>
                 ) : null}
                 <span className="font-medium text-fg">{c.step.toLocaleString('en')}</span>

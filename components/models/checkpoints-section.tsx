@@ -12,6 +12,7 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import {
+  bestTie,
   checkpointMetricKeys,
   defaultBestMetric,
   metricDirection,
@@ -48,7 +49,10 @@ export function CheckpointsSection({
   );
   const metric = chosenMetric && keys.includes(chosenMetric) ? chosenMetric : defaultBestMetric(keys);
   const dir = direction ?? (metric ? metricDirection(metric) : 'max');
-  const best = metric && all.data ? selectBestCheckpoint(all.data.data, metric, dir) : null;
+  const top = metric && all.data ? selectBestCheckpoint(all.data.data, metric, dir) : null;
+  // Every checkpoint scored the same: none is best (the later step would win only by the tie rule).
+  const allTied = metric && all.data ? bestTie(all.data.data, metric, top).allTied : false;
+  const best = allTied ? null : top;
   const columns = metric ? [metric, ...keys.filter((k) => k !== metric)].slice(0, MAX_METRIC_COLUMNS) : [];
 
   const remove = useDeleteCheckpoints(model.id);
@@ -63,10 +67,19 @@ export function CheckpointsSection({
         description={
           <>
             {`${model.checkpoint_count.toLocaleString('en')} checkpoint${model.checkpoint_count === 1 ? '' : 's'}, newest step first.`}
+            {/* A job's checkpoint holds one number per metric for a whole job (docs/contract.md §2.6): say which,
+                so an SFT job's train/loss is not read as where its loss ended. train/loss is only ever a job's. */}
+            {keys.includes('train/loss') ? (
+              <span className="mt-1 block" data-testid="train-mean-note">
+                A training job&rsquo;s train/* values are its means over its gradient steps; val/* are its last
+                evaluation. The training curve has every step.
+              </span>
+            ) : null}
             {keys.length > 0 && !metric ? (
               <span className="mt-1 block" data-testid="best-hint">
                 No best checkpoint: there is no validation metric to rank by (train metrics reward memorising and reward
-                hacking). Log a val split with POST …/log, or pick a metric under “Best by”.
+                hacking). Hold examples out when fine-tuning (Validation), log a val split with POST …/log, or pick a
+                metric under “Best by”.
               </span>
             ) : null}
           </>
@@ -126,6 +139,7 @@ export function CheckpointsSection({
           metricColumns={columns}
           bestId={best?.id ?? null}
           bestMetric={metric}
+          allTied={allTied}
           namesFor={(s) => checkpointNames(model, s)}
           playgroundHrefFor={(s) => playgroundHref(model, s)}
           fineTuneHrefFor={fineTuneHrefFor}

@@ -7,7 +7,7 @@ import { SelectField, TextField } from '@/components/ui/field';
 import { useModalDialog } from '@/components/ui/use-modal-dialog';
 import { createModelFormSchema } from '@/lib/client/form-schemas';
 import { useApiForm } from '@/lib/client/use-api-form';
-import { baseModelFacts } from './base-model-label';
+import { baseModelFacts, type BaseModel } from './base-model-label';
 import type { CreateModelDialogProps } from './create-model-dialog';
 
 /**
@@ -59,7 +59,7 @@ function CreateModelForm({
   onCancel: () => void;
 }) {
   const schema = useMemo(() => createModelFormSchema(projects), [projects]);
-  const { submit, pending, formError, field } = useApiForm({
+  const { submit, pending, formError, field, form } = useApiForm({
     schema,
     defaultValues: {
       project: '',
@@ -142,6 +142,9 @@ function CreateModelForm({
               </option>
             ))}
           </SelectField>
+          {/* A closed select shows one line, and the id with its facts is longer than the dialog is wide (cut off at
+              390 px and in a narrow dialog): the chosen model's facts are repeated here, wrapping. */}
+          <SelectedBaseFacts model={baseModels.find((m) => m.id === form.watch('base_model')) ?? null} />
         </fieldset>
       </div>
       <div className="flex justify-end gap-2 border-t border-line bg-surface-muted/60 px-5 py-3">
@@ -153,5 +156,15 @@ function CreateModelForm({
         </Button>
       </div>
     </form>
+  );
+}
+
+function SelectedBaseFacts({ model }: { model: BaseModel | null }) {
+  if (!model) return null;
+  return (
+    <p className="-mt-2 text-xs break-words text-fg-muted" data-testid="create-model-base-facts">
+      <span className="font-mono break-all text-fg">{model.id}</span>: {baseModelFacts(model)}
+      {model.available ? '' : ` (unavailable: ${model.unavailable_reason})`}
+    </p>
   );
 }

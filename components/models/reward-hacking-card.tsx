@@ -1,5 +1,5 @@
 import { AlertTriangleIcon } from '@/components/ui/icons';
-import type { HackingSignal } from '@/lib/client/rl-guardrails';
+import { signalSplit, type HackingSignal } from '@/lib/client/rl-guardrails';
 import { formatNumber } from '@/lib/client/trajectory-view';
 
 /** Shown above the charts when the reward looks gamed; links to the trajectories of the latest step of that split. */
@@ -26,10 +26,19 @@ export function RewardHackingCard({
         </h2>
         <ul className="list-disc space-y-1.5 pl-4 text-fg">
           {signals.map((s) => {
-            const split = s.metric.split('/')[0];
+            const split = signalSplit(s);
             return (
-              <li key={`${s.kind}-${s.metric}`}>
-                {s.kind === 'metric-falls' ? (
+              <li key={`${s.kind}-${s.kind === 'length-capped' ? s.split : s.metric}`}>
+                {s.kind === 'length-capped' ? (
+                  <span data-testid="hacking-length-capped">
+                    {Math.round(s.shareTo * 100)} % of the {split} completions of the latest steps stopped at the token
+                    limit (finish_reason &ldquo;length&rdquo;), against {Math.round(s.shareFrom * 100)} % at the start
+                    {s.tokensFrom !== null && s.tokensTo !== null
+                      ? `; their mean length went from ${formatNumber(s.tokensFrom)} to ${formatNumber(s.tokensTo)} tokens`
+                      : ''}
+                    : the policy may be earning its reward by filling max_tokens.
+                  </span>
+                ) : s.kind === 'metric-falls' ? (
                   <>
                     <span className="font-mono text-[13px]">{s.reward}</span> rose from {formatNumber(s.rewardFrom)} to{' '}
                     {formatNumber(s.rewardTo)} while <span className="font-mono text-[13px]">{s.metric}</span> fell from{' '}

@@ -5,13 +5,14 @@ import { useMemo } from 'react';
 import dynamic from 'next/dynamic';
 import { RunSummaryStrip } from '@/components/models/run-summary';
 import {
+  bestTie,
   checkpointMetricKeys,
   defaultBestMetric,
   metricDirection,
   selectBestCheckpoint,
 } from '@/lib/client/best-checkpoint';
 import { isTerminalStatus } from '@/lib/client/poll-backoff';
-import { detectRewardHacking, jobOutcome, runVerdict } from '@/lib/client/rl-guardrails';
+import { detectRewardHacking, jobOutcome, lengthCappedSignals, runVerdict } from '@/lib/client/rl-guardrails';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { allCheckpointsQuery, historyQuery, modelJobsInfiniteQuery, trainingCurveQuery } from '@/lib/client/query-keys';
 import { isLiveClient, tinkerRunVerdict } from '@/lib/client/tinker-clients';
@@ -41,12 +42,18 @@ export function RunOverview({
   tinker?: ModelTinkerDto | null;
 }) {
   const history = useQuery(historyQuery(model.id));
-  // The same query the training curve section makes: one request for both.
-  const curve = useQuery({ ...trainingCurveQuery(model.id), enabled: tinker !== null });
+  // The same query the training curve section makes: one request for both. The verdict reads it: an SFT job's trend
+  // is its per-gradient-step loss, not the one mean per job its checkpoint holds.
+  const curve = useQuery(trainingCurveQuery(model.id));
   const all = useQuery(allCheckpointsQuery(model.id));
   const jobs = useInfiniteQuery(modelJobsInfiniteQuery(model.id));
   const series = useMemo(() => history.data?.series ?? [], [history.data]);
-  const signals = useMemo(() => detectRewardHacking(series), [series]);
+  // The server's own reading of the stored completions first (it needs no metric named for length), then what the
+  // logged metrics show.
+  const signals = useMemo(
+    () => [...lengthCappedSignals(history.data?.length_pinning ?? []), ...detectRewardHacking(series)],
+    [history.data, series],
+  );
   const checkpoints = all.data?.data;
   const metricsByStep = useMemo(() => new Map((checkpoints ?? []).map((c) => [c.step, c.metrics])), [checkpoints]);
   const rows = jobs.data?.pages.flatMap((p) => p.data) ?? [];
@@ -56,24 +63,31 @@ export function RunOverview({
   const verdict =
     tinker !== null && rows.length === 0
       ? tinkerRunVerdict(series, curve.data?.series ?? [], signals)
-      : runVerdict(series, newestRl ? outcomeOf(newestRl) : null, signals);
+      : runVerdict(
+          series,
+          newestRl ? outcomeOf(newestRl) : null,
+          signals,
+          curve.isPending ? 'loading' : (curve.data ?? null),
+        );
   // The fourth tile: the training client while it is live or when there is no job to show instead.
   const client = tinker && (rows.length === 0 || isLiveClient(tinker.training_client)) ? tinker.training_client : null;
   const keys = checkpointMetricKeys(checkpoints ?? []);
   const metric = defaultBestMetric(keys);
   const direction = metric ? metricDirection(metric) : 'max';
   const bestCheckpoint = metric && checkpoints ? selectBestCheckpoint(checkpoints, metric, direction) : null;
+  const tie = metric && checkpoints ? bestTie(checkpoints, metric, bestCheckpoint) : null;
 
   return (
     <>
       <RunSummaryStrip
         verdict={verdict}
-        best={bestCheckpoint && metric ? { checkpoint: bestCheckpoint, metric, direction } : null}
+        best={bestCheckpoint && metric && tie ? { checkpoint: bestCheckpoint, metric, direction, tie } : null}
         series={series}
         job={job}
         jobOutcome={job ? outcomeOf(job) : undefined}
         jobHref={(j) => hrefWithEntity(`/jobs/${j.id}`, entity, defaultEntity)}
         tinkerClient={client}
+        sftOnly={rows.length > 0 && rows.every((j) => j.type === 'sft')}
       />
       {signals.length > 0 ? <RewardHackingCard signals={signals} onOpenTrajectories={onOpenTrajectories} /> : null}
     </>

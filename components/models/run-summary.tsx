@@ -7,6 +7,8 @@ import { cx } from '@/components/ui/cx';
 import type { HistorySeries } from '@/lib/client/chart-series';
 import type { JobOutcome, RunVerdict } from '@/lib/client/rl-guardrails';
 import { formatNumber } from '@/lib/client/trajectory-view';
+import { formatDuration } from '@/lib/client/format-time';
+import { remainingMs, useNowEverySecond } from '@/lib/client/use-now';
 import { Badge } from '@/components/ui/badge';
 import { Spinner } from '@/components/ui/spinner';
 import { clientStatusView } from '@/lib/client/tinker-clients';
@@ -41,7 +43,13 @@ function latestPoint(series: readonly HistorySeries[], name: string) {
 
 export interface RunSummaryProps {
   verdict: RunVerdict;
-  best: { checkpoint: CheckpointDto; metric: string; direction: 'max' | 'min' } | null;
+  best: {
+    checkpoint: CheckpointDto;
+    metric: string;
+    direction: 'max' | 'min';
+    /** How many checkpoints share its value: all of them (≥ 2) is a tie, not a best. */
+    tie: { tied: number; total: number; allTied: boolean };
+  } | null;
   series: readonly HistorySeries[];
   /** The newest open job, else the newest job. */
   job: TrainingJobDto | null;
@@ -49,6 +57,8 @@ export interface RunSummaryProps {
   jobHref: (job: TrainingJobDto) => string;
   /** A Tinker training client's model: the client takes the last tile's place (its steps, its state). */
   tinkerClient?: TinkerTrainingClientDto | null;
+  /** Every job of the model is an SFT job: the hints speak of held-out examples, not of logged val splits. */
+  sftOnly?: boolean;
 }
 
 /** The model page's first answer to "is my run working?": verdict, best checkpoint and why, latest val, the live job. */
@@ -60,6 +70,7 @@ export function RunSummaryStrip({
   jobOutcome,
   jobHref,
   tinkerClient = null,
+  sftOnly = false,
 }: RunSummaryProps) {
   const val = latestPoint(series, 'val/reward') ?? latestPoint(series, 'val/loss');
   return (
@@ -70,14 +81,32 @@ export function RunSummaryStrip({
         </p>
         {'from' in verdict ? (
           <p className="mt-0.5 text-xs text-fg-muted tabular-nums">
-            {formatNumber(verdict.from)} → {formatNumber(verdict.to)} (first vs last third of steps)
+            {formatNumber(verdict.from)} → {formatNumber(verdict.to)} ({verdict.basis})
           </p>
         ) : null}
       </Tile>
       <Tile label="Best checkpoint" testId="summary-best">
-        {best ? (
+        {best?.tie.allTied ? (
           <>
-            <p className="font-medium tabular-nums">Step {best.checkpoint.step.toLocaleString('en')}</p>
+            <p className="font-medium" data-testid="summary-best-tied">
+              Tied: all {best.tie.total} checkpoints
+            </p>
+            <p className="mt-0.5 text-xs text-fg-muted">
+              Each scored <span className="tabular-nums">{formatNumber(best.checkpoint.metrics[best.metric])}</span> on{' '}
+              {best.metric}: none is better.
+            </p>
+          </>
+        ) : best ? (
+          <>
+            <p className="font-medium tabular-nums">
+              Step {best.checkpoint.step.toLocaleString('en')}
+              {best.tie.tied > 1 ? (
+                <span className="font-normal text-fg-muted">
+                  {' '}
+                  (tied with {best.tie.tied - 1} other{best.tie.tied === 2 ? '' : 's'})
+                </span>
+              ) : null}
+            </p>
             <p className="mt-0.5 text-xs text-fg-muted">
               {best.direction === 'max' ? 'Highest' : 'Lowest'} {best.metric}:{' '}
               <span className="tabular-nums">{formatNumber(best.checkpoint.metrics[best.metric])}</span>
@@ -86,8 +115,10 @@ export function RunSummaryStrip({
         ) : (
           <>
             <p className="font-medium text-fg-muted">None chosen</p>
-            <p className="mt-0.5 text-xs text-fg-muted">
-              No validation metric yet. Train metrics reward memorising; log a val split to rank checkpoints.
+            <p className="mt-0.5 text-xs text-fg-muted" data-testid="summary-best-hint">
+              {sftOnly
+                ? 'No validation metric yet. Train loss rewards memorising; hold examples out (Validation in the Fine-tune form) to rank checkpoints by val/loss.'
+                : 'No validation metric yet. Train metrics reward memorising; log a val split to rank checkpoints.'}
             </p>
           </>
         )}
@@ -106,7 +137,9 @@ export function RunSummaryStrip({
             </p>
           </>
         ) : (
-          <p className="text-fg-muted">No val/reward or val/loss logged</p>
+          <p className="text-fg-muted">
+            {sftOnly ? 'No held-out examples: no val/loss' : 'No val/reward or val/loss logged'}
+          </p>
         )}
       </Tile>
       {tinkerClient ? (
@@ -137,7 +170,10 @@ export function RunSummaryStrip({
                   <BreakableText text={job.waiting_reason} />
                 </p>
               ) : (
-                <JobProgress job={job} />
+                <>
+                  <JobProgress job={job} />
+                  {job.status === 'RUNNING' ? <TimeLeft job={job} /> : null}
+                </>
               )}
             </div>
           ) : (
@@ -146,6 +182,22 @@ export function RunSummaryStrip({
         </Tile>
       )}
     </section>
+  );
+}
+
+/**
+ * A running job's time left, from its pace so far (the job page's estimate): its own component, the only part of the
+ * strip that ticks every second.
+ */
+function TimeLeft({ job }: { job: TrainingJobDto }) {
+  const now = useNowEverySecond(true);
+  const start = job.started_at ? new Date(job.started_at).getTime() : null;
+  if (now === null || start === null) return null;
+  const left = remainingMs(now - start, job.completed_steps, job.num_sequences);
+  return (
+    <p className="text-xs text-fg-muted tabular-nums" data-testid="summary-time-left">
+      {left === null ? 'Estimating the time left…' : `About ${formatDuration(left)} left`}
+    </p>
   );
 }
 

@@ -10,6 +10,8 @@ interface ConfirmDialogProps {
   title: ReactNode;
   description: ReactNode;
   confirmLabel: string;
+  /** The dismiss button's words: "Cancel" unless that would clash with the action (cancelling a job). */
+  dismissLabel?: string;
   tone?: 'danger' | 'primary';
   pending?: boolean;
   error?: string | null;
@@ -30,6 +32,7 @@ export function ConfirmDialog({
   title,
   description,
   confirmLabel,
+  dismissLabel = 'Cancel',
   tone = 'danger',
   pending = false,
   error,
@@ -72,7 +75,7 @@ export function ConfirmDialog({
       </div>
       <div className="flex justify-end gap-2 border-t border-line bg-surface-muted/60 px-5 py-3">
         <Button variant="secondary" onClick={onCancel} disabled={pending}>
-          Cancel
+          {dismissLabel}
         </Button>
         <Button
           variant={tone === 'danger' ? 'danger' : 'primary'}

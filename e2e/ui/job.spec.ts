@@ -158,6 +158,8 @@ test('cancelling asks first, then ends the job', async ({ page, request }) => {
     return;
   }
   await expect(job.dialog).toContainText('Cancel this job?');
+  // Not two buttons both saying "Cancel" (issue 41).
+  await expect(job.dialog.getByRole('button', { name: 'Keep running' })).toBeVisible();
   await expectNoSeriousA11yViolations(page, 'the cancel dialog');
   await job.dialog.getByRole('button', { name: 'Cancel job' }).click();
   await expect(job.dialog).toBeHidden();
@@ -167,5 +169,17 @@ test('cancelling asks first, then ends the job', async ({ page, request }) => {
   if ((await job.status.textContent()) === 'Cancelled') {
     await expect(page.getByTestId('job-cancelled')).toBeVisible();
     await expect(job.error).toHaveCount(0);
+    // The last event is a neutral training_cancelled here; on the wire it stays the training_failed every client
+    // knows, marked cancelled (docs/contract.md §3.5).
+    await expect(page.getByTestId('job-event-type').filter({ hasText: 'training_cancelled' })).toHaveCount(1);
+    await expect(page.getByTestId('job-event-type').filter({ hasText: 'training_failed' })).toHaveCount(0);
+    // The newest event (a page of events ends wherever its limit does).
+    const events = await request.get(`/v1/preview/training-jobs/${jobId}/events?newest_first=true&limit=1`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect((await events.json()).data[0]).toMatchObject({
+      type: 'training_failed',
+      data: { error_message: 'cancelled', cancelled: true },
+    });
   }
 });

@@ -11,12 +11,54 @@ import { validateJsonBody, type BodyFlavor } from './parse';
 export interface PreparedGroup {
   light: TrajectoryGroup;
   json: Uint8Array;
+  /** What the group's completions did, read while the messages are at hand (lib/services/length-pinning.ts). */
+  completions: CompletionCounts;
+}
+
+/**
+ * The completions (choices) of a batch: how many, how many stopped at the token limit (`finish_reason: "length"`),
+ * and the token counts of those that carry logprobs (one entry per sampled token). The server judges length pinning
+ * from these, whatever the user named their metrics.
+ */
+export interface CompletionCounts {
+  n: number;
+  length: number;
+  tokenN: number;
+  tokenSum: number;
+  tokenMax: number;
+}
+
+export function emptyCompletionCounts(): CompletionCounts {
+  return { n: 0, length: 0, tokenN: 0, tokenSum: 0, tokenMax: 0 };
 }
 
 const encoder = new TextEncoder();
 
 export function prepareGroup(group: TrajectoryGroup): PreparedGroup {
-  return { light: lightGroup(group), json: encoder.encode(JSON.stringify(group)) };
+  return {
+    light: lightGroup(group),
+    json: encoder.encode(JSON.stringify(group)),
+    completions: countCompletions(group, emptyCompletionCounts()),
+  };
+}
+
+/** A choice (ART's Choice: finish_reason, message, logprobs) among messages_and_choices; messages have no finish_reason. */
+export function countCompletions(group: TrajectoryGroup, into: CompletionCounts): CompletionCounts {
+  for (const t of group.trajectories) {
+    for (const item of t.messages_and_choices) {
+      const choice = item as { finish_reason?: unknown; logprobs?: { content?: unknown } | null };
+      if (typeof choice.finish_reason !== 'string') continue;
+      into.n += 1;
+      if (choice.finish_reason === 'length') into.length += 1;
+      const tokens = choice.logprobs?.content;
+      if (Array.isArray(tokens)) {
+        into.tokenN += 1;
+        into.tokenSum += tokens.length;
+        into.tokenMax = Math.max(into.tokenMax, tokens.length);
+      }
+    }
+  }
+  return into;
 }
 
 export interface PreparedLogBody {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { checkpointMetricKeys, defaultBestMetric, metricDirection, selectBestCheckpoint } from './best-checkpoint';
+import {
+  bestTie,
+  checkpointMetricKeys,
+  defaultBestMetric,
+  metricDirection,
+  selectBestCheckpoint,
+} from './best-checkpoint';
 
 const ck = (step: number, metrics: Record<string, number>) => ({ id: `id-${step}`, step, metrics });
 
@@ -51,5 +57,27 @@ describe('checkpointMetricKeys / defaultBestMetric', () => {
     expect(defaultBestMetric(['train/reward', 'x'])).toBeNull();
     expect(defaultBestMetric(['train/grad_norm', 'train/learning_rate', 'train/loss'])).toBeNull();
     expect(defaultBestMetric([])).toBeNull();
+  });
+});
+
+describe('bestTie (issue 41: tied checkpoints are called tied)', () => {
+  const c = (step: number, v?: number) => ({
+    id: `c${step}`,
+    step,
+    metrics: (v === undefined ? {} : { 'val/reward': v }) as Record<string, number>,
+  });
+  it('calls every checkpoint scoring the same a tie, not "Best: the latest"', () => {
+    const cps = [c(1, 1), c(2, 1), c(3)];
+    const best = selectBestCheckpoint(cps, 'val/reward');
+    expect(bestTie(cps, 'val/reward', best)).toEqual({ tied: 2, total: 2, allTied: true });
+  });
+  it('counts a partial tie at the top without calling the whole run tied', () => {
+    const cps = [c(1, 0.5), c(2, 1), c(3, 1)];
+    expect(bestTie(cps, 'val/reward', selectBestCheckpoint(cps, 'val/reward'))).toEqual({
+      tied: 2,
+      total: 3,
+      allTied: false,
+    });
+    expect(bestTie([c(1, 1)], 'val/reward', c(1, 1)).allTied).toBe(false);
   });
 });

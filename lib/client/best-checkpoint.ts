@@ -34,6 +34,25 @@ export function selectBestCheckpoint<T extends CheckpointLike>(
 }
 
 /**
+ * How many checkpoints share the best value of `metric`, out of how many have it. When every one of two or more
+ * scored the same (an RL run whose every step scored 1 without changing the weights), no checkpoint is better than
+ * another and the page says "tied" instead of crowning the latest.
+ */
+export function bestTie<T extends CheckpointLike>(
+  checkpoints: readonly T[],
+  metric: string,
+  best: T | null,
+): { tied: number; total: number; allTied: boolean } {
+  const values = checkpoints.flatMap((c) => {
+    const v = c.metrics[metric];
+    return typeof v === 'number' && Number.isFinite(v) ? [v] : [];
+  });
+  const top = best?.metrics[metric];
+  const tied = top === undefined ? 0 : values.filter((v) => v === top).length;
+  return { tied, total: values.length, allTied: values.length >= 2 && tied === values.length };
+}
+
+/**
  * Metric keys across checkpoints, for column pickers: `val/*` first (what people choose checkpoints by),
  * then `train/*`, then the rest, each alphabetically.
  */

@@ -23,6 +23,7 @@ export function formatRelativeTime(iso: string, now: number): string {
  */
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
 const dateFormats = new Map<string, Intl.DateTimeFormat>();
+const dateTimeSecondFormats = new Map<string, Intl.DateTimeFormat>();
 
 function cached(
   cache: Map<string, Intl.DateTimeFormat>,
@@ -36,9 +37,9 @@ function cached(
 }
 
 /** An absolute date-time; with `timeZone: 'UTC'` the same on server and browser, so it is safe to server-render. */
-export function formatDateTime(iso: string, timeZone?: string): string {
+export function formatDateTime(iso: string, timeZone?: string, opts: { seconds?: boolean } = {}): string {
   return cached(
-    dateTimeFormats,
+    opts.seconds ? dateTimeSecondFormats : dateTimeFormats,
     timeZone,
     () =>
       new Intl.DateTimeFormat('en', {
@@ -47,6 +48,8 @@ export function formatDateTime(iso: string, timeZone?: string): string {
         day: 'numeric',
         hour: '2-digit',
         minute: '2-digit',
+        // A job's events come seconds apart: without seconds a whole job's rows read the same time.
+        second: opts.seconds ? '2-digit' : undefined,
         // Not `hour12: false`: with 'en' Node's ICU reads that as the h24 cycle and prints midnight as 24:10
         // while Chromium prints 00:10, so the server HTML and the hydrated page disagreed for an hour a day.
         hourCycle: 'h23',
@@ -64,8 +67,10 @@ export function formatDate(iso: string, timeZone?: string): string {
   ).format(new Date(iso));
 }
 
-/** "45 s", "3 min 5 s", "2 h 3 min": how long a job ran, or has been running. */
+/** "0.4 s", "45 s", "3 min 5 s", "2 h 3 min": how long a job ran, or has been running. */
 export function formatDuration(ms: number): string {
+  // A sub-second job is not "0 s" (issue 41): tenths below a second, "under 0.1 s" below that.
+  if (ms < 950) return ms < 50 ? 'under 0.1 s' : `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { detectRewardHacking, jobOutcome, rewardsTie, runVerdict } from './rl-guardrails';
+import {
+  detectRewardHacking,
+  jobOutcome,
+  lengthCappedSignals,
+  rewardsTie,
+  runVerdict,
+  signalSplit,
+} from './rl-guardrails';
 
 const job = (over: Partial<Parameters<typeof jobOutcome>[0]> = {}) => ({
   type: 'rl' as const,
@@ -115,6 +122,88 @@ describe('runVerdict', () => {
     expect(runVerdict([series('train/loss', [3, 2, 1])], null, [])).toMatchObject({
       kind: 'improving',
       series: 'train/loss',
+    });
+  });
+});
+
+describe('runVerdict on the per-gradient-step training curve (issue 41)', () => {
+  const falling = (n: number, from = 2) => Array.from({ length: n }, (_, i) => from - (i * from) / (n + 1));
+  const curveOf = (
+    loss: number[],
+    segments: { job_id: string; first_x: number; last_x: number }[],
+    val?: number[],
+  ) => ({
+    series: [series('loss', loss), ...(val ? [series('val/loss', val)] : [])],
+    segments,
+  });
+
+  it('reads one SFT job of 50 falling steps as improving, not "Not enough points"', () => {
+    // One checkpoint: one per-job mean in the history.
+    const history = [series('train/loss', [0.9])];
+    const curve = curveOf(falling(50), [{ job_id: 'job-aaaaaaaa', first_x: 1, last_x: 50 }]);
+    const v = runVerdict(history, null, [], curve);
+    expect(v).toMatchObject({ kind: 'improving', series: 'loss' });
+    expect(v.text).toBe('Improving: training loss');
+    expect('basis' in v && v.basis).toBe('first vs last third of 50 gradient steps of job job-aaaa');
+  });
+
+  it('does not call two SFT jobs "Declining" from two per-job means: it reads the newest job\'s steps', () => {
+    // The observed case: per-job means 0.6357 → 0.7939 (the second job's data starts from a higher loss).
+    const history = [series('train/loss', [0.6357, 0.7939])];
+    const loss = [...falling(20, 1.2), ...falling(30, 1.6)];
+    const curve = curveOf(loss, [
+      { job_id: 'job-one', first_x: 1, last_x: 20 },
+      { job_id: 'job-two', first_x: 21, last_x: 50 },
+    ]);
+    expect(runVerdict(history, null, [], curve)).toMatchObject({ kind: 'improving', series: 'loss' });
+  });
+
+  it('prefers the held-out loss on the curve, and waits for the curve instead of using per-job means', () => {
+    const curve = curveOf(falling(10), [{ job_id: 'j', first_x: 1, last_x: 10 }], [1, 1.5, 2]);
+    expect(runVerdict([], null, [], curve)).toMatchObject({ kind: 'declining', series: 'val/loss' });
+    expect(runVerdict([series('train/loss', [0.6357, 0.7939])], null, [], 'loading')).toMatchObject({
+      kind: 'unknown',
+    });
+    // A job with one step so far: no trend, and still not the per-job means.
+    const oneStep = curveOf([0.5], [{ job_id: 'j', first_x: 1, last_x: 1 }]);
+    expect(runVerdict([series('train/loss', [0.6357, 0.7939])], null, [], oneStep)).toMatchObject({
+      kind: 'unknown',
+      text: 'Not enough gradient steps yet to call a trend',
+    });
+  });
+
+  it('lets "Possible reward hacking" outrank "No update"', () => {
+    const noUpdate = jobOutcome(job(), { 'train/num_groups_trainable': 0, 'train/num_groups_submitted': 8 });
+    const pinned = [
+      {
+        kind: 'length-pinned' as const,
+        metric: 'train/answer_len',
+        limit: 64,
+        share: 1,
+        steps: [3, 6] as [number, number],
+      },
+    ];
+    expect(runVerdict([], noUpdate, pinned)).toMatchObject({ kind: 'hacked' });
+  });
+});
+
+describe('lengthCappedSignals (the server counted the completions)', () => {
+  it('turns the history length_pinning into a verdict whatever the length metric is named', () => {
+    const signals = lengthCappedSignals([
+      {
+        split: 'train',
+        steps: [0, 5],
+        length_share_from: 0,
+        length_share_to: 0.92,
+        tokens_from: 20,
+        tokens_to: 64,
+        token_max: 64,
+      },
+    ]);
+    expect(signalSplit(signals[0])).toBe('train');
+    expect(runVerdict([series('train/reward', [0.32, 0.6, 1])], null, signals)).toEqual({
+      kind: 'hacked',
+      text: 'Possible reward hacking: 92 % of train completions stop at the token limit',
     });
   });
 });

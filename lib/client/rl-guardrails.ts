@@ -92,7 +92,47 @@ export type HackingSignal =
       to: number;
       steps: [number, number];
     }
-  | { kind: 'length-pinned'; metric: string; limit: number; share: number; steps: [number, number] };
+  | { kind: 'length-pinned'; metric: string; limit: number; share: number; steps: [number, number] }
+  | {
+      /** From the server's own count of the stored completions (history's length_pinning), whatever the metrics. */
+      kind: 'length-capped';
+      split: string;
+      shareFrom: number;
+      shareTo: number;
+      tokensFrom: number | null;
+      tokensTo: number | null;
+      tokenMax: number | null;
+      steps: [number, number];
+    };
+
+/** The history's length_pinning entries as signals: the server counted finish_reason "length" and tokens itself. */
+export function lengthCappedSignals(
+  pinned: readonly {
+    split: string;
+    steps: [number, number];
+    length_share_from: number;
+    length_share_to: number;
+    tokens_from: number | null;
+    tokens_to: number | null;
+    token_max: number | null;
+  }[],
+): HackingSignal[] {
+  return pinned.map((p) => ({
+    kind: 'length-capped',
+    split: p.split,
+    shareFrom: p.length_share_from,
+    shareTo: p.length_share_to,
+    tokensFrom: p.tokens_from,
+    tokensTo: p.tokens_to,
+    tokenMax: p.token_max,
+    steps: p.steps,
+  }));
+}
+
+/** The split a signal's trajectories are in. */
+export function signalSplit(s: HackingSignal): string {
+  return s.kind === 'length-capped' ? s.split : parseSeriesName(s.kind === 'metric-falls' ? s.reward : s.metric).split;
+}
 
 function finitePoints(s: HistorySeries): [number, number][] {
   return s.points.filter(([, v]) => Number.isFinite(v));
@@ -185,20 +225,69 @@ export function detectRewardHacking(series: readonly HistorySeries[]): HackingSi
 export type RunVerdict =
   | { kind: 'stalled'; text: string }
   | { kind: 'hacked'; text: string }
-  | { kind: 'improving' | 'declining' | 'flat'; text: string; series: string; from: number; to: number }
+  | {
+      kind: 'improving' | 'declining' | 'flat';
+      text: string;
+      series: string;
+      from: number;
+      to: number;
+      /** What `from → to` compares, e.g. "first vs last third of steps". */
+      basis: string;
+    }
   | { kind: 'unknown'; text: string };
 
+/** The model's training curve (history with axis=gradient_step): every job's gradient steps, and which job is where. */
+export interface TrainingCurve {
+  series: readonly HistorySeries[];
+  segments: readonly { job_id: string; first_x: number; last_x: number }[];
+}
+
 /**
- * The one-line answer to "is my run working?": stalled when the newest finished RL job made no update, possibly
- * reward-hacked when detectRewardHacking found a signal, else the trend of val/reward, train/reward, val/loss or
- * train/loss, the first with two points (a falling loss is improving).
+ * The stretch of a curve series the verdict judges: the newest job's own gradient steps when it has at least two
+ * (jobs on different data start from different losses, so a curve across jobs would compare unlike things), else the
+ * whole curve. Null when that has fewer than two points.
+ */
+function newestStretch(
+  s: HistorySeries | undefined,
+  segments: TrainingCurve['segments'],
+): { points: [number, number][]; job: string | null } | null {
+  if (!s) return null;
+  const all = finitePoints(s);
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const seg = segments[i];
+    const inJob = all.filter(([x]) => x >= seg.first_x && x <= seg.last_x);
+    if (inJob.length >= 2) return { points: inJob, job: seg.job_id };
+    // The newest job has not taken two steps yet: fall through to the one before only if this one has none.
+    if (inJob.length > 0) break;
+  }
+  return all.length >= 2 ? { points: all, job: null } : null;
+}
+
+function trend(name: string, label: string, points: [number, number][], basis: string): RunVerdict {
+  const { from, to } = points.length >= 3 ? ends(points) : { from: points[0][1], to: points[points.length - 1][1] };
+  const better = metricDirection(name) === 'max' ? to > from : to < from;
+  const kind = !moved(from, to, span(points)) ? 'flat' : better ? 'improving' : 'declining';
+  const word = kind === 'flat' ? 'Flat' : kind === 'improving' ? 'Improving' : 'Declining';
+  return { kind, text: `${word}: ${label}`, series: name, from, to, basis };
+}
+
+/**
+ * The one-line answer to "is my run working?": possibly reward-hacked when detectRewardHacking (or the server's
+ * length check) found a signal, which outranks everything (a hacked reward can sit at a tie that reads as "no
+ * update"); stalled when the newest finished RL job made no update; else a trend:
+ * - val/reward, train/reward (an RL run: one point per RL step, so the checkpoint history is already per step);
+ * - val/loss on the training curve (an SFT job's held-out loss after each epoch), then the training loss there,
+ *   each over the newest job's gradient steps. Never the checkpoint history's train/loss, which is one mean per
+ *   SFT job: two jobs on different data would read as "Declining" from two unlike means.
+ * Without jobs on the curve (a run logged only through /log), the checkpoint history's val/loss and train/loss are
+ * used. `'loading'`: the curve is on its way, and nothing per job stands in for it meanwhile.
  */
 export function runVerdict(
   series: readonly HistorySeries[],
   newestFinishedRlJob: JobOutcome | null,
   signals: readonly HackingSignal[],
+  curveOrLoading: TrainingCurve | 'loading' | null = null,
 ): RunVerdict {
-  if (newestFinishedRlJob?.kind === 'no-update') return { kind: 'stalled', text: newestFinishedRlJob.label };
   if (signals.length > 0) {
     const s = signals[0];
     return {
@@ -206,18 +295,37 @@ export function runVerdict(
       text:
         s.kind === 'metric-falls'
           ? `Possible reward hacking: ${s.reward} rises while ${s.metric} falls`
-          : `Possible reward hacking: ${s.metric} pinned at ${s.limit}`,
+          : s.kind === 'length-capped'
+            ? `Possible reward hacking: ${Math.round(s.shareTo * 100)} % of ${s.split} completions stop at the token limit`
+            : `Possible reward hacking: ${s.metric} pinned at ${s.limit}`,
     };
   }
-  // Reward for RL runs, loss for SFT runs (their checkpoints carry no reward); held-out first.
-  const pick = ['val/reward', 'train/reward', 'val/loss', 'train/loss']
-    .map((name) => series.find((s) => s.name === name && finitePoints(s).length >= 2))
-    .find((s) => s !== undefined);
-  if (!pick) return { kind: 'unknown', text: 'Not enough points yet to call a trend' };
-  const points = finitePoints(pick);
-  const { from, to } = points.length >= 3 ? ends(points) : { from: points[0][1], to: points[1][1] };
-  const better = metricDirection(pick.name) === 'max' ? to > from : to < from;
-  const kind = !moved(from, to, span(points)) ? 'flat' : better ? 'improving' : 'declining';
-  const word = kind === 'flat' ? 'Flat' : kind === 'improving' ? 'Improving' : 'Declining';
-  return { kind, text: `${word}: ${pick.name}`, series: pick.name, from, to };
+  if (newestFinishedRlJob?.kind === 'no-update') return { kind: 'stalled', text: newestFinishedRlJob.label };
+  const history = (name: string) => series.find((s) => s.name === name && finitePoints(s).length >= 2);
+  for (const name of ['val/reward', 'train/reward']) {
+    const s = history(name);
+    if (s) return trend(name, name, finitePoints(s), 'first vs last third of steps');
+  }
+  // Until the curve has loaded, the checkpoint history's per-job loss means must not stand in for it.
+  if (curveOrLoading === 'loading') return { kind: 'unknown', text: 'Reading the training curve…' };
+  const curve = curveOrLoading;
+  const onCurve = (name: string) => curve?.series.find((s) => s.name === name);
+  const curveLoss = newestStretch(onCurve('loss'), curve?.segments ?? []);
+  const curveVal = newestStretch(onCurve('val/loss'), curve?.segments ?? []);
+  const basis = (stretch: { points: [number, number][]; job: string | null }, unit: string) =>
+    `${stretch.points.length >= 3 ? 'first vs last third' : 'first vs last'} of ${stretch.points.length} ${unit}${
+      stretch.job ? ` of job ${stretch.job.slice(0, 8)}` : ''
+    }`;
+  if (curveVal) return trend('val/loss', 'val/loss', curveVal.points, basis(curveVal, 'evaluations'));
+  if (curveLoss) return trend('loss', 'training loss', curveLoss.points, basis(curveLoss, 'gradient steps'));
+  // Jobs on the curve but fewer than two gradient steps: a job is starting or took one step. Its checkpoints'
+  // per-job means are no trend either.
+  if (curve && curve.segments.length > 0) {
+    return { kind: 'unknown', text: 'Not enough gradient steps yet to call a trend' };
+  }
+  for (const name of ['val/loss', 'train/loss']) {
+    const s = history(name);
+    if (s) return trend(name, name, finitePoints(s), 'first vs last third of steps');
+  }
+  return { kind: 'unknown', text: 'Not enough points yet to call a trend' };
 }

@@ -70,6 +70,24 @@ export const historySegmentSchema = z.object({
 });
 export type HistorySegment = z.infer<typeof historySegmentSchema>;
 
+export const lengthPinningSchema = z
+  .object({
+    split: z.string(),
+    steps: z.tuple([z.int(), z.int()]).describe('The first and the last step judged'),
+    length_share_from: z
+      .number()
+      .describe('Share of completions with finish_reason "length" in the first third of the steps'),
+    length_share_to: z.number().describe('The same share in the latest third'),
+    tokens_from: z
+      .number()
+      .nullable()
+      .describe('Mean completion tokens (choices with logprobs) in the first third; null without logprobs'),
+    tokens_to: z.number().nullable(),
+    token_max: z.number().nullable().describe('The longest completion seen, in tokens; null without logprobs'),
+  })
+  .describe('Completions that came to fill the token limit: a possible reward hack, read from the stored trajectories');
+export type LengthPinningDto = z.infer<typeof lengthPinningSchema>;
+
 export const historySchema = z.object({
   run_id: z.string(),
   series: z.array(historySeriesSchema),
@@ -87,6 +105,13 @@ export const historySchema = z.object({
     .default([])
     .describe(
       'axis=gradient_step: [x, recorded at (Unix ms), trainable tokens through x] at up to max_points x evenly spaced over the curve (its first and last included), for wall-clock and tokens-trained x-axes by interpolation; [] otherwise',
+    ),
+  length_pinning: z
+    .array(lengthPinningSchema)
+    // Absent from older servers' answers: no signal.
+    .default([])
+    .describe(
+      'axis=checkpoint, whole history: per split, completions (of /log calls and RL jobs) that came to stop at the token limit; [] otherwise',
     ),
 });
 

@@ -11,6 +11,7 @@ import { ROLLUP_WIDTHS, type SeriesSummary } from '@/lib/db/repositories/run-met
 import type { Principal } from './accounts';
 import { downsampleBucketCount, downsampleSummaries, pointSummary, type BucketSummary, type Point } from './downsample';
 import { requireModel } from './models';
+import { lengthPinningOf } from './length-pinning';
 
 /**
  * How many stored rows one series may read per point asked for. With rollup widths a factor 8 apart, the
@@ -71,8 +72,17 @@ export async function getHistory(principal: Principal, modelId: string, q: Histo
       bands: [],
       segments: await segmentsOf(db, model.id),
       marks: await gradientMarkKnots(db, model.id, q.max_points),
+      length_pinning: [],
     };
-  return { run_id: runId, series, bands: await bandsFor(db, model.id, names, byName, q), segments: [], marks: [] };
+  return {
+    run_id: runId,
+    series,
+    bands: await bandsFor(db, model.id, names, byName, q),
+    segments: [],
+    marks: [],
+    // The whole run's view only: a zoomed or key-filtered chart request does not need it.
+    length_pinning: zoomed || q.keys ? [] : await lengthPinningOf(model.id),
+  };
 }
 
 /** Which job each stretch of the training curve is, and the checkpoint it ended in (a few rows per model). */

@@ -11,7 +11,14 @@ import type { TrajectoryGroup } from '@/lib/schemas/trajectory-input';
 import type { PreparedGroup, PreparedLogBody } from '@/lib/body/prepared';
 import type { Principal } from './accounts';
 import { requireModel } from './models';
-import { addToSums, checkPooledSums, metricsFromSums, prefixKeys, sumsFromJson } from './trajectory-metrics';
+import {
+  addCompletions,
+  addToSums,
+  checkPooledSums,
+  metricsFromSums,
+  prefixKeys,
+  sumsFromJson,
+} from './trajectory-metrics';
 
 function groupSummary(group: TrajectoryGroup) {
   // Unscored trajectories (no reward) count as trajectories, never as a reward of 0.
@@ -40,9 +47,12 @@ export async function recordTrajectories(
   if (input.groups.length === 0) return { step, metrics: {} };
   // Every log to this step and split adds to one pool: the stored metrics describe all of its trajectories.
   const key = { modelId: model.id, step, split: input.split };
-  const sums = addToSums(
-    sumsFromJson(await logSumsRepo.lockLogMetricSums(tx, key)),
-    input.groups.map((g) => g.light),
+  const sums = addCompletions(
+    addToSums(
+      sumsFromJson(await logSumsRepo.lockLogMetricSums(tx, key)),
+      input.groups.map((g) => g.light),
+    ),
+    input.groups.map((g) => g.completions),
   );
   checkPooledSums(sums, input.split);
   await logSumsRepo.saveLogMetricSums(tx, key, sums);

@@ -1,6 +1,7 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { MAX_METRIC_NAMES, type TrajectoryGroup } from '@/lib/schemas/trajectory-input';
+import { emptyCompletionCounts, type CompletionCounts } from '@/lib/body/prepared';
 
 type Sum = [sum: number, n: number];
 
@@ -18,6 +19,8 @@ export interface MetricSums {
   groupStd: Sum;
   custom: Record<string, Sum>;
   groupCustom: Record<string, Sum>;
+  /** The completions of every log to this step and split (absent from sums stored before it was kept). */
+  completions?: CompletionCounts;
 }
 
 export function emptySums(): MetricSums {
@@ -90,6 +93,20 @@ export function checkPooledSums(sums: MetricSums, split: string): void {
       loc,
       `the ${split} values of '${overflowing[0]}' at this step sum beyond what a 64-bit float holds (±1.8e308), so no mean can be stored; scale them down`,
     );
+}
+
+/** Adds batches' completion counts to the pool: the length-pinning check reads them (lib/services/length-pinning.ts). */
+export function addCompletions(into: MetricSums, batches: readonly CompletionCounts[]): MetricSums {
+  const c = { ...emptyCompletionCounts(), ...into.completions };
+  for (const b of batches) {
+    c.n += b.n;
+    c.length += b.length;
+    c.tokenN += b.tokenN;
+    c.tokenSum += b.tokenSum;
+    c.tokenMax = Math.max(c.tokenMax, b.tokenMax);
+  }
+  into.completions = c;
+  return into;
 }
 
 export function metricsFromSums(sums: MetricSums): Record<string, number> {

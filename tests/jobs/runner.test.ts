@@ -161,7 +161,8 @@ describe('job runner', () => {
     expect(await job(user, jobId)).toMatchObject({ status: 'FAILED', error_message: 'cancelled' });
     const list = await events(user, jobId);
     expect(list.map((e) => e.type)).toEqual(['training_started', 'gradient_step', 'training_failed']);
-    expect(list[2].data).toEqual({ error_message: 'cancelled' });
+    // The terminal event every client knows, marked neutral for those that read `cancelled` (issue 41).
+    expect(list[2].data).toEqual({ error_message: 'cancelled', cancelled: true });
   });
 
   it('runs the jobs of one model one at a time, in order', async () => {

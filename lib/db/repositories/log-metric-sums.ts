@@ -1,5 +1,5 @@
 import 'server-only';
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { logMetricSums } from '../schema';
 
@@ -36,4 +36,13 @@ export async function saveLogMetricSums(
     .where(
       and(eq(logMetricSums.modelId, key.modelId), eq(logMetricSums.step, key.step), eq(logMetricSums.split, key.split)),
     );
+}
+
+/** Every step and split's pooled sums of a model, in step order: what the length-pinning check reads. */
+export async function listLogMetricSums(tx: DbOrTx, modelId: string) {
+  return tx
+    .select({ step: logMetricSums.step, split: logMetricSums.split, sums: logMetricSums.sums })
+    .from(logMetricSums)
+    .where(eq(logMetricSums.modelId, modelId))
+    .orderBy(asc(logMetricSums.step));
 }

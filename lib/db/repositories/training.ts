@@ -299,3 +299,48 @@ export async function jobsOfModels(db: DbOrTx, modelIds: string[]) {
     .where(inArray(trainingJobs.modelId, modelIds))
     .orderBy(asc(trainingJobs.createdAt), asc(trainingJobs.id));
 }
+
+/**
+ * The latest completed SFT jobs on a base model that took at least one gradient step: who trained each, when it
+ * started and finished, and when its first and last gradient_step arrived (the SFT form's time estimate reads them).
+ */
+export async function recentSftTimings(db: DbOrTx, baseModel: string, limit: number) {
+  const stepTimes = db
+    .select({
+      jobId: jobEvents.jobId,
+      firstStepAt: sql<string>`min(${jobEvents.createdAt})`.as('first_step_at'),
+      lastStepAt: sql<string>`max(${jobEvents.createdAt})`.as('last_step_at'),
+    })
+    .from(jobEvents)
+    .where(eq(jobEvents.type, 'gradient_step'))
+    .groupBy(jobEvents.jobId)
+    .as('step_times');
+  const recent = db
+    .select({ id: trainingJobs.id })
+    .from(trainingJobs)
+    .innerJoin(models, eq(models.id, trainingJobs.modelId))
+    .where(
+      and(
+        eq(trainingJobs.kind, 'sft'),
+        eq(trainingJobs.status, 'COMPLETED'),
+        eq(models.baseModel, baseModel),
+        gt(trainingJobs.completedSteps, 0),
+      ),
+    )
+    .orderBy(desc(trainingJobs.finishedAt))
+    .limit(limit)
+    .as('recent');
+  return db
+    .select({
+      workerId: trainingJobs.workerId,
+      steps: trainingJobs.completedSteps,
+      startedAt: trainingJobs.startedAt,
+      finishedAt: trainingJobs.finishedAt,
+      firstStepAt: stepTimes.firstStepAt,
+      lastStepAt: stepTimes.lastStepAt,
+    })
+    .from(recent)
+    .innerJoin(trainingJobs, eq(trainingJobs.id, recent.id))
+    .innerJoin(stepTimes, eq(stepTimes.jobId, recent.id))
+    .orderBy(desc(trainingJobs.finishedAt));
+}

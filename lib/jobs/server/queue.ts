@@ -406,8 +406,8 @@ async function requireAssignedArtifact(job: TrainingJobRow, key: string): Promis
   }
 }
 
-async function failInTx(tx: DbOrTx, job: TrainingJobRow, message: string) {
-  await trainingRepo.insertEvent(tx, job.id, 'training_failed', { error_message: message });
+async function failInTx(tx: DbOrTx, job: TrainingJobRow, message: string, extra: { cancelled?: true } = {}) {
+  await trainingRepo.insertEvent(tx, job.id, 'training_failed', { error_message: message, ...extra });
   const now = new Date();
   await trainingRepo.updateJob(tx, job.id, {
     status: 'FAILED',
@@ -436,7 +436,10 @@ export async function cancelJob(jobId: string): Promise<TrainingJobRow> {
     const job = await queueRepo.lockJob(tx, jobId);
     if (!job) throw ApiError.notFound('Training job not found');
     if (job.status === 'QUEUED' || job.status === 'RUNNING') {
-      await failInTx(tx, job, 'cancelled');
+      // Still training_failed on the wire: it is the terminal event every client knows (ART's client validates the
+      // type against its four and ends its polling only on training_ended/training_failed). `cancelled: true` marks
+      // it neutral for readers that know it (the dashboard shows training_cancelled); docs/contract.md §3.6.
+      await failInTx(tx, job, 'cancelled', { cancelled: true });
       await trainingRepo.updateJob(tx, jobId, { cancelRequestedAt: new Date() });
     }
     return (await queueRepo.lockJob(tx, jobId))!;

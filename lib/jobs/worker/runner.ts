@@ -30,6 +30,13 @@ export type HandlerRegistry = Partial<Record<WorkerJob['kind'], TrainingHandler>
 /** A failure whose message is safe and useful to show the user as the job's error_message. */
 export class TrainingError extends Error {}
 
+/**
+ * The server no longer gives this worker the job (409: cancelled, recovered or finished), over HTTP or in process.
+ */
+function leaseGone(err: unknown): boolean {
+  return err instanceof Error && (err as { status?: unknown }).status === 409;
+}
+
 function errorMessage(err: unknown): string {
   if (err instanceof TrainingError) return err.message;
   if (err instanceof Error && err.name === 'AbortError') return 'cancelled';
@@ -100,10 +107,15 @@ export async function runOneJob(
     const artifactKey = await protocol.uploadCheckpoint(job.id, result.weights);
     await protocol.complete(job.id, { artifactKey, metrics: result.metrics });
   } catch (err) {
-    const message = errorMessage(err);
-    // A cancelled or recovered job is already terminal on the server: nothing more to report.
-    if (!abort.signal.aborted)
+    if (abort.signal.aborted || leaseGone(err)) {
+      // A cancelled or recovered job is already terminal on the server: nothing more to report. A cancel is the
+      // user's decision, not a fault: one info line, no stack trace (issue 41). The server refusing a step with 409
+      // before the next heartbeat said "cancelled" is the same story.
+      log.info({ jobId: job.id }, 'job cancelled or taken away; stopped');
+    } else {
+      const message = errorMessage(err);
       await protocol.fail(job.id, message).catch((e) => log.error({ err: e }, 'could not report failure'));
+    }
   } finally {
     clearInterval(beat);
   }

@@ -430,8 +430,10 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
       <ConfirmDialog
         open={confirmCancel}
         title="Cancel this job?"
-        description="The job stops and ends as failed with “cancelled”. No checkpoint is written. Its events stay readable."
+        description="The job stops and ends as cancelled. No checkpoint is written; the model keeps the checkpoints it has. Its events stay readable."
         confirmLabel="Cancel job"
+        // Two buttons that both say "Cancel" ask the user to guess which one stops the job.
+        dismissLabel="Keep running"
         pending={cancel.isPending}
         error={cancel.error?.message ?? null}
         onConfirm={() => cancel.mutate(undefined, { onSuccess: () => setConfirmCancel(false) })}

@@ -1,13 +1,12 @@
 'use client';
 
 import { useDeleteModel } from '@/lib/client/mutations';
-import { useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { TrainingCurveSection } from '@/components/models/training-curve';
-import { CheckpointsSection } from '@/components/models/checkpoints-section';
 import { JobsSection } from '@/components/models/jobs-section';
 import { MetricsSection } from '@/components/models/metrics-section';
 import { RunOverview } from '@/components/models/run-overview';
@@ -23,7 +22,7 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { useModelLive } from '@/lib/client/use-model-live';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { inferenceNames, playgroundHref } from '@/lib/client/inference-names';
-import { modelQuery } from '@/lib/client/query-keys';
+import { modelJobsInfiniteQuery, modelQuery } from '@/lib/client/query-keys';
 import { modelTinkerQuery } from '@/lib/client/tinker-queries';
 import { useQueryStates } from 'nuqs';
 import { modelSearchParsers, type ModelTab } from './search-params';
@@ -36,6 +35,12 @@ const TrajectoriesTab = dynamic(() => import('./trajectories-tab').then((m) => m
 const TinkerClientCard = dynamic(
   () => import('@/components/tinker/tinker-client-card').then((m) => m.TinkerClientCard),
   { ssr: false, loading: () => <Skeleton className="h-[26rem] w-full" /> },
+);
+// Below the curve and the charts, out of the first screen: after hydration, which keeps the model page within its
+// first-load budget (bench:ui, ≤ 250 kB) with the honest-headline rules (issue 41) added to the summary strip.
+const CheckpointsSection = dynamic(
+  () => import('@/components/models/checkpoints-section').then((m) => m.CheckpointsSection),
+  { ssr: false, loading: () => <Skeleton className="h-64 w-full" /> },
 );
 // Blind A/B votes are few models' (the card draws nothing without them), at the bottom of the page: after hydration
 // too, which keeps the model page within its first-load budget (bench:ui) with the Tinker views added.
@@ -60,6 +65,11 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
   // The model's Tinker training client (null: it is not one); kept live by useModelLive.
   const tinkerQuery = useQuery(modelTinkerQuery(modelId));
   const tinker = tinkerQuery.data ?? null;
+  // The run overview's query (one request for both): a model trained only by SFT jobs reads its run on the
+  // per-gradient-step curve, which then comes first; the per-checkpoint charts have one mean point per job there.
+  const jobs = useInfiniteQuery(modelJobsInfiniteQuery(modelId));
+  const jobRows = jobs.data?.pages.flatMap((p) => p.data) ?? [];
+  const curveFirst = tinker !== null || (jobRows.length > 0 && jobRows.every((j) => j.type === 'sft'));
   // The tab state lives in the URL (shareable, kept on reload), through the parsers the server page uses too.
   const [{ tab, step, split, compare }, setUrlState] = useQueryStates(modelSearchParsers, { history: 'replace' });
   const setTab = (next: ModelTab) => void setUrlState({ tab: next });
@@ -193,8 +203,9 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
             />
           ) : null}
           {/* A training client's run is its training curve (a point per optim step); its checkpoints' metrics are
-              copies of the step before each sampler save, so they come second. */}
-          {tinker ? null : <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />}
+              copies of the step before each sampler save, so they come second. So for SFT-only models: their
+              checkpoints hold one mean per job, the curve every gradient step. */}
+          {curveFirst ? null : <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} />}
           <TrainingCurveSection
             model={m}
             jobHrefFor={(id) => hrefWithEntity(`/jobs/${id}`, entity, defaultEntity)}
@@ -202,7 +213,9 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
             fineTuneHrefFor={fineTuneHrefFor}
             tinker={tinker}
           />
-          {tinker ? <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} tinker /> : null}
+          {curveFirst ? (
+            <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} tinker={tinker !== null} />
+          ) : null}
           <CheckpointsSection model={m} fineTuneHrefFor={fineTuneHrefFor} />
           <AbVotesCard modelId={m.id} />
           <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} tinker={tinker !== null} />

@@ -21,6 +21,8 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { useLaunchSftJob } from '@/lib/client/mutations';
 import { checkpointPickerQuery, modelPickerQuery } from '@/lib/client/query-keys';
+import { formatDuration } from '@/lib/client/format-time';
+import { sftEstimate, sftTimingQuery } from '@/lib/client/sft-estimate';
 import { sftSettingsFormSchema } from '@/lib/client/form-schemas';
 import { datasetNameFromFile, inspectSftText, type SftInspection } from '@/lib/client/sft-dataset';
 import { useApiForm } from '@/lib/client/use-api-form';
@@ -124,6 +126,7 @@ export function SftLaunchClient({
   const model = list.find((m) => m.id === effectiveModelId);
   const missingLinkedModel = Boolean(initialModelId && models.isSuccess && !list.some((m) => m.id === initialModelId));
   const checkpoints = useQuery({ ...checkpointPickerQuery(effectiveModelId), enabled: Boolean(model) });
+  const timing = useQuery({ ...sftTimingQuery(model?.base_model ?? ''), enabled: Boolean(model) });
   const checkpointSteps = checkpoints.data?.data.map((c) => c.step) ?? [];
   // A step the chosen model does not have (another model picked, a stale link) falls back to the latest.
   const startFromChoice = values.start_from ?? 'latest';
@@ -154,7 +157,7 @@ export function SftLaunchClient({
   const fileProblem = !chosen
     ? 'Choose a dataset file'
     : inspection && inspection.errorCount > 0
-      ? 'Fix the lines listed below'
+      ? 'Fix the invalid lines listed above'
       : inspection && inspection.exampleCount === 0
         ? 'The file has no examples'
         : undefined;
@@ -179,9 +182,8 @@ export function SftLaunchClient({
       : undefined;
   const settingsValid = sftSettingsFormSchema.safeParse(values).success;
   const canSubmit = Boolean(model) && !fileProblem && settingsValid && !holdOutProblem && !reading;
-  const builtinBase = model?.base_model.startsWith('tuneboard/') ?? false;
-  // Measured: 20 short examples, batch 4, 50 steps in 1.4 s on one core (tests/jobs/sft-form-defaults.test.ts).
-  const seconds = steps !== null && builtinBase ? Math.max(1, Math.round(steps * 0.028)) : null;
+  // Measured on this server: the base model's past SFT jobs on the worker that trained the latest (issue 41).
+  const estimate = steps !== null ? sftEstimate(timing.data, steps) : null;
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     // What the settings' schema cannot see (the file, the hold-out against its size) is checked first.
@@ -442,9 +444,9 @@ export function SftLaunchClient({
                 {examples} example{examples === 1 ? '' : 's'}
                 {heldOut > 0 ? ` (${heldOut} held out)` : ''} × {epochs} epoch{epochs === 1 ? '' : 's'} ÷ batch{' '}
                 {batchValue} = {steps} step{steps === 1 ? '' : 's'}
-                {seconds !== null
-                  ? `, about ${seconds} s on the built-in engine`
-                  : ' (time depends on the worker that trains it)'}
+                {estimate !== null
+                  ? `, about ${formatDuration(estimate.seconds * 1000)} as ${estimate.jobs} earlier job${estimate.jobs === 1 ? '' : 's'} on this base model ran${estimate.workerId ? ` on ${estimate.workerId}` : ''}`
+                  : ' (no job on this base model has been timed yet: time depends on the worker that trains it)'}
                 .
               </p>
             ) : null}
