@@ -173,6 +173,8 @@ test('a reward-hacked run: reward rises while a logged metric falls, and the car
   await expect(rewardChart.getByTestId('chart-tooltip-band').first()).toContainText('p10–p90');
   await expectNoSeriousA11yViolations(page, 'a reward-hacked run');
   await shoot(page, 'workspace-hacked');
+  // One signal: train/correct. The workers' speed metrics (train/step_seconds fell too) are not signals.
+  await expect(card.getByRole('listitem')).toHaveCount(1);
 
   // The link compares where the rise began with where it ended: the prompts whose reward moved most come first.
   const link = card.getByTestId('hacking-trajectories');

@@ -71,6 +71,10 @@ describe('detectRewardHacking', () => {
       series('train/correct', [0.9, 0.8, 0.6, 0.4, 0.2, 0.1]),
       series('train/loss', [3, 2.5, 2, 1.5, 1, 0.5]),
       series('train/entropy', [3, 2.5, 2, 1.5, 1, 0.5]),
+      // The workers' speed fields: the machine's, not the policy's (a faster step is no sign of hacking).
+      series('train/step_seconds', [0.06, 0.05, 0.04, 0.03, 0.03, 0.027]),
+      series('train/tokens_per_second', [900, 800, 700, 600, 500, 400]),
+      series('train/load_seconds', [9, 8, 1, 0.5, 0.1, 0.05]),
     ]);
     expect(signals).toEqual([
       expect.objectContaining({ kind: 'metric-falls', metric: 'train/correct', reward: 'train/reward' }),

@@ -75,9 +75,13 @@ export function rewardsTie(items: readonly { reward: number }[]): boolean {
   return items.every((t) => t.reward === items[0].reward);
 }
 
-/** Keys the trainer writes about itself: not signals of what the policy does, so never "the metric that fell". */
+/**
+ * Keys the trainer writes about itself: not signals of what the policy does, so never "the metric that fell". The
+ * speed fields of gradient_step (step_seconds, tokens_per_second) and training_started (load_seconds, …) are the
+ * machine's: a step that got faster while the reward rose is no sign of reward hacking.
+ */
 const TRAINER_KEYS =
-  /^(reward|reward_std_dev|exception_rate|loss|policy_loss|entropy|grad_norm|learning_rate|num_.*|zero_advantage_share|ignored\/.*|group_.*)$/;
+  /^(reward|reward_std_dev|exception_rate|loss|policy_loss|entropy|grad_norm|learning_rate|num_.*|zero_advantage_share|ignored\/.*|group_.*|step_seconds|tokens_per_second|load_seconds|base_model_load_seconds|base_model_cached)$/;
 /** A completion length series, checked for pinning at its limit. */
 const LENGTH_KEYS = /(completion_(tokens|length|len)|response_(tokens|length)|num_completion_tokens|output_tokens)$/;
 

@@ -223,7 +223,9 @@ describe('job runner', () => {
       0,
     );
     const outcome = await queue.recoverStaleJobs({ deadWorkerPrefix: { prefix: dead, except: 'builtin:alive' } });
-    expect(outcome).toEqual({ requeued: 2, failed: 1 });
+    // At least these (on PostgreSQL the database is shared with other files, whose stale jobs are recovered too).
+    expect(outcome.requeued).toBeGreaterThanOrEqual(2);
+    expect(outcome.failed).toBeGreaterThanOrEqual(1);
     expect(await job(user, quiet)).toMatchObject({ status: 'QUEUED' });
     // Started but no step taken: nothing was learned, so it goes back to the queue (issue 43) …
     expect(await job(user, started)).toMatchObject({ status: 'QUEUED', error_message: null });
