@@ -3,13 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Alert } from '@/components/ui/alert';
 import { baseModelsQuery } from '@/lib/client/query-keys';
-
-/** "412 MB of 1.2 GB (34%)", as the server words it in `unavailable_reason`. */
-function progressText(done: number | null, total: number | null): string {
-  const mb = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : `${Math.round(n / 1e6)} MB`);
-  if (!total) return done ? `${mb(done)} so far` : 'starting';
-  return `${mb(done ?? 0)} of ${mb(total)} (${Math.floor((100 * (done ?? 0)) / total)}%)`;
-}
+import { downloadProgressText } from '@/lib/schemas/base-models';
 
 /**
  * Says on the model page when its base model cannot be served now, and why (issue 43): a Hub-named base the server
@@ -34,8 +28,8 @@ export function BaseModelNotice({ baseModel }: { baseModel: string }) {
       <Alert tone="info" title={`Downloading ${baseModel}`} role="status">
         <p data-testid="base-model-download">
           The server is fetching the base model from the Hugging Face Hub:{' '}
-          {progressText(download.done_bytes, download.total_bytes)}. Chat and the playground answer once it is here;
-          training does not wait for it.
+          {downloadProgressText(download.done_bytes, download.total_bytes)}. Chat and the playground answer once it is
+          here; training does not wait for it.
         </p>
         {share !== null ? (
           <div

@@ -4,6 +4,16 @@ import { z } from 'zod';
  * A base model named by its Hugging Face Hub id and served by the built-in engine is fetched by the server into the
  * Hugging Face cache: how far that got (bytes so far and in all, when the Hub says), or why it failed.
  */
+/**
+ * A Hub download's progress as one phrase, "412 MB of 1.2 GB (34%)": the server's 503 reason and the model page's
+ * notice say it the same way.
+ */
+export function downloadProgressText(done: number | null, total: number | null): string {
+  const mb = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : `${Math.round(n / 1e6)} MB`);
+  if (!total) return done ? mb(done) : 'starting';
+  return `${mb(done ?? 0)} of ${mb(total)} (${Math.floor((100 * (done ?? 0)) / total)}%)`;
+}
+
 export const hubDownloadSchema = z.object({
   status: z.enum(['downloading', 'ready', 'failed']),
   done_bytes: z.int().nullable(),

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { config } from '@/lib/config';
+import { downloadProgressText } from '@/lib/schemas/base-models';
 import { componentLogger } from '@/lib/logger';
 
 const log = componentLogger('hub');
@@ -177,9 +178,7 @@ export function hubSnapshot(id: string, revision = 'main'): HubSnapshot {
 
 /** A download in progress as one line: "412 MB of 1.2 GB (34%)". */
 export function describeProgress(s: Extract<HubSnapshot, { state: 'downloading' }>): string {
-  const mb = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : `${Math.round(n / 1e6)} MB`);
-  if (!s.totalBytes) return s.doneBytes ? mb(s.doneBytes) : 'starting';
-  return `${mb(s.doneBytes)} of ${mb(s.totalBytes)} (${Math.floor((100 * s.doneBytes) / s.totalBytes)}%)`;
+  return downloadProgressText(s.doneBytes, s.totalBytes);
 }
 
 async function hubFetch(url: string, env: ReturnType<typeof hubEnvironment>, id: string): Promise<Response> {
