@@ -4,11 +4,16 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import { pgForks } from './tests/pg-forks.mjs';
 
 /**
- * Files whose assertions compare wall-clock times (the sign-in timing that must not reveal whether an email has
- * an account). Beside another fork on a 2-core machine, the fastest of a few runs still varies by half, so they run
- * alone after everything else.
+ * Files whose assertions compare wall-clock times: the sign-in timing that must not reveal whether an email has an
+ * account, and the event loop's longest stall while heavy work runs on other threads. Beside another fork on a 2-core
+ * machine the fastest of a few runs still varies by half, and beside CI's browser specs a thread is preempted for
+ * 380 ms with nothing of its own to do, so they run alone after everything else. Each gets a fresh process.
  */
-const TIMING_FILES = ['tests/hardening/enumeration.test.ts'];
+const TIMING_FILES = [
+  'tests/hardening/enumeration.test.ts',
+  'tests/hardening/dataset-upload-stall.test.ts',
+  'tests/inference/structured-output-health.test.ts',
+];
 /**
  * Files that change process.env (even for a moment) or swap modules: each runs in a fresh process of its own. Every
  * other file shares its fork's process, module cache and database with the files before it (the 'main' project's

@@ -23,8 +23,9 @@ for arg in "$@"; do
     --projects=*) IFS=',' read -ra names <<< "${arg#--projects=}"; for name in "${names[@]}"; do vitest_projects+=(--project "$name"); done ;;
     --db-only)
       vitest_files=(tests lib/services lib/jobs)
-      # Read by vitest.config.mts (Vitest's --exclude does not reach its projects).
-      export TUNEBOARD_TEST_EXCLUDE='tests/engine/**,tests/real-models/**,tests/lint/**,tests/docs/**,tests/inference/hf-chat.test.ts' ;;
+      # Read by vitest.config.mts (Vitest's --exclude does not reach its projects). The two event-loop stall files
+      # measure threads, not the database: the PGlite pass runs them.
+      export TUNEBOARD_TEST_EXCLUDE='tests/engine/**,tests/real-models/**,tests/lint/**,tests/docs/**,tests/inference/hf-chat.test.ts,tests/hardening/dataset-upload-stall.test.ts,tests/inference/structured-output-health.test.ts' ;;
     --only=*) only="${arg#--only=}" ;;
     --only) only="__next__" ;;
     *) if [ "$only" = "__next__" ]; then only="$arg"; else echo "unknown argument: $arg (use --only vitest,playwright,pytest, --db-only, --no-build and --projects=main,isolated,timing)" >&2; exit 2; fi ;;
