@@ -3,14 +3,14 @@ import { z } from 'zod';
 
 /**
  * Every environment variable Tuneboard reads, with its type, default and meaning. `lib/config` parses them
- * all through one zod schema built from this list, and `scripts/config-table.ts` prints the README's
+ * all through one zod schema built from this list, and `scripts/config-table.ts` prints docs/configuration.md's
  * configuration table from it (a test keeps the two equal), so a new variable is added here and nowhere else.
  */
 export interface Setting {
   /** The environment variable. */
   env: string;
   schema: z.ZodType;
-  /** The default as the README shows it. */
+  /** The default as docs/configuration.md shows it. */
   defaultText: string;
   meaning: string;
 }

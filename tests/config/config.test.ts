@@ -3,12 +3,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@/lib/config';
 import { SETTING_NAMES } from '@/lib/config/settings';
-import { readmeConfigTable, renderConfigTable } from '@/scripts/config-table';
+import { CONFIG_PAGE, pageConfigTable, renderConfigTable } from '@/scripts/config-table';
 
 describe('configuration', () => {
-  it("the README's table is the one generated from the schema (npx tsx scripts/config-table.ts --write)", () => {
-    const readme = fs.readFileSync(path.join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
-    expect(readmeConfigTable(readme)).toBe(renderConfigTable());
+  it("docs/configuration.md's table is the one generated from the schema (npx tsx scripts/config-table.ts --write)", () => {
+    const page = fs.readFileSync(path.join(import.meta.dirname, '..', '..', CONFIG_PAGE), 'utf8');
+    expect(pageConfigTable(page)).toBe(renderConfigTable());
   });
 
   it('defaults need nothing set', () => {

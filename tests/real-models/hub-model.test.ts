@@ -10,10 +10,10 @@ import { startRouteServer } from '../support/http-server';
 import { startHubStandin, type HubStandin } from '../support/hub-standin';
 
 /**
- * The README's real-model recipe ("Training real models"), followed with a Hub id, a local stand-in for the Hub
+ * The real-model recipe of docs/real-models.md ("Training real models"), followed with a Hub id, a local stand-in for the Hub
  * at HF_ENDPOINT (there is no network here) and one HF_HOME shared by the server and the worker, as on one machine
  * (issue 43 items 1, 6 and 9): the base-models entry has no `path`; the server downloads the model for serving and
- * /v1/models says when it is ready; the Python worker, started as the README says, finds it in the shared cache
+ * /v1/models says when it is ready; the Python worker, started as docs/real-models.md says, finds it in the shared cache
  * without asking the Hub; it trains an SFT job; the checkpoint answers through /v1/chat/completions; and the
  * downloaded adapter loads offline in plain PEFT by the Hub id its config names.
  */
@@ -49,7 +49,7 @@ async function api<T>(p: string, init: RequestInit = {}): Promise<T> {
   return body as T;
 }
 
-describe.skipIf(!hasTorch)('the README recipe with a Hub id: download, train, chat', () => {
+describe.skipIf(!hasTorch)('the docs/real-models.md recipe with a Hub id: download, train, chat', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-hub-model-'));
     const made = spawnSync(
@@ -113,7 +113,7 @@ describe.skipIf(!hasTorch)('the README recipe with a Hub id: download, train, ch
       });
       expect(baseAnswer.choices[0].finish_reason).toBe('length');
 
-      // Step 4: the worker, as the README starts it, with the same HF_HOME: it loads the model from the cache.
+      // Step 4: the worker, as docs/real-models.md starts it, with the same HF_HOME: it loads the model from the cache.
       worker = spawn(
         PYTHON,
         [

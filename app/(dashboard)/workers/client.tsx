@@ -31,7 +31,7 @@ export function WorkersClient() {
           ) : workers.data && workers.data.data.length === 0 ? (
             <EmptyState
               title="No worker is connected"
-              description="Start one with tuneboard-worker (see “Training real models” in the README); built-in models train on the server's own runner."
+              description="Start one with tuneboard-worker (see docs/real-models.md); built-in models train on the server's own runner."
             />
           ) : (
             <TrainingWorkersTable workers={workers.data?.data ?? []} jobHref={(id) => `/jobs/${id}`} />
