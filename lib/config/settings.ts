@@ -1,18 +1,33 @@
 import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 
 /**
  * Every environment variable Tuneboard reads, with its type, default and meaning. `lib/config` parses them
  * all through one zod schema built from this list, and `scripts/config-table.ts` prints docs/configuration.md's
  * configuration table from it (a test keeps the two equal), so a new variable is added here and nowhere else.
+ *
+ * A default that is a value is written once, in `withDefault`: the schema fills it in and the table prints it.
+ * Defaults that follow from other settings (`$HF_HOME/hub`, `http://127.0.0.1:$PORT`) are resolved in
+ * lib/config/index.ts, and their text here says so.
  */
 export interface Setting {
   /** The environment variable. */
   env: string;
-  schema: z.ZodType;
+  schema: z.ZodType<unknown, string | undefined>;
   /** The default as docs/configuration.md shows it. */
   defaultText: string;
   meaning: string;
+}
+
+/** A value the variable takes when unset or empty; the table shows it as it is. */
+function withDefault<T extends string | number>(base: z.ZodType<T | undefined, string | undefined>, value: T) {
+  return { schema: base.transform((v): T => v ?? value), defaultText: `\`${value}\`` };
+}
+
+/** A default computed where the process runs (its cores, home folder, host name), described in words for the table. */
+function computedDefault<T>(base: z.ZodType<T | undefined, string | undefined>, value: () => T, defaultText: string) {
+  return { schema: base.transform((v): T => v ?? value()), defaultText };
 }
 
 /** What a bad value is told. */
@@ -60,8 +75,9 @@ const httpUrl = optionalText.pipe(
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
-export const SETTINGS: readonly Setting[] = [
-  { env: 'PORT', schema: positiveCount, defaultText: '`3000`', meaning: 'HTTP port of `npm start` / `npm run dev`' },
+export const SETTINGS = [
+  { env: 'PORT',
+    ...withDefault(positiveCount, 3000), meaning: 'HTTP port of `npm start` / `npm run dev`' },
   {
     env: 'DATABASE_URL',
     schema: optionalText,
@@ -71,66 +87,56 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     env: 'TUNEBOARD_DATA_DIR',
-    schema: optionalText,
-    defaultText: '`.data/pglite`',
+    ...withDefault(optionalText, '.data/pglite'),
     meaning: 'PGlite data directory (`memory://` for a throw-away in-memory database)',
   },
   {
     env: 'TUNEBOARD_ARTIFACT_DIR',
-    schema: optionalText,
-    defaultText: '`.data/artifacts`',
+    ...withDefault(optionalText, '.data/artifacts'),
     meaning: 'Artifact store (checkpoints, datasets)',
   },
   {
     env: 'TUNEBOARD_MAX_BODY_MB',
-    schema: positiveNumber,
-    defaultText: '`256`',
+    ...withDefault(positiveNumber, 256),
     meaning:
       'Body limit of training-job, `/log` and dataset-upload requests (trajectories carry per-token logprobs); larger bodies get 413',
   },
   {
     env: 'TUNEBOARD_MAX_SMALL_BODY_MB',
-    schema: positiveNumber,
-    defaultText: '`8`',
+    ...withDefault(positiveNumber, 8),
     meaning: 'Body limit of every other JSON route',
   },
   {
     env: 'TUNEBOARD_MAX_DATASET_LINE_MB',
-    schema: positiveNumber,
-    defaultText: '`8`',
+    ...withDefault(positiveNumber, 8),
     meaning:
       'Longest line of an uploaded SFT dataset (JSONL); a longer line gets 422 naming it (lines are parsed one at a time, off the request thread)',
   },
   {
     env: 'TUNEBOARD_MAX_CHECKPOINT_MB',
-    schema: positiveNumber,
-    defaultText: '`4096`',
+    ...withDefault(positiveNumber, 4096),
     meaning: 'Largest checkpoint a training worker may upload; larger uploads get 413',
   },
   {
     env: 'TUNEBOARD_DB_POOL_SIZE',
-    schema: positiveCount,
-    defaultText: '`10`',
+    ...withDefault(positiveCount, 10),
     meaning: 'PostgreSQL connections per server process',
   },
   {
     env: 'TUNEBOARD_DB_STATEMENT_CACHE',
-    schema: count,
-    defaultText: '`500`',
+    ...withDefault(count, 500),
     meaning:
       'Prepared statements kept per database connection, so repeated queries skip parsing and planning; `0` behind a pooler in transaction mode (PgBouncer before 1.21)',
   },
   {
     env: 'TUNEBOARD_BASE_MODELS_FILE',
-    schema: optionalText,
-    defaultText: '`config/base-models.json`',
+    ...withDefault(optionalText, 'config/base-models.json'),
     meaning:
       'Base models that models can be created from, and which backend serves each; an edit is read within a second, without a restart',
   },
   {
     env: 'HF_HOME',
-    schema: optionalText,
-    defaultText: '`~/.cache/huggingface`',
+    ...computedDefault(optionalText, () => path.join(os.homedir(), '.cache', 'huggingface'), '`~/.cache/huggingface`'),
     meaning:
       "Hugging Face's folder, read as `huggingface_hub` reads it: an `hf` base model named by its Hub id (no `path`) is downloaded into its `hub` cache for serving. A server and a Python worker on one machine share one copy when they see the same value (they do by default, run as one user)",
   },
@@ -142,8 +148,7 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     env: 'HF_ENDPOINT',
-    schema: httpUrl,
-    defaultText: '`https://huggingface.co`',
+    ...withDefault(httpUrl, 'https://huggingface.co'),
     meaning: 'The Hugging Face Hub (or a mirror of it) that Hub-named base models are downloaded from',
   },
   {
@@ -160,8 +165,7 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     env: 'TUNEBOARD_BASE_MODELS_DIR',
-    schema: optionalText,
-    defaultText: 'the working directory',
+    ...computedDefault(optionalText, () => process.cwd(), 'the working directory'),
     meaning:
       "Where the relative `path` of a base model in the base-models file resolves (a Hugging Face folder); the built-in models' shipped weights always resolve against the application",
   },
@@ -193,45 +197,38 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     env: 'TUNEBOARD_VLLM_MAX_LORAS',
-    schema: positiveCount,
-    defaultText: '`4`',
+    ...withDefault(positiveCount, 4),
     meaning: "vLLM's `--max-loras`: adapters kept loaded before the least recently used is unloaded",
   },
   {
     env: 'TUNEBOARD_INFERENCE_THREADS',
-    schema: positiveCount,
-    defaultText: 'one per core, at most 2',
+    ...computedDefault(positiveCount, defaultThreadCount, 'one per core, at most 2'),
     meaning: 'Worker threads that generate (continuous batching per model)',
   },
   {
     env: 'TUNEBOARD_MODEL_CACHE_MB',
-    schema: positiveNumber,
-    defaultText: '`512`',
+    ...withDefault(positiveNumber, 512),
     meaning: 'Weight cache per inference thread (LRU)',
   },
   {
     env: 'TUNEBOARD_MAX_LOGPROBS',
-    schema: positiveCount,
-    defaultText: '`20`',
+    ...withDefault(positiveCount, 20),
     meaning: "Most `top_logprobs` / `prompt_logprobs` a chat request may ask for (vLLM's `--max-logprobs`)",
   },
   {
     env: 'TUNEBOARD_FAST_ROUTES',
-    schema: optionalText.pipe(z.enum(['0', '1']).optional()),
-    defaultText: '`1`',
+    ...withDefault(optionalText.pipe(z.enum(['0', '1']).optional()), '1'),
     meaning:
       '`0`: every `/v1` request goes through Next.js routing; by default a production server serves them ahead of it (`lib/api/fast-path.ts`)',
   },
   {
     env: 'TUNEBOARD_RUNNER_CONCURRENCY',
-    schema: count,
-    defaultText: '`1`',
+    ...withDefault(count, 1),
     meaning: 'Training worker processes the server starts (`0`: none; use external workers)',
   },
   {
     env: 'TUNEBOARD_TRAIN_THREADS',
-    schema: positiveCount,
-    defaultText: 'one per core, at most 2',
+    ...computedDefault(positiveCount, defaultThreadCount, 'one per core, at most 2'),
     meaning: 'Threads per SFT job in a training worker (`1`: no helper thread)',
   },
   {
@@ -249,74 +246,63 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     env: 'TUNEBOARD_WORKER_ID',
-    schema: optionalText,
-    defaultText: 'host name and process id',
+    ...computedDefault(optionalText, () => `${os.hostname()}:${process.pid}`, 'host name and process id'),
     meaning: 'How an external worker names itself in claims and leases',
   },
   {
     env: 'TUNEBOARD_JOB_LEASE_SECONDS',
-    schema: positiveNumber,
-    defaultText: '`60`',
+    ...withDefault(positiveNumber, 60),
     meaning: 'A job whose worker stops heart-beating for this long is recovered (requeued, or failed once it started)',
   },
   {
     env: 'TUNEBOARD_JOB_IDLE_MINUTES',
-    schema: positiveNumber,
-    defaultText: '`30`',
+    ...withDefault(positiveNumber, 30),
     meaning: 'A running job with no new event for this long fails',
   },
   {
     env: 'TUNEBOARD_TINKER_WAIT_SECONDS',
-    schema: positiveNumber,
-    defaultText: '`20`',
+    ...withDefault(positiveNumber, 20),
     meaning:
       "How long a Tinker SDK's `retrieve_future` is held open while its request runs, before it is told to try again (keep it under the SDK's 45 s timeout)",
   },
   {
     env: 'TUNEBOARD_TINKER_SESSION_MINUTES',
-    schema: positiveNumber,
-    defaultText: '`3`',
+    ...withDefault(positiveNumber, 3),
     meaning:
       'A Tinker SDK session not heard from for this long (it heart-beats every 10 s) ends: its training clients are closed and their workers free the memory; models and saved weights stay. The SDK never closes a training client itself, so this is how soon a finished script gives its worker back',
   },
   {
     env: 'TUNEBOARD_LOGIN_ACCOUNT_ATTEMPTS',
-    schema: positiveCount,
-    defaultText: '`5`',
+    ...withDefault(positiveCount, 5),
     meaning:
       'Wrong passwords for one account within 15 minutes before each further attempt waits (1 s, doubling per failure)',
   },
   {
     env: 'TUNEBOARD_LOGIN_ADDRESS_ATTEMPTS',
-    schema: positiveCount,
-    defaultText: '`30`',
+    ...withDefault(positiveCount, 30),
     meaning: 'The same for one client address, over all accounts',
   },
   {
     env: 'TUNEBOARD_TRUSTED_PROXIES',
-    schema: count,
-    defaultText: '`0`',
+    ...withDefault(count, 0),
     meaning:
       "Reverse proxies in front of the server that append the client's address to `X-Forwarded-For`. `0`: the client address (for the per-address sign-in limit) is the socket's and the header is ignored, as it must be when clients connect directly (they could write any address there); `1` behind one proxy (nginx, a load balancer): the last entry",
   },
   {
     env: 'TUNEBOARD_BODY_TIMEOUT_SECONDS',
-    schema: positiveNumber,
-    defaultText: '`15`',
+    ...withDefault(positiveNumber, 15),
     meaning:
       'A request body of up to 64 KiB must arrive whole within this long, and a longer one must not stall for longer; otherwise the answer is 408 and the connection is closed (the `/v1` API on a production server)',
   },
   {
     env: 'TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB',
-    schema: positiveNumber,
-    defaultText: '`512`',
+    ...withDefault(positiveNumber, 512),
     meaning:
       'Largest structured-output constraint (a `json` schema, `regex` or `choice` list, as JSON) the built-in engine compiles; larger gets 400 naming this (a 15,000-entry `enum` is about 300 KiB and compiles in about 2 s on an inference thread)',
   },
   {
     env: 'TUNEBOARD_MAX_LARGE_REQUESTS',
-    schema: positiveCount,
-    defaultText: '`2`',
+    ...withDefault(positiveCount, 2),
     meaning:
       'Requests with bodies past `TUNEBOARD_MAX_SMALL_BODY_MB` (dataset uploads included) that one server process reads at once; more get 429 with Retry-After',
   },
@@ -329,21 +315,18 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     env: 'TUNEBOARD_PGLITE_RECYCLE_MB',
-    schema: positiveNumber,
-    defaultText: '`512`',
+    ...withDefault(positiveNumber, 512),
     meaning: "The embedded database's heap size past which its thread is restarted while idle, giving the memory back",
   },
   {
     env: 'TUNEBOARD_PGLITE_PIPELINE',
-    schema: positiveCount,
-    defaultText: '`4`',
+    ...withDefault(positiveCount, 4),
     meaning:
       "Queries the embedded database's thread is given at once outside a transaction, so it runs the next while the request thread reads the last answer; `1` sends one at a time, which on a 2-core machine kept `/v1/health` quicker under heavy load at the cost of list throughput",
   },
   {
     env: 'TUNEBOARD_REQUEST_WORK_PER_TURN_MS',
-    schema: count,
-    defaultText: '`2`',
+    ...withDefault(count, 2),
     meaning:
       "Milliseconds of request handlers started, and database answers taken up, per turn of the request thread's event loop; the rest wait a turn, in order, while its sockets are read again, so that a burst does not hold back a health probe or a stream's next token. `0` takes everything at once",
   },
@@ -356,15 +339,13 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     env: 'TUNEBOARD_PGLITE_ANALYZE_SECONDS',
-    schema: count,
-    defaultText: '`60`',
+    ...withDefault(count, 60),
     meaning:
       "How often the embedded database's planner statistics are refreshed for tables that changed, and its small tables (up to 8 MiB) with many dead rows are vacuumed (PostgreSQL's autovacuum does both on a server); `0` turns it off",
   },
   {
     env: 'TUNEBOARD_THREAD_NICE',
-    schema: count,
-    defaultText: '`5`',
+    ...withDefault(count, 5),
     meaning:
       'How far below the request thread the engine, embedded-database and body-parsing threads are scheduled (Linux nice, 0 to 19): when they compete for the cores, requests and health checks go first; `0` treats them alike',
   },
@@ -378,8 +359,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'TUNEBOARD_S3_BUCKET', schema: optionalText, defaultText: 'unset', meaning: 'Bucket of the artifact store' },
   {
     env: 'TUNEBOARD_S3_REGION',
-    schema: optionalText,
-    defaultText: '`us-east-1`',
+    ...withDefault(optionalText, 'us-east-1'),
     meaning: 'Region used to sign requests',
   },
   { env: 'TUNEBOARD_S3_ACCESS_KEY_ID', schema: optionalText, defaultText: 'unset', meaning: 'S3 access key id' },
@@ -392,15 +372,22 @@ export const SETTINGS: readonly Setting[] = [
   { env: 'TUNEBOARD_S3_PREFIX', schema: optionalText, defaultText: 'unset', meaning: 'Key prefix inside the bucket' },
   {
     env: 'TUNEBOARD_LOG_LEVEL',
-    schema: optionalText.pipe(z.enum(LOG_LEVELS).optional()),
-    defaultText: '`info`',
+    ...withDefault(optionalText.pipe(z.enum(LOG_LEVELS).optional()), 'info'),
     meaning: `Least severe log level written (one JSON object per line on stdout): ${LOG_LEVELS.map((l) => `\`${l}\``).join(', ')}`,
   },
-];
+] as const satisfies readonly Setting[];
 
 export const SETTING_NAMES = SETTINGS.map((s) => s.env);
 
-/** The whole environment as one zod schema: each variable optional, typed, with a message naming it. */
-export const envSchema = z.object(Object.fromEntries(SETTINGS.map((s) => [s.env, s.schema])));
+type EnvShape = { [S in (typeof SETTINGS)[number] as S['env']]: S['schema'] };
 
-export const defaultThreadCount = () => Math.min(2, os.availableParallelism());
+/**
+ * The whole environment as one zod schema: each variable typed, its default filled in, with a message naming it.
+ * Its output type is what lib/config resolves the configuration from, so no value is cast on the way.
+ */
+export const envSchema = z.object(Object.fromEntries(SETTINGS.map((s) => [s.env, s.schema])) as EnvShape);
+export type Env = z.output<typeof envSchema>;
+
+export function defaultThreadCount() {
+  return Math.min(2, os.availableParallelism());
+}
