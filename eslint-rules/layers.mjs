@@ -13,6 +13,7 @@ const SQL_PACKAGES = ['drizzle-orm', 'pg', '@electric-sql/pglite', 'pg-pool', 'p
 // lib/db/schema.ts is left out: drizzle-kit loads it outside Next, and table definitions hold no secret.
 export const SERVER_ONLY_FOLDERS = [
   'lib/api/',
+  'lib/openapi/',
   'lib/services/',
   'lib/db/client.ts',
   'lib/db/repositories/',
@@ -37,7 +38,13 @@ const RULES = [
       'lib/config',
       'lib/logger',
       'lib/runtime',
+      'lib/event-loop',
       'lib/tinker',
+      // Thread entries (lib/body, lib/export) run outside Next.js, where `server-only` throws, so this list is
+      // what keeps them out of a browser bundle.
+      'lib/body',
+      'lib/export',
+      'lib/openapi',
       'server-only',
       ...SQL_PACKAGES,
     ],
@@ -58,6 +65,23 @@ const RULES = [
     from: (f) => /^(lib|app|components)\//.test(f) && !f.startsWith('lib/db/'),
     forbid: SQL_PACKAGES,
     why: 'only lib/db runs SQL: use or add a repository function there',
+  },
+  {
+    from: (f) => f.startsWith('lib/db/'),
+    forbid: ['lib/'],
+    allow: ['lib/db/', 'lib/config', 'lib/logger', 'lib/errors', 'lib/schemas/', 'lib/bytes', 'lib/event-loop/'],
+    why: 'lib/db is the floor the services stand on: it imports only configuration, logging, the wire types and the event-loop helpers, never a layer above it',
+  },
+  {
+    from: (f) => f.startsWith('lib/event-loop/'),
+    forbid: ['lib/'],
+    allow: ['lib/event-loop/', 'lib/config', 'lib/logger'],
+    why: 'lib/event-loop is the ground floor that lib/db, lib/api and lib/inference share: it imports only configuration and logging',
+  },
+  {
+    from: (f) => f.startsWith('lib/inference/'),
+    forbid: ['lib/services', 'lib/db', 'lib/api', 'lib/jobs', 'lib/storage', 'lib/runtime'],
+    why: 'lib/inference runs models it is handed (the services resolve names, weights and permissions): it never reads the database or calls a service',
   },
   {
     from: (f) => f.startsWith('lib/jobs/worker/'),

@@ -7,7 +7,7 @@ import securityHeaders from '@/config/security-headers.json';
 import { config } from '@/lib/config';
 import { nodeWriterOf } from '@/lib/inference/node-writer';
 import { componentLogger } from '@/lib/logger';
-import { inTurnAsync } from '@/lib/runtime/turns';
+import { inTurnAsync } from '@/lib/event-loop/turns';
 import { CLIENT_ADDRESS, resolveClientAddress } from './client-address';
 import { ClientSignal, PrereadRequest } from './preread-request';
 import { requestIdFrom } from './request-id';

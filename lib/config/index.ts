@@ -96,7 +96,7 @@ function resolve(raw: Env, env: NodeJS.ProcessEnv) {
      * more keep its thread busy while the request thread reads answers; 1 sends one at a time.
      */
     pglitePipeline: raw.TUNEBOARD_PGLITE_PIPELINE,
-    /** Milliseconds of request starts and embedded-database answers per event-loop turn (lib/runtime/turns.ts). */
+    /** Milliseconds of request starts and embedded-database answers per event-loop turn (lib/event-loop/turns.ts). */
     requestWorkPerTurnMs: raw.TUNEBOARD_REQUEST_WORK_PER_TURN_MS,
     /** Seconds between checks for embedded-database tables whose planner statistics are stale (0: never). */
     pgliteAnalyzeSeconds: raw.TUNEBOARD_PGLITE_ANALYZE_SECONDS,

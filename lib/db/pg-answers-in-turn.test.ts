@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { config } from '@/lib/config';
-import { inTurn, waitingForTurn } from '@/lib/runtime/turns';
+import { inTurn, waitingForTurn } from '@/lib/event-loop/turns';
 import { withAnswersInTurn } from './pg-answers-in-turn';
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { inTurn } from '@/lib/runtime/turns';
+import { inTurn } from '@/lib/event-loop/turns';
 
 /**
- * A PostgreSQL client whose answers are taken up through the request thread's work budget (lib/runtime/turns.ts),
+ * A PostgreSQL client whose answers are taken up through the request thread's work budget (lib/event-loop/turns.ts),
  * as the embedded database's answers are (pglite-connection.ts).
  *
  * Node reads every socket that is ready in one go: the pool's connections' answers, each of which resumes a

@@ -18,7 +18,7 @@ import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { Parser } from 'pg-protocol/dist/parser';
 import type { BackendMessage } from 'pg-protocol/dist/messages';
-import { inTurn } from '@/lib/runtime/turns';
+import { inTurn } from '@/lib/event-loop/turns';
 import { packForTransfer } from './bytes';
 import type { FromPgliteThread, ToPgliteThread } from './pglite-thread';
 import { componentLogger } from '@/lib/logger';
@@ -107,7 +107,7 @@ export class PgliteThread {
           this.lastActivity = performance.now();
           if (message.type === 'result') {
             this.heapBytes = message.heapBytes;
-            // Answers that arrived together are taken up a few per turn (lib/runtime/turns.ts): each resumes a handler.
+            // Answers that arrived together are taken up a few per turn (lib/event-loop/turns.ts): each resumes a handler.
             inTurn(() => p?.resolve(message.bytes));
           } else {
             p?.reject(new Error(`embedded database: ${message.message}`));

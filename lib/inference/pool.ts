@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { EngineEvent } from './engine-events';
 import type { PromptPositionLogprobs } from './logprobs';
-import { TurnBudget } from '@/lib/runtime/turn-budget';
+import { TurnBudget } from '@/lib/event-loop/turn-budget';
 import type { FromWorker, ModelSpec, ToWorker, WireSequence } from './wire';
 import { config } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';

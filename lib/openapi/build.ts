@@ -1,3 +1,4 @@
+import 'server-only';
 import { z } from 'zod';
 import type { RouteHandler } from '@/lib/api/route';
 import { errorDetailSchema, validationErrorSchema } from '@/lib/schemas/common';

@@ -114,6 +114,46 @@ const cases: [rule: string, file: string, code: string][] = [
     'components/models/fake.tsx',
     "import { forwardResultJson } from '@/lib/tinker/results';\nexport const x = forwardResultJson;\n",
   ],
+  [
+    'lib/db never imports a service',
+    'lib/db/repositories/fake.ts',
+    "import 'server-only';\nimport { findBaseModel } from '@/lib/services/base-models';\nexport const x = findBaseModel;\n",
+  ],
+  [
+    'lib/db never imports the server composition root',
+    'lib/db/fake.ts',
+    "import { startServer } from '@/lib/runtime/server-start';\nexport const x = startServer;\n",
+  ],
+  [
+    'lib/event-loop imports nothing above it',
+    'lib/event-loop/fake.ts',
+    "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
+  ],
+  [
+    'lib/inference never imports services',
+    'lib/inference/fake.ts',
+    "import { findBaseModel } from '@/lib/services/base-models';\nexport const x = findBaseModel;\n",
+  ],
+  [
+    'lib/inference never reads the database',
+    'lib/inference/fake.ts',
+    "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
+  ],
+  [
+    'browser code never imports a body-parsing thread',
+    'components/models/fake.tsx',
+    "import { parseBody } from '@/lib/body/parse';\nexport const x = parseBody;\n",
+  ],
+  [
+    'browser code never imports the OpenAPI builder',
+    'lib/client/fake.ts',
+    "import { buildOpenApi } from '@/lib/openapi/build';\nexport const x = buildOpenApi;\n",
+  ],
+  [
+    'lib/openapi says server-only',
+    'lib/openapi/fake.ts',
+    "import { z } from 'zod';\nexport const x = z;\n",
+  ],
   ['no console outside the logger', 'lib/inference/fake.ts', "export function f() {\n  console.log('hi');\n}\n"],
   ['no process.env outside lib/config', 'lib/storage/fake.ts', 'export const x = process.env.TUNEBOARD_S3_BUCKET;\n'],
 ];

@@ -1,7 +1,7 @@
 /**
  * Hands work that arrives in bursts to the request thread a bounded amount per event-loop turn. Used for the
  * engine threads' messages (lib/inference/pool.ts) and for request handlers and embedded-database answers
- * (lib/runtime/turns.ts).
+ * (lib/event-loop/turns.ts).
  *
  * Every message from an inference thread is one generation's new tokens, and what they set off runs in the same
  * turn: its SSE chunks are encoded and written to the client's socket. While the request thread is busy or off
