@@ -18,6 +18,7 @@ export const SERVER_ONLY_FOLDERS = [
   'lib/db/client.ts',
   'lib/db/repositories/',
   'lib/jobs/server/',
+  'lib/catalog/',
 ];
 
 /**
@@ -39,6 +40,7 @@ const RULES = [
       'lib/logger',
       'lib/runtime',
       'lib/event-loop',
+      'lib/catalog',
       'lib/tinker',
       // Thread entries (lib/body, lib/export) run outside Next.js, where `server-only` throws, so this list is
       // what keeps them out of a browser bundle.
@@ -77,6 +79,16 @@ const RULES = [
     forbid: ['lib/'],
     allow: ['lib/event-loop/', 'lib/config', 'lib/logger'],
     why: 'lib/event-loop is the ground floor that lib/db, lib/api and lib/inference share: it imports only configuration and logging',
+  },
+  {
+    from: (f) => f.startsWith('lib/jobs/server/'),
+    forbid: ['lib/services', 'lib/api'],
+    why: 'the job queue sits below the services (they create jobs and read their state): it reads the base-model catalog from lib/catalog and tells the serving caches of new checkpoints through a notification (lib/db/notifications.ts)',
+  },
+  {
+    from: (f) => f.startsWith('lib/catalog/'),
+    forbid: ['lib/services', 'lib/api', 'lib/jobs', 'lib/db', 'lib/storage'],
+    why: 'lib/catalog (the base-models file and its rules) is below the services and the job queue, which both read it',
   },
   {
     from: (f) => f.startsWith('lib/inference/'),

@@ -122,6 +122,13 @@ export function isDelivering(): boolean {
   return !config.databaseUrl || state.connected;
 }
 
+/**
+ * The channel of changes to trained models and their checkpoints (payload: the model id). The serving caches
+ * (lib/services/served-models.ts) listen on it; whoever commits such a change publishes on it (the job queue when a
+ * job's checkpoint lands), so the writer never imports the caches.
+ */
+export const MODELS_CHANNEL = 'tuneboard_models';
+
 /** Publishes a notice to every process (this one included) once the current statement has committed. */
 export async function publish(name: string, payload: string): Promise<void> {
   const handle = await getDbHandle();

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { allBaseModels } from './base-models';
+import { allBaseModels } from '@/lib/catalog/base-models';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-base-models-reload-'));
 const before = process.env.TUNEBOARD_BASE_MODELS_FILE;
@@ -65,7 +65,7 @@ describe('reasoning_parser', () => {
   const entry = (extra: Record<string, unknown>) => JSON.stringify({ models: [{ id: 'org/q', ...extra }] });
 
   it("accepts vLLM's qwen3 and deepseek_r1 on a Hugging Face model the built-in engine serves", async () => {
-    const { parseBaseModelsFile } = await import('./base-models');
+    const { parseBaseModelsFile } = await import('@/lib/catalog/base-models');
     for (const name of ['qwen3', 'deepseek_r1']) {
       expect(parseBaseModelsFile('f.json', entry({ backend: 'hf', reasoning_parser: name }))[0].reasoning_parser).toBe(
         name,
@@ -74,7 +74,7 @@ describe('reasoning_parser', () => {
   });
 
   it('refuses an unknown name, and models it would not apply to, naming the file and the field', async () => {
-    const { parseBaseModelsFile } = await import('./base-models');
+    const { parseBaseModelsFile } = await import('@/lib/catalog/base-models');
     expect(() => parseBaseModelsFile('f.json', entry({ backend: 'hf', reasoning_parser: 'qwen' }))).toThrow(
       'The base-models file f.json is invalid: models.0.reasoning_parser: unknown reasoning_parser "qwen"; the built-in engine has vLLM\'s "qwen3" and "deepseek_r1"',
     );

@@ -12,7 +12,7 @@ import { deleteArtifacts } from '@/lib/storage';
 import { modelsChanged } from './served-models';
 import { requirePermission } from './permissions';
 import { accessibleEntityIds, entityByName, listScope, type Principal } from './accounts';
-import { availableBaseModels, findAvailableBaseModel } from './base-models';
+import { availableBaseModels, findAvailableBaseModel } from '@/lib/catalog/base-models';
 import { newRunId } from './credentials';
 import { componentLogger } from '@/lib/logger';
 

@@ -1,4 +1,5 @@
 import 'server-only';
+import { MODELS_CHANNEL } from '@/lib/db/notifications';
 import { NotifiedCache } from './notified-cache';
 
 /**
@@ -6,7 +7,7 @@ import { NotifiedCache } from './notified-cache';
  * tagged by model id: an RL rollout sends hundreds of completions for one checkpoint, and a lookup per request
  * cost about as much server CPU as relaying the answer (bench:gateway, trained model).
  */
-export const servedModels = new NotifiedCache('tuneboard_models', 10_000);
+export const servedModels = new NotifiedCache(MODELS_CHANNEL, 10_000);
 
 /** Call once a change to these models or their checkpoints has committed (a new checkpoint, a deletion). */
 export function modelsChanged(modelIds: string[]): Promise<void> {

@@ -8,7 +8,7 @@ import * as workersRepo from '@/lib/db/repositories/training-workers';
 import { LEASE_SECONDS } from '@/lib/jobs/server/queue';
 import type { TrainingWorkerDto } from '@/lib/schemas/workers';
 import { accessibleEntityIds, type Principal } from './accounts';
-import { allBaseModels, canTrain, type WorkerCapabilities } from './base-models';
+import { allBaseModels, canTrain, type WorkerCapabilities } from '@/lib/catalog/base-models';
 
 /**
  * The worker registry as the product shows it: which workers are connected and what they can train and run,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { parkedClaims, RECHECK_MS } from '@/lib/jobs/server/claim-wakeups';
 import { claimResponseSchema } from '@/lib/schemas/workers';
-import { NEW_CLIENT_KEY, wake as wakeTinker } from '@/lib/services/tinker/wakeups';
+import { NEW_CLIENT_KEY, wake as wakeTinker } from '@/lib/jobs/server/tinker-wakeups';
 import { createModel, createRlJob, createUser, until, type TestUser } from '../helpers';
 import { routeFetch } from '../route-fetch';
 

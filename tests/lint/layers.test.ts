@@ -130,6 +130,16 @@ const cases: [rule: string, file: string, code: string][] = [
     "import { getDb } from '@/lib/db/client';\nexport const x = getDb;\n",
   ],
   [
+    'the job queue never imports services',
+    'lib/jobs/server/fake.ts',
+    "import 'server-only';\nimport { modelsChanged } from '@/lib/services/served-models';\nexport const x = modelsChanged;\n",
+  ],
+  [
+    'the base-model catalog never imports services',
+    'lib/catalog/fake.ts',
+    "import 'server-only';\nimport { describeBaseModels } from '@/lib/services/base-models';\nexport const x = describeBaseModels;\n",
+  ],
+  [
     'lib/inference never imports services',
     'lib/inference/fake.ts',
     "import { findBaseModel } from '@/lib/services/base-models';\nexport const x = findBaseModel;\n",

@@ -6,7 +6,7 @@ import { Model } from '@/lib/engine/model';
 import { encodeModel } from '@/lib/engine/safetensors';
 import { ApiError } from '@/lib/errors';
 import { descriptionTokenizer } from '@/lib/inference/backends';
-import { builtinModelSource } from '@/lib/services/builtin-models';
+import { builtinModelSource } from '@/lib/catalog/builtin-models';
 import {
   describeSampleTarget,
   sampleTokens,

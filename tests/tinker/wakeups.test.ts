@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { listenFor, wake, wakeWith } from '@/lib/services/tinker/wakeups';
+import { listenFor, wake, wakeWith } from '@/lib/jobs/server/tinker-wakeups';
 
 /**
- * lib/services/tinker/wakeups.ts: a listener registered before a check hears a wake-up that lands between the check and
+ * lib/jobs/server/tinker-wakeups.ts: a listener registered before a check hears a wake-up that lands between the check and
  * the wait (the worker's poll and retrieve_future listen, read, then wait), instead of sleeping a re-check (2 s).
  */
 describe('tinker wake-ups', () => {

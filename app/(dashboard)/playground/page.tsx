@@ -3,7 +3,7 @@ import type { Metadata } from 'next';
 import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
 import { randomSeed } from '@/lib/client/chat-request';
 import { chatModelsQuery, MODEL_PICKER_LIMIT, modelPickerQuery } from '@/lib/client/query-keys';
-import { availableBaseModels } from '@/lib/services/base-models';
+import { availableBaseModels } from '@/lib/catalog/base-models';
 import { listServableModels } from '@/lib/services/chat-models';
 import { listModels } from '@/lib/services/models';
 import { PlaygroundClient } from './client';

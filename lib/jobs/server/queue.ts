@@ -1,6 +1,7 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
+import { MODELS_CHANNEL, publish } from '@/lib/db/notifications';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { appendGradientMarks } from '@/lib/db/repositories/gradient-marks';
@@ -9,14 +10,13 @@ import * as tinkerRepo from '@/lib/db/repositories/tinker';
 import * as trainingRepo from '@/lib/db/repositories/training';
 import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import * as workersRepo from '@/lib/db/repositories/training-workers';
-import { allBaseModels, trainableBaseModelIds, type WorkerCapabilities } from '@/lib/services/base-models';
-import { modelsChanged } from '@/lib/services/served-models';
+import { allBaseModels, trainableBaseModelIds, type WorkerCapabilities } from '@/lib/catalog/base-models';
 import { artifactExists, probeArtifactStore, putArtifact, putArtifactStream, storageFaultMessage } from '@/lib/storage';
 import { SftDataError, type SftExample } from '@/lib/schemas/sft-data';
 import { holdOutValidation } from '../validation-split';
 import { adapterKeys, checkpointKey, type JobInput, type WorkerEvent, type WorkerJob } from '../protocol';
 import { config } from '@/lib/config';
-import { NEW_CLIENT_KEY, onWake as onTinkerWake } from '@/lib/services/tinker/wakeups';
+import { NEW_CLIENT_KEY, onWake as onTinkerWake } from './tinker-wakeups';
 import { claimsMayPark, listenForClaims, wakeClaims } from './claim-wakeups';
 import { componentLogger } from '@/lib/logger';
 
@@ -368,8 +368,9 @@ export async function completeJob(
     });
     return { step, modelId: model.id };
   });
-  // The model's latest checkpoint moved: chat requests for it must see the new one.
-  if (result.modelId) await modelsChanged([result.modelId]);
+  // The model's latest checkpoint moved: chat requests for it must see the new one. The serving caches hear it on
+  // the models channel (lib/services/served-models.ts), so the queue does not import them.
+  if (result.modelId) await publish(MODELS_CHANNEL, result.modelId);
   await workersRepo.clearWorkerJob(db, workerId, jobId);
   // The model's next job (they run one at a time) may be claimed now: parked claims look again.
   await wakeClaims();

@@ -5,9 +5,9 @@ import * as repo from '@/lib/db/repositories/tinker';
 import { config } from '@/lib/config';
 import { liveWorkers } from '../training-workers';
 import { accessibleEntityIds, type Principal } from '../accounts';
-import { canTrain } from '../base-models';
+import { canTrain } from '@/lib/catalog/base-models';
 import { isUuid } from './training';
-import { listenFor, requestKey } from './wakeups';
+import { listenFor, requestKey } from '@/lib/jobs/server/tinker-wakeups';
 
 /**
  * retrieve_future (docs/tinker.md §2.2): the result of a request, its failure, or — after holding the call open for

@@ -12,7 +12,8 @@ import {
   type TokenSampling,
 } from '@/lib/inference/token-sampling';
 import type { SampleResult } from '@/lib/tinker/types';
-import { findBaseModel, vllmContextLength } from '../base-models';
+import { vllmContextLength } from '../base-models';
+import { findBaseModel } from '@/lib/catalog/base-models';
 import { servingEngine, type ServingEngine } from '../chat-models';
 import { servedModels } from '../served-models';
 

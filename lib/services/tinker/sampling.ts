@@ -6,7 +6,7 @@ import * as repo from '@/lib/db/repositories/tinker';
 import { componentLogger } from '@/lib/logger';
 import type { SampleResult } from '@/lib/tinker/types';
 import { accessibleEntityIds, type Principal } from '../accounts';
-import { findBaseModel } from '../base-models';
+import { findBaseModel } from '@/lib/catalog/base-models';
 import { recordUsage } from '../usage';
 import {
   checkSampleRequest,
@@ -17,7 +17,7 @@ import {
 } from './sampler';
 import { isUuid } from './training';
 import { resolveWeights } from './weights';
-import { requestKey, wake } from './wakeups';
+import { requestKey, wake } from '@/lib/jobs/server/tinker-wakeups';
 
 const log = componentLogger('tinker');
 

@@ -4,7 +4,7 @@ import * as repo from '@/lib/db/repositories/tinker';
 import { config } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';
 import { SERVER_RUNNER } from './sampling';
-import { NEW_CLIENT_KEY, requestKey, wake, workerKey } from './wakeups';
+import { NEW_CLIENT_KEY, requestKey, wake, workerKey } from '@/lib/jobs/server/tinker-wakeups';
 import { tinkerPath } from './weights-files';
 import { afterCommit, dropSaved, failLostClient, runAfterCommit } from './worker-queue';
 

@@ -9,9 +9,10 @@ import type { TinkerRequestKind } from '@/lib/db/schema';
 import { config } from '@/lib/config';
 import { liveWorkers } from '../training-workers';
 import { accessibleEntityIds, entityByName, type Principal } from '../accounts';
-import { findBaseModel, hfModelDir, trainableBaseModelIds, type BaseModel } from '../base-models';
+import { hfModelDir } from '../base-models';
+import { findBaseModel, trainableBaseModelIds, type BaseModel } from '@/lib/catalog/base-models';
 import { newRunId } from '../credentials';
-import { NEW_CLIENT_KEY, wake, workerKey } from './wakeups';
+import { NEW_CLIENT_KEY, wake, workerKey } from '@/lib/jobs/server/tinker-wakeups';
 
 /**
  * Tinker sessions and training clients, and the submission of their requests (docs/tinker.md §2.2–2.3). A training

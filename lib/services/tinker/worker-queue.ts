@@ -10,9 +10,9 @@ import { config } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';
 import { artifactExists, deleteArtifacts, putArtifactStream } from '@/lib/storage';
 import type { ForwardResult } from '@/lib/tinker/types';
-import { trainableBaseModelIds } from '../base-models';
+import { trainableBaseModelIds } from '@/lib/catalog/base-models';
 import { modelsChanged } from '../served-models';
-import { listenFor, NEW_CLIENT_KEY, requestKey, wake, wakeWith, workerKey } from './wakeups';
+import { listenFor, NEW_CLIENT_KEY, requestKey, wake, wakeWith, workerKey } from '@/lib/jobs/server/tinker-wakeups';
 import { sizeFromFiles, tinkerPath, type WeightFile } from './weights-files';
 
 const log = componentLogger('tinker');
