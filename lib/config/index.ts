@@ -34,9 +34,7 @@ function resolve(raw: Env, env: NodeJS.ProcessEnv) {
     dataDir: ((dir: string) => (dir.startsWith('memory://') ? dir : path.resolve(/*turbopackIgnore: true*/ dir)))(
       raw.TUNEBOARD_DATA_DIR,
     ),
-    artifactDir: path.resolve(
-      /*turbopackIgnore: true*/ raw.TUNEBOARD_ARTIFACT_DIR,
-    ),
+    artifactDir: path.resolve(/*turbopackIgnore: true*/ raw.TUNEBOARD_ARTIFACT_DIR),
     /** Body limit of training-job and /log routes, which carry per-token logprobs (at least 256 MiB by default). */
     largeBodyLimitBytes: mib(raw.TUNEBOARD_MAX_BODY_MB),
     /** Body limit of every other JSON route. */
@@ -44,9 +42,7 @@ function resolve(raw: Env, env: NodeJS.ProcessEnv) {
     maxCheckpointBytes: raw.TUNEBOARD_MAX_CHECKPOINT_MB * MiB,
     /** Longest line of an uploaded dataset (JSONL): each line is parsed whole, on the dataset thread. */
     maxDatasetLineBytes: mib(raw.TUNEBOARD_MAX_DATASET_LINE_MB),
-    baseModelsFile: path.resolve(
-      /*turbopackIgnore: true*/ raw.TUNEBOARD_BASE_MODELS_FILE,
-    ),
+    baseModelsFile: path.resolve(/*turbopackIgnore: true*/ raw.TUNEBOARD_BASE_MODELS_FILE),
     /** Where relative base-model paths (built-in weights files, Hugging Face directories) resolve. */
     baseModelsDir: path.resolve(/*turbopackIgnore: true*/ raw.TUNEBOARD_BASE_MODELS_DIR),
     /** huggingface_hub's settings, for base models the server downloads from the Hub (lib/services/hub-models.ts). */

@@ -76,8 +76,7 @@ const httpUrl = optionalText.pipe(
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 export const SETTINGS = [
-  { env: 'PORT',
-    ...withDefault(positiveCount, 3000), meaning: 'HTTP port of `npm start` / `npm run dev`' },
+  { env: 'PORT', ...withDefault(positiveCount, 3000), meaning: 'HTTP port of `npm start` / `npm run dev`' },
   {
     env: 'DATABASE_URL',
     schema: optionalText,

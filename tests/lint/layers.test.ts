@@ -159,11 +159,7 @@ const cases: [rule: string, file: string, code: string][] = [
     'lib/client/fake.ts',
     "import { buildOpenApi } from '@/lib/openapi/build';\nexport const x = buildOpenApi;\n",
   ],
-  [
-    'lib/openapi says server-only',
-    'lib/openapi/fake.ts',
-    "import { z } from 'zod';\nexport const x = z;\n",
-  ],
+  ['lib/openapi says server-only', 'lib/openapi/fake.ts', "import { z } from 'zod';\nexport const x = z;\n"],
   ['no console outside the logger', 'lib/inference/fake.ts', "export function f() {\n  console.log('hi');\n}\n"],
   ['no process.env outside lib/config', 'lib/storage/fake.ts', 'export const x = process.env.TUNEBOARD_S3_BUCKET;\n'],
 ];
