@@ -1,37 +1,12 @@
-import type { SftExample } from '@/lib/schemas/sft-data';
+import type { JobInput, WorkerEvent, WorkerJob } from '@/lib/schemas/workers';
 
-/** A claimed job as its worker sees it. */
-export interface WorkerJob {
-  id: string;
-  kind: 'rl' | 'sft';
-  model_id: string;
-  base_model: string;
-  /** Who trains it (the base-models file): the built-in engine or the Python worker for Hugging Face models. */
-  backend: 'builtin' | 'hf';
-  /** hf: the base model's directory as the base-models file writes it; null: the worker's Hugging Face cache. */
-  base_model_path: string | null;
-  config: Record<string, unknown>;
-  /** The checkpoint to train from: the latest when the job starts (docs/contract.md §2.7). Null: base weights. */
-  base_checkpoint: { step: number; artifact_key: string | null } | null;
-  attempts: number;
-  lease_seconds: number;
-}
-
-export interface WorkerEvent {
-  type: 'training_started' | 'gradient_step';
-  data: Record<string, unknown>;
-}
-
-export type JobInput =
-  | { kind: 'rl'; trajectory_groups: Record<string, unknown>[] }
-  | {
-      kind: 'sft';
-      file: string;
-      /** The examples to train on: the dataset less the held-out ones. */
-      examples: SftExample[];
-      /** Held out by `validation_split` (validation-split.ts), scored after each epoch; empty without a split. */
-      validation: SftExample[];
-    };
+/**
+ * The worker contract: a claimed job (`WorkerJob`), its input (`JobInput`) and the events a worker reports
+ * (`WorkerEvent`) are the zod schemas of lib/schemas/workers.ts, which the worker routes validate with and the HTTP
+ * protocol parses every answer through; the types are derived from them, never written twice. A job's `config` is
+ * checked per kind by its handler (resolvedSftConfigSchema, resolvedRlConfigSchema), which names what is wrong.
+ */
+export type { JobInput, WorkerEvent, WorkerJob };
 
 /**
  * What a training worker can do with a job. The built-in runner and external GPU workers use the same

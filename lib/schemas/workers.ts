@@ -67,6 +67,14 @@ export const workerJobSchema = z.object({
 
 export const claimResponseSchema = z.object({ job: workerJobSchema.nullable() });
 
+// ---- What each worker route answers: the server declares them (OpenAPI), the Node worker parses them ----------
+
+export const heartbeatResponseSchema = z.object({ cancelled: z.boolean() });
+export const appendEventsResponseSchema = z.object({ appended: z.int() });
+export const completeResponseSchema = z.object({ step: z.int() });
+export const failResponseSchema = z.object({ failed: z.literal(true) });
+export const checkpointUploadResponseSchema = z.object({ artifact_key: z.string() });
+
 export const workerIdBodySchema = z.object({ worker_id: workerId });
 export const signOffResponseSchema = z.object({
   signed_off: z
@@ -78,11 +86,15 @@ export const signOffResponseSchema = z.object({
 export const heartbeatBodySchema = z.object({ worker_id: workerId, info: workerInfoSchema.optional() });
 export const workerIdQuerySchema = z.object({ worker_id: workerId });
 
+/** One event a worker reports; the server adds `training_ended` / `training_failed` itself. */
+export const workerEventSchema = z.object({
+  type: z.enum(['training_started', 'gradient_step']),
+  data: z.record(z.string(), z.unknown()),
+});
+
 export const appendEventsBodySchema = z.object({
   worker_id: workerId,
-  events: z
-    .array(z.object({ type: z.enum(['training_started', 'gradient_step']), data: z.record(z.string(), z.unknown()) }))
-    .max(1000),
+  events: z.array(workerEventSchema).max(1000),
   seq: z
     .int()
     .min(0)
@@ -118,6 +130,11 @@ export const jobInputSchema = z.discriminatedUnion('kind', [
 ]);
 
 export const workerJobParamsSchema = z.object({ training_job_id: idSchema });
+
+/** The worker contract's types, derived from the schemas the routes validate with (never written twice). */
+export type WorkerJob = z.infer<typeof workerJobSchema>;
+export type WorkerEvent = z.infer<typeof workerEventSchema>;
+export type JobInput = z.output<typeof jobInputSchema>;
 
 /** The files a checkpoint upload may carry: the built-in engine's weights, or a PEFT LoRA adapter's two files. */
 export const CHECKPOINT_FILES = ['model.safetensors', 'adapter_model.safetensors', 'adapter_config.json'] as const;

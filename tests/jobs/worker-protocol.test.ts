@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as claimRoute from '@/app/v1/workers/claim/route';
 import * as cancelRoute from '@/app/v1/preview/training-jobs/[training_job_id]/cancel/route';
 import type { WorkerProtocol } from '@/lib/jobs/protocol';
-import { httpProtocol } from '@/lib/jobs/worker/http-protocol';
+import { httpProtocol, WorkerAnswerError } from '@/lib/jobs/worker/http-protocol';
 import { runOneJob, runWorkerLoop, WorkerTokenRefusedError } from '@/lib/jobs/worker/runner';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { readArtifactBytes } from '@/lib/storage';
@@ -11,6 +11,34 @@ import { routeFetch } from '../route-fetch';
 import { claimOnly } from './claim-only';
 
 describe('worker protocol over HTTP', () => {
+  it("parses every answer with its route's schema: a 2xx answer off the contract is an error naming the field", async () => {
+    const answering =
+      (body: string): typeof fetch =>
+      async () =>
+        new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
+    const protocol = (body: string) =>
+      httpProtocol({ baseUrl: 'http://localhost', token: 't', workerId: 'w', fetchImpl: answering(body) });
+    // A job without its kind (a server of another version): not run on half-read data.
+    const job = { id: '00000000-0000-4000-8000-000000000000', model_id: '00000000-0000-4000-8000-000000000001' };
+    await expect(protocol(JSON.stringify({ job })).claim()).rejects.toThrow(
+      /POST \/v1\/workers\/claim answered something other than its contract: job\.kind: /,
+    );
+    await expect(protocol(JSON.stringify({ cancelled: 'no' })).heartbeat('j')).rejects.toBeInstanceOf(
+      WorkerAnswerError,
+    );
+    await expect(protocol('<html>proxy error</html>').complete('j', { artifactKey: 'k' })).rejects.toThrow(
+      'POST /v1/workers/jobs/j/complete answered something other than its contract: not JSON: <html>proxy error</html>',
+    );
+    await expect(
+      protocol(JSON.stringify({ kind: 'sft', file: 'f', examples: [{ line: 1 }] })).input('j'),
+    ).rejects.toThrow(
+      /GET \/v1\/workers\/jobs\/j\/input answered something other than its contract: examples\.0\.messages: /,
+    );
+    // The contract's own answers pass: an SFT input from an older server gets its empty validation set.
+    const input = await protocol(JSON.stringify({ kind: 'sft', file: 'f', examples: [] })).input('j');
+    expect(input).toEqual({ kind: 'sft', file: 'f', examples: [], validation: [] });
+  });
+
   it('refuses user keys and missing tokens on worker routes', async () => {
     const user = await createUser();
     expect((await call(claimRoute, 'POST', '/v1/workers/claim', { body: { worker_id: 'w' } })).status).toBe(401);

@@ -1,5 +1,14 @@
-import type { WorkerProtocol } from '../protocol';
-import type { JobInput, WorkerEvent, WorkerJob } from '../protocol';
+import type { z } from 'zod';
+import {
+  appendEventsResponseSchema,
+  checkpointUploadResponseSchema,
+  claimResponseSchema,
+  completeResponseSchema,
+  failResponseSchema,
+  heartbeatResponseSchema,
+  jobInputSchema,
+} from '@/lib/schemas/workers';
+import type { WorkerEvent, WorkerProtocol } from '../protocol';
 
 /** A final (4xx) answer of the server to one of the worker's calls. */
 export class WorkerHttpError extends Error {
@@ -11,6 +20,14 @@ export class WorkerHttpError extends Error {
   ) {
     super(`${method} ${path} answered ${status}: ${text.slice(0, 500)}`);
     this.name = 'WorkerHttpError';
+  }
+}
+
+/** A 2xx answer that is not what the route declares (another server version, a proxy's page). */
+export class WorkerAnswerError extends Error {
+  constructor(method: string, path: string, problem: string) {
+    super(`${method} ${path} answered something other than its contract: ${problem}`);
+    this.name = 'WorkerAnswerError';
   }
 }
 
@@ -60,8 +77,32 @@ export function httpProtocol(opts: {
       await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)));
     }
   }
-  const json = async <T>(method: string, path: string, body?: object, signal?: AbortSignal): Promise<T> =>
-    (await request(method, path, body, signal)).json() as Promise<T>;
+  /**
+   * The answer, parsed with the route's own response schema: a server of another version, or a proxy's page in
+   * its place, is an error naming the route and the field rather than a job run on half-read data.
+   */
+  async function parsed<S extends z.ZodType>(schema: S, method: string, path: string, res: Response) {
+    const text = await res.text();
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new WorkerAnswerError(method, path, `not JSON: ${text.slice(0, 200)}`);
+    }
+    const result = schema.safeParse(value);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      throw new WorkerAnswerError(method, path, `${issue.path.join('.') || '(the answer)'}: ${issue.message}`);
+    }
+    return result.data as z.output<S>;
+  }
+  const json = async <S extends z.ZodType>(
+    schema: S,
+    method: string,
+    path: string,
+    body?: object,
+    signal?: AbortSignal,
+  ): Promise<z.output<S>> => parsed(schema, method, path.split('?')[0], await request(method, path, body, signal));
   const q = `worker_id=${encodeURIComponent(opts.workerId)}`;
   // Events sent per job: the batch's seq, so a retry after a lost answer is skipped, not duplicated.
   const sent = new Map<string, number>();
@@ -83,26 +124,32 @@ export function httpProtocol(opts: {
     },
     async claim(kinds, modelIds, wait) {
       const body = { worker_id: opts.workerId, kinds, model_ids: modelIds, wait_seconds: wait?.seconds };
-      return (await json<{ job: WorkerJob | null }>('POST', '/v1/workers/claim', body, wait?.signal)).job;
+      return (await json(claimResponseSchema, 'POST', '/v1/workers/claim', body, wait?.signal)).job;
     },
-    heartbeat: (jobId) => json('POST', `/v1/workers/jobs/${jobId}/heartbeat`, { worker_id: opts.workerId }),
+    heartbeat: (jobId) =>
+      json(heartbeatResponseSchema, 'POST', `/v1/workers/jobs/${jobId}/heartbeat`, { worker_id: opts.workerId }),
     async appendEvents(jobId, events: WorkerEvent[]) {
       const seq = sent.get(jobId) ?? 0;
-      await json('POST', `/v1/workers/jobs/${jobId}/events`, { worker_id: opts.workerId, events, seq });
+      await json(appendEventsResponseSchema, 'POST', `/v1/workers/jobs/${jobId}/events`, {
+        worker_id: opts.workerId,
+        events,
+        seq,
+      });
       sent.set(jobId, seq + events.length);
     },
-    input: (jobId) => json<JobInput>('GET', `/v1/workers/jobs/${jobId}/input?${q}`),
+    input: (jobId) => json(jobInputSchema, 'GET', `/v1/workers/jobs/${jobId}/input?${q}`),
     async baseWeights(job) {
       const res = await request('GET', `/v1/workers/jobs/${job.id}/weights?${q}`);
       return res.status === 204 ? null : new Uint8Array(await res.arrayBuffer());
     },
     async uploadCheckpoint(jobId, weights) {
-      const res = await request('PUT', `/v1/workers/jobs/${jobId}/checkpoint?${q}`, weights);
-      return ((await res.json()) as { artifact_key: string }).artifact_key;
+      const path = `/v1/workers/jobs/${jobId}/checkpoint`;
+      const res = await request('PUT', `${path}?${q}`, weights);
+      return (await parsed(checkpointUploadResponseSchema, 'PUT', path, res)).artifact_key;
     },
     async complete(jobId, result) {
       sent.delete(jobId);
-      return json('POST', `/v1/workers/jobs/${jobId}/complete`, {
+      return json(completeResponseSchema, 'POST', `/v1/workers/jobs/${jobId}/complete`, {
         worker_id: opts.workerId,
         artifact_key: result.artifactKey,
         metrics: result.metrics,
@@ -110,7 +157,10 @@ export function httpProtocol(opts: {
     },
     async fail(jobId, message) {
       sent.delete(jobId);
-      await json('POST', `/v1/workers/jobs/${jobId}/fail`, { worker_id: opts.workerId, error_message: message });
+      await json(failResponseSchema, 'POST', `/v1/workers/jobs/${jobId}/fail`, {
+        worker_id: opts.workerId,
+        error_message: message,
+      });
     },
   };
 }

@@ -1,9 +1,12 @@
-import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
 import { withUploadedFiles } from '@/lib/api/uploads';
 import { config } from '@/lib/config';
 import { JOB_NOT_FOUND, storeCheckpointUpload } from '@/lib/jobs/server/queue';
-import { checkpointUploadQuerySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+import {
+  checkpointUploadQuerySchema,
+  workerJobParamsSchema,
+  checkpointUploadResponseSchema,
+} from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
 
@@ -24,7 +27,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[trai
           'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
         },
       },
-      response: z.object({ artifact_key: z.string() }),
+      response: checkpointUploadResponseSchema,
     },
     // Limited by TUNEBOARD_MAX_CHECKPOINT_MB, declared length included (a LoRA adapter of rank 64 on an 8B model is
     // past the 256 MiB body limit), and streamed to the store without large-body admission: nothing is parsed or

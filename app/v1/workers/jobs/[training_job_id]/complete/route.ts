@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
 import { completeJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
-import { completeBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+import { completeBodySchema, workerJobParamsSchema, completeResponseSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
 
@@ -14,7 +13,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[trai
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       body: completeBodySchema,
-      response: z.object({ step: z.int() }),
+      response: completeResponseSchema,
     },
     ({ params, body }) =>
       completeJob(params.training_job_id, body.worker_id, { artifactKey: body.artifact_key, metrics: body.metrics }),

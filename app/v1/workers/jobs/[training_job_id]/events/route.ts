@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
 import { appendEvents, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
-import { appendEventsBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+import { appendEventsBodySchema, workerJobParamsSchema, appendEventsResponseSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
 
@@ -14,7 +13,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[trai
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       body: appendEventsBodySchema,
-      response: z.object({ appended: z.int() }),
+      response: appendEventsResponseSchema,
     },
     ({ params, body }) => appendEvents(params.training_job_id, body.worker_id, body.events, body.seq),
   ),

@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
 import { failJob, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
-import { failBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+import { failBodySchema, workerJobParamsSchema, failResponseSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
 
@@ -14,7 +13,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[trai
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       body: failBodySchema,
-      response: z.object({ failed: z.literal(true) }),
+      response: failResponseSchema,
     },
     async ({ params, body }) => {
       await failJob(params.training_job_id, body.worker_id, body.error_message);

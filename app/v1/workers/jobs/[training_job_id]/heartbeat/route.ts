@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import { methods, route } from '@/lib/api/route';
 import { heartbeat, JOB_NOT_FOUND } from '@/lib/jobs/server/queue';
-import { heartbeatBodySchema, workerJobParamsSchema } from '@/lib/schemas/workers';
+import { heartbeatBodySchema, workerJobParamsSchema, heartbeatResponseSchema } from '@/lib/schemas/workers';
 
 export const dynamic = 'force-dynamic';
 
@@ -14,7 +13,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/workers/jobs/[trai
       params: workerJobParamsSchema,
       notFound: JOB_NOT_FOUND,
       body: heartbeatBodySchema,
-      response: z.object({ cancelled: z.boolean() }),
+      response: heartbeatResponseSchema,
     },
     ({ params, body }) => heartbeat(params.training_job_id, body.worker_id, body.info),
   ),
