@@ -24,15 +24,8 @@ export function usageTarget(
   return owner ?? { entityId: principal.personalEntity.id, project: 'inference' };
 }
 
-interface PendingUsage {
-  entityId: string;
-  project: string;
-  model: string;
-  day: string;
-  requests: number;
-  promptTokens: number;
-  completionTokens: number;
-}
+/** Counts not yet written, one row per (entity, project, model, day): the repository's own row type. */
+type PendingUsage = usageRepo.UsageCounts;
 
 // Chat requests add up in memory and reach the database in one statement per flush, so a server answering
 // hundreds of completions per second writes a few rows per second, not one upsert per request. What a crash
