@@ -44,6 +44,8 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const PORT = Number(process.env.BENCH_PORT ?? 3240);
 const UPSTREAM_PORT = PORT + 1;
 const BARE_PROXY_PORT = PORT + 2;
+/** The server's liveness port (TUNEBOARD_HEALTH_PORT: a thread of its own answers GET /livez there). */
+const LIVENESS_PORT = PORT + 3;
 const BASE = `http://127.0.0.1:${PORT}`;
 const UPSTREAM_MODEL = 'bench/instant-upstream';
 /** The same stand-in, pacing its tokens (relayPaced). */
@@ -465,9 +467,11 @@ async function healthUnderLoad(key: string, modelId: string, serverCpuSeconds: (
     }).then((r) => r.arrayBuffer());
     await streamOnce(`${BASE}/v1/chat/completions`, key, 'tuneboard/tiny-random', maxTokens);
   }
-  // Probed from a thread of its own: this one is busy sending 200 request loops and reading 50 streams.
+  // Probed from a thread of its own: this one is busy sending 200 request loops and reading 50 streams. The liveness
+  // port (lib/runtime/liveness.ts) is probed the same way, beside it.
   const probe = probeHealthOnThread();
-  await probe.started;
+  const live = probeHealthOnThread(`http://127.0.0.1:${LIVENESS_PORT}/livez`);
+  await Promise.all([probe.started, live.started]);
   let apiDone = 0;
   const cpu0 = process.cpuUsage();
   const serverCpu0 = serverCpuSeconds();
@@ -500,6 +504,7 @@ async function healthUnderLoad(key: string, modelId: string, serverCpuSeconds: (
   const cpu = process.cpuUsage(cpu0);
   const serverCores = (serverCpuSeconds() - serverCpu0) / seconds;
   const loaded = await probe.stop();
+  const livez = await live.stop();
   console.log(
     `\nHealth under load (${database}): ${apiRequests} API request loops (${perLoop} each) and ${streams} chat streams (${maxTokens} tokens) in flight, ${f1(seconds)} s\n`,
   );
@@ -511,6 +516,10 @@ async function healthUnderLoad(key: string, modelId: string, serverCpuSeconds: (
   const p99 = percentile(loaded, 99);
   console.log(
     `| under load | ${loaded.length} | ${f1(percentile(loaded, 50))} | ${f1(p99)} | ${f1(Math.max(...loaded))} | p99 < 50 ms ${mark(p99 < 50)} |`,
+  );
+  const liveP99 = percentile(livez, 99);
+  console.log(
+    `| GET /livez on the liveness port (its own thread), under load | ${livez.length} | ${f1(percentile(livez, 50))} | ${f1(liveP99)} | ${f1(Math.max(...livez))} | p99 < 50 ms ${mark(liveP99 < 50)} |`,
   );
   console.log(`(API requests completed: ${apiDone}, ${f1(apiDone / seconds)} req/s alongside the streams)`);
   console.log(`(slowest probes under load, sent at seconds into the load: ${probe.slowest(5)})`);
@@ -525,7 +534,9 @@ async function healthUnderLoad(key: string, modelId: string, serverCpuSeconds: (
  * to serialise, hundreds of requests and streams to read) is busy, and would count its own stalls as the
  * server's. Failed probes are counted in `failures` and left out of the latencies.
  */
-function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number[]>; slowest(n: number): string } {
+function probeHealthOnThread(
+  url = `${BASE}/v1/health`,
+): { started: Promise<void>; stop(): Promise<number[]>; slowest(n: number): string } {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
     let running = true;
@@ -533,12 +544,12 @@ function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number
     parentPort.on('message', () => { running = false; });
     (async () => {
       // One probe before the load starts: the thread's own start-up and first connection are not the server's.
-      await fetch(workerData + '/v1/health').then((r) => r.arrayBuffer()).catch(() => undefined);
+      await fetch(workerData).then((r) => r.arrayBuffer()).catch(() => undefined);
       parentPort.postMessage('started');
       while (running) {
         const t = performance.now();
         let ok = false;
-        try { ok = await fetch(workerData + '/v1/health').then(async (r) => (await r.arrayBuffer(), r.ok)); } catch {}
+        try { ok = await fetch(workerData).then(async (r) => (await r.arrayBuffer(), r.ok)); } catch {}
         // A failed probe is reported as -1: the caller counts it as a failure, not as a latency. With each, when it
         // was sent (epoch ms: this thread's clock starts apart from the main thread's).
         out.push(ok ? performance.now() - t : -1, performance.timeOrigin + t);
@@ -546,7 +557,7 @@ function probeHealthOnThread(): { started: Promise<void>; stop(): Promise<number
       }
       parentPort.postMessage(out);
     })();`,
-    { eval: true, workerData: BASE },
+    { eval: true, workerData: url },
   );
   let onStarted!: () => void;
   let onSamples!: (out: number[]) => void;
@@ -712,6 +723,7 @@ async function main() {
       TUNEBOARD_BASE_MODELS_FILE: path.join(dir, 'base-models.json'),
       TUNEBOARD_UPSTREAM_URL: `http://127.0.0.1:${UPSTREAM_PORT}/v1`,
       TUNEBOARD_RUNNER_CONCURRENCY: '0',
+      TUNEBOARD_HEALTH_PORT: String(LIVENESS_PORT),
     });
     const run = (name: Exclude<Part, 'sse'>) => parts.includes(name) && part(name);
     try {

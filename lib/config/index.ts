@@ -82,6 +82,9 @@ function resolve(raw: Env, env: NodeJS.ProcessEnv) {
     trustedProxies: raw.TUNEBOARD_TRUSTED_PROXIES,
     /** How long a small body may take to arrive, and a streamed one may stall (lib/api/fast-path.ts): then 408. */
     bodyTimeoutMs: raw.TUNEBOARD_BODY_TIMEOUT_SECONDS * 1000,
+    /** The liveness thread's port (lib/runtime/liveness.ts); unset: none. */
+    healthPort: raw.TUNEBOARD_HEALTH_PORT,
+    healthStallMs: raw.TUNEBOARD_HEALTH_STALL_SECONDS * 1000,
     /**
      * The embedded database's WebAssembly heap never shrinks; past this size (after a burst of large rows) its
      * thread is restarted while idle, which gives the memory back. Not for `memory://` databases.

@@ -294,6 +294,18 @@ export const SETTINGS = [
       'A request body of up to 64 KiB must arrive whole within this long, and a longer one must not stall for longer; otherwise the answer is 408 and the connection is closed (the `/v1` API on a production server)',
   },
   {
+    env: 'TUNEBOARD_HEALTH_PORT',
+    schema: positiveCount,
+    defaultText: 'unset',
+    meaning:
+      "A second port on which a thread of its own answers `GET /livez` (a production server): 200 while the request thread keeps turning, 503 once it has not for `TUNEBOARD_HEALTH_STALL_SECONDS`. Busy request handling cannot delay it, as it can `/v1/health`'s: point an orchestrator's liveness probe here",
+  },
+  {
+    env: 'TUNEBOARD_HEALTH_STALL_SECONDS',
+    ...withDefault(positiveNumber, 10),
+    meaning: 'How long the request thread may go without an event-loop turn before `/livez` answers 503',
+  },
+  {
     env: 'TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB',
     ...withDefault(positiveNumber, 512),
     meaning:

@@ -56,6 +56,19 @@ export async function startServer(): Promise<void> {
   const { logger, routeConsoleToLogger } = await import('@/lib/logger');
   // Every line on stdout one JSON object: Next.js reports errors it catches with console.error, as text.
   if (settings.isProduction) routeConsoleToLogger();
+  // Liveness on a port of its own, answered by a thread the request thread's load cannot delay (./liveness.ts);
+  // before the database, so that a long migration is not taken for a dead server.
+  if (settings.healthPort !== undefined) {
+    const { startLiveness } = await import('./liveness');
+    try {
+      const liveness = await startLiveness({ port: settings.healthPort, stallMs: settings.healthStallMs });
+      logger.info({ port: liveness.port }, 'liveness probe listening (GET /livez)');
+    } catch (err) {
+      // An orchestrator probing a port nobody answers would restart the server forever: say why, and stop.
+      process.stderr.write(`${(err as Error).message}\n`);
+      process.exit(1);
+    }
+  }
   const { getDbHandle } = await import('@/lib/db/client');
   const handle = await getDbHandle();
   logger.info({ database: handle.kind }, 'database ready');

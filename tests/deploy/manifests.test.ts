@@ -10,7 +10,7 @@ import { parse, parseAllDocuments } from 'yaml';
 /**
  * The deployment files (docs/deploy.md): every Kubernetes manifest under deploy/k8s validates against the
  * Kubernetes API's JSON schemas (kubernetes-models ships them, so this runs offline), and the settings the issue
- * asks for hold: two server replicas behind a Service, liveness on /v1/health and readiness on /v1/system-check,
+ * asks for hold: two server replicas behind a Service, liveness on /livez (its own port) and readiness on /v1/system-check,
  * a worker Deployment that scales, PostgreSQL and S3 as settings from outside. The compose stack publishes only
  * Tuneboard's port, and every secret it uses comes from the .env file the example documents.
  */
@@ -95,13 +95,18 @@ describe('Kubernetes manifests', () => {
     expect(unlisted).toEqual(['secret.example.yaml']);
   });
 
-  it('the server: two replicas behind a Service, liveness on /v1/health, readiness on /v1/system-check', () => {
+  it('the server: two replicas behind a Service, liveness on its own port, readiness on /v1/system-check', () => {
     const server = find('Deployment', 'tuneboard');
     expect(server.spec.replicas).toBe(2);
     const pod = server.spec.template.spec;
     const [container] = pod.containers;
-    expect(container.ports).toEqual([{ name: 'http', containerPort: 3000 }]);
-    expect(container.livenessProbe.httpGet).toEqual({ path: '/v1/health', port: 'http' });
+    expect(container.ports).toEqual([
+      { name: 'http', containerPort: 3000 },
+      { name: 'liveness', containerPort: 3001 },
+    ]);
+    // Liveness from the thread that answers /livez (lib/runtime/liveness.ts), on the port the server is told.
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'liveness' });
+    expect(container.env).toContainEqual({ name: 'TUNEBOARD_HEALTH_PORT', value: '3001' });
     expect(container.startupProbe.httpGet).toEqual({ path: '/v1/health', port: 'http' });
     expect(container.readinessProbe.httpGet).toEqual({ path: '/v1/system-check', port: 'http' });
     // The routes the probes name exist.
