@@ -1,7 +1,7 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
 import type { BodySink } from './body-offload';
-import { BODY_TIMEOUT, PREREAD_BODY } from './fast-path';
+import { isBodyTimeout, prereadBodyOf } from './fast-path';
 
 export interface LargeAdmission {
   threshold: number;
@@ -39,8 +39,7 @@ export async function readBodyOrSpill<T>(
  */
 export function unreadable(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  if ((err as Record<symbol, unknown> | null)?.[BODY_TIMEOUT])
-    return new ApiError('request_timeout', (err as Error).message);
+  if (isBodyTimeout(err)) return new ApiError('request_timeout', err.message);
   return new ApiError('bad_request', 'The request body could not be read: the client closed the connection');
 }
 
@@ -61,7 +60,7 @@ async function startReading(req: Request, limit: number, large?: LargeAdmission)
     }
   };
   if (large && Number.isFinite(declared) && declared > large.threshold) admit();
-  const read = (req as unknown as Record<symbol, (() => Promise<Uint8Array>) | undefined>)[PREREAD_BODY];
+  const read = prereadBodyOf(req);
   let preread: Uint8Array | undefined;
   if (read) {
     try {

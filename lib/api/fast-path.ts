@@ -57,6 +57,30 @@ export const BODY_TIMEOUT = Symbol.for('tuneboard.bodyTimeout');
 export const FAST_REQUEST = Symbol.for('tuneboard.fastRequest');
 /** The JSON text of an answer whose Response carries no body (jsonAnswer): written here as it is. */
 export const FAST_JSON_TEXT = Symbol.for('tuneboard.fastJsonText');
+
+// ---- What the rest of lib/api may know of the fast path: these three functions, not the marks above -----------
+
+/** The reader of the small body this path read ahead for `req` (call it once), or undefined for any other Request. */
+export function prereadBodyOf(req: Request): (() => Promise<Uint8Array>) | undefined {
+  return (req as unknown as Record<symbol, (() => Promise<Uint8Array>) | undefined>)[PREREAD_BODY];
+}
+
+/** Whether `err` is a body read that failed because the body did not arrive in time (answered 408). */
+export function isBodyTimeout(err: unknown): err is Error {
+  return Boolean((err as Record<symbol, unknown> | null)?.[BODY_TIMEOUT]);
+}
+
+/**
+ * A JSON answer to a Request this path made: a Response without a body, its text beside it, which this path writes
+ * to the socket as it is (no body stream built and read back). Undefined for any other Request (Next.js in
+ * `next dev`, a test calling a handler), which gets an ordinary Response.
+ */
+export function fastJsonAnswer(req: Request, text: string, init: ResponseInit): Response | undefined {
+  if (!(req as unknown as Record<symbol, unknown>)[FAST_REQUEST]) return undefined;
+  const response = new Response(null, init);
+  (response as unknown as Record<symbol, string>)[FAST_JSON_TEXT] = text;
+  return response;
+}
 const BODY = Buffer.from('{"status":"ok"}');
 const PATHS = new Set(['/v1/health', '/v1/health/']);
 /**
