@@ -19,7 +19,9 @@ describe('scripts/device-check.sh', () => {
     // Its exit status lands in a result file that the tally reads: a pass and a failure each count.
     expect(ci[run + 1]).toContain('/tmp/ci-device-check.result');
     const tally = ci.join('\n');
-    expect(tally).toMatch(/< \/tmp\/ci-device-check\.result[^]*total_passed=\$\(\(total_passed \+ 1\)\)[^]*total_failed=\$\(\(total_failed \+ 1\)\)/);
+    expect(tally).toMatch(
+      /< \/tmp\/ci-device-check\.result[^]*total_passed=\$\(\(total_passed \+ 1\)\)[^]*total_failed=\$\(\(total_failed \+ 1\)\)/,
+    );
   });
 
   it('needs neither Node.js nor a server, which a GPU machine lacks', () => {

@@ -315,7 +315,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", default="cuda", help="cuda (default) or cpu")
     p.add_argument("--quick", action="store_true", help="tiny shapes, 2 steps: seconds on a CPU")
     p.add_argument("--shapes", nargs="+", choices=sorted(SHAPES), help="default: qwen2.5-0.5b qwen2.5-1.5b on CUDA, tiny small on the CPU, tiny with --quick")
-    p.add_argument("--steps", type=int, help="steps per job, the first untimed (default 5; 2 with --quick)")
+    p.add_argument("--steps", type=int, help="steps per job, the first untimed; even, as RL rows come in pairs (default 6; 2 with --quick)")
     p.add_argument("--seq", type=int, help="tokens per row (default 1024 on CUDA, 128 on the CPU, 64 with --quick)")
     p.add_argument("--batch", type=int, help="rows per SFT step (default 8 on CUDA, 2 on the CPU)")
     p.add_argument("--micro-batch-tokens", type=int, default=4096, help="the worker's --micro-batch-tokens (default 4096, its own)")
@@ -323,7 +323,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     cuda = a.device.startswith("cuda")
     # A CPU takes minutes per step of the real shapes: the small ones unless asked (--shapes qwen2.5-0.5b).
     a.shapes = a.shapes or (["tiny"] if a.quick else ["qwen2.5-0.5b", "qwen2.5-1.5b"] if cuda else ["tiny", "small"])
-    a.steps = a.steps or (2 if a.quick else 5)
+    a.steps = a.steps or (2 if a.quick else 6)
     a.seq = a.seq or (64 if a.quick else 1024 if cuda else 128)
     a.batch = a.batch or (8 if cuda and not a.quick else 2)
     return a
