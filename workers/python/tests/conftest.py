@@ -4,6 +4,10 @@ weights are committed, nothing is downloaded) and a real Tuneboard server starte
 The server is the production build when one exists (`npm run build`; what `npm test` runs after building),
 else `next dev`. TUNEBOARD_TEST_SERVER_URL points the tests at a server that is already running instead (it must
 have the base-models file written by this fixture and the same worker token). Every test creates its own user.
+
+Tests that use that server (through the `server` fixture, directly or not) carry the `server` marker, so that
+`-m "not server"` runs the rest where there is no Node.js (a GPU machine: scripts/device-check.sh). The tests that
+train put their models on TUNEBOARD_TEST_DEVICE (cpu by default and in CI; cuda under the device check).
 """
 
 from __future__ import annotations
@@ -27,8 +31,22 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 WORKER_DIR = REPO / "workers" / "python"
 WORKER_TOKEN = "pytest-worker-token-" + uuid.uuid4().hex[:8]
+# Where the training tests put their models (see the docstring). Tests that compare with a model they load
+# themselves on the CPU move results there; the two-rank FSDP tests stay on CPU ranks (gloo) whatever this says.
+DEVICE = torch.device(os.environ.get("TUNEBOARD_TEST_DEVICE") or "cpu")
 # Long enough that a heartbeat thread starved by a loaded CI machine does not lose its job.
 LEASE_SECONDS = 20
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "server: starts (or needs) the Tuneboard server, hence Node.js: the server fixture")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    # fixturenames is the closure (api → server, Tinker's tw → server), so no test can forget the marker.
+    for item in items:
+        if "server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.server)
 
 
 def _free_port() -> int:

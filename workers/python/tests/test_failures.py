@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conftest import DEVICE
 from tuneboard_worker.client import WorkerClient
 from tuneboard_worker.model import drop_cache
 from tuneboard_worker.runner import Options, TokenRefused, Worker
@@ -78,7 +79,7 @@ class FakeClock:
 def make_worker(server: FakeServer, models_dir: Path, clock: FakeClock | None = None, **opts) -> Worker:
     clock = clock or FakeClock()
     # Heartbeats every 100 s: none during these short jobs, so only the training thread talks to the fake.
-    options = Options(server_url="http://fake", token="t", worker_id="pytest-failures", device="cpu", models_dir=models_dir, heartbeat_seconds=100, **opts)
+    options = Options(server_url="http://fake", token="t", worker_id="pytest-failures", device=str(DEVICE), models_dir=models_dir, heartbeat_seconds=100, **opts)
     client = WorkerClient("http://fake", "t", "pytest-failures", transport=httpx.MockTransport(server), sleep=clock.sleep, clock=clock)
     return Worker(options, client)
 

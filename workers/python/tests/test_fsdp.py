@@ -96,7 +96,7 @@ def _rank_main(rank: int, world: int, port: int, model_dir: str, out: str, kind:
     torch.set_num_threads(1)
     from tuneboard_worker import distributed
 
-    distributed.init_process_group()
+    distributed.init_process_group("cpu")  # gloo on CPU, also on a machine with GPUs
     try:
         state, steps = _train(model_dir, Path(out).parent / "sharded", sharded=True, kind=kind)
         if rank == 0:
@@ -196,7 +196,7 @@ def _precalculate_main(rank: int, world: int, port: int, model_dir: str, out_dir
     torch.set_num_threads(1)
     from tuneboard_worker import distributed
 
-    distributed.init_process_group()
+    distributed.init_process_group("cpu")  # gloo on CPU, also on a machine with GPUs
     try:
         torch.save(_precalculate(model_dir, sharded=True), Path(out_dir) / f"rank{rank}.pt")
     finally:
@@ -273,7 +273,8 @@ def _worker_main(rank: int, world: int, port: int, model_dir: str, out: str) -> 
     from tuneboard_worker.runner import Options, Worker
 
     stub = _StubServer(model_dir) if rank == 0 else None
-    opts = Options(server_url="http://unused", token="t", worker_id="w", exit_when_idle=0.2, micro_batch_tokens=64, heartbeat_seconds=0.3)
+    # device cpu: gloo ranks on the CPU, also where there are GPUs (scripts/device-check.sh runs this file on one).
+    opts = Options(server_url="http://unused", token="t", worker_id="w", device="cpu", exit_when_idle=0.2, micro_batch_tokens=64, heartbeat_seconds=0.3)
     worker = Worker(opts, client=stub)
     worker.run()  # ranks > 0 never touch their client
     # Every rank leaves the process group itself (not at interpreter exit, where gloo's threads can abort it).

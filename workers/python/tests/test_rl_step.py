@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import RL_CONFIG_DEFAULTS
+from conftest import DEVICE, RL_CONFIG_DEFAULTS
 
 from tuneboard_worker.model import attach_adapter, detach_adapter, load_base, lora_settings, save_adapter
 from tuneboard_worker.rl import train_rl
@@ -46,15 +46,16 @@ class _Opts:
 
 @pytest.fixture()
 def task(models_dir):
-    base = load_base(str(models_dir / "tiny-qwen3"), "test/tiny-qwen3", torch.device("cpu"), torch.float32, None)
+    base = load_base(str(models_dir / "tiny-qwen3"), "test/tiny-qwen3", DEVICE, torch.float32, None)
     tok = base.tokenizer
-    ids = tok.apply_chat_template(PROMPT, add_generation_prompt=True, return_tensors="pt", return_dict=True)["input_ids"]
+    ids = tok.apply_chat_template(PROMPT, add_generation_prompt=True, return_tensors="pt", return_dict=True)["input_ids"].to(DEVICE)
     peft_model = attach_adapter(base, lora_settings(None), None, False)
 
     def first_token_logprobs() -> torch.Tensor:
         peft_model.eval()
         with torch.no_grad():
-            return torch.log_softmax(peft_model(input_ids=ids).logits[0, -1].float(), -1)
+            # On the CPU: the sampling below draws with a CPU generator.
+            return torch.log_softmax(peft_model(input_ids=ids).logits[0, -1].float(), -1).cpu()
 
     lp = first_token_logprobs()
     candidates = torch.topk(lp, 8).indices.tolist()
@@ -97,7 +98,7 @@ def test_an_rl_step_with_a_reward_signal_changes_the_adapter_and_raises_the_expe
     probs = lp[candidates].exp()
     picks = [[candidates[k] for k in torch.multinomial(probs / probs.sum(), 12, replacement=True, generator=gen).tolist()] for _ in range(2)]
     ctx = _Ctx()
-    summary = train_rl(peft_model, base.tokenizer, {"trajectory_groups": _groups(base.tokenizer, lp, picks, rewarded)}, CONFIG, ctx, torch.device("cpu"), _Opts())
+    summary = train_rl(peft_model, base.tokenizer, {"trajectory_groups": _groups(base.tokenizer, lp, picks, rewarded)}, CONFIG, ctx, DEVICE, _Opts())
     assert summary["num_groups_trainable"] == 2
     assert ctx.n == 24 and len(ctx.steps) == 24
     assert all(s["num_trainable_tokens"] == 1 for s in ctx.steps)
@@ -114,7 +115,7 @@ def test_an_rl_step_whose_groups_all_share_one_reward_trains_nothing(task, tmp_p
     outside = torch.topk(lp, 200).indices.tolist()[100:124]
     _, weights_before = save_adapter(peft_model, "test/tiny-qwen3", tmp_path / "before")
     ctx = _Ctx()
-    summary = train_rl(peft_model, base.tokenizer, {"trajectory_groups": _groups(base.tokenizer, lp, [outside[:12], outside[12:]], rewarded)}, CONFIG, ctx, torch.device("cpu"), _Opts())
+    summary = train_rl(peft_model, base.tokenizer, {"trajectory_groups": _groups(base.tokenizer, lp, [outside[:12], outside[12:]], rewarded)}, CONFIG, ctx, DEVICE, _Opts())
     assert summary == {
         "num_groups_submitted": 2,
         "num_groups_trainable": 0,

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import DEVICE
 from tinker_util import BASE, create, datum, make_pool, perturb, token_rows
 from tuneboard_worker import model as job_model
 from tuneboard_worker.model import attach_adapter, detach_adapter, load_base, lora_settings
@@ -144,9 +145,9 @@ def test_a_lora_on_the_tied_output_head_changes_the_output_projection_only(pool,
     embed = base.get_input_embeddings()
     # Still tied: the head's base weight is the embedding matrix, which the LoRA did not touch.
     assert head.base_layer.weight is embed.weight
-    fresh = load_base(str(models_dir / "tiny-qwen3"), BASE, torch.device("cpu"), torch.float32, None, require_chat_template=False)
+    fresh = load_base(str(models_dir / "tiny-qwen3"), BASE, DEVICE, torch.float32, None, require_chat_template=False)
     assert fresh.model is base  # the cached base model, wrapped in place
-    ids = torch.from_numpy(token_rows(21, [7])[0])[None]
+    ids = torch.from_numpy(token_rows(21, [7])[0])[None].to(DEVICE)
     with torch.no_grad():
         out = peft(input_ids=ids, output_hidden_states=True)
         h = out.hidden_states[-1][0]
@@ -161,8 +162,8 @@ def test_a_lora_on_the_tied_output_head_changes_the_output_projection_only(pool,
 
 def test_freeing_the_last_client_leaves_a_clean_base_that_the_job_path_trains(pool, models_dir):
     source = str(models_dir / "tiny-qwen3")
-    base = load_base(source, BASE, torch.device("cpu"), torch.float32, None)
-    ids = torch.from_numpy(token_rows(22, [9])[0])[None]
+    base = load_base(source, BASE, DEVICE, torch.float32, None)
+    ids = torch.from_numpy(token_rows(22, [9])[0])[None].to(DEVICE)
     with torch.no_grad():
         clean_logits = base.model(input_ids=ids).logits
     a = create(pool, "a", train_unembed=True)
@@ -179,7 +180,7 @@ def test_freeing_the_last_client_leaves_a_clean_base_that_the_job_path_trains(po
     with torch.no_grad():
         assert torch.equal(model(input_ids=ids).logits, clean_logits)
     # The job path: a LoRA attached, one gradient step, detached.
-    again = load_base(source, BASE, torch.device("cpu"), torch.float32, None)
+    again = load_base(source, BASE, DEVICE, torch.float32, None)
     assert again is base
     peft = attach_adapter(again, lora_settings(None), None, False)
     peft.train()

@@ -12,6 +12,8 @@ import httpx
 import numpy as np
 import pytest
 
+from conftest import DEVICE
+
 from tinker_util import BASE, LORA, datum, token_rows
 from tuneboard_worker.client import LeaseLost, WorkerClient
 from tuneboard_worker.runner import Options, Worker
@@ -143,7 +145,7 @@ class FakeClient:
 
 
 def make_worker(models_dir: Path, fake: FakeClient, **opts) -> Worker:
-    options = Options(**{"server_url": "http://fake", "token": "t", "worker_id": "w-loop", "device": "cpu", "models_dir": models_dir, "poll_max_seconds": 0.01, **opts})
+    options = Options(**{"server_url": "http://fake", "token": "t", "worker_id": "w-loop", "device": str(DEVICE), "models_dir": models_dir, "poll_max_seconds": 0.01, **opts})
     worker = Worker(options, fake)  # type: ignore[arg-type]
     if fake.on_idle is None:
         fake.on_idle = worker.stop.set

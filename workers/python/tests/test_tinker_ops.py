@@ -16,6 +16,7 @@ import pytest
 import torch
 from safetensors import safe_open
 
+from conftest import DEVICE
 from tinker_util import BASE, create, datum, make_pool, perturb, token_rows
 from tuneboard_worker.tinker import ops
 from tuneboard_worker.tinker.errors import TinkerError
@@ -44,21 +45,21 @@ def client(pool):
 def direct_logprobs(pool, client, tokens: np.ndarray, targets: np.ndarray) -> torch.Tensor:
     model = pool.activate(client)
     model.eval()
-    logits = model(input_ids=torch.from_numpy(tokens)[None]).logits[0]
+    logits = model(input_ids=torch.from_numpy(tokens)[None].to(DEVICE)).logits[0]
     logp = torch.log_softmax(logits.float(), dim=-1)
-    t = torch.from_numpy(targets)
+    t = torch.from_numpy(targets).to(DEVICE)
     return logp.gather(-1, t[:, None]).squeeze(-1) if t.ndim == 1 else logp.gather(-1, t)
 
 
 def direct(pool, client, rows, inputs, formula):
     """(loss, gradients by parameter name, per-datum logprobs): the loss the formula gives, summed over datums."""
-    total = torch.zeros(())
+    total = torch.zeros((), device=DEVICE)
     lps = []
     for row, inp in zip(rows, inputs):
         targets = inp.get("target_tokens", row[1:])
         lp = direct_logprobs(pool, client, row[:-1], targets)
-        lps.append(lp.detach().numpy())
-        total = total + formula(lp, {k: torch.from_numpy(v) for k, v in inp.items() if k != "target_tokens"}).sum()
+        lps.append(lp.detach().cpu().numpy())
+        total = total + formula(lp, {k: torch.from_numpy(v).to(DEVICE) for k, v in inp.items() if k != "target_tokens"}).sum()
     names = list(client.params)
     grads = torch.autograd.grad(total, [client.params[n] for n in names])
     return float(total.detach()), dict(zip(names, grads)), lps
@@ -92,7 +93,7 @@ def sampled_logprobs(pool, client, rows, seed, noise=0.3):
     """The 'sampler's' logprobs: the model's own, moved by noise so that ratios spread around 1."""
     rng = np.random.default_rng(seed)
     with torch.no_grad():
-        return [direct_logprobs(pool, client, r[:-1], r[1:]).numpy() + rng.normal(0, noise, len(r) - 1).astype(np.float32) for r in rows]
+        return [direct_logprobs(pool, client, r[:-1], r[1:]).cpu().numpy() + rng.normal(0, noise, len(r) - 1).astype(np.float32) for r in rows]
 
 
 def advantages(rows, seed):
@@ -392,7 +393,7 @@ def test_the_sampler_weights_load_in_plain_peft_with_the_same_logits(pool, clien
     with torch.no_grad():
         plain = base(input_ids=ids).logits
         peft = PeftModel.from_pretrained(base, str(tmp_path)).eval()
-        want = pool.activate(client).eval()(input_ids=ids).logits
+        want = pool.activate(client).eval()(input_ids=ids.to(DEVICE)).logits.cpu()
         got = peft(input_ids=ids).logits
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
     assert not torch.allclose(plain, want, atol=1e-3)  # the adapter does change them

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from conftest import DEVICE
+
 from tuneboard_worker.tinker.clients import ClientPool, TrainingClient
 from tuneboard_worker.tinker.tensors import encode_tensor
 
@@ -16,7 +18,7 @@ LORA = {"rank": 4, "alpha": 32, "seed": 0, "train_attn": True, "train_mlp": True
 
 
 def make_pool(models_dir: Path) -> ClientPool:
-    return ClientPool(torch.device("cpu"), torch.float32, models_dir, None, gradient_checkpointing=False)
+    return ClientPool(DEVICE, torch.float32, models_dir, None, gradient_checkpointing=False)
 
 
 def create(pool: ClientPool, model_id: str, **lora: Any) -> TrainingClient:

@@ -27,10 +27,12 @@ def launched_distributed() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def init_process_group() -> torch.device:
-    """nccl with one GPU per rank (LOCAL_RANK) where CUDA is present, else gloo on CPU."""
+def init_process_group(device: str = "auto") -> torch.device:
+    """nccl with one GPU per rank (LOCAL_RANK) where CUDA is present, else gloo on CPU. device "cpu" (the worker's
+    --device cpu) is gloo on CPU even where there are GPUs: ranks that should train on the CPU must not claim one
+    GPU each, and a machine with one GPU has none for rank 1 (torch.cuda.set_device(1) fails)."""
     local = int(os.environ.get("LOCAL_RANK", "0"))
-    if torch.cuda.is_available():
+    if device != "cpu" and torch.cuda.is_available():
         torch.cuda.set_device(local)
         device = torch.device("cuda", local)
         backend = "nccl"

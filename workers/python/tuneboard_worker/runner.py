@@ -227,7 +227,7 @@ class Worker:
         # rank (rl.py).
         self.world = 1
         if distributed.launched_distributed():
-            self.device = distributed.init_process_group()
+            self.device = distributed.init_process_group("cpu" if self.device.type == "cpu" else "auto")
             self.world = distributed.world_size()
         self.info = worker_info(opts)
         self.job_kinds = [k for k in opts.kinds if k != "tinker"]
