@@ -15,7 +15,7 @@ import { refreshSummary, writeEvalMetrics } from './evals';
 const log = componentLogger('evals');
 
 /**
- * The eval runner (docs/architecture.md §5b): eval runs execute in the server process, through the chat service
+ * The eval runner (docs/architecture.md, "The eval path"; docs/evals.md): eval runs execute in the server process, through the chat service
  * (createChatCompletion: the same model resolution, backends, engine pool and usage records as /v1/chat/completions
  * and the playground), never over HTTP.
  *
