@@ -534,9 +534,11 @@ async function healthUnderLoad(key: string, modelId: string, serverCpuSeconds: (
  * to serialise, hundreds of requests and streams to read) is busy, and would count its own stalls as the
  * server's. Failed probes are counted in `failures` and left out of the latencies.
  */
-function probeHealthOnThread(
-  url = `${BASE}/v1/health`,
-): { started: Promise<void>; stop(): Promise<number[]>; slowest(n: number): string } {
+function probeHealthOnThread(url = `${BASE}/v1/health`): {
+  started: Promise<void>;
+  stop(): Promise<number[]>;
+  slowest(n: number): string;
+} {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
     let running = true;
