@@ -9,7 +9,7 @@ import { S3ArtifactStore } from '@/lib/storage/s3';
 import type { ArtifactStore } from '@/lib/storage/types';
 import * as datasetsRoute from '@/app/v1/preview/datasets/route';
 import * as sftRoute from '@/app/v1/preview/sft-training-jobs/route';
-import { call, createModel, createUser } from './helpers';
+import { call, createModel, createUser } from './support/helpers';
 
 /** The same contract for both backends; S3 is exercised against s3rver, an S3-compatible server on loopback. */
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-store-'));

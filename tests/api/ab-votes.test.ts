@@ -3,7 +3,7 @@ import * as abVotesRoute from '@/app/v1/preview/models/[model_id]/ab-votes/route
 import { getDb } from '@/lib/db/client';
 import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { abVoteSummarySchema } from '@/lib/schemas/ab-votes';
-import { call, createModel, createUser, type TestUser } from '../helpers';
+import { call, createModel, createUser, type TestUser } from '../support/helpers';
 
 const vote = (user: TestUser, modelId: string, body: unknown) =>
   call(abVotesRoute, 'POST', `/v1/preview/models/${modelId}/ab-votes`, {

@@ -17,7 +17,7 @@ import { apiKeys } from '@/lib/db/schema';
 import { principalChanged } from '@/lib/services/principal-cache';
 import { apiKeySchema, createdApiKeySchema, sessionSchema, teamSchema } from '@/lib/schemas/accounts';
 import { modelListSchema, modelSchema, modelSummarySchema } from '@/lib/schemas/models';
-import { call, createModel, createUser, TEST_BASE_MODEL, uniqueName, type TestUser } from '../helpers';
+import { call, createModel, createUser, TEST_BASE_MODEL, uniqueName, type TestUser } from '../support/helpers';
 
 const SAME_ORIGIN = { origin: 'http://localhost:3000', host: 'localhost:3000' };
 

@@ -14,7 +14,7 @@ import { historySchema } from '@/lib/schemas/trajectories';
 import { startEvalRunner, stopEvalRunner } from '@/lib/services/eval-runner';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { claimOnly } from '../jobs/claim-only';
-import { call, createModel, createUser, until, type TestUser } from '../helpers';
+import { call, createModel, createUser, until, type TestUser } from '../support/helpers';
 import { createEvalSet, evalLine } from '../support/evals';
 import { postDataset } from '../support/datasets';
 

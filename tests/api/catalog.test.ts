@@ -4,7 +4,7 @@ import * as projectsRoute from '@/app/v1/preview/projects/route';
 import * as teamsRoute from '@/app/v1/teams/route';
 import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { projectListSchema } from '@/lib/schemas/models';
-import { call, createModel, createUser, TEST_BASE_MODEL, uniqueName } from '../helpers';
+import { call, createModel, createUser, TEST_BASE_MODEL, uniqueName } from '../support/helpers';
 
 describe('GET /v1/preview/base-models', () => {
   it('lists the base models models can be created from, including the test model', async () => {

@@ -5,7 +5,7 @@ import { decodeModel } from '@/lib/engine/safetensors';
 import { getDb } from '@/lib/db/client';
 import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { putArtifact } from '@/lib/storage';
-import { createModel, createUser, TEST_BASE_MODEL } from '../helpers';
+import { createModel, createUser, TEST_BASE_MODEL } from '../support/helpers';
 
 async function download(key: string, modelId: string, step: string, format?: string) {
   const res = await downloadRoute.GET(

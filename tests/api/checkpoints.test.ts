@@ -4,7 +4,7 @@ import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoint
 import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
 import { checkpointListSchema, deleteCheckpointsResponseSchema, type CheckpointDto } from '@/lib/schemas/checkpoints';
 import { modelSummarySchema } from '@/lib/schemas/models';
-import { call, createModel, createUser, seedCheckpoints, type TestUser } from '../helpers';
+import { call, createModel, createUser, seedCheckpoints, type TestUser } from '../support/helpers';
 
 const path = (id: string) => `/v1/preview/models/${id}/checkpoints`;
 

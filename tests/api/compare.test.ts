@@ -12,7 +12,7 @@ import { comparisonSchema } from '@/lib/schemas/comparison';
 import { historySchema } from '@/lib/schemas/trajectories';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { claimOnly } from '../jobs/claim-only';
-import { call, createModel, createUser, uniqueName, type TestUser } from '../helpers';
+import { call, createModel, createUser, uniqueName, type TestUser } from '../support/helpers';
 
 const compare = (user: TestUser, query: Record<string, string>) =>
   call(compareRoute, 'GET', '/v1/preview/compare', { key: user.key, query });

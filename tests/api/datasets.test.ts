@@ -4,7 +4,7 @@ import * as sftRoute from '@/app/v1/preview/sft-training-jobs/route';
 import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/route';
 import { datasetListSchema, datasetSchema } from '@/lib/schemas/datasets';
 import { trainingJobSchema } from '@/lib/schemas/training-jobs';
-import { call, createModel, createUser, type TestUser } from '../helpers';
+import { call, createModel, createUser, type TestUser } from '../support/helpers';
 import { postDataset } from '../support/datasets';
 
 const line = (q: string, a: string) =>

@@ -3,7 +3,7 @@ import * as cancelRoute from '@/app/v1/preview/training-jobs/[training_job_id]/c
 import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/route';
 import * as jobsRoute from '@/app/v1/preview/training-jobs/route';
 import { entityJobListSchema } from '@/lib/schemas/training-jobs';
-import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
+import { call, createModel, createRlJob, createUser, type TestUser } from '../support/helpers';
 
 /** An SFT job on a one-example dataset stored directly (no upload), left queued. */
 async function sftJob(user: TestUser, modelId: string): Promise<string> {

@@ -4,7 +4,7 @@ import * as evalSetsRoute from '@/app/v1/preview/eval-sets/route';
 import * as evalSetRoute from '@/app/v1/preview/eval-sets/[eval_set_id]/route';
 import * as examplesRoute from '@/app/v1/preview/eval-sets/[eval_set_id]/examples/route';
 import { evalExampleListSchema, evalSetListSchema, evalSetSchema } from '@/lib/schemas/evals';
-import { call, createUser } from '../helpers';
+import { call, createUser } from '../support/helpers';
 import { createEvalSet, evalLine, postEvalSet } from '../support/evals';
 
 describe('POST /v1/preview/eval-sets', () => {

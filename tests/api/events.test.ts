@@ -15,7 +15,7 @@ import {
   type JobEventDto,
 } from '@/lib/schemas/training-jobs';
 import { accessibleEntityIds } from '@/lib/services/accounts';
-import { call, createModel, createRlJob, createUser, principalOf, seedEvents, type TestUser } from '../helpers';
+import { call, createModel, createRlJob, createUser, principalOf, seedEvents, type TestUser } from '../support/helpers';
 
 function events(user: TestUser, jobId: string, query: Record<string, string | number | undefined> = {}) {
   return call(eventsRoute, 'GET', `/v1/preview/training-jobs/${jobId}/events`, {

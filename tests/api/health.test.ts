@@ -3,7 +3,7 @@ import * as catchAllRoute from '@/app/v1/[...path]/route';
 import * as healthRoute from '@/app/v1/health/route';
 import * as systemCheckRoute from '@/app/v1/system-check/route';
 import { healthSchema, systemCheckSchema } from '@/lib/schemas/health';
-import { call } from '../helpers';
+import { call } from '../support/helpers';
 
 describe('GET /v1/health', () => {
   it('answers 200 {"status":"ok"} as JSON', async () => {

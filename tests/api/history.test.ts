@@ -11,7 +11,7 @@ import { gradientRunId } from '@/lib/db/repositories/models';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { completeJob } from '@/lib/jobs/server/queue';
 import { claimOnly } from '../jobs/claim-only';
-import { call, createModel, createUser, type TestUser } from '../helpers';
+import { call, createModel, createUser, type TestUser } from '../support/helpers';
 
 function history(user: TestUser, modelId: string, query: Record<string, string | number | undefined> = {}) {
   return call(historyRoute, 'GET', `/v1/preview/models/${modelId}/history`, {

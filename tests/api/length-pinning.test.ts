@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as historyRoute from '@/app/v1/preview/models/[model_id]/history/route';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import { historySchema } from '@/lib/schemas/trajectories';
-import { call, createModel, createRlJob, createUser, seedCheckpoints, type TestUser } from '../helpers';
+import { call, createModel, createRlJob, createUser, seedCheckpoints, type TestUser } from '../support/helpers';
 
 /*
  * Issue 41: length pinning is judged on the server from the completions it stores (finish_reason and token counts of

@@ -4,7 +4,7 @@ import * as trajectoriesRoute from '@/app/v1/preview/models/[model_id]/trajector
 import { bodyThreadCount, bodyThreadRunning, crashBodyThread, openBodySink } from '@/lib/api/body-offload';
 import { computeTrajectoryMetrics, prefixKeys } from '@/lib/services/trajectory-metrics';
 import type { TrajectoryGroup } from '@/lib/schemas/trajectory-input';
-import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
+import { call, createModel, createRlJob, createUser, type TestUser } from '../support/helpers';
 
 // A /log body past 1 MiB is parsed, validated and stringified on the body thread (lib/body), so that a large
 // log does not stall the request thread. Whichever thread parses it, the client must see the same answers.

@@ -6,7 +6,7 @@ import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as trajectoriesRoute from '@/app/v1/preview/models/[model_id]/trajectories/route';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { historySchema, logResponseSchema, trajectoryGroupListSchema } from '@/lib/schemas/trajectories';
-import { call, createModel, createUser, seedCheckpoints, type TestUser } from '../helpers';
+import { call, createModel, createUser, seedCheckpoints, type TestUser } from '../support/helpers';
 
 function log(user: TestUser, modelId: string, body: unknown) {
   return call(logRoute, 'POST', `/v1/preview/models/${modelId}/log`, {

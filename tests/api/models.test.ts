@@ -7,7 +7,7 @@ import { getDb } from '@/lib/db/client';
 import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { checkpointListSchema } from '@/lib/schemas/checkpoints';
 import { deleteModelResponseSchema, modelListSchema, modelSchema, modelSummarySchema } from '@/lib/schemas/models';
-import { call, createModel, createUser, seedCheckpoints, TEST_BASE_MODEL, uniqueName } from '../helpers';
+import { call, createModel, createUser, seedCheckpoints, TEST_BASE_MODEL, uniqueName } from '../support/helpers';
 
 describe('POST /v1/preview/models', () => {
   it('creates a model in the personal entity when entity is null, with run_id and a step-0 checkpoint', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as modelsRoute from '@/app/v1/preview/models/route';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as trajectoriesRoute from '@/app/v1/preview/models/[model_id]/trajectories/route';
-import { call, createModel, createUser, TEST_BASE_MODEL } from '../helpers';
+import { call, createModel, createUser, TEST_BASE_MODEL } from '../support/helpers';
 
 /** PostgreSQL text cannot hold U+0000; a model can still emit byte 0, and clients can still send it. */
 describe('NUL characters', () => {

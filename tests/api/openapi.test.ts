@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as openapiRoute from '@/app/v1/openapi.json/route';
 import { routeManifest } from '@/app/v1/route-manifest';
-import { call } from '../helpers';
+import { call } from '../support/helpers';
 
 function routeFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -7,7 +7,7 @@ import { isDelivering } from '@/lib/db/notifications';
 import { apiKeys } from '@/lib/db/schema';
 import { sha256 } from '@/lib/services/credentials';
 import { principalChanged } from '@/lib/services/principal-cache';
-import { call, createUser, noticeFromElsewhere, until } from '../helpers';
+import { call, createUser, noticeFromElsewhere, until } from '../support/helpers';
 
 const session = (key: string) => call(sessionRoute, 'GET', '/v1/auth/session', { key });
 

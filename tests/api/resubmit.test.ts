@@ -7,7 +7,7 @@ import * as trajectoriesRoute from '@/app/v1/preview/models/[model_id]/trajector
 import * as queue from '@/lib/jobs/server/queue';
 import { loadTrainingExamples } from '@/lib/services/datasets';
 import { deleteArtifacts } from '@/lib/storage';
-import { call, createModel, createRlJob, createUser, type TestUser } from '../helpers';
+import { call, createModel, createRlJob, createUser, type TestUser } from '../support/helpers';
 import { postDataset } from '../support/datasets';
 
 const example = (q: string, a: string) =>

@@ -9,7 +9,7 @@ import {
 } from '@/lib/db/repositories/job-event-pages';
 import { trajectoryGroupsQuery } from '@/lib/db/repositories/training';
 import { accessibleEntityIds } from '@/lib/services/accounts';
-import { createModel, createRlJob, createUser, principalOf, seedEvents } from '../helpers';
+import { createModel, createRlJob, createUser, principalOf, seedEvents } from '../support/helpers';
 
 /**
  * A job's events and a model's trajectory groups are listed in seq order, which the primary key also gives.

@@ -4,7 +4,7 @@ import * as timingRoute from '@/app/v1/preview/sft-training-jobs/timing/route';
 import { getDb } from '@/lib/db/client';
 import { jobEvents, models, trainingJobs } from '@/lib/db/schema';
 import { sftTimingSchema } from '@/lib/schemas/sft-timing';
-import { call, createModel, createUser, uniqueName, type TestUser } from '../helpers';
+import { call, createModel, createUser, uniqueName, type TestUser } from '../support/helpers';
 
 /*
  * Issue 41: the SFT form said "about 1 s" for a job of 17.9 s (a fixed 28 ms a step). Its estimate now comes from

@@ -25,7 +25,7 @@ import {
   seedCheckpoints,
   uniqueName,
   type TestUser,
-} from '../helpers';
+} from '../support/helpers';
 
 function postRl(user: TestUser, body: unknown) {
   return call(rlJobsRoute, 'POST', '/v1/preview/training-jobs', { key: user.key, body });

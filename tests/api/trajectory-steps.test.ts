@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as stepsRoute from '@/app/v1/preview/models/[model_id]/trajectory-steps/route';
 import { trajectoryStepListSchema } from '@/lib/schemas/trajectories';
-import { call, createModel, createRlJob, createUser, seedCheckpoints, type TestUser } from '../helpers';
+import { call, createModel, createRlJob, createUser, seedCheckpoints, type TestUser } from '../support/helpers';
 
 const traj = (reward: number) => ({
   messages_and_choices: [

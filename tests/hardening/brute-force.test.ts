@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as signInRoute from '@/app/v1/auth/sign-in/route';
 import * as tokenRoute from '@/app/v1/auth/token/route';
 import { getDb } from '@/lib/db/client';
-import { call, createUser, uniqueName } from '../helpers';
+import { call, createUser, uniqueName } from '../support/helpers';
 
 let address = 0;
 // Per run: on PostgreSQL every test file and every earlier run share one auth_throttle table.

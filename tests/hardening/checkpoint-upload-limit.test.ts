@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { httpProtocol } from '@/lib/jobs/worker/http-protocol';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { readArtifactBytes } from '@/lib/storage';
-import { createModel, createUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createModel, createUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { claimOnly } from '../jobs/claim-only';
 
 /**

@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUser } from '../helpers';
+import { createUser } from '../support/helpers';
 import { postDataset } from '../support/datasets';
 
 /**

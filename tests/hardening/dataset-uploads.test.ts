@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUser, type TestUser } from '../helpers';
+import { createUser, type TestUser } from '../support/helpers';
 import { postDataset } from '../support/datasets';
 
 /**

@@ -4,7 +4,7 @@ import * as trainingJobsRoute from '@/app/v1/preview/training-jobs/route';
 import * as sftRoute from '@/app/v1/preview/sft-training-jobs/route';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as chatRoute from '@/app/v1/chat/completions/route';
-import { call, createModel, createUser } from '../helpers';
+import { call, createModel, createUser } from '../support/helpers';
 
 /** `[[[…]]]` or `{"a":{"a":…}}` nested `depth` deep, built as text so the test itself never recurses. */
 function nested(depth: number, kind: 'array' | 'object'): string {

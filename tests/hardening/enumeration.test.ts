@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as signInRoute from '@/app/v1/auth/sign-in/route';
 import * as signUpRoute from '@/app/v1/auth/sign-up/route';
-import { call, createUser, uniqueName } from '../helpers';
+import { call, createUser, uniqueName } from '../support/helpers';
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = performance.now();

@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createUser, type TestUser } from '../helpers';
+import { createUser, type TestUser } from '../support/helpers';
 
 /**
  * Issue 42's fast-path items, against the fast path as a production server runs it: installed on Node's server
@@ -35,7 +35,7 @@ beforeAll(async () => {
   (process.env as Record<string, string>).NODE_ENV = 'production';
   const { installFastPath, registerFastRoutes } = await import('@/lib/api/fast-path');
   uninstall = installFastPath();
-  // A route file registers itself when it is loaded (in a server, by Next), but tests/helpers.ts loaded these
+  // A route file registers itself when it is loaded (in a server, by Next), but tests/support/helpers.ts loaded these
   // before the configuration was a production one, which registers nothing: they are registered here.
   const token = await import('@/app/v1/auth/token/route');
   const models = await import('@/app/v1/preview/models/route');

@@ -5,7 +5,7 @@ import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
 import { trainingHandlers } from '@/lib/jobs/worker/handlers';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { runOneJob } from '@/lib/jobs/worker/runner';
-import { call, createModel, createUser } from '../helpers';
+import { call, createModel, createUser } from '../support/helpers';
 import { claimOnly } from '../jobs/claim-only';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as healthRoute from '@/app/v1/health/route';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
-import { call, createModel, createUser } from '../helpers';
+import { call, createModel, createUser } from '../support/helpers';
 
 /** A /log request whose body arrives slowly: it holds its admission slot until `finish()` sends the rest. */
 function slowLog(key: string, modelId: string) {

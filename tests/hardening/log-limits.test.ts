@@ -3,7 +3,7 @@ import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoint
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import * as trainingJobsRoute from '@/app/v1/preview/training-jobs/route';
 import { MAX_METRIC_NAMES } from '@/lib/schemas/trajectory-input';
-import { call, createModel, createUser, type TestUser } from '../helpers';
+import { call, createModel, createUser, type TestUser } from '../support/helpers';
 
 /**
  * What a /log (and an RL job's groups) may carry, and what it can never turn into: a 500 from the database (too many

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as checkpointsRoute from '@/app/v1/preview/models/[model_id]/checkpoints/route';
 import * as logRoute from '@/app/v1/preview/models/[model_id]/log/route';
 import { logResponseSchema } from '@/lib/schemas/trajectories';
-import { call, createModel, createUser, type TestUser } from '../helpers';
+import { call, createModel, createUser, type TestUser } from '../support/helpers';
 
 const traj = (reward?: number, metrics: Record<string, number> = {}) => ({
   messages_and_choices: [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as signInRoute from '@/app/v1/auth/sign-in/route';
 import * as signUpRoute from '@/app/v1/auth/sign-up/route';
-import { call, createUser, uniqueName } from '../helpers';
+import { call, createUser, uniqueName } from '../support/helpers';
 
 const EVIL = { origin: 'https://evil.example', host: 'localhost:3000' };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as openapiRoute from '@/app/v1/openapi.json/route';
-import { call } from '../helpers';
+import { call } from '../support/helpers';
 
 /** A client generated from /v1/openapi.json must be able to upload a dataset (both bodies, with examples). */
 describe('OpenAPI: streamed upload bodies', () => {

@@ -7,8 +7,8 @@ import * as jobRoute from '@/app/v1/preview/training-jobs/[training_job_id]/rout
 import { httpProtocol } from '@/lib/jobs/worker/http-protocol';
 import { runOneJob } from '@/lib/jobs/worker/runner';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
-import { call, createModel, createRlJob, createUser, uniqueName } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { call, createModel, createRlJob, createUser, uniqueName } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { claimOnly } from '../jobs/claim-only';
 
 afterEach(() => vi.restoreAllMocks());

@@ -11,7 +11,7 @@ import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { runOneJob } from '@/lib/jobs/worker/runner';
 import { putArtifact } from '@/lib/storage';
 import { startArtifactSweeper, sweepOrphanArtifacts } from '@/lib/services/artifact-sweep';
-import { call, createModel, createRlJob, createUser, until } from '../helpers';
+import { call, createModel, createRlJob, createUser, until } from '../support/helpers';
 import { claimOnly } from '../jobs/claim-only';
 
 const fault = (code: string) => Object.assign(new Error(`${code}: simulated`), { code });

@@ -4,7 +4,7 @@ import * as modelRoute from '@/app/v1/preview/models/[model_id]/route';
 import * as cancelRoute from '@/app/v1/preview/training-jobs/[training_job_id]/cancel/route';
 import * as membersRoute from '@/app/v1/teams/[team]/members/route';
 import * as teamsRoute from '@/app/v1/teams/route';
-import { call, createModel, createRlJob, createUser, uniqueName, type TestUser } from '../helpers';
+import { call, createModel, createRlJob, createUser, uniqueName, type TestUser } from '../support/helpers';
 
 async function teamWith(owner: TestUser, members: { user: TestUser; role: 'admin' | 'member' }[]) {
   const name = uniqueName('team-');

@@ -9,8 +9,8 @@ import { ChatTemplate } from '@/lib/engine/chat-template';
 import { readGguf } from '@/lib/engine/gguf';
 import { HfTokenizer } from '@/lib/engine/hf/tokenizer';
 import { putArtifact } from '@/lib/storage';
-import { createModel, createUser, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createModel, createUser, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { useBaseModels } from '../support/base-models';
 import { tinyQwen3Adapter, writeTinyQwen3, type TinyQwen3 } from '../support/tiny-hf-model';
 

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { createUser, TEST_BASE_MODEL } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createUser, TEST_BASE_MODEL } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 
 /**
  * Serving settings that must take effect on the chat path (issue: TUNEBOARD_MAX_LOGPROBS was parsed and documented

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createUser, TEST_BASE_MODEL, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 
 /**
  * Structured-output grammars are compiled off the request thread, and a schema is bounded (issue 42 item 2):

@@ -7,8 +7,8 @@ import * as usageRoute from '@/app/v1/usage/route';
 import { getDb } from '@/lib/db/client';
 import { insertCheckpoint } from '@/lib/db/repositories/models';
 import { setUpstreamFetch } from '@/lib/inference/upstream';
-import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 
 /**
  * The upstream is a second instance of this server, reached in-process through its route handlers with its

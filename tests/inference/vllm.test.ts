@@ -13,8 +13,8 @@ import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
 import { vllmAdapters } from '@/lib/services/vllm-adapters';
 import { putArtifact } from '@/lib/storage';
-import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { call, createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { startFakeVllm, type FakeVllm } from '../support/fake-vllm';
 
 /**

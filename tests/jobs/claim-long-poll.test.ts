@@ -3,8 +3,8 @@ import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { parkedClaims, RECHECK_MS } from '@/lib/jobs/server/claim-wakeups';
 import { claimResponseSchema } from '@/lib/schemas/workers';
 import { NEW_CLIENT_KEY, wake as wakeTinker } from '@/lib/jobs/server/tinker-wakeups';
-import { createModel, createRlJob, createUser, until, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createModel, createRlJob, createUser, until, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 
 // Long-polled claims (lib/jobs/README.md "Worker protocol"): a parked claim answers as soon as a job can be claimed, ends with its
 // client, answers null at its bound, and a claim without wait_seconds answers at once as before.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parkedClaims, stopParkedClaims } from '@/lib/jobs/server/claim-wakeups';
 import { claimJob } from '@/lib/jobs/server/queue';
-import { createModel, createUser, until } from '../helpers';
+import { createModel, createUser, until } from '../support/helpers';
 
 // In a process of its own (vitest.config.mts ISOLATED_FILES): once stopped, no claim of this process parks again.
 describe('a stopping server', () => {

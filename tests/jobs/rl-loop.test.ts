@@ -3,8 +3,8 @@ import { runRlLoop } from '@/examples/rl-loop';
 import { trainingHandlers } from '@/lib/jobs/worker/handlers';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { runOneJob } from '@/lib/jobs/worker/runner';
-import { createUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { claimOnly } from './claim-only';
 
 describe('the example RL loop, as real clients run it', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import * as queue from '@/lib/jobs/server/queue';
-import { createModel, createRlJob, createUser } from '../helpers';
+import { createModel, createRlJob, createUser } from '../support/helpers';
 import { claimOnly } from './claim-only';
 
 /*

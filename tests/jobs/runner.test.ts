@@ -6,7 +6,7 @@ import * as eventsRoute from '@/app/v1/preview/training-jobs/[training_job_id]/e
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import * as queue from '@/lib/jobs/server/queue';
 import { runOneJob, TrainingError, type HandlerRegistry } from '@/lib/jobs/worker/runner';
-import { call, createModel, createUser, type TestUser } from '../helpers';
+import { call, createModel, createUser, type TestUser } from '../support/helpers';
 import { claimOnly } from './claim-only';
 
 async function submitRl(user: TestUser, modelId: string) {

@@ -18,7 +18,7 @@ import { deleteCheckpoints } from '@/lib/services/checkpoints';
 import { evaluateSft, tokenizeSftExamples } from '@/lib/engine/train/sft';
 import { Trainer } from '@/lib/engine/train/trainer';
 import { readArtifactBytes } from '@/lib/storage';
-import { call, createModel, createUser, principalOf, uniqueName, type TestUser } from '../helpers';
+import { call, createModel, createUser, principalOf, uniqueName, type TestUser } from '../support/helpers';
 import { claimOnly } from './claim-only';
 
 // What the worker process does at start-up (lib/jobs/worker/worker-main.ts).

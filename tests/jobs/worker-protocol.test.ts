@@ -6,8 +6,8 @@ import { httpProtocol, WorkerAnswerError } from '@/lib/jobs/worker/http-protocol
 import { runOneJob, runWorkerLoop, WorkerTokenRefusedError } from '@/lib/jobs/worker/runner';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { readArtifactBytes } from '@/lib/storage';
-import { call, createModel, createUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { call, createModel, createUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { claimOnly } from './claim-only';
 
 describe('worker protocol over HTTP', () => {

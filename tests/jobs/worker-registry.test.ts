@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { trainingJobSchema } from '@/lib/schemas/training-jobs';
 import { claimResponseSchema, trainingWorkerListSchema } from '@/lib/schemas/workers';
-import { createModel, createUser, uniqueName, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createModel, createUser, uniqueName, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { useBaseModels } from '../support/base-models';
 
 // A base-models file with one Hugging Face model beside the built-in ones (the real file lists none yet).

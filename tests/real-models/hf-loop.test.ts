@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, type TestUser } from '../helpers';
+import { createUser, type TestUser } from '../support/helpers';
 import { startRouteServer } from '../support/http-server';
 
 /**

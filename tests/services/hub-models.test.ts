@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as modelsRoute from '@/app/v1/models/route';
 import * as chatRoute from '@/app/v1/chat/completions/route';
-import { call, createUser } from '../helpers';
+import { call, createUser } from '../support/helpers';
 import { useBaseModels as registerBaseModels } from '../support/base-models';
 import { startHubStandin, writeFakeHubModel, type HubStandin } from '../support/hub-standin';
 

@@ -1,5 +1,5 @@
 import * as datasetsRoute from '@/app/v1/preview/datasets/route';
-import type { TestUser } from '../helpers';
+import type { TestUser } from './helpers';
 
 /** POST /v1/preview/datasets as `user`, through the route's own handler (a streamed body, as a client sends it). */
 export function postDataset(

@@ -1,6 +1,6 @@
 import * as evalSetsRoute from '@/app/v1/preview/eval-sets/route';
 import { evalSetSchema } from '@/lib/schemas/evals';
-import { uniqueName, type TestUser } from '../helpers';
+import { uniqueName, type TestUser } from './helpers';
 
 /** POST /v1/preview/eval-sets as `user`, through the route's own handler (a streamed body, as a client sends it). */
 export async function postEvalSet(

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { routeFetch } from '../route-fetch';
+import { routeFetch } from './route-fetch';
 
 /**
  * The route handlers behind a real HTTP port, for clients that are other processes (the Python worker):

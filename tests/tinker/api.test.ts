@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sweepTinker } from '@/lib/services/tinker/sweeper';
 import { ProtoWriter } from '@/lib/tinker/proto-wire';
-import { createUser, type TestUser } from '../helpers';
+import { createUser, type TestUser } from '../support/helpers';
 import {
   ceDatum,
   forwardBackwardBody,

@@ -12,8 +12,8 @@ import {
 } from '@/lib/services/tinker/sampler';
 import { putArtifact } from '@/lib/storage';
 import { findReferencePython, hfFixtures } from '../engine/hf-fixtures';
-import { createModel, createUser, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createModel, createUser, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { useBaseModels } from '../support/base-models';
 
 /**

@@ -12,8 +12,8 @@ import {
   type TinkerSamplingParams,
 } from '@/lib/services/tinker/sampler';
 import { putArtifact } from '@/lib/storage';
-import { createModel, createUser, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createModel, createUser, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 import { useBaseModels } from '../support/base-models';
 import { fakeLogprob, fakeTokenText, FAKE_MAX_MODEL_LEN, startFakeVllm, type FakeVllm } from '../support/fake-vllm';
 

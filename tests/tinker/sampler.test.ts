@@ -15,8 +15,8 @@ import {
   type TinkerSamplingParams,
 } from '@/lib/services/tinker/sampler';
 import { putArtifact } from '@/lib/storage';
-import { createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../helpers';
-import { routeFetch } from '../route-fetch';
+import { createModel, createUser, TEST_BASE_MODEL, type TestUser } from '../support/helpers';
+import { routeFetch } from '../support/route-fetch';
 
 /**
  * The Tinker sampler on the built-in engine's `tuneboard/tiny-random` (byte-level, context 256): the same tokens as

@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
-import { uniqueName, type TestUser } from '../helpers';
+import { uniqueName, type TestUser } from '../support/helpers';
 import { useBaseModels } from '../support/base-models';
-import { routeFetch } from '../route-fetch';
+import { routeFetch } from '../support/route-fetch';
 
 /**
  * The Tinker API in process (docs/tinker.md): calls as the SDK makes them (X-API-Key: tml-<key>), and a scripted
