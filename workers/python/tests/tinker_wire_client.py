@@ -248,9 +248,22 @@ class TinkerWire:
         self._model_seq = 0
         self._sampling_seq = 0
         self._lock = threading.Lock()
+        self._stop = threading.Event()
 
     def close(self) -> None:
+        self._stop.set()
         self.http.close()
+
+    def _heartbeat(self, session_id: str) -> None:
+        """Every 10 s, as the SDK's session does: a session the suite holds across slow tests (a loaded CI machine took
+        over 3 minutes between a module's first and last) must not end for silence, which only the SDK's own
+        heart-beating prevents."""
+        with httpx.Client(base_url=self.base_url, headers=dict(self.http.headers), timeout=30) as http:
+            while not self._stop.wait(10):
+                try:
+                    http.post("/api/v1/session_heartbeat", json={"session_id": session_id, "type": "session_heartbeat"})
+                except httpx.HTTPError:
+                    pass  # the next beat tries again, as the SDK's does
 
     # --- raw calls --------------------------------------------------------------------------------------------
 
@@ -317,7 +330,9 @@ class TinkerWire:
         body = {"tags": ["wire-test"], "user_metadata": None, "sdk_version": "0.24.1", "type": "create_session"}
         if project:
             body["project_id"] = project
-        return self.ok(self.post("create_session", body))["session_id"]
+        session_id = self.ok(self.post("create_session", body))["session_id"]
+        threading.Thread(target=self._heartbeat, args=(session_id,), daemon=True, name=f"heartbeat-{session_id}").start()
+        return session_id
 
     def create_model(self, session_id: str, base_model: str, *, rank: int = 4, seed: int | None = 0, **flags: bool) -> "TrainingClient":
         with self._lock:
