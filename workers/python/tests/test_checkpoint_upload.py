@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 from conftest import WORKER_TOKEN, Api
-from tuneboard_worker.client import WorkerClient
+from tuneboard_worker.client import LeaseLost, WorkerClient
 
 MiB = 1024 * 1024
 
@@ -38,5 +38,11 @@ def test_an_adapter_past_256_mib_uploads_with_its_declared_length(api: Api, serv
                 digest = hashlib.file_digest(f, "sha256").hexdigest()
             assert digest == hashlib.sha256(data).hexdigest()
     finally:
-        client.fail(job_id, "checkpoint upload test over")
+        # Clean-up only. This client sends no heartbeats, so on a loaded machine (257 MiB sent, then hashed twice)
+        # the suite's 20 s lease can run out first: the server then recovers the job itself, and a 409 here would
+        # hide the test's own outcome.
+        try:
+            client.fail(job_id, "checkpoint upload test over")
+        except LeaseLost:
+            pass
         client.close()
