@@ -90,6 +90,8 @@ type NextContext = { params: Promise<Record<string, string | string[] | undefine
 export type RouteHandler = ((req: Request, ctx: NextContext) => Promise<Response>) & {
   /** The declaration the handler was built from; lib/openapi reads it, so the document never drifts from the code. */
   definition?: RouteDefinition<Schema | undefined, Schema | undefined, Schema | undefined, Schema | undefined>;
+  /** The path `methods()` registered it under, in the route folder's form (`/v1/preview/models/[model_id]`). */
+  routePath?: string;
 };
 
 function searchParamsObject(url: URL): Record<string, string> {
@@ -285,6 +287,8 @@ export function methods(
   const notAllowed: RouteHandler = async () =>
     errorResponse(new ApiError('method_not_allowed', 'Method Not Allowed', { headers: { allow } }), flavor);
   const all = Object.fromEntries(METHODS.map((m) => [m, handlers[m] ?? notAllowed])) as Record<Method, RouteHandler>;
+  // The one place a route's path is written (beside its folder): the OpenAPI manifest reads it from here.
+  for (const handler of Object.values(all)) handler.routePath = path;
   registerFastRoutes(path, all);
   return all;
 }

@@ -10,6 +10,18 @@ export interface RouteEntry {
   module: Partial<Record<Method, RouteHandler>>;
 }
 
+/**
+ * Manifest entries for route modules, each under the path its `methods()` registered (`[model_id]` written as
+ * OpenAPI's `{model_id}`): a route's path is written once, in its file, beside its folder, which a test compares.
+ */
+export function routeEntries(modules: Partial<Record<Method, RouteHandler>>[]): RouteEntry[] {
+  return modules.map((module) => {
+    const registered = Object.values(module).find((h) => h?.routePath)?.routePath;
+    if (!registered) throw new Error('a route module in the manifest was not built with methods()');
+    return { path: registered.replace(/\[(\w+)\]/g, '{$1}'), module };
+  });
+}
+
 type JsonSchema = Record<string, unknown>;
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {

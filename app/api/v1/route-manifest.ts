@@ -1,4 +1,4 @@
-import type { RouteEntry } from '@/lib/openapi/build';
+import { routeEntries, type RouteEntry } from '@/lib/openapi/build';
 import * as tinkerArchivesToken from './archives/[token]/route';
 import * as tinkerAsample from './asample/route';
 import * as tinkerCheckpoints from './checkpoints/route';
@@ -32,39 +32,33 @@ import * as tinkerWeightsInfo from './weights_info/route';
  * The Tinker SDK's routes (docs/tinker.md §2), part of the /v1 route manifest (app/v1/route-manifest.ts): the OpenAPI
  * document lists them under the `tinker` tag, and tests/api/openapi.test.ts checks that none is missing.
  */
-export const tinkerRoutes: RouteEntry[] = [
-  { path: '/api/v1/archives/{token}', module: tinkerArchivesToken },
-  { path: '/api/v1/asample', module: tinkerAsample },
-  { path: '/api/v1/checkpoints', module: tinkerCheckpoints },
-  { path: '/api/v1/client/config', module: tinkerClientConfig },
-  { path: '/api/v1/client/dynamic_config', module: tinkerClientDynamicConfig },
-  { path: '/api/v1/create_model', module: tinkerCreateModel },
-  { path: '/api/v1/create_sampling_session', module: tinkerCreateSamplingSession },
-  { path: '/api/v1/create_session', module: tinkerCreateSession },
-  { path: '/api/v1/forward', module: tinkerForward },
-  { path: '/api/v1/forward_backward', module: tinkerForwardBackward },
-  { path: '/api/v1/get_info', module: tinkerGetInfo },
-  { path: '/api/v1/get_server_capabilities', module: tinkerGetServerCapabilities },
-  { path: '/api/v1/healthz', module: tinkerHealthz },
-  { path: '/api/v1/load_weights', module: tinkerLoadWeights },
-  { path: '/api/v1/optim_step', module: tinkerOptimStep },
-  { path: '/api/v1/retrieve_future', module: tinkerRetrieveFuture },
-  { path: '/api/v1/samplers/{sampler_id}', module: tinkerSamplersSamplerId },
-  { path: '/api/v1/save_weights', module: tinkerSaveWeights },
-  { path: '/api/v1/save_weights_for_sampler', module: tinkerSaveWeightsForSampler },
-  { path: '/api/v1/session_heartbeat', module: tinkerSessionHeartbeat },
-  { path: '/api/v1/telemetry', module: tinkerTelemetry },
-  { path: '/api/v1/training_runs', module: tinkerTrainingRuns },
-  { path: '/api/v1/training_runs/{model_id}', module: tinkerTrainingRunsModelId },
-  { path: '/api/v1/training_runs/{model_id}/checkpoints', module: tinkerTrainingRunsModelIdCheckpoints },
-  {
-    path: '/api/v1/training_runs/{model_id}/checkpoints/{type}/{name}',
-    module: tinkerTrainingRunsModelIdCheckpointsTypeName,
-  },
-  {
-    path: '/api/v1/training_runs/{model_id}/checkpoints/{type}/{name}/archive',
-    module: tinkerTrainingRunsModelIdCheckpointsTypeNameArchive,
-  },
-  { path: '/api/v1/unload_model', module: tinkerUnloadModel },
-  { path: '/api/v1/weights_info', module: tinkerWeightsInfo },
-];
+export const tinkerRoutes: RouteEntry[] = routeEntries([
+  tinkerArchivesToken,
+  tinkerAsample,
+  tinkerCheckpoints,
+  tinkerClientConfig,
+  tinkerClientDynamicConfig,
+  tinkerCreateModel,
+  tinkerCreateSamplingSession,
+  tinkerCreateSession,
+  tinkerForward,
+  tinkerForwardBackward,
+  tinkerGetInfo,
+  tinkerGetServerCapabilities,
+  tinkerHealthz,
+  tinkerLoadWeights,
+  tinkerOptimStep,
+  tinkerRetrieveFuture,
+  tinkerSamplersSamplerId,
+  tinkerSaveWeights,
+  tinkerSaveWeightsForSampler,
+  tinkerSessionHeartbeat,
+  tinkerTelemetry,
+  tinkerTrainingRuns,
+  tinkerTrainingRunsModelId,
+  tinkerTrainingRunsModelIdCheckpoints,
+  tinkerTrainingRunsModelIdCheckpointsTypeName,
+  tinkerTrainingRunsModelIdCheckpointsTypeNameArchive,
+  tinkerUnloadModel,
+  tinkerWeightsInfo,
+]);
