@@ -1,3 +1,4 @@
+import { ATTENTION_GEMM_MIN_ROWS, causalAttention, type AttentionShape } from './attention';
 import { Generator } from './random';
 import { defaultHeap, type WasmHeap } from './wasm/heap';
 
@@ -207,10 +208,6 @@ export interface ModelInitOptions {
   seed?: number | bigint;
   heap?: WasmHeap;
 }
-
-// Below this many new tokens per sequence, attention runs as plain loops: packing K/V for a matmul would
-// cost more than the dot products themselves.
-const ATTENTION_GEMM_MIN_ROWS = 4;
 
 export class Model {
   readonly config: ModelConfig;
@@ -541,10 +538,13 @@ export class Model {
     }
   }
 
-  /**
-   * Causal attention of one sequence's n new query rows against its whole cache (the new keys are
-   * already written at positions cache.length…). Output rows go to `att` (row stride n_heads·head_dim).
-   */
+  private shapeCache?: AttentionShape;
+  private get attentionShape(): AttentionShape {
+    const c = this.config;
+    return (this.shapeCache ??= { heads: c.n_heads, kvHeads: c.n_kv_heads, headDim: headDim(c) });
+  }
+
+  /** Causal attention of one sequence's n new rows against its cache (./attention.ts). */
   private attention(
     layer: number,
     cache: KvCache,
@@ -555,43 +555,19 @@ export class Model {
     att: number,
     scores: number,
   ): void {
-    const c = this.config;
-    const hd = headDim(c);
-    const qDim = c.n_heads * hd;
-    const kvDim = c.n_kv_heads * hd;
-    const group = c.n_heads / c.n_kv_heads;
-    const pos0 = cache.length;
-    const S = pos0 + n;
-    const scale = 1 / Math.sqrt(hd);
-    const kc = cache.k[layer];
-    const vc = cache.v[layer];
-    const heap = this.heap;
-    for (let h = 0; h < c.n_heads; h++) {
-      const g = Math.floor(h / group);
-      const q0 = qkv + row0 * qkvW + h * hd;
-      const out0 = att + row0 * qDim + h * hd;
-      if (n >= ATTENTION_GEMM_MIN_ROWS) {
-        // scores[n × S] = Q·Kᵀ, softmax with the causal mask, then out = P·V; masked entries are zeroed so
-        // the second product can run over all S keys.
-        heap.gemm(n, S, hd, q0, qkvW, 1, kc + g * hd, 1, kvDim, scores, S);
-        heap.softmaxCausalRows(scores, n, S, pos0 + 1, scale);
-        heap.gemm(n, hd, S, scores, S, 1, vc + g * hd, kvDim, 1, out0, qDim);
-      } else {
-        for (let t = 0; t < n; t++) {
-          heap.attendRow(
-            q0 + t * qkvW,
-            kc + g * hd,
-            vc + g * hd,
-            pos0 + t + 1,
-            hd,
-            kvDim,
-            scale,
-            scores,
-            out0 + t * qDim,
-          );
-        }
-      }
-    }
+    causalAttention(
+      this.heap,
+      this.attentionShape,
+      cache.k[layer],
+      cache.v[layer],
+      cache.length,
+      n,
+      qkv,
+      qkvW,
+      row0,
+      att,
+      scores,
+    );
   }
 
   /** gate ← silu(gate)·up, in place in the [gate | up] buffer. */

@@ -1,3 +1,4 @@
+import { ATTENTION_GEMM_MIN_ROWS, causalAttention, type AttentionShape } from '../attention';
 import { KvCache, type ForwardOptions, type ModelConfig } from '../model';
 import { indexSafetensors, rawToFloat32, type RawTensor } from '../safetensors';
 import { defaultHeap, type Half, type WasmHeap } from '../wasm/heap';
@@ -49,7 +50,6 @@ export interface HfLoadOptions {
 const HALF_GEMM_MIN_ROWS = 12;
 /** Weight rows widened per block on that path (× K floats of scratch). */
 const HALF_BLOCK_ROWS = 128;
-const ATTENTION_GEMM_MIN_ROWS = 4;
 
 /** A KV cache that remembers which adapter (if any) its sequence runs with; clones keep it. */
 export class HfKvCache extends KvCache {
@@ -561,6 +561,13 @@ export class HfModel {
     }
   }
 
+  private shapeCache?: AttentionShape;
+  private get attentionShape(): AttentionShape {
+    const c = this.hf;
+    return (this.shapeCache ??= { heads: c.heads, kvHeads: c.kvHeads, headDim: c.headDim });
+  }
+
+  /** Causal attention of one sequence's n new rows against its cache (../attention.ts). */
   private attention(
     layer: number,
     cache: KvCache,
@@ -571,40 +578,18 @@ export class HfModel {
     att: number,
     scores: number,
   ): void {
-    const c = this.hf;
-    const hd = c.headDim;
-    const qDim = c.heads * hd;
-    const kvDim = c.kvHeads * hd;
-    const group = c.heads / c.kvHeads;
-    const pos0 = cache.length;
-    const S = pos0 + n;
-    const scale = 1 / Math.sqrt(hd);
-    const kc = cache.k[layer];
-    const vc = cache.v[layer];
-    const heap = this.heap;
-    for (let h = 0; h < c.heads; h++) {
-      const g = Math.floor(h / group);
-      const q0 = qkv + row0 * qkvW + h * hd;
-      const out0 = att + row0 * qDim + h * hd;
-      if (n >= ATTENTION_GEMM_MIN_ROWS) {
-        heap.gemm(n, S, hd, q0, qkvW, 1, kc + g * hd, 1, kvDim, scores, S);
-        heap.softmaxCausalRows(scores, n, S, pos0 + 1, scale);
-        heap.gemm(n, hd, S, scores, S, 1, vc + g * hd, kvDim, 1, out0, qDim);
-      } else {
-        for (let t = 0; t < n; t++) {
-          heap.attendRow(
-            q0 + t * qkvW,
-            kc + g * hd,
-            vc + g * hd,
-            pos0 + t + 1,
-            hd,
-            kvDim,
-            scale,
-            scores,
-            out0 + t * qDim,
-          );
-        }
-      }
-    }
+    causalAttention(
+      this.heap,
+      this.attentionShape,
+      cache.k[layer],
+      cache.v[layer],
+      cache.length,
+      n,
+      qkv,
+      qkvW,
+      row0,
+      att,
+      scores,
+    );
   }
 }
