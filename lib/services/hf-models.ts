@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { packFiles } from '@/lib/engine/hf/bundle';
-import { parseHfConfig } from '@/lib/engine/hf/config';
+import { eosIds, parseHfConfig } from '@/lib/engine/hf/config';
 import { HfTokenizer } from '@/lib/engine/hf/tokenizer';
 import type { BuiltinModelDescription } from '@/lib/inference/backends';
 import { generationDefaults } from '@/lib/inference/chat-request';
@@ -53,13 +53,6 @@ function readJson(dir: string, name: string): unknown {
   const file = path.join(dir, name);
   if (!fs.existsSync(file)) return undefined;
   return JSON.parse(fs.readFileSync(file, 'utf8'));
-}
-
-function eosIds(v: unknown): number[] {
-  const o = v && typeof v === 'object' ? (v as { eos_token_id?: unknown }).eos_token_id : undefined;
-  if (Number.isInteger(o)) return [o as number];
-  if (Array.isArray(o)) return o.filter((x): x is number => Number.isInteger(x));
-  return [];
 }
 
 async function bundleDirectory(dir: string): Promise<Uint8Array> {

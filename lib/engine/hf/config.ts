@@ -147,3 +147,11 @@ export function ropeInvFreq(c: HfModelConfig): Float32Array {
   }
   return inv;
 }
+
+/** generation_config.json's (or config.json's) `eos_token_id`, one id or a list, as ids; [] when it has none. */
+export function eosIds(v: unknown): number[] {
+  const o = v && typeof v === 'object' ? (v as { eos_token_id?: unknown }).eos_token_id : undefined;
+  if (Number.isInteger(o)) return [o as number];
+  if (Array.isArray(o)) return o.filter((x): x is number => Number.isInteger(x));
+  return [];
+}

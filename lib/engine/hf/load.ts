@@ -1,3 +1,4 @@
+import { eosIds } from './config';
 import { ChatTemplate } from '../chat-template';
 import { HfModel, type HfLoadOptions } from './model';
 import { LoraAdapter } from './lora';
@@ -25,13 +26,6 @@ export interface LoadedHfModel {
    * end of text), else config.json's, else the tokenizer's eos token.
    */
   stopTokenIds: number[];
-}
-
-function eosIds(v: unknown): number[] {
-  const o = v && typeof v === 'object' ? (v as { eos_token_id?: unknown }).eos_token_id : undefined;
-  if (Number.isInteger(o)) return [o as number];
-  if (Array.isArray(o)) return o.filter((x): x is number => Number.isInteger(x));
-  return [];
 }
 
 export function loadHfModel(files: HfModelFiles, options: HfLoadOptions = {}): LoadedHfModel {
