@@ -5,6 +5,10 @@ import {
   evalRunSchema,
   evalSetListSchema,
   exampleMarks,
+  formatScore,
+  groupSetVersions,
+  timestampIso,
+  placeRunErrors,
   messageText,
   newScorerDraft,
   playgroundLink,
@@ -266,5 +270,60 @@ describe('list schemas', () => {
     expect(evalSetListSchema.parse({ object: 'list', data: [set], has_more: true, next_cursor: 'c' }).next).toBe('c');
     expect(evalSetListSchema.parse({ object: 'list', data: [set], has_more: true, last_id: 's' }).next).toBe('s');
     expect(evalSetListSchema.parse({ object: 'list', data: [set], has_more: false, last_id: 's' }).next).toBeNull();
+  });
+});
+
+describe('placeRunErrors', () => {
+  it("moves the API's 422 keys onto the form's fields, and what has no field into the form line", () => {
+    expect(
+      placeRunErrors({
+        'targets.1': 'Unknown model ada/demo/x',
+        'scorers.0.pattern': 'Does not compile',
+        'scorers.2': 'Unknown scorer type',
+        'scorers.1.sampling.top_p': 'Too high',
+        'sampling.top_p': 'Too high',
+        n: 'At most 16',
+        '': 'Something else',
+      }),
+    ).toEqual({
+      fields: {
+        targets: 'Target 2: Unknown model ada/demo/x',
+        'scorers.0.pattern': 'Does not compile',
+        'scorers.2.type': 'scorers.2: Unknown scorer type',
+        'scorers.1.type': 'scorers.1.sampling.top_p: Too high',
+        n: 'At most 16',
+      },
+      form: ['sampling.top_p: Too high', 'Something else'],
+    });
+  });
+});
+
+describe('formatScore', () => {
+  it('reads a mean as a pass rate', () => {
+    expect(formatScore(0.75)).toBe('75%');
+    expect(formatScore(5 / 6)).toBe('83.3%');
+    expect(formatScore(1)).toBe('100%');
+    expect(formatScore(null)).toBe('—');
+  });
+});
+
+describe('groupSetVersions and timestampIso', () => {
+  it('groups versions of one name, newest first, and keeps two projects apart', () => {
+    const set = (project: string, name: string, version: number) => ({
+      id: `${project}-${name}-${version}`,
+      entity: 'ada',
+      project,
+      name,
+      version,
+      num_examples: 1,
+    });
+    const groups = groupSetVersions([set('p', 'a', 1), set('p', 'b', 1), set('p', 'a', 2), set('q', 'a', 1)]);
+    expect(groups.map((g) => g.map((s) => s.id))).toEqual([['p-a-2', 'p-a-1'], ['p-b-1'], ['q-a-1']]);
+  });
+
+  it('reads epoch seconds and ISO strings', () => {
+    expect(timestampIso(0)).toBe('1970-01-01T00:00:00.000Z');
+    expect(timestampIso('2026-01-01T00:00:00Z')).toBe('2026-01-01T00:00:00Z');
+    expect(timestampIso(null)).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChartSpec } from './chart-series';
-import { splitModelName } from './model-choice';
+import { MAX_PREFILL_CHARS, splitModelName } from './model-choice';
 
 /*
  * The Evals view's reading of the evaluation API (/tmp/helpers/evals-contract.md, docs/contract.md "Evaluations"):
@@ -142,7 +142,23 @@ export type AutoEval = z.infer<typeof autoEvalSchema>['auto_eval'];
 export const RESULT_FILTERS = ['all', 'regressed', 'improved', 'changed'] as const;
 export type ResultFilter = (typeof RESULT_FILTERS)[number];
 
-// ————— Reading runs —————
+// ————— Reading sets and runs —————
+
+/** A timestamp as ISO: seconds since the epoch (OpenAI-style objects) or an ISO string already; none is null. */
+export function timestampIso(value: string | number | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'number' ? new Date(value * 1000).toISOString() : value;
+}
+
+/** The list's sets grouped by entity/project/name, each group newest version first, groups in list order. */
+export function groupSetVersions(sets: readonly EvalSet[]): EvalSet[][] {
+  const groups = new Map<string, EvalSet[]>();
+  for (const s of sets) {
+    const key = `${s.entity}/${s.project}/${s.name}`;
+    groups.set(key, [...(groups.get(key) ?? []), s]);
+  }
+  return [...groups.values()].map((g) => [...g].sort((a, b) => b.version - a.version));
+}
 
 export function isActiveRun(status: EvalRunStatus): boolean {
   return status === 'QUEUED' || status === 'RUNNING';
@@ -223,6 +239,13 @@ export function scoreChart(run: Pick<EvalRun, 'targets' | 'scorers' | 'summary'>
   return { chart: series.length ? { metric: 'Score per checkpoint', series } : null, offChart };
 }
 
+/** A mean score as a percentage (0.75 → 75%, 0.8333 → 83.3%), the way pass rates are read; none is a dash. */
+export function formatScore(mean: number | null | undefined): string {
+  if (mean === null || mean === undefined || !Number.isFinite(mean)) return '—';
+  const pct = mean * 100;
+  return `${Number.isInteger(pct) ? pct : pct.toFixed(1)}%`;
+}
+
 // ————— Reading results —————
 
 /** A message's text: a string, or the text parts of a content array; anything else as JSON. */
@@ -267,16 +290,13 @@ export function promptParts(messages: readonly EvalMessage[]): {
   };
 }
 
-/** The playground's own cap on a pre-filled prompt in a URL (search-params.ts). */
-export const MAX_PROMPT_PARAM = 8000;
-
 /** `/playground?model=A&model=B&prompt=…[&system=…]`: that example's prompt, ready to send to both targets. */
 export function playgroundLink(targets: readonly string[], messages: readonly EvalMessage[]): string {
   const { system, prompt } = promptParts(messages);
   const params = new URLSearchParams();
   for (const t of targets) params.append('model', t);
-  params.set('prompt', prompt.slice(0, MAX_PROMPT_PARAM));
-  if (system) params.set('system', system.slice(0, MAX_PROMPT_PARAM));
+  params.set('prompt', prompt.slice(0, MAX_PREFILL_CHARS));
+  if (system) params.set('system', system.slice(0, MAX_PREFILL_CHARS));
   return `/playground?${params}`;
 }
 
@@ -468,23 +488,27 @@ export function scorerBody(draft: ScorerDraft): { body?: Record<string, unknown>
   return Object.keys(errors).length ? { errors } : { body, errors };
 }
 
-/** The run form's body, or its errors keyed like the API's (`targets`, `scorers.0.pattern`, `sampling.temperature`). */
-export function buildRunBody(draft: RunDraft): { body?: RunBody; errors: Record<string, string> } {
+/** What a run and a model's auto-eval share: the set, the scorers, sampling and n. */
+export type EvalSettings = Pick<RunBody, 'eval_set_id' | 'scorers' | 'sampling' | 'n'>;
+
+/** The settings' body, or errors keyed like the API's (`scorers.0.pattern`, `sampling.temperature`, `n`). */
+export function buildEvalSettings(draft: Omit<RunDraft, 'targets' | 'name'>): {
+  body?: EvalSettings;
+  errors: Record<string, string>;
+} {
   const errors: Record<string, string> = {};
   if (!draft.evalSetId) errors.eval_set_id = 'Pick an eval set';
-  if (draft.targets.length === 0) errors.targets = 'Pick at least one checkpoint or model';
-  else if (draft.targets.length > MAX_TARGETS) errors.targets = `At most ${MAX_TARGETS} targets`;
   if (draft.scorers.length === 0) errors.scorers = 'Add at least one scorer';
   else if (draft.scorers.length > MAX_SCORERS) errors.scorers = `At most ${MAX_SCORERS} scorers`;
   const scorers: Record<string, unknown>[] = [];
-  const seen = new Map<string, number>();
+  const seen = new Set<string>();
   draft.scorers.forEach((s, i) => {
     const { body, errors: own } = scorerBody(s);
     for (const [k, v] of Object.entries(own)) errors[`scorers.${i}.${k}`] = v;
     const name = s.name.trim() || s.type;
     if (seen.has(name) && !own.name)
       errors[`scorers.${i}.name`] = `Another scorer is named "${name}": give this one its own name`;
-    seen.set(name, i);
+    seen.add(name);
     if (body) scorers.push(body);
   });
   const temperature = numberOrError(draft.temperature, { min: 0, max: 2 }, 'Temperature');
@@ -497,19 +521,58 @@ export function buildRunBody(draft: RunDraft): { body?: RunBody; errors: Record<
   return {
     body: {
       eval_set_id: draft.evalSetId,
-      targets: draft.targets,
       scorers,
       sampling: { temperature: temperature.value!, max_tokens: maxTokens.value! },
       n: n.value!,
+    },
+    errors,
+  };
+}
+
+/** The run form's body, or its errors keyed like the API's (`targets`, `scorers.0.pattern`, `sampling.temperature`). */
+export function buildRunBody(draft: RunDraft): { body?: RunBody; errors: Record<string, string> } {
+  const { body: settings, errors } = buildEvalSettings(draft);
+  if (draft.targets.length === 0) errors.targets = 'Pick at least one checkpoint or model';
+  else if (draft.targets.length > MAX_TARGETS) errors.targets = `At most ${MAX_TARGETS} targets`;
+  if (!settings || Object.keys(errors).length) return { errors };
+  return {
+    body: {
+      eval_set_id: settings.eval_set_id,
+      targets: draft.targets,
+      scorers: settings.scorers,
+      sampling: settings.sampling,
+      n: settings.n,
       ...(draft.name.trim() ? { name: draft.name.trim() } : {}),
     },
     errors,
   };
 }
 
-/** A 422 field key the form has no input for (an unknown one) still shows, in the form-wide line. */
-export function unplacedErrors(errors: Readonly<Record<string, string>>, placed: (key: string) => boolean): string[] {
-  return Object.entries(errors)
-    .filter(([k]) => !placed(k))
-    .map(([k, v]) => (k ? `${k}: ${v}` : v));
+/** Keys the run form has a place for; a 422 about anything else is shown in the form-wide line. */
+const PLACED =
+  /^(eval_set_id|targets|scorers|scorers\.\d+\.(type|name|pattern|flags|tolerance|relative|schema|model|rubric)|sampling\.(temperature|max_tokens)|n|name)$/;
+
+/**
+ * A refused run's 422 errors, moved onto the form's fields: `targets.1` (an unknown model) onto the target list with
+ * the index kept in the text, a whole scorer (`scorers.2`) onto its type; the rest into `form`, each with its key.
+ */
+export function placeRunErrors(fieldErrors: Readonly<Record<string, string>>): {
+  fields: Record<string, string>;
+  form: string[];
+} {
+  const fields: Record<string, string> = {};
+  const form: string[] = [];
+  for (const [key, msg] of Object.entries(fieldErrors)) {
+    let to = key;
+    const target = /^targets\.(\d+)/.exec(key);
+    if (target) to = 'targets';
+    else if (/^scorers\.\d+$/.test(key)) to = `${key}.type`;
+    else if (/^scorers\.\d+\./.test(key) && !PLACED.test(key)) to = `${key.split('.').slice(0, 2).join('.')}.type`;
+    else if (key.startsWith('sampling.') && !PLACED.test(key)) to = '';
+    if (to && PLACED.test(to)) {
+      const text = target ? `Target ${Number(target[1]) + 1}: ${msg}` : to !== key ? `${key}: ${msg}` : msg;
+      fields[to] = fields[to] ? `${fields[to]}; ${text}` : text;
+    } else form.push(key ? `${key}: ${msg}` : msg);
+  }
+  return { fields, form };
 }
