@@ -11,7 +11,7 @@ import {
   evalSetSchema,
   isActiveRun,
   resultListSchema,
-  type AutoEval,
+  type EvalSettings,
   type RunBody,
 } from './evals';
 import { modelPath, queryKeys } from './query-keys';
@@ -143,7 +143,7 @@ export function useCancelEvalRun(runId: string) {
 export function useSetAutoEval(modelId: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (autoEval: AutoEval) =>
+    mutationFn: (autoEval: EvalSettings | null) =>
       apiFetch(`${modelPath(modelId)}/auto-eval`, autoEvalSchema, { method: 'PUT', json: autoEval }),
     onSuccess: (data) => {
       queryClient.setQueryData(queryKeys.evals.autoEval(modelId), data);

@@ -19,6 +19,7 @@ import {
   runProgress,
   scoreChart,
   scorerBody,
+  scorerDraftFrom,
   summaryGrid,
   targetLabel,
   type RunDraft,
@@ -325,5 +326,23 @@ describe('groupSetVersions and timestampIso', () => {
     expect(timestampIso(0)).toBe('1970-01-01T00:00:00.000Z');
     expect(timestampIso('2026-01-01T00:00:00Z')).toBe('2026-01-01T00:00:00Z');
     expect(timestampIso(null)).toBeNull();
+  });
+});
+
+describe('scorerDraftFrom', () => {
+  it('turns a stored scorer back into a draft that builds the same body', () => {
+    for (const stored of [
+      { type: 'exact_match', name: 'exact_match', normalize: false },
+      { type: 'contains', name: 'has-answer', case_sensitive: true },
+      { type: 'regex', name: 'regex', pattern: '^{reference}$', flags: 'i' },
+      { type: 'numeric', name: 'numeric', tolerance: 0.5 },
+      { type: 'json_schema', name: 'json_schema', schema: { type: 'object' } },
+      { type: 'judge', name: 'judge', model: 'tuneboard/tiny-random', rubric: 'PASS if right' },
+    ]) {
+      const draft = scorerDraftFrom(stored)!;
+      const { name, ...rest } = stored;
+      expect(scorerBody(draft).body).toEqual(name === stored.type ? rest : stored);
+    }
+    expect(scorerDraftFrom({ type: 'client', name: 'mine' })).toBeNull();
   });
 });

@@ -397,6 +397,26 @@ export function newScorerDraft(type: ScorerType): ScorerDraft {
   };
 }
 
+/** A stored scorer (an auto-eval setting, a run's) back into the form's draft; an unknown type is null. */
+export function scorerDraftFrom(stored: { type: string; name?: string } & Record<string, unknown>): ScorerDraft | null {
+  if (!(SCORER_TYPES as readonly string[]).includes(stored.type)) return null;
+  const type = stored.type as ScorerType;
+  const draft = newScorerDraft(type);
+  const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+  // A name equal to the type is the default the server filled in: left empty, as the form started.
+  if (stored.name && stored.name !== type) draft.name = stored.name;
+  if (type === 'exact_match') draft.flag = stored.normalize !== false;
+  if (type === 'contains') draft.flag = stored.case_sensitive === true;
+  draft.pattern = str(stored.pattern);
+  draft.flags = str(stored.flags);
+  draft.tolerance = str(stored.tolerance);
+  draft.relative = str(stored.relative);
+  draft.schema = stored.schema !== undefined ? JSON.stringify(stored.schema, null, 2) : '';
+  draft.model = str(stored.model);
+  draft.rubric = str(stored.rubric);
+  return draft;
+}
+
 export interface RunDraft {
   evalSetId: string;
   targets: string[];
