@@ -52,6 +52,16 @@ import * as tinkerResult from './workers/tinker/requests/[request_id]/result/rou
 import * as tinkerFiles from './workers/tinker/requests/[request_id]/files/[file]/route';
 import * as tinkerClients from './preview/tinker-training-clients/route';
 import * as modelTinker from './preview/models/[model_id]/tinker/route';
+import * as autoEval from './preview/models/[model_id]/auto-eval/route';
+import * as evalSets from './preview/eval-sets/route';
+import * as evalSet from './preview/eval-sets/[eval_set_id]/route';
+import * as evalExamples from './preview/eval-sets/[eval_set_id]/examples/route';
+import * as evalRuns from './preview/eval-runs/route';
+import * as evalRun from './preview/eval-runs/[eval_run_id]/route';
+import * as evalRunCancel from './preview/eval-runs/[eval_run_id]/cancel/route';
+import * as evalRunEvents from './preview/eval-runs/[eval_run_id]/events/route';
+import * as evalRunResults from './preview/eval-runs/[eval_run_id]/results/route';
+import * as evalRunScores from './preview/eval-runs/[eval_run_id]/scores/route';
 
 /**
  * Every /v1 route module with its OpenAPI path. tests/api/openapi.test.ts fails when a route file
@@ -70,6 +80,16 @@ export const routeManifest: RouteEntry[] = [
   { path: '/v1/preview/models/{model_id}/log', module: log },
   { path: '/v1/preview/models/{model_id}/history', module: history },
   { path: '/v1/preview/compare', module: compare },
+  { path: '/v1/preview/models/{model_id}/auto-eval', module: autoEval },
+  { path: '/v1/preview/eval-sets', module: evalSets },
+  { path: '/v1/preview/eval-sets/{eval_set_id}', module: evalSet },
+  { path: '/v1/preview/eval-sets/{eval_set_id}/examples', module: evalExamples },
+  { path: '/v1/preview/eval-runs', module: evalRuns },
+  { path: '/v1/preview/eval-runs/{eval_run_id}', module: evalRun },
+  { path: '/v1/preview/eval-runs/{eval_run_id}/cancel', module: evalRunCancel },
+  { path: '/v1/preview/eval-runs/{eval_run_id}/events', module: evalRunEvents },
+  { path: '/v1/preview/eval-runs/{eval_run_id}/results', module: evalRunResults },
+  { path: '/v1/preview/eval-runs/{eval_run_id}/scores', module: evalRunScores },
   { path: '/v1/preview/models/{model_id}/ab-votes', module: abVotes },
   { path: '/v1/preview/models/{model_id}/trajectories', module: trajectories },
   { path: '/v1/preview/models/{model_id}/trajectory-steps', module: trajectorySteps },

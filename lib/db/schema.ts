@@ -18,6 +18,18 @@ import {
 // Relative: drizzle-kit loads this file outside the app's path aliases.
 import { TINKER_REQUEST_KINDS, type TinkerRequestKind } from '../schemas/workers';
 
+/**
+ * A model's auto-eval setting as stored: the scorers already checked and named (lib/services/evals.ts), and the user
+ * whose scope the runs resolve their targets and judges in.
+ */
+export interface AutoEvalSetting {
+  eval_set_id: string;
+  scorers: Record<string, unknown>[];
+  sampling: Record<string, unknown>;
+  n: number;
+  created_by: string;
+}
+
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -134,6 +146,11 @@ export const models = pgTable(
      * creating a model (2 ms more per insert on PGlite).
      */
     checkpointCount: integer('checkpoint_count').notNull().default(0),
+    /**
+     * The model's auto-eval setting (docs/evals.md): an eval run of this set on every new checkpoint, queued in the
+     * transaction that creates the checkpoint (repositories/evals.ts queueAutoEvalRun). Null: off.
+     */
+    autoEval: jsonb('auto_eval').$type<AutoEvalSetting>(),
     createdAt: createdAt(),
   },
   (t) => [
@@ -673,3 +690,149 @@ export const tinkerArchiveLinks = pgTable('tinker_archive_links', {
     .references(() => tinkerWeights.id, { onDelete: 'cascade' }),
   expiresAt: ts('expires_at').notNull(),
 });
+
+/**
+ * Eval sets (docs/evals.md): a JSONL of examples, versioned like datasets (one row per version, never changed). The
+ * examples are rows of eval_examples, so that a page of them is an index range, not a parse of a stored file.
+ */
+export const evalSets = pgTable(
+  'eval_sets',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    project: text('project').notNull(),
+    name: text('name').notNull(),
+    version: integer('version').notNull(),
+    numExamples: integer('num_examples').notNull(),
+    sha256: text('sha256').notNull(),
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('eval_sets_name_version_key').on(t.entityId, t.project, t.name, t.version),
+    index('eval_sets_entity_created_idx').on(t.entityId, t.createdAt, t.id),
+  ],
+);
+
+/** One example of an eval set: `idx` is its 0-based position among the file's examples. */
+export const evalExamples = pgTable(
+  'eval_examples',
+  {
+    setId: uuid('set_id')
+      .notNull()
+      .references(() => evalSets.id, { onDelete: 'cascade' }),
+    idx: integer('idx').notNull(),
+    /** The prompt (a trailing assistant message taken as the reference is not part of it). */
+    messages: jsonb('messages').$type<Record<string, unknown>[]>().notNull(),
+    /** JSON null: the example has no reference. */
+    reference: jsonb('reference').$type<unknown>(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.setId, t.idx] })],
+);
+
+export const EVAL_RUN_STATUSES = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+
+/**
+ * Eval runs: one set scored on 1-8 targets, run by a server process (lib/services/eval-runner.ts) that claims it with
+ * a lease (`lease_owner`, `lease_expires_at`, renewed while it runs): a run whose lease ran out (its server died) is
+ * claimed again and resumes, skipping the samples already in eval_results.
+ */
+export const evalRuns = pgTable(
+  'eval_runs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    /** The set's entity: the run is visible to whoever sees the set. */
+    entityId: uuid('entity_id')
+      .notNull()
+      .references(() => entities.id, { onDelete: 'cascade' }),
+    evalSetId: uuid('eval_set_id')
+      .notNull()
+      .references(() => evalSets.id, { onDelete: 'cascade' }),
+    name: text('name'),
+    status: text('status', { enum: EVAL_RUN_STATUSES }).notNull().default('QUEUED'),
+    error: text('error'),
+    /** [{name, model_id, step}], resolved at creation. */
+    targets: jsonb('targets').$type<{ name: string; model_id: string | null; step: number | null }[]>().notNull(),
+    scorers: jsonb('scorers').$type<Record<string, unknown>[]>().notNull(),
+    sampling: jsonb('sampling').$type<Record<string, unknown>>().notNull(),
+    n: integer('n').notNull(),
+    progressDone: integer('progress_done').notNull().default(0),
+    progressTotal: integer('progress_total').notNull(),
+    summary: jsonb('summary')
+      .$type<{ target: string; scorer: string; mean: number; passed: number; total: number }[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    /** The user whose scope resolves the targets and the judge while the run executes. */
+    createdBy: uuid('created_by').references(() => users.id, { onDelete: 'set null' }),
+    /** An auto-eval run: the checkpoint it was queued for (one run per checkpoint). */
+    autoModelId: uuid('auto_model_id'),
+    autoStep: integer('auto_step'),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: ts('lease_expires_at'),
+    createdAt: createdAt(),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    index('eval_runs_entity_created_idx').on(t.entityId, t.createdAt, t.id),
+    index('eval_runs_set_idx').on(t.evalSetId),
+    index('eval_runs_open_idx')
+      .on(t.createdAt)
+      .where(sql`${t.status} in ('QUEUED', 'RUNNING')`),
+    uniqueIndex('eval_runs_auto_key')
+      .on(t.autoModelId, t.autoStep)
+      .where(sql`${t.autoModelId} is not null`),
+  ],
+);
+
+/** A run's events (eval_started, eval_progress, …), paged by seq. */
+export const evalRunEvents = pgTable(
+  'eval_run_events',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    id: uuid('id').notNull().defaultRandom(),
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => evalRuns.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    message: text('message').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('eval_run_events_run_seq_idx').on(t.runId, t.seq)],
+);
+
+export interface EvalScoreValue {
+  score: number;
+  passed: boolean;
+  judge_prompt?: unknown;
+  verdict?: string;
+  comment?: string;
+  error?: string;
+}
+
+/** One sample: a target's `sample`-th answer to one example, and its scores by scorer name. */
+export const evalResults = pgTable(
+  'eval_results',
+  {
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => evalRuns.id, { onDelete: 'cascade' }),
+    exampleIdx: integer('example_idx').notNull(),
+    targetIdx: integer('target_idx').notNull(),
+    sample: integer('sample').notNull(),
+    /** Null when the answer could not be generated (`error` says why) or the row holds only client scores. */
+    text: text('text'),
+    finishReason: text('finish_reason'),
+    error: text('error'),
+    scores: jsonb('scores')
+      .$type<Record<string, EvalScoreValue>>()
+      .notNull()
+      .default(sql`'{}'::jsonb`),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.exampleIdx, t.targetIdx, t.sample] })],
+);

@@ -63,6 +63,9 @@ export async function startServer(): Promise<void> {
   // Tinker training clients whose worker died, silent sessions, expired saves (lib/services/tinker/sweeper.ts).
   const { startTinkerSweeper } = await import('@/lib/services/tinker/sweeper');
   await startTinkerSweeper({ embeddedDatabase: handle.kind === 'pglite' });
+  // Eval runs execute in this process (lib/services/eval-runner.ts): queued ones, and those a dead server left RUNNING.
+  const { startEvalRunner } = await import('@/lib/services/eval-runner');
+  startEvalRunner({ embeddedDatabase: handle.kind === 'pglite' });
   // Files a crash, a vanished client or a failing store left behind (rows are always deleted first); in the
   // background, at start and every few minutes.
   const { startArtifactSweeper } = await import('@/lib/services/artifact-sweep');

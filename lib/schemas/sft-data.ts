@@ -43,9 +43,9 @@ export class SftDataError extends Error {
   }
 }
 
-const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+export const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
-function contentText(content: unknown): string | undefined {
+export function contentText(content: unknown): string | undefined {
   if (content === null || content === undefined) return '';
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {

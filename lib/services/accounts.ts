@@ -45,6 +45,16 @@ async function buildPrincipal(user: UserRow, via: Principal['via'], apiKeyId: st
   return { userId: user.id, email: user.email, name: user.name, via, apiKeyId, personalEntity, memberships };
 }
 
+/**
+ * The principal of a user acting on their own behalf, without a key or session: work the server runs for them later
+ * (an eval run resolves its targets in its creator's scope as it was when the run executes). Undefined when the user
+ * is gone.
+ */
+export async function principalForUser(userId: string): Promise<Principal | undefined> {
+  const user = await repo.findUserById(await getDb(), userId);
+  return user ? buildPrincipal(user, 'api_key', null) : undefined;
+}
+
 // last_used_at is informational: writing it on every request would turn each read into a write.
 const TOUCH_INTERVAL_MS = 60_000;
 

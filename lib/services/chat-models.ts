@@ -26,6 +26,8 @@ export interface ServedModel {
   usageName: string;
   /** A trained model's entity and project, which its usage is billed to unless the request names another. */
   owner?: { entityId: string; project: string };
+  /** A trained model's checkpoint: which one (eval runs record it with their targets). */
+  checkpoint?: { modelId: string; step: number };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -132,7 +134,7 @@ function servedCheckpoint(
   const usageName = `${label(record)}:step${checkpoint.step}`;
   const owner = { entityId: record.entityId, project: record.projectName };
   const engine = servingEngine(record.baseModel, { ...checkpoint, name: usageName }, model);
-  return { backend: chatBackend(engine), usageName, owner };
+  return { backend: chatBackend(engine), usageName, owner, checkpoint: { modelId: record.id, step: checkpoint.step } };
 }
 
 /**

@@ -7,7 +7,9 @@ import type { ModelWithNames } from '@/lib/db/repositories/models';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 import type { ListEnvelope } from '@/lib/schemas/common';
 import { toList } from '@/lib/schemas/common';
-import type { CreateModelBody, ModelDto, ModelSummaryDto } from '@/lib/schemas/models';
+import type { CreateModelBody, ModelDetailDto, ModelDto, ModelSummaryDto } from '@/lib/schemas/models';
+import { getAutoEval as getAutoEvalSetting } from '@/lib/db/repositories/evals';
+import { autoEvalDto } from './eval-dto';
 import { deleteArtifacts } from '@/lib/storage';
 import { modelsChanged } from './served-models';
 import { requirePermission } from './permissions';
@@ -131,10 +133,12 @@ function toSummaryDto(row: modelsRepo.ModelSummaryRow): ModelSummaryDto {
   });
 }
 
-export async function getModel(principal: Principal, modelId: string): Promise<ModelSummaryDto> {
-  const row = await modelsRepo.findModelSummaryInScope(await getDb(), modelId, accessibleEntityIds(principal));
+export async function getModel(principal: Principal, modelId: string): Promise<ModelDetailDto> {
+  const db = await getDb();
+  const row = await modelsRepo.findModelSummaryInScope(db, modelId, accessibleEntityIds(principal));
   if (!row) throw ApiError.notFound(MODEL_NOT_FOUND);
-  return toSummaryDto(row);
+  // A primary-key read beside the summary's prepared query, whose shape the model list shares.
+  return Object.assign(toSummaryDto(row), { auto_eval: autoEvalDto(await getAutoEvalSetting(db, row.id)) });
 }
 
 export async function listModels(

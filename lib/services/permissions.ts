@@ -8,18 +8,20 @@ import type { Principal } from './accounts';
  * anyone may cancel a job they submitted themselves. A personal entity has one member, its owner. API keys
  * belong to a user and act with that user's role in each entity, so creating a key grants nothing new.
  */
-export type Action = 'delete_model' | 'delete_checkpoints' | 'cancel_any_job';
+export type Action = 'delete_model' | 'delete_checkpoints' | 'cancel_any_job' | 'delete_eval_sets';
 
 const ALLOWED: Record<Action, readonly string[]> = {
   delete_model: ['owner', 'admin'],
   delete_checkpoints: ['owner', 'admin'],
   cancel_any_job: ['owner', 'admin'],
+  delete_eval_sets: ['owner', 'admin'],
 };
 
 const WHAT: Record<Action, string> = {
   delete_model: 'delete models',
   delete_checkpoints: 'delete checkpoints',
   cancel_any_job: "cancel other members' jobs",
+  delete_eval_sets: 'delete eval sets',
 };
 
 export function can(principal: Principal, entityId: string, action: Action): boolean {

@@ -2,6 +2,8 @@ import 'server-only';
 import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as queueRepo from '@/lib/db/repositories/job-queue';
+import { EVAL_RUNS_CHANNEL, queueAutoEvalRun } from '@/lib/db/repositories/evals';
+import { publish } from '@/lib/db/notifications';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { appendGradientMarks } from '@/lib/db/repositories/gradient-marks';
 import { appendRunPoints, upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
@@ -358,6 +360,10 @@ export async function completeJob(
       artifactKey: input.artifactKey,
     });
     await upsertRunMetrics(tx, model.runId, step, metrics);
+    // The model's auto-eval (docs/evals.md) queues its run on this checkpoint in the same transaction, so no
+    // checkpoint of an auto-evaluated model goes without one. lib/jobs/server may not call services: the row is
+    // written here and the runner (lib/services/eval-runner.ts) is woken through the notification channel.
+    const evalRunId = await queueAutoEvalRun(tx, model.id, step);
     await trainingRepo.insertEvent(tx, jobId, 'training_ended', {});
     const now = new Date();
     await trainingRepo.updateJob(tx, jobId, {
@@ -366,10 +372,11 @@ export async function completeJob(
       finishedAt: now,
       progressAt: now,
     });
-    return { step, modelId: model.id };
+    return { step, modelId: model.id, evalRunId };
   });
   // The model's latest checkpoint moved: chat requests for it must see the new one.
   if (result.modelId) await modelsChanged([result.modelId]);
+  if (result.evalRunId) await publish(EVAL_RUNS_CHANNEL, result.evalRunId);
   await workersRepo.clearWorkerJob(db, workerId, jobId);
   // The model's next job (they run one at a time) may be claimed now: parked claims look again.
   await wakeClaims();

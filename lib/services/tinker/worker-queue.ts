@@ -1,4 +1,6 @@
 import 'server-only';
+import { queueAutoEvalRun } from '@/lib/db/repositories/evals';
+import { wakeEvalRunner } from '../eval-runner';
 import { ApiError } from '@/lib/errors';
 import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
@@ -247,6 +249,8 @@ export interface AfterCommit {
   changedModels: Set<string>;
   /** Folders of files no row refers to any more. */
   deleteKeys: string[];
+  /** Auto-eval runs queued with new checkpoints: the eval runner is woken for them. */
+  evalRuns?: string[];
 }
 
 export const afterCommit = (): AfterCommit => ({ changedModels: new Set(), deleteKeys: [] });
@@ -254,6 +258,7 @@ export const afterCommit = (): AfterCommit => ({ changedModels: new Set(), delet
 /** Tells the serving caches which models changed and deletes the files; a file left behind is the orphan sweep's. */
 export async function runAfterCommit(after: AfterCommit): Promise<void> {
   if (after.changedModels.size) await modelsChanged([...after.changedModels]);
+  for (const id of after.evalRuns ?? []) await wakeEvalRunner(id);
   for (const key of after.deleteKeys) {
     await deleteArtifacts(key).catch((err) =>
       log.warn({ key, err: (err as Error).message }, 'files of a deleted save left for the orphan sweep'),
@@ -527,6 +532,13 @@ async function saveResult(
     await upsertRunMetrics(tx, model.runId, step, metrics);
     checkpointId = checkpoint.id;
     after.changedModels.add(model.id);
+    // Named sampler weights are checkpoints a user keeps: the model's auto-eval evaluates them (docs/evals.md). The
+    // unnamed ones of save_weights_and_get_sampling_client are dropped after EPHEMERAL_KEPT more saves, usually before
+    // a run on them could finish, so they are not evaluated.
+    if (!ephemeral) {
+      const evalRun = await queueAutoEvalRun(tx, model.id, step);
+      if (evalRun) (after.evalRuns ??= []).push(evalRun);
+    }
   }
   const previous = await repo.findWeights(tx, client.modelId, kind, name);
   await repo.insertWeights(tx, {

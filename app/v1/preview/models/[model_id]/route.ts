@@ -1,5 +1,5 @@
 import { methods, route } from '@/lib/api/route';
-import { deleteModelResponseSchema, modelIdParamsSchema, modelSummarySchema } from '@/lib/schemas/models';
+import { deleteModelResponseSchema, modelDetailSchema, modelIdParamsSchema } from '@/lib/schemas/models';
 import { deleteModel, getModel, MODEL_NOT_FOUND } from '@/lib/services/models';
 
 export const dynamic = 'force-dynamic';
@@ -15,7 +15,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/models/[mo
       extension: true,
       params,
       notFound: MODEL_NOT_FOUND,
-      response: modelSummarySchema,
+      response: modelDetailSchema,
     },
     ({ principal, params }) => getModel(principal, params.model_id),
   ),
