@@ -195,12 +195,7 @@ function Output({
       {output.error ? (
         <p className="text-xs text-danger-text">{output.error}</p>
       ) : (
-        <p className="whitespace-pre-wrap wrap-anywhere text-fg" data-testid="eval-output">
-          {output.text ?? ''}
-          {output.finish_reason === 'length' ? (
-            <span className="ml-1 text-xs text-warning-text">(cut at max tokens)</span>
-          ) : null}
-        </p>
+        <OutputText text={output.text ?? ''} cut={output.finish_reason === 'length'} />
       )}
       {verdicts.map(([name, s]) => (
         <details key={name} className="mt-1.5 text-xs" data-testid="eval-verdict">
@@ -224,5 +219,38 @@ function Output({
         </details>
       ))}
     </div>
+  );
+}
+
+/** Answers longer than this show their start, the rest a click away: one long answer would make every row tall. */
+const SHORT_ANSWER = 400;
+
+function OutputText({ text, cut }: { text: string; cut: boolean }) {
+  const note = cut ? <span className="ml-1 text-xs text-warning-text">(cut at max tokens)</span> : null;
+  // An answer of only whitespace would read as a blank cell, as if nothing had been answered.
+  if (text.trim() === '')
+    return (
+      <p className="text-xs text-fg-subtle italic" data-testid="eval-output">
+        {text === '' ? 'Empty answer' : `Only whitespace (${text.length} characters)`}
+        {note}
+      </p>
+    );
+  if (text.length <= SHORT_ANSWER)
+    return (
+      <p className="whitespace-pre-wrap wrap-anywhere text-fg" data-testid="eval-output">
+        {text}
+        {note}
+      </p>
+    );
+  return (
+    <details data-testid="eval-output">
+      <summary className="cursor-pointer list-none whitespace-pre-wrap wrap-anywhere text-fg [&::-webkit-details-marker]:hidden">
+        {text.slice(0, SHORT_ANSWER)}… <span className="text-xs font-medium text-accent-text">Show all</span>
+      </summary>
+      <p className="whitespace-pre-wrap wrap-anywhere text-fg">
+        {text.slice(SHORT_ANSWER)}
+        {note}
+      </p>
+    </details>
   );
 }

@@ -82,13 +82,15 @@ export function EvalRunClient({ runId }: { runId: string }) {
 
   const chart = useMemo(() => (data ? scoreChart(data) : null), [data]);
   const scorers = useMemo(() => (data ? scorerNames(data) : []), [data]);
+  // Judges' verdicts and clients' comments open on demand (a client's scorer is stored with type `client`).
   const verdictScorers = useMemo(
     () =>
-      new Set([
-        ...(data?.scorers.filter((s) => s.type === 'judge').map((s) => s.name ?? s.type) ?? []),
-        // Client-posted scores may carry a comment.
-        ...scorers.filter((s) => !data?.scorers.some((c) => (c.name ?? c.type) === s)),
-      ]),
+      new Set(
+        scorers.filter((name) => {
+          const stored = data?.scorers.find((c) => (c.name ?? c.type) === name);
+          return !stored || stored.type === 'judge' || stored.type === 'client';
+        }),
+      ),
     [data, scorers],
   );
   const columns = useMemo(() => {
@@ -125,9 +127,10 @@ export function EvalRunClient({ runId }: { runId: string }) {
 
   const r = run.data;
   const title = r.name || (r.eval_set ? `${r.eval_set.name} v${r.eval_set.version}` : 'Eval run');
+  // The step first: a narrow select cuts the end of its label, and the steps are what tells two checkpoints apart.
   const pairOptions = r.targets.map((t) => (
     <option key={t.name} value={t.name}>
-      {targetLabel(t.name)}
+      {t.step != null ? `Step ${t.step} · ${targetLabel(t.name).replace(/ · step \d+$/, '')}` : targetLabel(t.name)}
     </option>
   ));
 
@@ -229,24 +232,24 @@ export function EvalRunClient({ runId }: { runId: string }) {
           />
           {r.targets.length >= 2 ? (
             <div className="flex flex-wrap items-center gap-3 border-b border-line px-5 py-3 text-sm">
-              <label className="flex items-center gap-2">
+              <label className="flex max-w-full min-w-0 items-center gap-2">
                 <span className="font-medium text-fg">A</span>
                 <Select
                   value={a ?? ''}
                   onChange={(e) => setPair({ a: e.target.value })}
-                  className="w-48"
+                  className="w-[min(20rem,100%)]"
                   aria-label="Target A"
                   data-testid="eval-target-a"
                 >
                   {pairOptions}
                 </Select>
               </label>
-              <label className="flex items-center gap-2">
+              <label className="flex max-w-full min-w-0 items-center gap-2">
                 <span className="font-medium text-fg">B</span>
                 <Select
                   value={b ?? ''}
                   onChange={(e) => setPair({ b: e.target.value })}
-                  className="w-48"
+                  className="w-[min(20rem,100%)]"
                   aria-label="Target B"
                   data-testid="eval-target-b"
                 >
