@@ -57,7 +57,7 @@ export function EvalRunsTable({ runs }: { runs: readonly EvalRun[] }) {
                     <ul className="mt-0.5 flex flex-col gap-0.5">
                       {run.targets.slice(0, 4).map((t) => (
                         <li key={t.name} className="flex justify-between gap-3 tabular-nums" title={t.name}>
-                          <span className="truncate text-fg-muted">{targetLabel(t.name)}</span>
+                          <span className="min-w-0 wrap-anywhere text-fg-muted">{targetLabel(t.name)}</span>
                           <span className="font-medium text-fg">
                             {formatScore(run.summary.find((r) => r.target === t.name && r.scorer === scorer)?.mean)}
                           </span>

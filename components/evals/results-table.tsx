@@ -31,7 +31,11 @@ interface ResultsTableProps {
 export function ResultsTable({ rows, targets, scorers, verdictScorers, pair, roles }: ResultsTableProps) {
   return (
     <div className="relative overflow-x-auto" tabIndex={0} role="region" aria-label="Results per example">
-      <table className="w-full border-collapse text-left text-sm" data-testid="eval-results">
+      {/* Under 640 px each example is a card: its prompt, then each target's answer under the target's name. */}
+      <table
+        className="w-full border-collapse text-left text-sm max-sm:block max-sm:[&_thead]:sr-only max-sm:[&>tbody]:block max-sm:[&>tbody>tr]:block max-sm:[&>tbody>tr>*]:block"
+        data-testid="eval-results"
+      >
         <caption className="sr-only">
           Each example&apos;s prompt and reference, and every target&apos;s answer with its scores
         </caption>
@@ -39,12 +43,12 @@ export function ResultsTable({ rows, targets, scorers, verdictScorers, pair, rol
           <tr className="border-b border-line bg-surface-muted/70">
             <th
               scope="col"
-              className="min-w-60 px-4 py-2.5 text-xs font-medium tracking-wide text-fg-subtle uppercase sm:pl-5"
+              className="px-4 py-2.5 text-xs font-medium tracking-wide text-fg-subtle uppercase sm:min-w-60 sm:pl-5"
             >
               Example
             </th>
             {targets.map((t) => (
-              <th key={t} scope="col" className="min-w-56 px-4 py-2.5 text-xs font-medium text-fg-subtle" title={t}>
+              <th key={t} scope="col" className="px-4 py-2.5 sm:min-w-56 text-xs font-medium text-fg-subtle" title={t}>
                 {roles[t] ? (
                   <span className="mr-1.5 inline-flex size-5 items-center justify-center rounded bg-accent-soft font-semibold text-accent-text">
                     {roles[t]}
@@ -101,7 +105,13 @@ export function ResultsTable({ rows, targets, scorers, verdictScorers, pair, rol
                   ) : null}
                 </th>
                 {marks.map((m) => (
-                  <td key={m.target} className="px-4 py-3" data-testid="eval-result-cell" data-target={m.target}>
+                  <td
+                    key={m.target}
+                    className="px-4 py-3 max-sm:pt-1 max-sm:before:mb-1 max-sm:before:block max-sm:before:text-xs max-sm:before:font-semibold max-sm:before:text-fg-muted max-sm:before:content-[attr(data-label)]"
+                    data-label={`${roles[m.target] ? `${roles[m.target]} · ` : ''}${targetLabel(m.target)}`}
+                    data-testid="eval-result-cell"
+                    data-target={m.target}
+                  >
                     {m.outputs.length === 0 ? (
                       <span className="text-xs text-fg-subtle">Not answered yet</span>
                     ) : (

@@ -10,7 +10,7 @@ export function SummaryTable({ run }: { run: EvalRun }) {
     return means.length > 1 && new Set(means).size > 1 ? Math.max(...means) : null;
   });
   return (
-    <Table data-testid="eval-summary">
+    <Table stacked data-testid="eval-summary">
       <caption className="sr-only">Mean score of each target per scorer, with the samples that passed</caption>
       <thead>
         <tr>
@@ -26,12 +26,14 @@ export function SummaryTable({ run }: { run: EvalRun }) {
         {rows.map((row) => (
           <Tr key={row.target} data-testid="eval-summary-row" data-target={row.target}>
             <Td className="py-2" title={row.target}>
-              <span className="font-medium text-fg">{targetLabel(row.target)}</span>
-              <span className="block font-mono text-xs wrap-anywhere text-fg-subtle">{row.target}</span>
+              <span className="font-medium wrap-anywhere text-fg">{targetLabel(row.target)}</span>
+              {/* The full name only where there is room for it; the title holds it everywhere. */}
+              <span className="block font-mono text-xs wrap-anywhere text-fg-subtle max-sm:hidden">{row.target}</span>
             </Td>
             {row.cells.map((cell, i) => (
               <Td
                 key={scorers[i]}
+                label={scorers[i]}
                 className={cx(
                   'py-2 text-right tabular-nums',
                   cell?.mean === best[i] && best[i] !== null && 'font-semibold',

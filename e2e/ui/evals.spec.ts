@@ -120,6 +120,7 @@ test('an eval run from the dashboard: upload a set, score two checkpoints, filte
   await expect(second.getByTestId('scorer-pattern')).toHaveAccessibleDescription(/Does not compile/);
   await expect(second.getByTestId('scorer-pattern')).toBeFocused();
   await expectNoSeriousA11yViolations(page, '/evals/new with errors');
+  await shoot(page, 'new');
   await second.getByRole('button', { name: 'Remove scorer 2' }).click();
   await page.getByTestId('start-eval-run').click();
   await expect(page).toHaveURL(/\/evals\/runs\/[0-9a-f-]+$/);
@@ -234,6 +235,8 @@ test("the model page lists the model's eval runs and sets its auto-eval", async 
   const key = await apiKeyFor(request, user);
   const project = `ae-${uniqueId()}`;
   const model = await createModelViaApi(request, key, { project, name: `m-${uniqueId()}` });
+  const job = await waitForJob(request, key, await createRlJob(request, key, model.id));
+  expect(job.status, job.error_message ?? '').toBe('COMPLETED');
   const upload = await request.post(`/v1/preview/eval-sets?project=${project}&name=checks`, {
     headers: auth(key),
     data: SET,
@@ -244,7 +247,7 @@ test("the model page lists the model's eval runs and sets its auto-eval", async 
     headers: auth(key),
     data: {
       eval_set_id: set.id,
-      targets: [`${model.entity}/${project}/${model.name}:step0`],
+      targets: [`${model.entity}/${project}/${model.name}:step${job.step}`],
       scorers: [{ type: 'contains' }],
       sampling: { temperature: 0, max_tokens: 4 },
       name: 'nightly',
@@ -271,7 +274,18 @@ test("the model page lists the model's eval runs and sets its auto-eval", async 
   await card.getByTestId('auto-eval-off').click();
   await expect(card.getByTestId('auto-eval-state')).toContainText('Off');
 
+  // The fine-tune form offers the set for every checkpoint of the job it starts.
+  await page.goto(`/sft/new?model=${model.id}`);
+  await page.getByTestId('sft-eval-toggle').check();
+  await expect(page.getByTestId('sft-eval-set')).toHaveValue(set.id);
+  await expectNoSeriousA11yViolations(page, 'the fine-tune form with an eval set');
+  await page.getByTestId('sft-eval').screenshot({ path: path.join(OUT, 'light-sft-eval-1280.png') });
+
   // "All runs" opens the Evals page on this model's runs.
+  await page.goto(`/models/${model.id}`);
+  await expect(card).toBeVisible();
+  await card.scrollIntoViewIfNeeded();
+  await card.screenshot({ path: path.join(OUT, 'light-model-evals-card-1280.png') });
   await card.getByTestId('model-evals-all').click();
   await expect(page).toHaveURL(new RegExp(`/evals\\?model_id=${model.id}`));
   await expect(page.getByTestId('eval-run-row')).toHaveCount(1);
