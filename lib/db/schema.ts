@@ -726,8 +726,11 @@ export const evalExamples = pgTable(
     idx: integer('idx').notNull(),
     /** The prompt (a trailing assistant message taken as the reference is not part of it). */
     messages: jsonb('messages').$type<Record<string, unknown>[]>().notNull(),
-    /** JSON null: the example has no reference. */
-    reference: jsonb('reference').$type<unknown>(),
+    /**
+     * The reference as JSON text; null: the example has none. Text, not jsonb: Drizzle parses a jsonb column's value a
+     * second time when the driver hands it a string, so a reference "4" came back as the number 4.
+     */
+    reference: text('reference'),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
   },
   (t) => [primaryKey({ columns: [t.setId, t.idx] })],

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { idSchema, jsonInt } from './common';
 import { rlExperimentalConfigSchema } from './training-jobs';
+import { autoEvalBodySchema } from './evals';
 
 /*
  * The trajectory groups clients send (/log and RL jobs), as the server validates them. Apart from trajectories.ts,
@@ -104,5 +105,8 @@ export const createRlJobBodySchema = z
     model_id: idSchema,
     trajectory_groups: z.array(trajectoryGroupSchema),
     experimental_config: rlExperimentalConfigSchema.nullish(),
+    eval: autoEvalBodySchema
+      .nullish()
+      .describe("Extension: evaluate every new checkpoint of the model on this eval set (sets the model's auto-eval)"),
   })
   .superRefine(checkMetricNameCount);

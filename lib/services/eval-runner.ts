@@ -15,7 +15,7 @@ import { refreshSummary, writeEvalMetrics } from './evals';
 const log = componentLogger('evals');
 
 /**
- * The eval runner (docs/architecture.md §5b): eval runs execute in the server process, through the chat service
+ * The eval runner (docs/architecture.md, "The eval path"; docs/evals.md): eval runs execute in the server process, through the chat service
  * (createChatCompletion: the same model resolution, backends, engine pool and usage records as /v1/chat/completions
  * and the playground), never over HTTP.
  *
@@ -211,7 +211,16 @@ async function executeRun(run: evalsRepo.EvalRunRow, resumed: boolean): Promise<
     const worker = async () => {
       while (!controller.signal.aborted && next < work.length) {
         const item = work[next++];
-        await runSample(run, principal, scorers, item, controller.signal);
+        // A signal per sample, aborted with the run's: the engine leaves listeners on the signals it is given, and
+        // thousands of samples on the run's one signal would pile them up for the run's whole life.
+        const sample = new AbortController();
+        const abort = () => sample.abort(controller.signal.reason);
+        controller.signal.addEventListener('abort', abort, { once: true });
+        try {
+          await runSample(run, principal, scorers, item, sample.signal);
+        } finally {
+          controller.signal.removeEventListener('abort', abort);
+        }
         if (!controller.signal.aborted) doneCount++;
       }
     };
@@ -357,7 +366,7 @@ async function runSample(
   const target = run.targets[item.targetIdx];
   const seed = typeof run.sampling.seed === 'number' ? run.sampling.seed + item.sample : undefined;
   const messages = item.example.messages;
-  const reference = item.example.reference ?? undefined;
+  const reference: unknown = item.example.reference === null ? undefined : JSON.parse(item.example.reference);
   let answer: ChatOutcome;
   try {
     answer = await chat(

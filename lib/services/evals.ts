@@ -208,7 +208,7 @@ function toExampleDto(row: evalsRepo.EvalExampleRow): EvalExampleDto {
   return {
     index: row.idx,
     messages: row.messages as EvalExampleDto['messages'],
-    reference: row.reference ?? null,
+    reference: row.reference === null ? null : (JSON.parse(row.reference) as unknown),
     metadata: row.metadata,
   };
 }

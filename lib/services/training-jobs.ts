@@ -23,6 +23,8 @@ import { accessibleEntityIds, listScope, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
 import { pageEvents, pageEventsInScope } from '@/lib/db/repositories/job-event-pages';
 import { requireModel } from './models';
+import { prepareAutoEval } from './evals';
+import { setAutoEval } from '@/lib/db/repositories/evals';
 import { requirePermission } from './permissions';
 import { recordTrajectories } from './trajectories';
 import type { PreparedRlJobBody } from '@/lib/body/prepared';
@@ -61,7 +63,10 @@ export async function createRlJob(principal: Principal, body: PreparedRlJobBody)
   const db = await getDb();
   const model = await requireModel(principal, body.model_id);
   const config = resolveRlConfig(body.experimental_config);
+  // Checked before the job exists (a bad scorer is a 422 and no job), stored before it can finish.
+  const autoEval = body.eval ? await prepareAutoEval(principal, body.eval, ['body', 'eval']) : undefined;
   const job = await db.transaction(async (tx) => {
+    if (autoEval) await setAutoEval(tx, model.id, autoEval);
     const latest = await modelsRepo.latestCheckpoint(tx, model.id);
     const row = await trainingRepo.insertJob(tx, {
       entityId: model.entityId,
@@ -114,6 +119,9 @@ export async function createSftJob(principal: Principal, body: z.infer<typeof cr
       config.start_from,
     );
   }
+  // Checked before the job exists (a bad scorer is a 422 and no job), stored before a worker can claim it.
+  const autoEval = body.eval ? await prepareAutoEval(principal, body.eval, ['body', 'eval']) : undefined;
+  if (autoEval) await setAutoEval(db, model.id, autoEval);
   const job = await trainingRepo.insertJob(db, {
     entityId: model.entityId,
     modelId: model.id,

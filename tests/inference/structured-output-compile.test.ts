@@ -22,7 +22,6 @@ function chat(user: TestUser, body: Record<string, unknown>) {
 }
 
 describe('structured outputs on the built-in engine', () => {
-
   it('refuses a schema past TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB with a 400 naming the limit', async () => {
     const user = await createUser();
     process.env.TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB = '16';

@@ -2,7 +2,7 @@ CREATE TABLE "eval_examples" (
 	"set_id" uuid NOT NULL,
 	"idx" integer NOT NULL,
 	"messages" jsonb NOT NULL,
-	"reference" jsonb,
+	"reference" text,
 	"metadata" jsonb NOT NULL,
 	CONSTRAINT "eval_examples_set_id_idx_pk" PRIMARY KEY("set_id","idx")
 );

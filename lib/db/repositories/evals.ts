@@ -93,8 +93,7 @@ export async function insertEvalSet(
             setId: set.id,
             idx: i + j,
             messages: e.messages,
-            // JSON null in the column (not SQL null) would be ambiguous with "no reference"; both mean none.
-            reference: e.reference === undefined ? null : e.reference,
+            reference: e.reference === undefined ? null : JSON.stringify(e.reference),
             metadata: e.metadata,
           })),
         );
@@ -445,8 +444,8 @@ export async function filteredExampleIdxs(
   runId: string,
   f: { a: number; b: number; filter: 'regressed' | 'improved' | 'changed'; after: number; limit: number },
 ): Promise<number[]> {
-  const passA = sql`(avg((s.value->>'score')::float8) filter (where r.target_idx = ${f.a})) >= 0.5`;
-  const passB = sql`(avg((s.value->>'score')::float8) filter (where r.target_idx = ${f.b})) >= 0.5`;
+  const passA = sql`((avg((s.value->>'score')::float8) filter (where r.target_idx = ${f.a})) >= 0.5)`;
+  const passB = sql`((avg((s.value->>'score')::float8) filter (where r.target_idx = ${f.b})) >= 0.5)`;
   const condition =
     f.filter === 'regressed'
       ? sql`${passA} and not ${passB}`
