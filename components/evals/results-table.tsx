@@ -207,6 +207,14 @@ function Output({
       ) : (
         <OutputText text={output.text ?? ''} cut={output.finish_reason === 'length'} />
       )}
+      {Object.entries(output.scores).map(([name, s]) =>
+        // Why a score is 0 without the answer being wrong: no reference, an unreadable verdict, not JSON.
+        s.error ? (
+          <p key={name} className="mt-1 text-xs text-warning-text" data-testid="eval-score-error">
+            <span className="font-mono">{name}</span>: {s.error}
+          </p>
+        ) : null,
+      )}
       {verdicts.map(([name, s]) => (
         <details key={name} className="mt-1.5 text-xs" data-testid="eval-verdict">
           <summary className="cursor-pointer font-medium text-fg-muted hover:text-fg">

@@ -1,7 +1,7 @@
 'use client';
 
 import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
-import { apiFetch, errorFromResponseBody } from './api-fetch';
+import { apiFetch } from './api-fetch';
 import {
   autoEvalSchema,
   evalExampleListSchema,
@@ -99,21 +99,6 @@ export function useUploadEvalSet() {
         file,
         evalSetSchema,
       ),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [...queryKeys.evals.all(), 'sets'] }),
-  });
-}
-
-export function useDeleteEvalSet() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: async (setId: string) => {
-      const res = await fetch(`/v1/preview/eval-sets/${encodeURIComponent(setId)}`, {
-        method: 'DELETE',
-        credentials: 'same-origin',
-      });
-      // 204 has no body for apiFetch to parse; an error still reads its detail the usual way.
-      if (!res.ok) throw errorFromResponseBody(res.status, await res.json().catch(() => undefined));
-    },
     onSuccess: () => queryClient.invalidateQueries({ queryKey: [...queryKeys.evals.all(), 'sets'] }),
   });
 }
