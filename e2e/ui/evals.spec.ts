@@ -2,7 +2,9 @@ import path from 'node:path';
 import type { Page } from '@playwright/test';
 import { expect, test } from '../fixtures/test';
 import { expectNoSeriousA11yViolations } from '../fixtures/a11y';
+import { sftLines } from '../fixtures/models';
 import { createModelViaApi, createRlJob, waitForJob } from '../fixtures/seed';
+import { SftLaunchPage } from '../pages/sft-launch-page';
 import { apiKeyFor, newUser, signUpViaApi, uniqueId } from '../fixtures/users';
 
 /*
@@ -274,20 +276,31 @@ test("the model page lists the model's eval runs and sets its auto-eval", async 
   await card.getByTestId('auto-eval-off').click();
   await expect(card.getByTestId('auto-eval-state')).toContainText('Off');
 
-  // The fine-tune form offers the set for every checkpoint of the job it starts.
-  await page.goto(`/sft/new?model=${model.id}`);
+  // The fine-tune form's "Evaluate each checkpoint": the job sets the auto-eval, and its checkpoint is scored.
+  const sft = new SftLaunchPage(page);
+  await sft.goto(model.id);
+  await sft.chooseFile('train.jsonl', sftLines(4));
   await page.getByTestId('sft-eval-toggle').check();
   await expect(page.getByTestId('sft-eval-set')).toHaveValue(set.id);
   await expectNoSeriousA11yViolations(page, 'the fine-tune form with an eval set');
   await page.getByTestId('sft-eval').screenshot({ path: path.join(OUT, 'light-sft-eval-1280.png') });
+  await sft.submit.click();
+  await expect(page).toHaveURL(/\/jobs\/[0-9a-f-]{36}$/, { timeout: 20_000 });
+  const sftJob = await waitForJob(request, key, new URL(page.url()).pathname.split('/').at(-1)!, 90_000);
+  expect(sftJob.status, sftJob.error_message ?? '').toBe('COMPLETED');
+  await page.goto(`/models/${model.id}`);
+  await expect(card.getByTestId('auto-eval-state')).toContainText(
+    `On: each new checkpoint is scored on ${project}/checks v1`,
+  );
+  // The run the new checkpoint queued, named after its step, in the card's list.
+  await expect(card.getByRole('link', { name: `auto: step ${sftJob.step}` })).toBeVisible({ timeout: 30_000 });
 
   // "All runs" opens the Evals page on this model's runs.
-  await page.goto(`/models/${model.id}`);
   await expect(card).toBeVisible();
   await card.scrollIntoViewIfNeeded();
   await card.screenshot({ path: path.join(OUT, 'light-model-evals-card-1280.png') });
   await card.getByTestId('model-evals-all').click();
   await expect(page).toHaveURL(new RegExp(`/evals\\?model_id=${model.id}`));
-  await expect(page.getByTestId('eval-run-row')).toHaveCount(1);
-  await expect(page.getByTestId('eval-run-row')).toContainText('nightly');
+  await expect(page.getByTestId('eval-run-row')).toHaveCount(2);
+  await expect(page.getByTestId('eval-run-row').filter({ hasText: 'nightly' })).toHaveCount(1);
 });
