@@ -25,6 +25,7 @@ const COMPARE_POINTS = Number(process.env.BENCH_COMPARE_POINTS ?? (QUICK ? 2_000
 /** The heaviest dashboard route's first-load JavaScript, gzipped. */
 const JS_BUDGET_KB = 250;
 const INTERACTIVE_GOAL_MS = 1500;
+const EVAL_RUN_ID = '00000000-0000-4000-8000-000000000000';
 
 async function main() {
   if (!fs.existsSync(path.join(ROOT, '.next', 'BUILD_ID')))
@@ -102,6 +103,10 @@ async function main() {
         `/models/${seed.modelId}`,
         `/compare?models=${seed.compareIds.join(',')}`,
         '/playground',
+        '/evals',
+        '/evals/new',
+        // The run page fetches its run in the browser: any id loads the route's scripts (this one draws "No such run").
+        `/evals/runs/${EVAL_RUN_ID}`,
         '/sft/new',
         '/settings/api-keys',
         '/settings/teams',
@@ -142,7 +147,10 @@ async function main() {
         [...scripts].filter(([id]) => pick(id)).reduce((a, [, b]) => a + b, 0);
       await page.close();
       return [
-        route.replace(seed.modelId, '[modelId]').replace(/\?models=.*/, '?models=…'),
+        route
+          .replace(seed.modelId, '[modelId]')
+          .replace(EVAL_RUN_ID, '[runId]')
+          .replace(/\?models=.*/, '?models=…'),
         sum(firstLoad),
         sum((id) => !firstLoad(id)),
       ];

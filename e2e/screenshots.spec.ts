@@ -180,6 +180,11 @@ for (const theme of ['light', 'dark'] as const) {
       await page.waitForLoadState('networkidle');
       await shoot(page, theme, 'workers');
 
+      // The Evals view of a user with no sets or runs yet (e2e/ui/evals.spec.ts shoots a completed run).
+      await page.goto('/evals');
+      await expect(page.getByText('No eval runs yet')).toBeVisible();
+      await shoot(page, theme, 'evals-empty');
+
       await page.goto(`/models?entity=${team}`);
       await expect(new AppShell(page).entitySwitcher).toHaveValue(team);
       await shoot(page, theme, 'models-team-empty');

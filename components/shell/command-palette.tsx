@@ -20,6 +20,7 @@ const PAGES = [
   { label: 'Fine-tune', href: '/sft/new', detail: 'Launch an SFT job' },
   { label: 'Jobs', href: '/jobs', detail: 'Running, queued and past training jobs' },
   { label: 'Playground', href: '/playground', detail: 'Chat with a model' },
+  { label: 'Evals', href: '/evals', detail: 'Eval sets and runs' },
   { label: 'API keys', href: '/settings/api-keys', detail: 'Settings' },
   { label: 'Teams', href: '/settings/teams', detail: 'Settings' },
   { label: 'Usage', href: '/settings/usage', detail: 'Settings' },

@@ -24,6 +24,9 @@ export function joinModelName({ model, step }: ModelChoice): string {
 
 export const MAX_COMPARE = 4;
 
+/** The playground's `?prompt=` and `?system=` are cut at this many characters: a URL is no place for a document. */
+export const MAX_PREFILL_CHARS = 8000;
+
 /** `?model=` values (repeatable, for comparisons): trimmed, de-duplicated, at most four. */
 export function modelsFromSearchParam(values: readonly string[]): string[] {
   const out: string[] = [];

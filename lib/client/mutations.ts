@@ -223,6 +223,8 @@ export interface SftLaunch {
   file: File;
   datasetName: string;
   config: z.input<typeof sftConfigSchema>;
+  /** Evaluate each new checkpoint on an eval set: the job's `eval`, which sets the model's auto-eval. */
+  evaluate?: { eval_set_id: string; scorers: Record<string, unknown>[] } | null;
 }
 
 /**
@@ -233,13 +235,18 @@ export function useLaunchSftJob() {
   const queryClient = useQueryClient();
   const [step, setStep] = useState<'upload' | 'job'>('upload');
   const mutation = useMutation({
-    mutationFn: async ({ model, file, datasetName, config }: SftLaunch) => {
+    mutationFn: async ({ model, file, datasetName, config, evaluate }: SftLaunch) => {
       setStep('upload');
       const dataset = await uploadDataset({ entity: model.entity, project: model.project, name: datasetName }, file);
       setStep('job');
       return apiFetch('/v1/preview/sft-training-jobs', jobCreatedSchema, {
         method: 'POST',
-        json: { model_id: model.id, training_data_url: dataset.training_data_url, config },
+        json: {
+          model_id: model.id,
+          training_data_url: dataset.training_data_url,
+          config,
+          ...(evaluate ? { eval: evaluate } : {}),
+        },
       });
     },
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),

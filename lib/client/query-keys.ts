@@ -124,6 +124,18 @@ export const queryKeys = {
   datasets: {
     all: () => ['datasets'] as const,
   },
+  /** Eval sets and runs (lib/client/eval-queries.ts holds their query options). */
+  evals: {
+    all: () => ['evals'] as const,
+    sets: (project: string) => [...queryKeys.evals.all(), 'sets', project] as const,
+    examples: (setId: string, cursor: string | null) =>
+      [...queryKeys.evals.all(), 'set', setId, 'examples', cursor] as const,
+    runs: (filter: Record<string, string>) => [...queryKeys.evals.all(), 'runs', filter] as const,
+    run: (runId: string) => [...queryKeys.evals.all(), 'run', runId] as const,
+    results: (runId: string, query: string) => [...queryKeys.evals.run(runId), 'results', query] as const,
+    /** Under the model, so that deleting a model drops it too. */
+    autoEval: (modelId: string) => [...queryKeys.model.all(modelId), 'auto-eval'] as const,
+  },
   usage: {
     all: () => ['usage'] as const,
     list: (entity: string, days: number) => [...queryKeys.usage.all(), entity, days] as const,

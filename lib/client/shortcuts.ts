@@ -15,6 +15,7 @@ export const GO_TO: Record<string, { path: string; label: string }> = {
   f: { path: '/sft/new', label: 'Fine-tune' },
   j: { path: '/jobs', label: 'Jobs' },
   p: { path: '/playground', label: 'Playground' },
+  e: { path: '/evals', label: 'Evals' },
   s: { path: '/settings/api-keys', label: 'Settings' },
   u: { path: '/settings/usage', label: 'Usage' },
   d: { path: '/docs', label: 'API docs' },

@@ -2,7 +2,7 @@
 
 import { useQueryStates } from 'nuqs';
 import { playgroundSearchParsers } from './search-params';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { ChatPane, type PaneState, type PaneTurn, type TextView } from '@/components/playground/chat-pane';
 import { BlindVote } from '@/components/playground/blind-vote';
@@ -29,13 +29,15 @@ import {
   type PlaygroundRequest,
 } from '@/lib/client/chat-request';
 import { streamChatCompletion } from '@/lib/client/chat-stream';
-import { modelBaseName } from '@/lib/client/inference-names';
 import { MAX_COMPARE, otherStepOfModel, splitModelName } from '@/lib/client/model-choice';
-import { chatModelsQuery, checkpointPickerQuery, modelPickerQuery, queryKeys } from '@/lib/client/query-keys';
-import type { ModelSummaryDto } from '@/lib/schemas/models';
+import { checkpointPickerQuery, queryKeys } from '@/lib/client/query-keys';
+import { useChatModelChoices } from '@/lib/client/use-chat-model-choices';
 
 interface PlaygroundClientProps {
   initialModels: string[];
+  /** `?prompt=` and `?system=`: an eval example opened here (search-params.ts). */
+  initialPrompt?: string;
+  initialSystem?: string;
   initialSeed: number;
   origin: string;
 }
@@ -70,16 +72,21 @@ function isAbort(error: unknown): boolean {
   return error instanceof DOMException && error.name === 'AbortError';
 }
 
-export function PlaygroundClient({ initialModels, initialSeed, origin }: PlaygroundClientProps) {
+export function PlaygroundClient({
+  initialModels,
+  initialPrompt = '',
+  initialSystem = '',
+  initialSeed,
+  origin,
+}: PlaygroundClientProps) {
   const queryClient = useQueryClient();
-  const chatModels = useQuery(chatModelsQuery());
-  const records = useQuery(modelPickerQuery(null));
+  const { baseModels, trainedModels, error: listError } = useChatModelChoices();
 
   // Ids by position: the server's HTML and the first client render must agree on them (they name inputs).
   const [panes, setPanes] = useState<PaneState[]>(() => initialModels.map((model, i) => newPane(`p${i}`, model)));
   const nextPaneId = useRef(initialModels.length);
-  const [system, setSystem] = useState('');
-  const [draft, setDraft] = useState('');
+  const [system, setSystem] = useState(initialSystem);
+  const [draft, setDraft] = useState(initialPrompt);
   const [chosenParams, setParams] = useState<ChatParams>({ ...DEFAULT_PARAMS, seed: String(initialSeed) });
   // null until the person sets a temperature: until then it follows what is compared (see `params` below).
   const [chosenTemperature, setChosenTemperature] = useState<string | null>(null);
@@ -95,21 +102,6 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
   const draftRef = useRef<HTMLTextAreaElement>(null);
 
   const streaming = panes.some((p) => p.streaming);
-
-  // Trained names in /v1/models that match a record: those get a checkpoint picker; everything else is a base model.
-  const { baseModels, trainedModels } = useMemo(() => {
-    const byName = new Map<string, ModelSummaryDto>();
-    for (const record of records.data?.data ?? []) byName.set(modelBaseName(record), record);
-    const trained = new Map<string, ModelSummaryDto>();
-    const base: string[] = [];
-    for (const { id, available } of chatModels.data?.data ?? []) {
-      const record = byName.get(id);
-      if (record) trained.set(id, record);
-      // A base model whose engine is down is not offered (chat would answer 503 with the reason).
-      else if (available !== false) base.push(id);
-    }
-    return { baseModels: base, trainedModels: trained };
-  }, [chatModels.data, records.data]);
 
   // Comparing checkpoints asks what training changed, and sampling noise would hide it: greedy (temperature 0)
   // whenever a trained model or checkpoint is in the comparison, until the person picks a temperature.
@@ -236,6 +228,8 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
       }),
     );
     setDraft('');
+    // A pre-filled prompt has been used: a reload or a shared link now shows the conversation's models only.
+    void setUrlState({ prompt: null, system: null });
     await Promise.all(jobs.map(({ pane, request }) => runPane(pane, request, controller.signal)));
     if (abortRef.current === controller) abortRef.current = null;
     // The usage page counts these requests.
@@ -295,8 +289,6 @@ export function PlaygroundClient({ initialModels, initialSeed, origin }: Playgro
     ? (exportPane.lastRequest ??
       buildChatRequest(exportPane.model, paneMessages(system, exportPane.turns, draft.trim() || 'Hello!'), params))
     : null;
-
-  const listError = chatModels.error ?? records.error;
 
   return (
     <>

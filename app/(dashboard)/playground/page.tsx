@@ -7,7 +7,7 @@ import { availableBaseModels } from '@/lib/catalog/base-models';
 import { listServableModels } from '@/lib/services/chat-models';
 import { listModels } from '@/lib/services/models';
 import { PlaygroundClient } from './client';
-import { initialPlaygroundModels } from './search-params';
+import { initialPlayground } from './search-params';
 
 export const metadata: Metadata = { title: 'Playground' };
 
@@ -17,7 +17,7 @@ export default async function PlaygroundPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const principal = await requirePrincipal();
-  const models = await initialPlaygroundModels(searchParams);
+  const { models, prompt, system } = await initialPlayground(searchParams);
 
   // The servable names (GET /v1/models) and the model records behind the trained ones, whose ids list checkpoints.
   const queryClient = new QueryClient();
@@ -38,6 +38,8 @@ export default async function PlaygroundPage({
     <HydrationBoundary state={dehydrate(queryClient)}>
       <PlaygroundClient
         initialModels={models.length > 0 ? models : defaultModel ? [defaultModel] : []}
+        initialPrompt={prompt}
+        initialSystem={system}
         // Drawn here, not in the browser, so that the server's HTML and the first client render agree.
         initialSeed={randomSeed()}
         origin={await requestOrigin()}

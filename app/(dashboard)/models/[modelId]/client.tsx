@@ -48,6 +48,13 @@ const AbVotesCard = dynamic(() => import('@/components/models/ab-votes-card').th
   ssr: false,
 });
 
+// Eval runs and the auto-eval setting (issue 41): after hydration, below the fold, out of the page's first load
+// (bench:ui, ≤ 250 kB); its setting form is a chunk of its own again, loaded when opened.
+const ModelEvalsCard = dynamic(() => import('@/components/evals/model-evals-card').then((m) => m.ModelEvalsCard), {
+  ssr: false,
+  loading: () => <Skeleton className="h-40 w-full" />,
+});
+
 // Draws only when the base model cannot be served (downloading from the Hub, a vLLM server down): after hydration.
 const BaseModelNotice = dynamic(() => import('@/components/models/base-model-notice').then((m) => m.BaseModelNotice), {
   ssr: false,
@@ -217,6 +224,7 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
             <MetricsSection model={m} onRewardStepClick={(s, sp) => openTrajectories(s, sp)} tinker={tinker !== null} />
           ) : null}
           <CheckpointsSection model={m} fineTuneHrefFor={fineTuneHrefFor} />
+          <ModelEvalsCard model={m} />
           <AbVotesCard modelId={m.id} />
           <JobsSection model={m} entity={entity} defaultEntity={defaultEntity} tinker={tinker !== null} />
           <Card aria-labelledby="names-title">
