@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { idSchema, jsonInt, limitQuery, nameSegmentSchema, queryInt, rangedNumber, timestampSchema } from './common';
+import { modelSummarySchema } from './models';
+import { createSftJobBodySchema } from './training-jobs';
 
 /**
  * Evaluations (docs/contract.md §11, docs/evals.md): eval sets (versioned JSONL of examples), scorers, eval runs
@@ -266,3 +268,20 @@ export const autoEvalSchema = z.object({
   n: z.int(),
 });
 export const autoEvalResponseSchema = z.object({ auto_eval: autoEvalSchema.nullable() });
+
+// ---- Where other resources carry an eval setting ------------------------------------------------------------------
+// Declared here rather than in models.ts and training-jobs.ts: those are on every dashboard page's first load, and
+// this file's scorer union would then ship with every route (the heaviest were 0.3-1 kB past their 250 kB budget).
+
+/** GET /v1/preview/models/{id}: the summary plus the model's auto-eval setting (docs/evals.md). */
+export const modelDetailSchema = modelSummarySchema.extend({
+  auto_eval: autoEvalSchema.nullable().describe('Every new checkpoint is evaluated on this set; null: off'),
+});
+export type ModelDetailDto = z.infer<typeof modelDetailSchema>;
+
+/** POST /v1/preview/sft-training-jobs: the SFT job body plus the `eval` extension. */
+export const createSftJobWithEvalBodySchema = createSftJobBodySchema.extend({
+  eval: autoEvalBodySchema
+    .nullish()
+    .describe("Extension: evaluate every new checkpoint of the model on this eval set (sets the model's auto-eval)"),
+});

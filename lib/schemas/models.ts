@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { idSchema, limitQuery, listEnvelope, nameSegmentSchema, timestampSchema } from './common';
-import { autoEvalSchema } from './evals';
 
 export const createModelBodySchema = z.object({
   entity: nameSegmentSchema.nullish().describe("Team or user; null means the key owner's personal entity"),
@@ -52,11 +51,6 @@ export const modelSummarySchema = modelSchema.extend({
 });
 export type ModelSummaryDto = z.infer<typeof modelSummarySchema>;
 
-/** GET /v1/preview/models/{id}: the summary plus the model's auto-eval setting (docs/evals.md). */
-export const modelDetailSchema = modelSummarySchema.extend({
-  auto_eval: autoEvalSchema.nullable().describe('Every new checkpoint is evaluated on this set; null: off'),
-});
-export type ModelDetailDto = z.infer<typeof modelDetailSchema>;
 
 export const modelListSchema = listEnvelope(modelSummarySchema);
 

@@ -8,7 +8,6 @@ import {
   rangedNumber,
   timestampSchema,
 } from './common';
-import { autoEvalBodySchema } from './evals';
 
 /**
  * A number with a range checked as one of our semantic checks: docs/contract.md §3.1 makes an out-of-range
@@ -227,9 +226,6 @@ export const createSftJobBodySchema = z.object({
   config: sftConfigSchema.nullish(),
   experimental_config: z.looseObject(loraSettingsSchema.shape).nullish(),
   assistant_turns: z.enum(['all', 'last']).nullish(),
-  eval: autoEvalBodySchema
-    .nullish()
-    .describe("Extension: evaluate every new checkpoint of the model on this eval set (sets the model's auto-eval)"),
 });
 
 /** The resolved SFT config plus what Hugging Face workers read: LoRA settings and settings nobody acts on. */

@@ -13,11 +13,11 @@ import {
   resolveSftConfig,
   RL_KNOWN_KEYS,
   sftWorkerSettings,
-  type createSftJobBodySchema,
   type EntityJobDto,
   type JobEventDto,
   type TrainingJobDto,
 } from '@/lib/schemas/training-jobs';
+import type { createSftJobWithEvalBodySchema } from '@/lib/schemas/evals';
 import type { JobStatus } from '@/lib/db/schema';
 import { accessibleEntityIds, listScope, type Principal } from './accounts';
 import { resolveTrainingData, validateTrainingData } from './datasets';
@@ -98,7 +98,7 @@ export async function createRlJob(principal: Principal, body: PreparedRlJobBody)
   return { id: job.id };
 }
 
-export async function createSftJob(principal: Principal, body: z.infer<typeof createSftJobBodySchema>) {
+export async function createSftJob(principal: Principal, body: z.infer<typeof createSftJobWithEvalBodySchema>) {
   const db = await getDb();
   const model = await requireModel(principal, body.model_id);
   const ref = await resolveTrainingData(principal, body.training_data_url);

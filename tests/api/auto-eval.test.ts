@@ -9,7 +9,7 @@ import * as sftRoute from '@/app/v1/preview/sft-training-jobs/route';
 import * as modelJobsRoute from '@/app/v1/preview/models/[model_id]/training-jobs/route';
 import { completeJob } from '@/lib/jobs/server/queue';
 import { autoEvalResponseSchema, evalRunListSchema, evalRunSchema } from '@/lib/schemas/evals';
-import { modelDetailSchema } from '@/lib/schemas/models';
+import { modelDetailSchema } from '@/lib/schemas/evals';
 import { historySchema } from '@/lib/schemas/trajectories';
 import { startEvalRunner, stopEvalRunner } from '@/lib/services/eval-runner';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';

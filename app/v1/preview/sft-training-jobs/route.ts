@@ -1,5 +1,6 @@
 import { methods, route } from '@/lib/api/route';
-import { createSftJobBodySchema, jobCreatedSchema } from '@/lib/schemas/training-jobs';
+import { createSftJobWithEvalBodySchema } from '@/lib/schemas/evals';
+import { jobCreatedSchema } from '@/lib/schemas/training-jobs';
 import { createSftJob } from '@/lib/services/training-jobs';
 
 export const dynamic = 'force-dynamic';
@@ -9,7 +10,7 @@ export const { GET, POST, PUT, PATCH, DELETE } = methods('/v1/preview/sft-traini
     {
       summary: 'Create an SFT training job from an uploaded dataset',
       tag: 'training-jobs',
-      body: createSftJobBodySchema,
+      body: createSftJobWithEvalBodySchema,
       response: jobCreatedSchema,
     },
     ({ principal, body }) => createSftJob(principal, body),

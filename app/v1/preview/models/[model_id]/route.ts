@@ -1,5 +1,6 @@
 import { methods, route } from '@/lib/api/route';
-import { deleteModelResponseSchema, modelDetailSchema, modelIdParamsSchema } from '@/lib/schemas/models';
+import { modelDetailSchema } from '@/lib/schemas/evals';
+import { deleteModelResponseSchema, modelIdParamsSchema } from '@/lib/schemas/models';
 import { deleteModel, getModel, MODEL_NOT_FOUND } from '@/lib/services/models';
 
 export const dynamic = 'force-dynamic';
