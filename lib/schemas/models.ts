@@ -51,7 +51,6 @@ export const modelSummarySchema = modelSchema.extend({
 });
 export type ModelSummaryDto = z.infer<typeof modelSummarySchema>;
 
-
 export const modelListSchema = listEnvelope(modelSummarySchema);
 
 export const listModelsQuerySchema = z.object({

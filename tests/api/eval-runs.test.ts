@@ -20,7 +20,15 @@ import {
 import { historySchema } from '@/lib/schemas/trajectories';
 import { parseJudgeVerdict } from '@/lib/services/eval-scorers';
 import { startEvalRunner, stopEvalRunner } from '@/lib/services/eval-runner';
-import { call, createModel, createUser, seedCheckpoints, TEST_BASE_MODEL, until, type TestUser } from '../support/helpers';
+import {
+  call,
+  createModel,
+  createUser,
+  seedCheckpoints,
+  TEST_BASE_MODEL,
+  until,
+  type TestUser,
+} from '../support/helpers';
 import { createEvalSet, evalLine } from '../support/evals';
 
 // Runs generate on the tiny CPU model: a run takes seconds, more on a loaded machine.

@@ -5,7 +5,15 @@ import * as cancelRoute from '@/app/v1/preview/training-jobs/[training_job_id]/c
 import { routeManifest } from '@/app/v1/route-manifest';
 import type { RouteHandler } from '@/lib/api/route';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
-import { call, createModel, createRlJob, createUser, TEST_BASE_MODEL, uniqueName, type TestUser } from '../support/helpers';
+import {
+  call,
+  createModel,
+  createRlJob,
+  createUser,
+  TEST_BASE_MODEL,
+  uniqueName,
+  type TestUser,
+} from '../support/helpers';
 
 /**
  * The project rule: bad input always gets a clear 4xx with a JSON error body, never a 500 or a hang. This sweep

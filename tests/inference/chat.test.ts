@@ -12,7 +12,15 @@ import * as queue from '@/lib/jobs/server/queue';
 import { modelsChanged } from '@/lib/services/served-models';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { claimOnly } from '../jobs/claim-only';
-import { call, createModel, createUser, noticeFromElsewhere, TEST_BASE_MODEL, until, type TestUser } from '../support/helpers';
+import {
+  call,
+  createModel,
+  createUser,
+  noticeFromElsewhere,
+  TEST_BASE_MODEL,
+  until,
+  type TestUser,
+} from '../support/helpers';
 import { routeFetch } from '../support/route-fetch';
 
 function client(user: TestUser, extra: Partial<ConstructorParameters<typeof OpenAI>[0]> = {}) {
