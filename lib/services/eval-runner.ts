@@ -244,7 +244,7 @@ async function executeRun(run: evalsRepo.EvalRunRow, resumed: boolean): Promise<
     if (failure) throw (failure as PromiseRejectedResult).reason;
 
     const finished = await refreshSummary(run.id);
-    const completed = await db.transaction(async (tx) => {
+    await db.transaction(async (tx) => {
       const row = await evalsRepo.updateEvalRun(
         tx,
         run.id,
@@ -257,15 +257,16 @@ async function executeRun(run: evalsRepo.EvalRunRow, resumed: boolean): Promise<
         },
         { status: ['RUNNING'], leaseOwner: state.owner },
       );
-      if (row)
-        await evalsRepo.insertEvalEvent(tx, run.id, 'eval_completed', 'Completed', {
-          done: doneCount,
-          total: run.progressTotal,
-          summary: finished?.summary ?? [],
-        });
-      return row !== undefined;
+      if (!row) return;
+      await evalsRepo.insertEvalEvent(tx, run.id, 'eval_completed', 'Completed', {
+        done: doneCount,
+        total: run.progressTotal,
+        summary: finished?.summary ?? [],
+      });
+      // In the transaction that completes the run: a client that sees COMPLETED finds the scores in the model's
+      // history (written after it, they were missing there for a moment on PostgreSQL).
+      if (finished) await writeEvalMetrics({ ...finished, status: 'COMPLETED' }, tx);
     });
-    if (completed && finished) await writeEvalMetrics({ ...finished, status: 'COMPLETED' });
   } catch (err) {
     const message =
       err instanceof RunFailure || err instanceof ApiError ? err.message : 'internal error while running the eval';

@@ -2,7 +2,7 @@ import 'server-only';
 import crypto from 'node:crypto';
 import { ApiError, type ValidationIssue } from '@/lib/errors';
 import { config } from '@/lib/config';
-import { getDb } from '@/lib/db/client';
+import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as evalsRepo from '@/lib/db/repositories/evals';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import { upsertRunMetrics } from '@/lib/db/repositories/run-metrics';
@@ -487,8 +487,11 @@ export async function refreshSummary(runId: string) {
  * checkpoint's metrics and in the model's checkpoints history with its rollups (upsertRunMetrics), so the model page
  * and /compare chart it beside train/loss. A later run of the same set and scorer at that step overwrites it.
  */
-export async function writeEvalMetrics(run: evalsRepo.EvalRunWithSet) {
-  const db = await getDb();
+export async function writeEvalMetrics(run: evalsRepo.EvalRunWithSet, tx?: DbOrTx): Promise<void> {
+  if (!tx) {
+    const db = await getDb();
+    return db.transaction((t) => writeEvalMetrics(run, t));
+  }
   for (const target of run.targets) {
     if (!target.model_id || target.step === null) continue;
     const metrics: Record<string, number> = {};
@@ -496,14 +499,12 @@ export async function writeEvalMetrics(run: evalsRepo.EvalRunWithSet) {
       if (row.target === target.name && row.total > 0) metrics[`eval/${run.setName}/${row.scorer}`] = row.mean;
     }
     if (Object.keys(metrics).length === 0) continue;
-    await db.transaction(async (tx) => {
-      const model = await modelsRepo.findModelById(tx, target.model_id!);
-      const checkpoint = model && (await modelsRepo.findCheckpointByStep(tx, model.id, target.step!));
-      // The checkpoint (or its model) was deleted since: nothing to chart it on.
-      if (!model || !checkpoint) return;
-      await modelsRepo.mergeCheckpointMetrics(tx, checkpoint.id, metrics);
-      await upsertRunMetrics(tx, model.runId, target.step!, metrics);
-    });
+    const model = await modelsRepo.findModelById(tx, target.model_id!);
+    const checkpoint = model && (await modelsRepo.findCheckpointByStep(tx, model.id, target.step!));
+    // The checkpoint (or its model) was deleted since: nothing to chart it on.
+    if (!model || !checkpoint) continue;
+    await modelsRepo.mergeCheckpointMetrics(tx, checkpoint.id, metrics);
+    await upsertRunMetrics(tx, model.runId, target.step!, metrics);
   }
 }
 
