@@ -222,7 +222,13 @@ def test_sigterm_finishes_the_current_job_then_exits(api: Api, server, models_di
     url = api.upload_dataset(sft_lines())
     job_id = api.sft(model["id"], url, {"batch_size": 1, "learning_rate": 1e-3, "epochs": 3})
     worker = start_worker(server, models_dir, "--model-ids", model["id"])
-    api.wait(job_id, lambda j: j["status"] == "RUNNING", timeout=120)
+    # Signalled once the worker has started the job (its training_started event), not once the job is RUNNING: a
+    # signal while the claim's answer was still on its way ended the wait with the job left claimed, for the lease to
+    # hand back (CI saw it once). That window is the worker waiting for work, not a current job to finish.
+    deadline = time.time() + 120
+    while not any(e["type"] == "training_started" for e in api.events(job_id)):
+        assert time.time() < deadline, f"the worker never started job {job_id}: {api.job(job_id)}"
+        time.sleep(0.3)
     worker.send_signal(signal.SIGTERM)
     assert worker.wait(timeout=120) == 0
     assert api.job(job_id)["status"] == "COMPLETED"
