@@ -1,7 +1,7 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import Link from 'next/link';
+import { Breadcrumb } from '@/components/ui/breadcrumb';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 import { EvalSetField, SamplingFields, type SettingsDraft } from '@/components/evals/eval-settings-fields';
@@ -11,7 +11,7 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardFooter } from '@/components/ui/card';
 import { TextField } from '@/components/ui/field';
-import { ChevronRightIcon } from '@/components/ui/icons';
+
 import { isApiClientError } from '@/lib/client/api-fetch';
 import { evalSetsQuery, useStartEvalRun } from '@/lib/client/eval-queries';
 import { buildRunBody, newScorerDraft, placeRunErrors, type ScorerDraft } from '@/lib/client/evals';
@@ -58,19 +58,7 @@ export function NewEvalRunClient({ initialSetId, initialTargets }: { initialSetI
 
   return (
     <>
-      <nav aria-label="Breadcrumb" className="mb-3 text-sm text-fg-muted">
-        <ol className="flex items-center gap-1.5">
-          <li>
-            <Link href="/evals" className="hover:text-fg hover:underline">
-              Evals
-            </Link>
-          </li>
-          <li aria-hidden="true">
-            <ChevronRightIcon className="size-3.5" />
-          </li>
-          <li>New run</li>
-        </ol>
-      </nav>
+      <Breadcrumb items={[{ label: 'Evals', href: '/evals' }, { label: 'New run' }]} />
       <h1 className="mb-1 text-2xl font-semibold tracking-tight text-fg">New eval run</h1>
       <p className="mb-6 text-sm text-fg-muted">
         Score checkpoints on a fixed set of examples. Each checkpoint&apos;s mean score is saved as{' '}

@@ -3,6 +3,7 @@
 import { useCancelJob } from '@/lib/client/mutations';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
+import { Breadcrumb } from '@/components/ui/breadcrumb';
 import { useMemo, useRef, useState } from 'react';
 import { remainingMs, useNowEverySecond } from '@/lib/client/use-now';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
@@ -22,7 +23,7 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CursorPager } from '@/components/ui/cursor-pager';
 import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
-import { ChevronRightIcon } from '@/components/ui/icons';
+
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Select } from '@/components/ui/input';
 import { SegmentedControl } from '@/components/ui/segmented-control';
@@ -164,23 +165,12 @@ export function JobDetailClient({ jobId, entity, defaultEntity }: JobDetailClien
 
   return (
     <>
-      <nav aria-label="Breadcrumb" className="mb-3 text-sm text-fg-muted">
-        <ol className="flex items-center gap-1.5">
-          <li>
-            <Link href={hrefWithEntity('/models', entity, defaultEntity)} className="hover:text-fg hover:underline">
-              Models
-            </Link>
-          </li>
-          <li aria-hidden="true">
-            <ChevronRightIcon className="size-3.5" />
-          </li>
-          <li>
-            <Link href={modelHref} className="hover:text-fg hover:underline" data-testid="job-model-link">
-              {model.data?.name ?? 'Model'}
-            </Link>
-          </li>
-        </ol>
-      </nav>
+      <Breadcrumb
+        items={[
+          { label: 'Models', href: hrefWithEntity('/models', entity, defaultEntity) },
+          { label: model.data?.name ?? 'Model', href: modelHref, testId: 'job-model-link' },
+        ]}
+      />
       <div className="mb-6 flex flex-wrap items-start justify-between gap-4">
         <div className="min-w-0">
           <h1 className="flex flex-wrap items-center gap-3 text-2xl font-semibold tracking-tight text-fg">

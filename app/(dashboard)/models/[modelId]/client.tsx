@@ -4,6 +4,7 @@ import { useDeleteModel } from '@/lib/client/mutations';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import Link from 'next/link';
+import { Breadcrumb } from '@/components/ui/breadcrumb';
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { TrainingCurveSection } from '@/components/models/training-curve';
@@ -17,7 +18,7 @@ import { Badge } from '@/components/ui/badge';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
-import { ChevronRightIcon, SparklesIcon, TrashIcon } from '@/components/ui/icons';
+import { SparklesIcon, TrashIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
 import { useModelLive } from '@/lib/client/use-model-live';
 import { hrefWithEntity } from '@/lib/client/entity';
@@ -118,21 +119,12 @@ export function ModelDetailClient({ modelId, entity, defaultEntity }: ModelDetai
 
   return (
     <>
-      <nav aria-label="Breadcrumb" className="mb-3 text-sm text-fg-muted">
-        <ol className="flex items-center gap-1.5">
-          <li>
-            <Link href={hrefWithEntity('/models', entity, defaultEntity)} className="hover:text-fg hover:underline">
-              Models
-            </Link>
-          </li>
-          <li aria-hidden="true">
-            <ChevronRightIcon className="size-3.5" />
-          </li>
-          <li className="font-mono text-xs text-fg-subtle">
-            {m.entity}/{m.project}
-          </li>
-        </ol>
-      </nav>
+      <Breadcrumb
+        items={[
+          { label: 'Models', href: hrefWithEntity('/models', entity, defaultEntity) },
+          { label: `${m.entity}/${m.project}`, className: 'font-mono text-xs text-fg-subtle' },
+        ]}
+      />
       <div className="mb-6 flex flex-wrap items-start justify-between gap-4">
         <div className="min-w-0">
           <h1 className="text-2xl font-semibold tracking-tight break-all text-fg" data-testid="model-name">
