@@ -398,7 +398,20 @@ export class Model {
             f.copyWithin(cache.k[l] + dst, src, src + kvDim);
             f.copyWithin(cache.v[l] + dst, src + kvDim, src + 2 * kvDim);
           }
-          this.attention(l, cache, n, qkv, qkvW, row0, att, scores);
+          // Causal attention of this sequence's n new rows against its cache (attention.ts).
+          causalAttention(
+            this.heap,
+            this.attentionShape,
+            cache.k[l],
+            cache.v[l],
+            cache.length,
+            n,
+            qkv,
+            qkvW,
+            row0,
+            att,
+            scores,
+          );
         });
         this.linear(att, M, qDim, names.o, x, d, 0, true);
         this.rmsNorm(x, xn, M, this.param(names.postNorm).ptr);
@@ -542,32 +555,6 @@ export class Model {
   private get attentionShape(): AttentionShape {
     const c = this.config;
     return (this.shapeCache ??= { heads: c.n_heads, kvHeads: c.n_kv_heads, headDim: headDim(c) });
-  }
-
-  /** Causal attention of one sequence's n new rows against its cache (./attention.ts). */
-  private attention(
-    layer: number,
-    cache: KvCache,
-    n: number,
-    qkv: number,
-    qkvW: number,
-    row0: number,
-    att: number,
-    scores: number,
-  ): void {
-    causalAttention(
-      this.heap,
-      this.attentionShape,
-      cache.k[layer],
-      cache.v[layer],
-      cache.length,
-      n,
-      qkv,
-      qkvW,
-      row0,
-      att,
-      scores,
-    );
   }
 
   /** gate ← silu(gate)·up, in place in the [gate | up] buffer. */

@@ -381,7 +381,20 @@ export class HfModel {
             f.copyWithin(cache.k[l] + dst, src, src + kvDim);
             f.copyWithin(cache.v[l] + dst, src + kvDim, src + 2 * kvDim);
           }
-          this.attention(l, cache, n, qkv, qkvW, row0, att, scores);
+          // Causal attention of this sequence's n new rows against its cache (attention.ts).
+          causalAttention(
+            this.heap,
+            this.attentionShape,
+            cache.k[l],
+            cache.v[l],
+            cache.length,
+            n,
+            qkv,
+            qkvW,
+            row0,
+            att,
+            scores,
+          );
         });
         project(l, 'o', L.o, att, qDim, x, d, 0, true);
         addBias(x, d, 0, L.oBias, d);
@@ -565,31 +578,5 @@ export class HfModel {
   private get attentionShape(): AttentionShape {
     const c = this.hf;
     return (this.shapeCache ??= { heads: c.heads, kvHeads: c.kvHeads, headDim: c.headDim });
-  }
-
-  /** Causal attention of one sequence's n new rows against its cache (../attention.ts). */
-  private attention(
-    layer: number,
-    cache: KvCache,
-    n: number,
-    qkv: number,
-    qkvW: number,
-    row0: number,
-    att: number,
-    scores: number,
-  ): void {
-    causalAttention(
-      this.heap,
-      this.attentionShape,
-      cache.k[layer],
-      cache.v[layer],
-      cache.length,
-      n,
-      qkv,
-      qkvW,
-      row0,
-      att,
-      scores,
-    );
   }
 }

@@ -2,6 +2,7 @@
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
+import { Breadcrumb } from '@/components/ui/breadcrumb';
 import { useQueryStates } from 'nuqs';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { MetricChartCard, preloadMetricChart } from '@/components/charts/metric-chart-card';
@@ -14,7 +15,7 @@ import { Card, CardHeader } from '@/components/ui/card';
 import { CursorPager } from '@/components/ui/cursor-pager';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Select } from '@/components/ui/input';
-import { ChevronRightIcon } from '@/components/ui/icons';
+
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
@@ -136,19 +137,12 @@ export function EvalRunClient({ runId }: { runId: string }) {
 
   return (
     <>
-      <nav aria-label="Breadcrumb" className="mb-3 text-sm text-fg-muted">
-        <ol className="flex items-center gap-1.5">
-          <li>
-            <Link href="/evals" className="hover:text-fg hover:underline">
-              Evals
-            </Link>
-          </li>
-          <li aria-hidden="true">
-            <ChevronRightIcon className="size-3.5" />
-          </li>
-          <li className="truncate">Run</li>
-        </ol>
-      </nav>
+      <Breadcrumb
+        items={[
+          { label: 'Evals', href: '/evals' },
+          { label: 'Run', className: 'truncate' },
+        ]}
+      />
       <div className="mb-6 flex flex-wrap items-start justify-between gap-4">
         <div className="min-w-0">
           <h1 className="text-2xl font-semibold tracking-tight break-all text-fg" data-testid="eval-run-title">
@@ -232,30 +226,20 @@ export function EvalRunClient({ runId }: { runId: string }) {
           />
           {r.targets.length >= 2 ? (
             <div className="flex flex-wrap items-center gap-3 border-b border-line px-5 py-3 text-sm">
-              <label className="flex max-w-full min-w-0 items-center gap-2">
-                <span className="font-medium text-fg">A</span>
-                <Select
-                  value={a ?? ''}
-                  onChange={(e) => setPair({ a: e.target.value })}
-                  className="w-[min(20rem,100%)]"
-                  aria-label="Target A"
-                  data-testid="eval-target-a"
-                >
-                  {pairOptions}
-                </Select>
-              </label>
-              <label className="flex max-w-full min-w-0 items-center gap-2">
-                <span className="font-medium text-fg">B</span>
-                <Select
-                  value={b ?? ''}
-                  onChange={(e) => setPair({ b: e.target.value })}
-                  className="w-[min(20rem,100%)]"
-                  aria-label="Target B"
-                  data-testid="eval-target-b"
-                >
-                  {pairOptions}
-                </Select>
-              </label>
+              {(['a', 'b'] as const).map((side) => (
+                <label key={side} className="flex max-w-full min-w-0 items-center gap-2">
+                  <span className="font-medium text-fg">{side.toUpperCase()}</span>
+                  <Select
+                    value={(side === 'a' ? a : b) ?? ''}
+                    onChange={(e) => setPair(side === 'a' ? { a: e.target.value } : { b: e.target.value })}
+                    className="w-[min(20rem,100%)]"
+                    aria-label={`Target ${side.toUpperCase()}`}
+                    data-testid={`eval-target-${side}`}
+                  >
+                    {pairOptions}
+                  </Select>
+                </label>
+              ))}
               {a === b ? (
                 <span className="text-xs text-warning-text">Pick two different targets to filter.</span>
               ) : null}
