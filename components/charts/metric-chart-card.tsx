@@ -10,7 +10,7 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { countNonPositive, groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/chart-series';
 import { trainingCurveCharts } from '@/lib/client/job-events';
-import { historyRangeQuery } from '@/lib/client/query-keys';
+import { historyRangeQuery } from '@/lib/client/queries/history';
 import type { HistoryAxis } from '@/lib/schemas/trajectories';
 import type { ChartMarker } from './metric-chart';
 import { csvFileName, seriesToCsv } from '@/lib/client/csv-export';

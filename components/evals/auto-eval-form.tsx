@@ -4,7 +4,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Button } from '@/components/ui/button';
 import { isApiClientError } from '@/lib/client/api-fetch';
-import { evalSetsQuery, useSetAutoEval } from '@/lib/client/eval-queries';
+import { evalSetsQuery, useSetAutoEval } from '@/lib/client/queries/evals';
 import {
   buildEvalSettings,
   newScorerDraft,

@@ -4,7 +4,7 @@ import Link from 'next/link';
 import { Button } from '@/components/ui/button';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { useCancelEvalRun } from '@/lib/client/eval-queries';
+import { useCancelEvalRun } from '@/lib/client/queries/evals';
 import { formatScore, isActiveRun, scorerNames, targetLabel, timestampIso, type EvalRun } from '@/lib/client/evals';
 import { EvalProgress, EvalStatusBadge } from './eval-status';
 

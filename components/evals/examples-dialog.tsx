@@ -7,7 +7,7 @@ import { Button } from '@/components/ui/button';
 import { CursorPager } from '@/components/ui/cursor-pager';
 import { Skeleton } from '@/components/ui/skeleton';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
-import { evalExamplesQuery } from '@/lib/client/eval-queries';
+import { evalExamplesQuery } from '@/lib/client/queries/evals';
 import { messageText, referenceText, type EvalSet } from '@/lib/client/evals';
 import { evalSetOptionLabel } from './eval-settings-fields';
 

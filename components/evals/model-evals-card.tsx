@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { Skeleton } from '@/components/ui/skeleton';
-import { autoEvalQuery, evalRunsQuery, evalSetsQuery, useSetAutoEval } from '@/lib/client/eval-queries';
+import { autoEvalQuery, evalRunsQuery, evalSetsQuery, useSetAutoEval } from '@/lib/client/queries/evals';
 import { formatScore, scorerNames, targetLabel } from '@/lib/client/evals';
 import { stepName } from '@/lib/client/inference-names';
 import type { ModelSummaryDto } from '@/lib/schemas/models';

@@ -3,7 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Select } from '@/components/ui/input';
-import { evalSetsQuery } from '@/lib/client/eval-queries';
+import { evalSetsQuery } from '@/lib/client/queries/evals';
 import type { EvalSettings } from '@/lib/client/evals';
 import { evalSetOptionLabel } from './eval-settings-fields';
 

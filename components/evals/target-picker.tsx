@@ -8,7 +8,7 @@ import { cx } from '@/components/ui/cx';
 import { CloseIcon, PlusIcon } from '@/components/ui/icons';
 import { MAX_TARGETS, targetLabel } from '@/lib/client/evals';
 import { joinModelName, splitModelName } from '@/lib/client/model-choice';
-import { checkpointPickerQuery } from '@/lib/client/query-keys';
+import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 interface TargetPickerProps {

@@ -7,7 +7,7 @@ import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
 import { TextField } from '@/components/ui/field';
 import { isApiClientError } from '@/lib/client/api-fetch';
-import { useUploadEvalSet } from '@/lib/client/eval-queries';
+import { useUploadEvalSet } from '@/lib/client/queries/evals';
 import type { EvalSet } from '@/lib/client/evals';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;

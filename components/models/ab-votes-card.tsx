@@ -3,7 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Card, CardHeader } from '@/components/ui/card';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { abVotesQuery } from '@/lib/client/query-keys';
+import { abVotesQuery } from '@/lib/client/queries/ab-votes';
 import type { AbVoteTally } from '@/lib/schemas/ab-votes';
 
 /** "step 5" when one step of the pair won more votes, else "neither". */

@@ -2,7 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { Alert } from '@/components/ui/alert';
-import { baseModelsQuery } from '@/lib/client/query-keys';
+import { baseModelsQuery } from '@/lib/client/queries/models';
 import { downloadProgressText } from '@/lib/schemas/base-models';
 
 /**

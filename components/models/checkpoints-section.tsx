@@ -21,7 +21,7 @@ import {
 } from '@/lib/client/best-checkpoint';
 import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/cursor-stack';
 import { checkpointNames, playgroundHref, stepName } from '@/lib/client/inference-names';
-import { allCheckpointsQuery, checkpointPageQuery } from '@/lib/client/query-keys';
+import { allCheckpointsQuery, checkpointPageQuery } from '@/lib/client/queries/checkpoints';
 import { type CheckpointDto } from '@/lib/schemas/checkpoints';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 

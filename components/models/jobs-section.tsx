@@ -11,7 +11,8 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { jobOutcome } from '@/lib/client/rl-guardrails';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { modelBaseName } from '@/lib/client/inference-names';
-import { allCheckpointsQuery, modelJobsInfiniteQuery } from '@/lib/client/query-keys';
+import { allCheckpointsQuery } from '@/lib/client/queries/checkpoints';
+import { modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 /** The model's training jobs, newest first, each with its outcome (an RL job that changed nothing is "No update"). */

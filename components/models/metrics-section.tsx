@@ -11,7 +11,7 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { Skeleton } from '@/components/ui/skeleton';
 import { groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/chart-series';
 import { effectiveSmoothing, MIN_POINTS_TO_SMOOTH, sectionCharts } from '@/lib/client/chart-sections';
-import { historyQuery } from '@/lib/client/query-keys';
+import { historyQuery } from '@/lib/client/queries/history';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 /** The splits of a chart that have a point at `step`: where a click on that step can have landed. */

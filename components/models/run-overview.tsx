@@ -14,7 +14,9 @@ import {
 import { isTerminalStatus } from '@/lib/client/poll-backoff';
 import { detectRewardHacking, jobOutcome, lengthCappedSignals, runVerdict } from '@/lib/client/rl-guardrails';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { allCheckpointsQuery, historyQuery, modelJobsInfiniteQuery, trainingCurveQuery } from '@/lib/client/query-keys';
+import { allCheckpointsQuery } from '@/lib/client/queries/checkpoints';
+import { historyQuery, trainingCurveQuery } from '@/lib/client/queries/history';
+import { modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';
 import { isLiveClient, tinkerRunVerdict } from '@/lib/client/tinker-clients';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 import type { ModelTinkerDto } from '@/lib/schemas/tinker-clients';

@@ -5,7 +5,7 @@ import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { buttonClassName } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';
-import { allCheckpointsQuery } from '@/lib/client/query-keys';
+import { allCheckpointsQuery } from '@/lib/client/queries/checkpoints';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 

@@ -5,7 +5,7 @@ import { Badge } from '@/components/ui/badge';
 import { useMemo } from 'react';
 import { Combobox, type ComboboxGroup, type ComboboxOption } from '@/components/ui/combobox';
 import { headlineMetrics, joinModelName, modelLabel, splitModelName } from '@/lib/client/model-choice';
-import { checkpointPickerQuery } from '@/lib/client/query-keys';
+import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 

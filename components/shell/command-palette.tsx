@@ -8,7 +8,8 @@ import { SearchIcon } from '@/components/ui/icons';
 import { Spinner } from '@/components/ui/spinner';
 import { apiFetch } from '@/lib/client/api-fetch';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { entityJobsQuery, projectsQuery, queryKeys } from '@/lib/client/query-keys';
+import { entityJobsQuery } from '@/lib/client/queries/jobs';
+import { modelKeys, projectsQuery } from '@/lib/client/queries/models';
 import { filterCommands, type Command } from '@/lib/client/shortcuts';
 import { useDebouncedValue } from '@/lib/client/use-debounced-value';
 import type { SessionDto } from '@/lib/schemas/accounts';
@@ -62,7 +63,7 @@ function PaletteBody({ onClose, session, entity }: Omit<CommandPaletteProps, 'op
   // The jobs someone switches to are the ones running or waiting now; the Jobs page holds the rest.
   const activeJobs = useQuery(entityJobsQuery(entity, { kind: 'active' }));
   const models = useQuery({
-    queryKey: [...queryKeys.models.all(), 'switcher', search],
+    queryKey: [...modelKeys.all(), 'switcher', search],
     queryFn: ({ signal }) => {
       const params = new URLSearchParams({ limit: String(MODEL_RESULTS) });
       if (search) params.set('search', search);

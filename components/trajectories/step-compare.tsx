@@ -8,7 +8,7 @@ import { cx } from '@/components/ui/cx';
 import { Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { trajectoriesInfiniteQuery } from '@/lib/client/query-keys';
+import { trajectoriesInfiniteQuery } from '@/lib/client/queries/trajectories';
 import {
   comparePrompts,
   formatNumber,

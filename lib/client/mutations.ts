@@ -27,7 +27,11 @@ import {
 } from '@/lib/schemas/models';
 import { jobCreatedSchema, trainingJobSchema, type sftConfigSchema } from '@/lib/schemas/training-jobs';
 import { apiFetch } from './api-fetch';
-import { queryKeys } from './query-keys';
+import { abVoteKeys } from './queries/ab-votes';
+import { accountKeys } from './queries/accounts';
+import { datasetKeys } from './queries/datasets';
+import { jobKeys } from './queries/jobs';
+import { modelKeys, projectKeys } from './queries/models';
 import { uploadDataset } from './upload-dataset';
 
 /*
@@ -44,8 +48,8 @@ export function useCreateModel() {
     mutationFn: (body: CreateModelBody) => apiFetch('/v1/preview/models', modelSchema, { method: 'POST', json: body }),
     onSuccess: () =>
       Promise.all([
-        queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),
-        queryClient.invalidateQueries({ queryKey: queryKeys.projects.all() }),
+        queryClient.invalidateQueries({ queryKey: modelKeys.all() }),
+        queryClient.invalidateQueries({ queryKey: projectKeys.all() }),
       ]),
   });
 }
@@ -55,8 +59,8 @@ export function useDeleteModel(modelId: string) {
   return useMutation({
     mutationFn: () => apiFetch(modelPath(modelId), deleteModelResponseSchema, { method: 'DELETE' }),
     onSuccess: async () => {
-      queryClient.removeQueries({ queryKey: queryKeys.model.all(modelId) });
-      await queryClient.invalidateQueries({ queryKey: queryKeys.models.lists() });
+      queryClient.removeQueries({ queryKey: modelKeys.detail(modelId) });
+      await queryClient.invalidateQueries({ queryKey: modelKeys.lists() });
     },
   });
 }
@@ -72,8 +76,8 @@ export function useDeleteCheckpoints(modelId: string) {
     // The model's own page (checkpoints, history, latest step) and every list that shows its latest step.
     onSuccess: () =>
       Promise.all([
-        queryClient.invalidateQueries({ queryKey: queryKeys.model.all(modelId) }),
-        queryClient.invalidateQueries({ queryKey: queryKeys.models.lists() }),
+        queryClient.invalidateQueries({ queryKey: modelKeys.detail(modelId) }),
+        queryClient.invalidateQueries({ queryKey: modelKeys.lists() }),
       ]),
   });
 }
@@ -83,9 +87,9 @@ export function useCancelJob(jobId: string) {
   return useMutation({
     mutationFn: () => apiFetch(`/v1/preview/training-jobs/${jobId}/cancel`, trainingJobSchema, { method: 'POST' }),
     onSuccess: async (updated) => {
-      queryClient.setQueryData(queryKeys.jobs.summary(jobId), updated);
-      await queryClient.invalidateQueries({ queryKey: queryKeys.jobs.detail(jobId) });
-      if (updated.model_id) await queryClient.invalidateQueries({ queryKey: queryKeys.model.all(updated.model_id) });
+      queryClient.setQueryData(jobKeys.summary(jobId), updated);
+      await queryClient.invalidateQueries({ queryKey: jobKeys.detail(jobId) });
+      if (updated.model_id) await queryClient.invalidateQueries({ queryKey: modelKeys.detail(updated.model_id) });
     },
   });
 }
@@ -96,8 +100,8 @@ export function useResubmitJob(jobId: string) {
   return useMutation({
     mutationFn: () => apiFetch(`/v1/preview/training-jobs/${jobId}/resubmit`, trainingJobSchema, { method: 'POST' }),
     onSuccess: async (created) => {
-      queryClient.setQueryData(queryKeys.jobs.summary(created.id), created);
-      await queryClient.invalidateQueries({ queryKey: queryKeys.model.all(created.model_id) });
+      queryClient.setQueryData(jobKeys.summary(created.id), created);
+      await queryClient.invalidateQueries({ queryKey: modelKeys.detail(created.model_id) });
     },
   });
 }
@@ -111,7 +115,7 @@ export function useAbVote(modelId: string) {
         method: 'POST',
         json: { a_step: vote.a, b_step: vote.b, winner: vote.winner, prompt: vote.prompt },
       }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.model.abVotes(modelId) }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: abVoteKeys.all(modelId) }),
   });
 }
 
@@ -128,7 +132,7 @@ export function useSignIn() {
     onSuccess: (session) => {
       // Whatever a previous user left in the cache is not this user's.
       queryClient.clear();
-      queryClient.setQueryData(queryKeys.session(), session);
+      queryClient.setQueryData(accountKeys.session(), session);
     },
   });
 }
@@ -139,7 +143,7 @@ export function useSignUp() {
     mutationFn: (body: SignUpBody) => apiFetch('/v1/auth/sign-up', sessionSchema, { method: 'POST', json: body }),
     onSuccess: (session) => {
       queryClient.clear();
-      queryClient.setQueryData(queryKeys.session(), session);
+      queryClient.setQueryData(accountKeys.session(), session);
     },
   });
 }
@@ -151,7 +155,7 @@ export function useCreateApiKey() {
   return useMutation({
     mutationFn: (body: z.infer<typeof createApiKeyBodySchema>) =>
       apiFetch('/v1/api-keys', createdApiKeySchema, { method: 'POST', json: body }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all() }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: accountKeys.apiKeys.all() }),
   });
 }
 
@@ -160,7 +164,7 @@ export function useRevokeApiKey() {
   return useMutation({
     mutationFn: (keyId: string) =>
       apiFetch(`/v1/api-keys/${encodeURIComponent(keyId)}`, apiKeySchema, { method: 'DELETE' }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all() }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: accountKeys.apiKeys.all() }),
   });
 }
 
@@ -177,8 +181,8 @@ function useMembershipRefresh() {
   const router = useRouter();
   return async () => {
     await Promise.all([
-      queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() }),
-      queryClient.invalidateQueries({ queryKey: queryKeys.session() }),
+      queryClient.invalidateQueries({ queryKey: accountKeys.teams.all() }),
+      queryClient.invalidateQueries({ queryKey: accountKeys.session() }),
     ]);
     router.refresh();
   };
@@ -198,7 +202,7 @@ export function useAddTeamMember() {
   return useMutation({
     mutationFn: ({ team, body }: { team: string; body: z.input<typeof addMemberBodySchema> }) =>
       apiFetch(`${teamPath(team)}/members`, teamSchema, { method: 'POST', json: body }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: accountKeys.teams.all() }),
   });
 }
 
@@ -212,7 +216,9 @@ export function useRemoveTeamMember(currentUserId: string) {
         method: 'DELETE',
       }),
     onSuccess: (_removed, { member }) =>
-      member.user_id === currentUserId ? refresh() : queryClient.invalidateQueries({ queryKey: queryKeys.teams.all() }),
+      member.user_id === currentUserId
+        ? refresh()
+        : queryClient.invalidateQueries({ queryKey: accountKeys.teams.all() }),
   });
 }
 
@@ -249,9 +255,9 @@ export function useLaunchSftJob() {
         },
       });
     },
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.models.all() }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: modelKeys.all() }),
     // Also when the job was refused: its dataset is stored all the same.
-    onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.datasets.all() }),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: datasetKeys.all() }),
   });
   return { ...mutation, step };
 }

@@ -2,7 +2,7 @@ import { queryOptions } from '@tanstack/react-query';
 import { sftTimingSchema, type SftTimingDto } from '@/lib/schemas/sft-timing';
 import { apiFetch } from './api-fetch';
 
-/** How fast a base model's SFT jobs ran, per worker (the SFT form only: off query-keys, which every page loads). */
+/** How fast a base model's SFT jobs ran, per worker (the SFT form only: apart from lib/client/queries, which most pages load). */
 export const sftTimingQuery = (baseModel: string) =>
   queryOptions({
     queryKey: ['sft-timing', baseModel] as const,

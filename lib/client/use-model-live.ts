@@ -6,7 +6,12 @@ import type { ModelSummaryDto } from '@/lib/schemas/models';
 import type { ModelTinkerDto } from '@/lib/schemas/tinker-clients';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 import { isTerminalStatus, pollDelay } from './poll-backoff';
-import { queryKeys } from './query-keys';
+import { checkpointKeys } from './queries/checkpoints';
+import { historyKeys } from './queries/history';
+import { jobKeys } from './queries/jobs';
+import { modelKeys } from './queries/models';
+import { tinkerKeys } from './queries/tinker';
+import { trajectoryKeys } from './queries/trajectories';
 import { isLiveClient } from './tinker-clients';
 
 /** With no job open, a model changes only when someone starts one: check every 5 s, backing off to 30 s. */
@@ -56,11 +61,11 @@ export function useModelLive(modelId: string) {
     let stopped = false;
     const jobsOf = () =>
       queryClient
-        .getQueryData<InfiniteData<{ data: TrainingJobDto[] }>>(queryKeys.model.jobs(modelId))
+        .getQueryData<InfiniteData<{ data: TrainingJobDto[] }>>(jobKeys.ofModel(modelId))
         ?.pages.flatMap((p) => p.data) ?? [];
-    const modelOf = () => queryClient.getQueryData<ModelSummaryDto>(queryKeys.model.summary(modelId));
+    const modelOf = () => queryClient.getQueryData<ModelSummaryDto>(modelKeys.summary(modelId));
     // null: not a training client (the page's prefetch said so); it never becomes one, so it is not asked again.
-    const tinkerOf = () => queryClient.getQueryData<ModelTinkerDto | null>(queryKeys.model.tinker(modelId));
+    const tinkerOf = () => queryClient.getQueryData<ModelTinkerDto | null>(tinkerKeys.ofModel(modelId));
     let last = liveSignature(modelOf(), jobsOf(), tinkerOf());
 
     const schedule = () => {
@@ -71,10 +76,10 @@ export function useModelLive(modelId: string) {
     async function tick() {
       if (document.visibilityState === 'hidden') return schedule();
       await Promise.all([
-        queryClient.invalidateQueries({ queryKey: queryKeys.model.summary(modelId) }),
-        queryClient.invalidateQueries({ queryKey: queryKeys.model.jobs(modelId) }),
+        queryClient.invalidateQueries({ queryKey: modelKeys.summary(modelId) }),
+        queryClient.invalidateQueries({ queryKey: jobKeys.ofModel(modelId) }),
         tinkerOf() && isLiveClient(tinkerOf()!.training_client)
-          ? queryClient.invalidateQueries({ queryKey: queryKeys.model.tinker(modelId) })
+          ? queryClient.invalidateQueries({ queryKey: tinkerKeys.ofModel(modelId) })
           : Promise.resolve(),
       ]).catch(() => undefined);
       const next = liveSignature(modelOf(), jobsOf(), tinkerOf());
@@ -82,9 +87,9 @@ export function useModelLive(modelId: string) {
         last = next;
         unchanged = 0;
         await Promise.all([
-          queryClient.invalidateQueries({ queryKey: queryKeys.model.history(modelId) }),
-          queryClient.invalidateQueries({ queryKey: queryKeys.model.checkpoints(modelId) }),
-          queryClient.invalidateQueries({ queryKey: queryKeys.model.trajectorySteps(modelId) }),
+          queryClient.invalidateQueries({ queryKey: historyKeys.all(modelId) }),
+          queryClient.invalidateQueries({ queryKey: checkpointKeys.all(modelId) }),
+          queryClient.invalidateQueries({ queryKey: trajectoryKeys.steps(modelId) }),
         ]).catch(() => undefined);
       } else unchanged += 1;
       schedule();

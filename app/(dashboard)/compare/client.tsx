@@ -17,7 +17,7 @@ import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
 import { formatDuration } from '@/lib/client/format-time';
-import { trainingCurveQuery } from '@/lib/client/query-keys';
+import { trainingCurveQuery } from '@/lib/client/queries/history';
 import {
   AXIS_LABELS,
   axisGap,

@@ -11,7 +11,7 @@ import { CodeBlock } from '@/components/ui/code-block';
 import { PageHeader } from '@/components/ui/page-header';
 import { Skeleton } from '@/components/ui/skeleton';
 import { isApiClientError } from '@/lib/client/api-fetch';
-import { openApiDocumentQuery } from '@/lib/client/query-keys';
+import { openApiDocumentQuery } from '@/lib/client/queries/openapi';
 
 function tokenCurl(origin: string): string {
   return [

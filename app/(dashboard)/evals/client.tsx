@@ -15,7 +15,7 @@ import { PlusIcon } from '@/components/ui/icons';
 import { PageHeader } from '@/components/ui/page-header';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { Skeleton } from '@/components/ui/skeleton';
-import { evalRunsQuery, evalSetsQuery } from '@/lib/client/eval-queries';
+import { evalRunsQuery, evalSetsQuery } from '@/lib/client/queries/evals';
 import type { EvalSet } from '@/lib/client/evals';
 import { evalsSearchParsers } from './search-params';
 

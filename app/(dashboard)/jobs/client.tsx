@@ -13,10 +13,11 @@ import { RetryAlert } from '@/components/ui/retry-alert';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { entityJobsQuery, modelPickerQuery, projectsQuery } from '@/lib/client/query-keys';
+import { entityJobsQuery } from '@/lib/client/queries/jobs';
+import { modelPickerQuery, projectsQuery } from '@/lib/client/queries/models';
+import { tinkerClientsQuery } from '@/lib/client/queries/tinker';
 import { useDebouncedValue } from '@/lib/client/use-debounced-value';
 import { Input, Select } from '@/components/ui/input';
-import { tinkerClientsQuery } from '@/lib/client/tinker-queries';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 
 const STATUSES = ['ALL', 'QUEUED', 'RUNNING', 'COMPLETED', 'FAILED'] as const;

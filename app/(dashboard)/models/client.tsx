@@ -18,7 +18,7 @@ import { SparklesIcon } from '@/components/ui/icons';
 import { PlusIcon } from '@/components/ui/icons';
 import { PageHeader } from '@/components/ui/page-header';
 import { hrefWithEntity } from '@/lib/client/entity';
-import { baseModelsQuery, modelsInfiniteQuery, projectsQuery } from '@/lib/client/query-keys';
+import { baseModelsQuery, modelsInfiniteQuery, projectsQuery } from '@/lib/client/queries/models';
 import { useDebouncedValue } from '@/lib/client/use-debounced-value';
 import { COMPARE_MAX_MODELS, COMPARE_MIN_MODELS } from '@/lib/schemas/comparison';
 import { modelsSearchParsers } from './search-params';

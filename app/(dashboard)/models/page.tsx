@@ -2,7 +2,7 @@ import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query
 import type { Metadata } from 'next';
 import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
 import { resolveEntity } from '@/lib/client/entity';
-import { baseModelsQuery, MODEL_PAGE_SIZE, modelsInfiniteQuery, projectsQuery } from '@/lib/client/query-keys';
+import { baseModelsQuery, MODEL_PAGE_SIZE, modelsInfiniteQuery, projectsQuery } from '@/lib/client/queries/models';
 import { toSessionDto } from '@/lib/services/accounts';
 import { baseModelDtos } from '@/lib/services/base-models';
 import { availableBaseModels } from '@/lib/catalog/base-models';

@@ -30,7 +30,8 @@ import {
 } from '@/lib/client/chat-request';
 import { streamChatCompletion } from '@/lib/client/chat-stream';
 import { MAX_COMPARE, otherStepOfModel, splitModelName } from '@/lib/client/model-choice';
-import { checkpointPickerQuery, queryKeys } from '@/lib/client/query-keys';
+import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
+import { usageKeys } from '@/lib/client/queries/usage';
 import { useChatModelChoices } from '@/lib/client/use-chat-model-choices';
 
 interface PlaygroundClientProps {
@@ -233,7 +234,7 @@ export function PlaygroundClient({
     await Promise.all(jobs.map(({ pane, request }) => runPane(pane, request, controller.signal)));
     if (abortRef.current === controller) abortRef.current = null;
     // The usage page counts these requests.
-    void queryClient.invalidateQueries({ queryKey: queryKeys.usage.all() });
+    void queryClient.invalidateQueries({ queryKey: usageKeys.all() });
     draftRef.current?.focus();
   }
 

@@ -5,7 +5,7 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { TrainingWorkersTable } from '@/components/workers/training-workers-table';
-import { trainingWorkersQuery } from '@/lib/client/query-keys';
+import { trainingWorkersQuery } from '@/lib/client/queries/workers';
 
 export function WorkersClient() {
   const workers = useQuery(trainingWorkersQuery());

@@ -1,7 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
 import { requirePrincipal } from '@/app/_lib/session';
-import { trainingWorkersQuery } from '@/lib/client/query-keys';
+import { trainingWorkersQuery } from '@/lib/client/queries/workers';
 import { listConnectedWorkers } from '@/lib/services/training-workers';
 import { WorkersClient } from './client';
 

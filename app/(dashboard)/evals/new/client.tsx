@@ -13,7 +13,7 @@ import { Card, CardBody, CardFooter } from '@/components/ui/card';
 import { TextField } from '@/components/ui/field';
 
 import { isApiClientError } from '@/lib/client/api-fetch';
-import { evalSetsQuery, useStartEvalRun } from '@/lib/client/eval-queries';
+import { evalSetsQuery, useStartEvalRun } from '@/lib/client/queries/evals';
 import { buildRunBody, newScorerDraft, placeRunErrors, type ScorerDraft } from '@/lib/client/evals';
 import { useChatModelChoices } from '@/lib/client/use-chat-model-choices';
 

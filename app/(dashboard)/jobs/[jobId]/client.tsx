@@ -37,18 +37,18 @@ import { gradientStepCharts } from '@/lib/client/job-events';
 import { isTerminalStatus, pollDelay } from '@/lib/client/poll-backoff';
 import { groupCountsFromConfig, jobOutcome } from '@/lib/client/rl-guardrails';
 import { useQueryStates } from 'nuqs';
+import { allCheckpointsQuery } from '@/lib/client/queries/checkpoints';
 import {
   EVENT_PAGE_SIZE,
+  type EventListView,
   eventViewOf,
   eventViewParsers,
   fetchEventsAfter,
+  jobEventKeys,
   jobEventPageQuery,
-  type EventListView,
-  allCheckpointsQuery,
-  jobQuery,
-  modelQuery,
-  queryKeys,
-} from '@/lib/client/query-keys';
+} from '@/lib/client/queries/job-events';
+import { jobKeys, jobQuery } from '@/lib/client/queries/jobs';
+import { modelQuery } from '@/lib/client/queries/models';
 import { EVENT_TYPES, trainingJobSchema, type JobEventDto, type TrainingJobDto } from '@/lib/schemas/training-jobs';
 
 interface JobDetailClientProps {
@@ -68,10 +68,10 @@ function useJobTail(jobId: string) {
   const queryClient = useQueryClient();
   const unchanged = useRef(0);
   return useQuery({
-    queryKey: queryKeys.jobs.allEvents(jobId),
+    queryKey: jobEventKeys.every(jobId),
     queryFn: async ({ signal }): Promise<{ job: TrainingJobDto; events: JobEventDto[] }> => {
       const previous = queryClient.getQueryData<{ job: TrainingJobDto; events: JobEventDto[] }>(
-        queryKeys.jobs.allEvents(jobId),
+        jobEventKeys.every(jobId),
       );
       const job = await apiFetch(`/v1/preview/training-jobs/${jobId}`, trainingJobSchema, { signal });
       const fresh = await fetchEventsAfter(jobId, previous?.events.at(-1)?.id, signal);
@@ -81,9 +81,9 @@ function useJobTail(jobId: string) {
         previous.job.status !== job.status ||
         previous.job.completed_steps !== job.completed_steps;
       unchanged.current = changed ? 0 : unchanged.current + 1;
-      queryClient.setQueryData(queryKeys.jobs.summary(jobId), job);
+      queryClient.setQueryData(jobKeys.summary(jobId), job);
       // The visible events page may have grown: refresh the paged table's queries (not this one).
-      if (fresh.length > 0) void queryClient.invalidateQueries({ queryKey: [...queryKeys.jobs.events(jobId), 'page'] });
+      if (fresh.length > 0) void queryClient.invalidateQueries({ queryKey: [...jobEventKeys.all(jobId), 'page'] });
       return { job, events: [...(previous?.events ?? []), ...fresh] };
     },
     refetchInterval: (query) => {

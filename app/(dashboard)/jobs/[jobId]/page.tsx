@@ -4,13 +4,9 @@ import { notFound } from 'next/navigation';
 import { requirePrincipal } from '@/app/_lib/session';
 import { ApiError } from '@/lib/errors';
 import { resolveEntity } from '@/lib/client/entity';
-import {
-  EVENT_PAGE_SIZE,
-  eventViewFromSearchParams,
-  jobEventPageQuery,
-  jobQuery,
-  modelQuery,
-} from '@/lib/client/query-keys';
+import { EVENT_PAGE_SIZE, eventViewFromSearchParams, jobEventPageQuery } from '@/lib/client/queries/job-events';
+import { jobQuery } from '@/lib/client/queries/jobs';
+import { modelQuery } from '@/lib/client/queries/models';
 import { idSchema } from '@/lib/schemas/common';
 import { toSessionDto } from '@/lib/services/accounts';
 import { getModel } from '@/lib/services/models';

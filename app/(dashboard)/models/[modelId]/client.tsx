@@ -23,8 +23,9 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { useModelLive } from '@/lib/client/use-model-live';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { inferenceNames, playgroundHref } from '@/lib/client/inference-names';
-import { modelJobsInfiniteQuery, modelQuery } from '@/lib/client/query-keys';
-import { modelTinkerQuery } from '@/lib/client/tinker-queries';
+import { modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';
+import { modelQuery } from '@/lib/client/queries/models';
+import { modelTinkerQuery } from '@/lib/client/queries/tinker';
 import { useQueryStates } from 'nuqs';
 import { modelSearchParsers, type ModelTab } from './search-params';
 // Its own chunk: the overview is what most visits open, and the model page is the heaviest route (bench:ui).

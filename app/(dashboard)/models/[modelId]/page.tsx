@@ -5,15 +5,11 @@ import { notFound } from 'next/navigation';
 import { requirePrincipal } from '@/app/_lib/session';
 import { ApiError } from '@/lib/errors';
 import { resolveEntity } from '@/lib/client/entity';
-import {
-  CHECKPOINT_PAGE_SIZE,
-  checkpointPageQuery,
-  historyUrl,
-  MODEL_JOBS_PAGE_SIZE,
-  modelJobsInfiniteQuery,
-  modelQuery,
-} from '@/lib/client/query-keys';
-import { modelTinkerQuery } from '@/lib/client/tinker-queries';
+import { CHECKPOINT_PAGE_SIZE, checkpointPageQuery } from '@/lib/client/queries/checkpoints';
+import { historyUrl } from '@/lib/client/queries/history';
+import { MODEL_JOBS_PAGE_SIZE, modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';
+import { modelQuery } from '@/lib/client/queries/models';
+import { modelTinkerQuery } from '@/lib/client/queries/tinker';
 import { idSchema } from '@/lib/schemas/common';
 import { toSessionDto } from '@/lib/services/accounts';
 import { listCheckpoints } from '@/lib/services/checkpoints';

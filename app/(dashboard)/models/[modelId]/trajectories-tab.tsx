@@ -13,7 +13,7 @@ import { Card, CardFooter } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
-import { trajectoriesInfiniteQuery, trajectoryStepsInfiniteQuery } from '@/lib/client/query-keys';
+import { trajectoriesInfiniteQuery, trajectoryStepsInfiniteQuery } from '@/lib/client/queries/trajectories';
 import { rewardsTie } from '@/lib/client/rl-guardrails';
 import { isTypingTarget } from '@/lib/client/shortcuts';
 import {

@@ -13,7 +13,7 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { KeyIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
 import { useCreateApiKey, useRevokeApiKey } from '@/lib/client/mutations';
-import { apiKeysQuery } from '@/lib/client/query-keys';
+import { apiKeysQuery } from '@/lib/client/queries/accounts';
 import type { ApiKeyDto } from '@/lib/schemas/accounts';
 
 export function ApiKeysClient({ origin }: { origin: string }) {

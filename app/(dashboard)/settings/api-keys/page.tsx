@@ -1,7 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
 import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
-import { apiKeysQuery } from '@/lib/client/query-keys';
+import { apiKeysQuery } from '@/lib/client/queries/accounts';
 import { listApiKeys } from '@/lib/services/accounts';
 import { ApiKeysClient } from './client';
 

@@ -12,7 +12,7 @@ import { UsersIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
 import { hrefWithEntity } from '@/lib/client/entity';
 import { useAddTeamMember, useCreateTeam, useRemoveTeamMember } from '@/lib/client/mutations';
-import { teamsQuery } from '@/lib/client/query-keys';
+import { teamsQuery } from '@/lib/client/queries/accounts';
 import type { TeamDto } from '@/lib/schemas/accounts';
 
 type Member = TeamDto['members'][number];

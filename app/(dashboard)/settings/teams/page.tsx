@@ -1,7 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
 import { requirePrincipal } from '@/app/_lib/session';
-import { teamsQuery } from '@/lib/client/query-keys';
+import { teamsQuery } from '@/lib/client/queries/accounts';
 import { listTeams, toSessionDto } from '@/lib/services/accounts';
 import { TeamsClient } from './client';
 

@@ -14,7 +14,7 @@ import { BarChartIcon } from '@/components/ui/icons';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { USAGE_DAY_OPTIONS, usageQuery } from '@/lib/client/query-keys';
+import { USAGE_DAY_OPTIONS, usageQuery } from '@/lib/client/queries/usage';
 import { useNow } from '@/lib/client/use-now';
 import { formatCount, usageChartData, usageTable, usageTotals, type UsageGroupBy } from '@/lib/client/usage';
 import { usageSearchParsers } from './search-params';

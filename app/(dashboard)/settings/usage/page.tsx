@@ -2,7 +2,7 @@ import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query
 import type { Metadata } from 'next';
 import { requirePrincipal } from '@/app/_lib/session';
 import { resolveEntity } from '@/lib/client/entity';
-import { usageQuery } from '@/lib/client/query-keys';
+import { usageQuery } from '@/lib/client/queries/usage';
 import { toSessionDto } from '@/lib/services/accounts';
 import { listUsage } from '@/lib/services/usage';
 import { UsageClient } from './client';

@@ -1,5 +1,5 @@
 import { createLoader, parseAsNumberLiteral, parseAsString, parseAsStringLiteral } from 'nuqs/server';
-import { USAGE_DAY_OPTIONS } from '@/lib/client/query-keys';
+import { USAGE_DAY_OPTIONS } from '@/lib/client/queries/usage';
 
 export const DEFAULT_USAGE_DAYS = 30;
 

@@ -21,7 +21,7 @@ import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
 import { isApiClientError } from '@/lib/client/api-fetch';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
-import { evalResultsQuery, evalRunQuery, RESULTS_PAGE_SIZE } from '@/lib/client/eval-queries';
+import { evalKeys, evalResultsQuery, evalRunQuery, RESULTS_PAGE_SIZE } from '@/lib/client/queries/evals';
 import {
   defaultPair,
   isActiveRun,
@@ -31,7 +31,6 @@ import {
   targetLabel,
   type ResultFilter,
 } from '@/lib/client/evals';
-import { queryKeys } from '@/lib/client/query-keys';
 import { evalRunSearchParsers } from './search-params';
 
 const FILTER_OPTIONS: { value: ResultFilter; label: string }[] = [
@@ -77,7 +76,7 @@ export function EvalRunClient({ runId }: { runId: string }) {
   const lastStatus = useRef(data?.status);
   useEffect(() => {
     if (lastStatus.current && data && lastStatus.current !== data.status && !isActiveRun(data.status))
-      void queryClient.invalidateQueries({ queryKey: [...queryKeys.evals.run(runId), 'results'] });
+      void queryClient.invalidateQueries({ queryKey: [...evalKeys.run(runId), 'results'] });
     lastStatus.current = data?.status;
   }, [data, queryClient, runId]);
 

@@ -1,14 +1,21 @@
 import { queryOptions } from '@tanstack/react-query';
-import { apiFetch, isApiClientError } from './api-fetch';
-import { modelPath, queryKeys } from './query-keys';
-import { isLiveClient } from './tinker-clients';
+import { apiFetch, isApiClientError } from '../api-fetch';
+import { isLiveClient } from '../tinker-clients';
+import { modelKeys, modelPath } from './models';
 
 /*
- * Query options of the Tinker views (docs/tinker.md), under queryKeys' hierarchy like every other. Apart from
- * query-keys.ts, which every page loads. Every page that shows training clients hydrates with the server's answer,
- * so their schemas are needed only for a refetch, and are imported then: a kilobyte out of each page's first load,
- * the model page's included (bench:ui, ≤ 250 kB).
+ * Keys and query options of the Tinker views (docs/tinker.md). Every page that shows training clients hydrates with
+ * the server's answer, so their schemas are needed only for a refetch, and are imported then: a kilobyte out of each
+ * page's first load, the model page's included (bench:ui, ≤ 250 kB).
  */
+
+/** Tinker training clients: the Jobs page's list per entity, the Workers page's live ones, and a model's own. */
+export const tinkerKeys = {
+  all: () => ['tinker-clients'] as const,
+  list: (entity: string) => [...tinkerKeys.all(), 'list', entity] as const,
+  /** The model's Tinker training client (null: the model is not one), under the model. */
+  ofModel: (modelId: string) => [...modelKeys.detail(modelId), 'tinker'] as const,
+};
 
 const schemas = () => import('@/lib/schemas/tinker-clients');
 
@@ -18,7 +25,7 @@ export const TINKER_CLIENTS_LIMIT = 25;
 /** While a training client is live its row moves (steps, open requests): the list refreshes every few seconds. */
 export const tinkerClientsQuery = (entity: string) =>
   queryOptions({
-    queryKey: queryKeys.tinkerClients.list(entity),
+    queryKey: tinkerKeys.list(entity),
     queryFn: async ({ signal }) =>
       apiFetch(
         `/v1/preview/tinker-training-clients?${new URLSearchParams({ entity, limit: String(TINKER_CLIENTS_LIMIT) })}`,
@@ -35,7 +42,7 @@ export const tinkerClientsQuery = (entity: string) =>
  */
 export const modelTinkerQuery = (modelId: string) =>
   queryOptions({
-    queryKey: queryKeys.model.tinker(modelId),
+    queryKey: tinkerKeys.ofModel(modelId),
     queryFn: async ({ signal }) => {
       try {
         return await apiFetch(`${modelPath(modelId)}/tinker`, (await schemas()).modelTinkerSchema, { signal });

@@ -1,7 +1,7 @@
 'use client';
 
 import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
-import { apiFetch } from './api-fetch';
+import { apiFetch } from '../api-fetch';
 import {
   autoEvalSchema,
   evalExampleListSchema,
@@ -13,14 +13,25 @@ import {
   resultListSchema,
   type EvalSettings,
   type RunBody,
-} from './evals';
-import { modelPath, queryKeys } from './query-keys';
-import { uploadJsonl } from './upload-dataset';
+} from '../evals';
+import { uploadJsonl } from '../upload-dataset';
+import { modelKeys, modelPath } from './models';
 
 /*
- * The Evals view's queries and writes (the evaluation API, docs/contract.md "Evaluations"). Apart from query-keys.ts
- * and mutations.ts, which most pages load: only the Evals pages and the model page's Evals card import this.
+ * The Evals view's keys, queries and writes (the evaluation API, docs/contract.md "Evaluations"). Apart from
+ * mutations.ts, which most pages load: only the Evals pages and the model page's Evals card import this.
  */
+
+/** Eval sets and runs; a model's auto-eval settings sit under the model, so that deleting a model drops them too. */
+export const evalKeys = {
+  all: () => ['evals'] as const,
+  sets: (project: string) => [...evalKeys.all(), 'sets', project] as const,
+  examples: (setId: string, cursor: string | null) => [...evalKeys.all(), 'set', setId, 'examples', cursor] as const,
+  runs: (filter: Record<string, string>) => [...evalKeys.all(), 'runs', filter] as const,
+  run: (runId: string) => [...evalKeys.all(), 'run', runId] as const,
+  results: (runId: string, query: string) => [...evalKeys.run(runId), 'results', query] as const,
+  autoEval: (modelId: string) => [...modelKeys.detail(modelId), 'auto-eval'] as const,
+};
 
 const SETS_LIMIT = 100;
 export const EXAMPLES_PAGE_SIZE = 10;
@@ -32,7 +43,7 @@ const evalRunPath = (runId: string) => `/v1/preview/eval-runs/${encodeURICompone
 /** Every version of every set (newest first); `project` narrows it. */
 export const evalSetsQuery = (project = '') =>
   queryOptions({
-    queryKey: queryKeys.evals.sets(project),
+    queryKey: evalKeys.sets(project),
     queryFn: ({ signal }) => {
       const params = new URLSearchParams({ limit: String(SETS_LIMIT) });
       if (project) params.set('project', project);
@@ -42,7 +53,7 @@ export const evalSetsQuery = (project = '') =>
 
 export const evalExamplesQuery = (setId: string, cursor: string | null) =>
   queryOptions({
-    queryKey: queryKeys.evals.examples(setId, cursor),
+    queryKey: evalKeys.examples(setId, cursor),
     queryFn: ({ signal }) => {
       const params = new URLSearchParams({ limit: String(EXAMPLES_PAGE_SIZE) });
       if (cursor) params.set('after', cursor);
@@ -57,7 +68,7 @@ export const evalExamplesQuery = (setId: string, cursor: string | null) =>
 /** Runs newest first, filtered by `eval_set_id`, `model_id` or `project`; refreshed every 2 s while one is open. */
 export const evalRunsQuery = (filter: Record<string, string> = {}) =>
   queryOptions({
-    queryKey: queryKeys.evals.runs(filter),
+    queryKey: evalKeys.runs(filter),
     queryFn: ({ signal }) =>
       apiFetch(
         `/v1/preview/eval-runs?${new URLSearchParams({ ...filter, limit: String(RUNS_LIMIT) })}`,
@@ -70,7 +81,7 @@ export const evalRunsQuery = (filter: Record<string, string> = {}) =>
 /** One run; every second while it is queued or running (the server reports progress about once a second). */
 export const evalRunQuery = (runId: string) =>
   queryOptions({
-    queryKey: queryKeys.evals.run(runId),
+    queryKey: evalKeys.run(runId),
     queryFn: ({ signal }) => apiFetch(evalRunPath(runId), evalRunSchema, { signal }),
     refetchInterval: (query) => (query.state.data && isActiveRun(query.state.data.status) ? 1000 : false),
   });
@@ -78,7 +89,7 @@ export const evalRunQuery = (runId: string) =>
 /** A page of the per-example results; `query` is resultsQuery()'s string (limit, cursor, filter). */
 export const evalResultsQuery = (runId: string, query: string, live: boolean) =>
   queryOptions({
-    queryKey: queryKeys.evals.results(runId, query),
+    queryKey: evalKeys.results(runId, query),
     queryFn: ({ signal }) => apiFetch(`${evalRunPath(runId)}/results?${query}`, resultListSchema, { signal }),
     // While the run is open, rows fill in as targets answer.
     refetchInterval: live ? 3000 : false,
@@ -86,7 +97,7 @@ export const evalResultsQuery = (runId: string, query: string, live: boolean) =>
 
 export const autoEvalQuery = (modelId: string) =>
   queryOptions({
-    queryKey: queryKeys.evals.autoEval(modelId),
+    queryKey: evalKeys.autoEval(modelId),
     queryFn: ({ signal }) => apiFetch(`${modelPath(modelId)}/auto-eval`, autoEvalSchema, { signal }),
   });
 
@@ -99,7 +110,7 @@ export function useUploadEvalSet() {
         file,
         evalSetSchema,
       ),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [...queryKeys.evals.all(), 'sets'] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: [...evalKeys.all(), 'sets'] }),
   });
 }
 
@@ -108,8 +119,8 @@ export function useStartEvalRun() {
   return useMutation({
     mutationFn: (body: RunBody) => apiFetch('/v1/preview/eval-runs', evalRunSchema, { method: 'POST', json: body }),
     onSuccess: (run) => {
-      queryClient.setQueryData(queryKeys.evals.run(run.id), run);
-      return queryClient.invalidateQueries({ queryKey: [...queryKeys.evals.all(), 'runs'] });
+      queryClient.setQueryData(evalKeys.run(run.id), run);
+      return queryClient.invalidateQueries({ queryKey: [...evalKeys.all(), 'runs'] });
     },
   });
 }
@@ -119,8 +130,8 @@ export function useCancelEvalRun(runId: string) {
   return useMutation({
     mutationFn: () => apiFetch(`${evalRunPath(runId)}/cancel`, evalRunSchema, { method: 'POST' }),
     onSuccess: (run) => {
-      queryClient.setQueryData(queryKeys.evals.run(runId), run);
-      return queryClient.invalidateQueries({ queryKey: [...queryKeys.evals.all(), 'runs'] });
+      queryClient.setQueryData(evalKeys.run(runId), run);
+      return queryClient.invalidateQueries({ queryKey: [...evalKeys.all(), 'runs'] });
     },
   });
 }
@@ -131,7 +142,7 @@ export function useSetAutoEval(modelId: string) {
     mutationFn: (autoEval: EvalSettings | null) =>
       apiFetch(`${modelPath(modelId)}/auto-eval`, autoEvalSchema, { method: 'PUT', json: autoEval }),
     onSuccess: (data) => {
-      queryClient.setQueryData(queryKeys.evals.autoEval(modelId), data);
+      queryClient.setQueryData(evalKeys.autoEval(modelId), data);
     },
   });
 }

@@ -1,0 +1,15 @@
+import { queryOptions } from '@tanstack/react-query';
+import { apiFetch } from '../api-fetch';
+import { openApiDocumentSchema } from '../openapi-document';
+
+export const openApiKeys = {
+  document: () => ['openapi', 'document'] as const,
+};
+
+export const openApiDocumentQuery = () =>
+  queryOptions({
+    queryKey: openApiKeys.document(),
+    queryFn: ({ signal }) => apiFetch('/v1/openapi.json', openApiDocumentSchema, { signal }),
+    // The document only changes with a deploy.
+    staleTime: Infinity,
+  });
