@@ -8,26 +8,12 @@ import { Card } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
 import { ChatIcon, CloseIcon, CodeIcon } from '@/components/ui/icons';
 import { Spinner } from '@/components/ui/spinner';
-import type { AssistantReply, ChoiceReply } from '@/lib/client/chat-reply';
-import type { PlaygroundRequest } from '@/lib/client/chat-request';
+import type { ChoiceReply } from '@/lib/client/chat-reply';
 import { splitInvalidBytes } from '@/lib/client/logprob-color';
+import type { PaneState, TextView } from '@/lib/client/playground/state';
 import { Tooltip } from '@/components/ui/tooltip';
 import { ModelPicker, PaneModelHeading } from './model-picker';
 import { TokenView } from './token-view';
-
-export type PaneTurn = { role: 'user'; content: string } | { role: 'assistant'; reply: AssistantReply };
-
-export interface PaneState {
-  id: string;
-  model: string;
-  turns: PaneTurn[];
-  streaming: boolean;
-  error: string | null;
-  /** The last request sent from this pane: what "export code" reproduces. */
-  lastRequest: PlaygroundRequest | null;
-}
-
-export type TextView = 'text' | 'tokens';
 
 interface ChatPaneProps {
   pane: PaneState;

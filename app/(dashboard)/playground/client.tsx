@@ -3,33 +3,36 @@
 import { useQueryStates } from 'nuqs';
 import { playgroundSearchParsers } from './search-params';
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { ChatPane, type PaneState, type PaneTurn, type TextView } from '@/components/playground/chat-pane';
+import { useEffect, useReducer, useRef, type FormEvent } from 'react';
+import { ChatPane } from '@/components/playground/chat-pane';
 import { BlindVote } from '@/components/playground/blind-vote';
+import { Composer } from '@/components/playground/composer';
 import { ExportCodeDialog } from '@/components/playground/export-code-dialog';
 import { ParametersPanel } from '@/components/playground/parameters-panel';
+import { PlaygroundActions } from '@/components/playground/playground-actions';
 import { PromptSetPanel } from '@/components/playground/prompt-set';
+import { SystemPrompt } from '@/components/playground/system-prompt';
 import { TokenLegend } from '@/components/playground/token-view';
 import { Alert } from '@/components/ui/alert';
-import { Button } from '@/components/ui/button';
 import { Card, CardHeader } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
-import { ColumnsIcon, EyeOffIcon, SendIcon, StopIcon, TrashIcon } from '@/components/ui/icons';
-import { Tooltip } from '@/components/ui/tooltip';
 import { PageHeader } from '@/components/ui/page-header';
 import { SegmentedControl } from '@/components/ui/segmented-control';
-import { Textarea } from '@/components/ui/textarea';
-import { applyChunk, emptyReply, markStopped, type AssistantReply } from '@/lib/client/chat-reply';
-import {
-  buildChatRequest,
-  DEFAULT_PARAMS,
-  validateParams,
-  type ChatParams,
-  type PlaygroundMessage,
-  type PlaygroundRequest,
-} from '@/lib/client/chat-request';
+import { buildChatRequest, validateParams, type PlaygroundRequest } from '@/lib/client/chat-request';
 import { streamChatCompletion } from '@/lib/client/chat-stream';
 import { MAX_COMPARE, otherStepOfModel, splitModelName } from '@/lib/client/model-choice';
+import {
+  allAnswered,
+  blindStepsOf,
+  comparesTrained as comparesTrainedOf,
+  effectiveParams,
+  exportRequestOf,
+  initialPlaygroundState,
+  lastPromptOf,
+  paneMessages,
+  playgroundReducer,
+  type PaneState,
+} from '@/lib/client/playground/state';
 import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
 import { usageKeys } from '@/lib/client/queries/usage';
 import { useChatModelChoices } from '@/lib/client/use-chat-model-choices';
@@ -48,31 +51,14 @@ const VIEW_OPTIONS = [
   { value: 'tokens', label: 'Tokens' },
 ] as const;
 
-const newPane = (id: string, model: string): PaneState => ({
-  id,
-  model,
-  turns: [],
-  streaming: false,
-  error: null,
-  lastRequest: null,
-});
-
-/** The conversation a pane sends: the shared system prompt, then its own turns (first choice of each answer). */
-function paneMessages(system: string, turns: PaneTurn[], next: string | null): PlaygroundMessage[] {
-  const messages: PlaygroundMessage[] = [];
-  if (system.trim() !== '') messages.push({ role: 'system', content: system });
-  for (const turn of turns) {
-    if (turn.role === 'user') messages.push({ role: 'user', content: turn.content });
-    else if (turn.reply.choices[0]) messages.push({ role: 'assistant', content: turn.reply.choices[0].content });
-  }
-  if (next !== null) messages.push({ role: 'user', content: next });
-  return messages;
-}
-
 function isAbort(error: unknown): boolean {
   return error instanceof DOMException && error.name === 'AbortError';
 }
 
+/**
+ * The playground: its state and every change to it are lib/client/playground/state.ts (a unit-tested reducer); this
+ * component runs the effects (streams, the URL, the checkpoint list an added pane is chosen from) and lays it out.
+ */
 export function PlaygroundClient({
   initialModels,
   initialPrompt = '',
@@ -82,63 +68,24 @@ export function PlaygroundClient({
 }: PlaygroundClientProps) {
   const queryClient = useQueryClient();
   const { baseModels, trainedModels, error: listError } = useChatModelChoices();
-
-  // Ids by position: the server's HTML and the first client render must agree on them (they name inputs).
-  const [panes, setPanes] = useState<PaneState[]>(() => initialModels.map((model, i) => newPane(`p${i}`, model)));
-  const nextPaneId = useRef(initialModels.length);
-  const [system, setSystem] = useState(initialSystem);
-  const [draft, setDraft] = useState(initialPrompt);
-  const [chosenParams, setParams] = useState<ChatParams>({ ...DEFAULT_PARAMS, seed: String(initialSeed) });
-  // null until the person sets a temperature: until then it follows what is compared (see `params` below).
-  const [chosenTemperature, setChosenTemperature] = useState<string | null>(null);
-  const [showParamErrors, setShowParamErrors] = useState(false);
-  const [view, setView] = useState<TextView>('text');
-  const [exportPaneId, setExportPaneId] = useState<string | null>(null);
-  const [adding, setAdding] = useState(false);
-  // Blind A/B: which pane is shown as A is drawn at random each round; `voted` ends a round.
-  const [blind, setBlind] = useState(false);
-  const [swapped, setSwapped] = useState(false);
-  const [voted, setVoted] = useState(false);
+  const [state, dispatch] = useReducer(
+    playgroundReducer,
+    { models: initialModels, prompt: initialPrompt, system: initialSystem, seed: initialSeed },
+    initialPlaygroundState,
+  );
+  const { panes, system, draft, view, blind, swapped, voted, adding } = state;
   const abortRef = useRef<AbortController | null>(null);
   const draftRef = useRef<HTMLTextAreaElement>(null);
 
   const streaming = panes.some((p) => p.streaming);
-
-  // Comparing checkpoints asks what training changed, and sampling noise would hide it: greedy (temperature 0)
-  // whenever a trained model or checkpoint is in the comparison, until the person picks a temperature.
-  const comparesTrained = panes.some((p) => {
-    const { model, step } = splitModelName(p.model);
-    return step !== null || trainedModels.has(model);
-  });
-  const params = useMemo<ChatParams>(
-    () => ({
-      ...chosenParams,
-      temperature: chosenTemperature ?? (comparesTrained ? '0' : DEFAULT_PARAMS.temperature),
-    }),
-    [chosenParams, chosenTemperature, comparesTrained],
-  );
-  const paramErrors = useMemo(() => validateParams(params), [params]);
-
-  // A blind comparison needs exactly two checkpoints of one trained model ("latest" resolved to its step).
-  const blindSteps = useMemo(() => {
-    if (panes.length !== 2) return null;
-    const resolved = panes.map((p) => {
-      const { model, step } = splitModelName(p.model);
-      const record = trainedModels.get(model);
-      return record ? { record, step: step ?? record.latest_step } : null;
-    });
-    const [x, y] = resolved;
-    if (!x || !y || x.record.id !== y.record.id || x.step === null || y.step === null || x.step === y.step) return null;
-    return { modelId: x.record.id, steps: [x.step, y.step] as const };
-  }, [panes, trainedModels]);
+  const comparesTrained = comparesTrainedOf(panes, trainedModels);
+  const params = effectiveParams(state, comparesTrained);
+  const paramErrors = validateParams(params);
+  const hasParamErrors = Object.keys(paramErrors).length > 0;
+  const blindSteps = blindStepsOf(panes, trainedModels);
   const blindOn = blind && blindSteps !== null;
   const shownPanes = blindOn && swapped ? [...panes].reverse() : panes;
-  const lastPrompt = [...(panes[0]?.turns ?? [])].reverse().find((t) => t.role === 'user');
-  const answered = panes.every((p) => {
-    const last = p.turns.at(-1);
-    return !p.streaming && !p.error && last?.role === 'assistant' && last.reply.choices.length > 0;
-  });
-  const hasParamErrors = Object.keys(paramErrors).length > 0;
+  const lastPrompt = lastPromptOf(panes);
 
   // The URL follows the compared models, so that a comparison can be shared or reloaded. The panes own the
   // models (each pane also holds its conversation); the URL is written from them, never read back after the
@@ -153,41 +100,14 @@ export function PlaygroundClient({
   // A stream left running when the page unmounts would keep the server generating for nobody.
   useEffect(() => () => abortRef.current?.abort(), []);
 
-  function updatePane(id: string, update: (pane: PaneState) => PaneState) {
-    setPanes((all) => all.map((p) => (p.id === id ? update(p) : p)));
-  }
-
-  function updateReply(id: string, update: (reply: AssistantReply) => AssistantReply) {
-    updatePane(id, (pane) => {
-      const last = pane.turns.at(-1);
-      if (last?.role !== 'assistant') return pane;
-      const reply = update(last.reply);
-      return reply === last.reply
-        ? pane
-        : { ...pane, turns: [...pane.turns.slice(0, -1), { role: 'assistant', reply }] };
-    });
-  }
-
-  async function runPane(pane: PaneState, request: PlaygroundRequest, signal: AbortSignal) {
+  async function runPane(paneId: string, request: PlaygroundRequest, signal: AbortSignal) {
     try {
-      await streamChatCompletion(request, {
-        signal,
-        onChunk: (chunk) => updateReply(pane.id, (reply) => applyChunk(reply, chunk)),
-      });
-      updatePane(pane.id, (p) => ({ ...p, streaming: false }));
+      await streamChatCompletion(request, { signal, onChunk: (chunk) => dispatch({ type: 'chunk', paneId, chunk }) });
+      dispatch({ type: 'done', paneId });
     } catch (error) {
-      if (isAbort(error)) {
-        updateReply(pane.id, markStopped);
-        updatePane(pane.id, (p) => ({ ...p, streaming: false }));
-        return;
-      }
-      const message = error instanceof Error ? error.message : 'The request failed.';
-      updatePane(pane.id, (p) => {
-        const last = p.turns.at(-1);
-        // An answer that never started is dropped; a partial one stays visible above the error.
-        const turns = last?.role === 'assistant' && last.reply.choices.length === 0 ? p.turns.slice(0, -1) : p.turns;
-        return { ...p, turns, streaming: false, error: message };
-      });
+      if (isAbort(error)) dispatch({ type: 'stopped', paneId });
+      else
+        dispatch({ type: 'failed', paneId, message: error instanceof Error ? error.message : 'The request failed.' });
     }
   }
 
@@ -196,54 +116,24 @@ export function PlaygroundClient({
     const text = draft.trim();
     if (text === '' || streaming || panes.length === 0) return;
     if (hasParamErrors) {
-      setShowParamErrors(true);
+      dispatch({ type: 'showParamErrors' });
       document.querySelector<HTMLElement>('[data-testid="parameters-panel"] [aria-invalid="true"]')?.focus();
       return;
     }
     const controller = new AbortController();
     abortRef.current = controller;
+    const requests: Record<string, PlaygroundRequest> = {};
+    for (const pane of panes)
+      requests[pane.id] = buildChatRequest(pane.model, paneMessages(system, blindOn ? [] : pane.turns, text), params);
     // Blind rounds are one prompt each, from a fresh conversation, with A and B drawn again.
-    if (blindOn) {
-      setSwapped(Math.random() < 0.5);
-      setVoted(false);
-    }
-    const jobs = panes.map((pane) => ({
-      pane,
-      request: buildChatRequest(pane.model, paneMessages(system, blindOn ? [] : pane.turns, text), params),
-    }));
-    setPanes((all) =>
-      all.map((pane) => {
-        const job = jobs.find((j) => j.pane.id === pane.id);
-        if (!job) return pane;
-        return {
-          ...pane,
-          streaming: true,
-          error: null,
-          lastRequest: job.request,
-          turns: [
-            ...(blindOn ? [] : pane.turns),
-            { role: 'user', content: text },
-            { role: 'assistant', reply: emptyReply() },
-          ],
-        };
-      }),
-    );
-    setDraft('');
+    dispatch({ type: 'sent', text, requests, blind: blindOn, swapped: Math.random() < 0.5 });
     // A pre-filled prompt has been used: a reload or a shared link now shows the conversation's models only.
     void setUrlState({ prompt: null, system: null });
-    await Promise.all(jobs.map(({ pane, request }) => runPane(pane, request, controller.signal)));
+    await Promise.all(Object.entries(requests).map(([id, request]) => runPane(id, request, controller.signal)));
     if (abortRef.current === controller) abortRef.current = null;
     // The usage page counts these requests.
     void queryClient.invalidateQueries({ queryKey: usageKeys.all() });
     draftRef.current?.focus();
-  }
-
-  function stop() {
-    abortRef.current?.abort();
-  }
-
-  function clear() {
-    setPanes((all) => all.map((p) => ({ ...p, turns: [], error: null, lastRequest: null })));
   }
 
   /**
@@ -275,21 +165,16 @@ export function PlaygroundClient({
 
   async function addPane() {
     if (panes.length >= MAX_COMPARE || adding) return;
-    setAdding(true);
+    dispatch({ type: 'addStarted' });
+    let model: string | null = null;
     try {
-      const model = await comparisonModel(panes.map((p) => p.model));
-      const id = `p${nextPaneId.current++}`;
-      setPanes((all) => (all.length >= MAX_COMPARE ? all : [...all, newPane(id, model)]));
+      model = await comparisonModel(panes.map((p) => p.model));
     } finally {
-      setAdding(false);
+      dispatch({ type: 'addFinished', model });
     }
   }
 
-  const exportPane = panes.find((p) => p.id === exportPaneId) ?? null;
-  const exportRequest = exportPane
-    ? (exportPane.lastRequest ??
-      buildChatRequest(exportPane.model, paneMessages(system, exportPane.turns, draft.trim() || 'Hello!'), params))
-    : null;
+  const exportPane = panes.find((p) => p.id === state.exportPaneId) ?? null;
 
   return (
     <>
@@ -297,49 +182,17 @@ export function PlaygroundClient({
         title="Playground"
         description="Chat with a base model or any checkpoint, compare up to four side by side, and export the exact request as code."
         actions={
-          <>
-            <Button
-              variant="secondary"
-              onClick={() => void addPane()}
-              disabled={panes.length >= MAX_COMPARE || streaming}
-              aria-busy={adding || undefined}
-              data-testid="add-model"
-            >
-              <ColumnsIcon className="size-4" />
-              Compare
-            </Button>
-            <Tooltip
-              content={
-                blindSteps
-                  ? 'Hide which checkpoint wrote which answer, then vote; the votes are kept with the model'
-                  : 'Compare two checkpoints of one model to vote blind'
-              }
-            >
-              <Button
-                variant={blindOn ? 'primary' : 'secondary'}
-                aria-pressed={blindOn}
-                disabled={!blindSteps || streaming}
-                onClick={() => {
-                  setBlind(!blindOn);
-                  setSwapped(Math.random() < 0.5);
-                  setVoted(false);
-                  clear();
-                }}
-                data-testid="blind-toggle"
-              >
-                <EyeOffIcon className="size-4" />
-                Blind A/B
-              </Button>
-            </Tooltip>
-            <Button
-              variant="ghost"
-              onClick={clear}
-              disabled={streaming || panes.every((p) => p.turns.length === 0 && !p.error)}
-            >
-              <TrashIcon className="size-4" />
-              Clear
-            </Button>
-          </>
+          <PlaygroundActions
+            canAdd={panes.length < MAX_COMPARE}
+            adding={adding}
+            onAdd={() => void addPane()}
+            blindOn={blindOn}
+            canBlind={blindSteps !== null}
+            streaming={streaming}
+            onToggleBlind={() => dispatch({ type: 'blind', on: !blindOn, swapped: Math.random() < 0.5 })}
+            canClear={!panes.every((p) => p.turns.length === 0 && !p.error)}
+            onClear={() => dispatch({ type: 'clear' })}
+          />
         }
       />
       {listError ? (
@@ -350,21 +203,7 @@ export function PlaygroundClient({
 
       <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_17rem]">
         <div className="flex min-w-0 flex-col gap-4">
-          <Card>
-            <div className="flex flex-col gap-1.5 px-4 py-3">
-              <label htmlFor="system-prompt" className="text-sm font-medium text-fg">
-                System prompt
-              </label>
-              <Textarea
-                id="system-prompt"
-                rows={2}
-                value={system}
-                onChange={(event) => setSystem(event.target.value)}
-                placeholder="You are a helpful assistant."
-                className="resize-y"
-              />
-            </div>
-          </Card>
+          <SystemPrompt value={system} onChange={(text) => dispatch({ type: 'system', text })} />
 
           <div className="flex flex-wrap items-center justify-between gap-3">
             <SegmentedControl
@@ -372,7 +211,7 @@ export function PlaygroundClient({
               size="sm"
               value={view}
               options={VIEW_OPTIONS}
-              onChange={setView}
+              onChange={(next) => dispatch({ type: 'view', view: next })}
               data-testid="view-toggle"
             />
             {view === 'tokens' ? <TokenLegend /> : null}
@@ -386,7 +225,7 @@ export function PlaygroundClient({
             )}
             data-testid="chat-panes"
           >
-            {shownPanes.map((pane, index) => (
+            {shownPanes.map((pane: PaneState, index) => (
               <ChatPane
                 key={pane.id}
                 pane={pane}
@@ -396,75 +235,38 @@ export function PlaygroundClient({
                 view={view}
                 baseModels={baseModels}
                 trainedModels={trainedModels}
-                onModelChange={(model) => updatePane(pane.id, (p) => ({ ...p, model }))}
-                onRemove={() => setPanes((all) => all.filter((p) => p.id !== pane.id))}
-                onExport={() => setExportPaneId(pane.id)}
+                onModelChange={(model) => dispatch({ type: 'paneModel', paneId: pane.id, model })}
+                onRemove={() => dispatch({ type: 'removePane', paneId: pane.id })}
+                onExport={() => dispatch({ type: 'export', paneId: pane.id })}
               />
             ))}
           </div>
 
-          {blindOn && blindSteps && lastPrompt ? (
+          {blindOn && blindSteps && lastPrompt !== null ? (
             <BlindVote
               // A new round (a new prompt, or A and B drawn again) is a new vote.
-              key={`${lastPrompt.content}|${swapped}|${panes[0].turns.length}`}
+              key={`${lastPrompt}|${swapped}|${panes[0].turns.length}`}
               pair={{
                 modelId: blindSteps.modelId,
                 a: blindSteps.steps[swapped ? 1 : 0],
                 b: blindSteps.steps[swapped ? 0 : 1],
               }}
-              prompt={lastPrompt.role === 'user' ? lastPrompt.content : ''}
-              ready={answered}
-              onVoted={() => setVoted(true)}
+              prompt={lastPrompt}
+              ready={allAnswered(panes)}
+              onVoted={() => dispatch({ type: 'voted' })}
             />
           ) : null}
 
-          <form onSubmit={send} aria-label="Message composer">
-            <Card className="shadow-md dark:shadow-none">
-              <label htmlFor="composer" className="sr-only">
-                Message
-              </label>
-              <Textarea
-                id="composer"
-                ref={draftRef}
-                rows={3}
-                value={draft}
-                onChange={(event) => setDraft(event.target.value)}
-                onKeyDown={(event) => {
-                  // Enter alone adds a line (messages are often multi-line); Ctrl/⌘+Enter sends.
-                  if (event.key === 'Enter' && (event.metaKey || event.ctrlKey)) {
-                    event.preventDefault();
-                    void send();
-                  }
-                }}
-                placeholder={panes.length > 1 ? `Message all ${panes.length} models…` : 'Message the model…'}
-                aria-describedby="composer-hint"
-                className="resize-none rounded-none border-0 px-4 py-3 shadow-none focus:ring-0"
-                data-testid="composer"
-              />
-              <div className="flex flex-wrap items-center justify-between gap-2 border-t border-line px-3 py-2">
-                <p id="composer-hint" className="text-xs text-fg-subtle">
-                  {showParamErrors && hasParamErrors ? (
-                    <span className="font-medium text-danger-text" role="alert">
-                      Fix the highlighted parameters first.
-                    </span>
-                  ) : (
-                    'Ctrl+Enter or ⌘+Enter to send'
-                  )}
-                </p>
-                {streaming ? (
-                  <Button variant="secondary" onClick={stop} data-testid="stop">
-                    <StopIcon className="size-4" />
-                    Stop
-                  </Button>
-                ) : (
-                  <Button type="submit" disabled={draft.trim() === '' || panes.length === 0} data-testid="send">
-                    <SendIcon className="size-4" />
-                    Send
-                  </Button>
-                )}
-              </div>
-            </Card>
-          </form>
+          <Composer
+            draftRef={draftRef}
+            draft={draft}
+            onDraft={(text) => dispatch({ type: 'draft', text })}
+            onSend={(event) => void send(event)}
+            onStop={() => abortRef.current?.abort()}
+            streaming={streaming}
+            paneCount={panes.length}
+            paramError={state.showParamErrors && hasParamErrors}
+          />
 
           <PromptSetPanel
             models={panes.map((p) => p.model)}
@@ -483,17 +285,11 @@ export function PlaygroundClient({
             />
             <ParametersPanel
               params={params}
-              errors={showParamErrors || hasParamErrors ? paramErrors : {}}
-              onChange={(next) => {
-                if (next.temperature !== params.temperature) setChosenTemperature(next.temperature);
-                setParams(next);
-              }}
-              onReset={() => {
-                setChosenTemperature(null);
-                setParams({ ...DEFAULT_PARAMS, seed: params.seed });
-              }}
+              errors={state.showParamErrors || hasParamErrors ? paramErrors : {}}
+              onChange={(next) => dispatch({ type: 'params', params: next, shownTemperature: params.temperature })}
+              onReset={() => dispatch({ type: 'resetParams' })}
               temperatureHint={
-                chosenTemperature === null && comparesTrained ? 'Greedy while comparing checkpoints' : undefined
+                state.chosenTemperature === null && comparesTrained ? 'Greedy while comparing checkpoints' : undefined
               }
             />
           </Card>
@@ -502,11 +298,11 @@ export function PlaygroundClient({
 
       <ExportCodeDialog
         open={exportPane !== null}
-        request={exportRequest}
+        request={exportRequestOf(state, params)}
         model={exportPane?.model ?? ''}
         origin={origin}
         sent={exportPane?.lastRequest != null}
-        onClose={() => setExportPaneId(null)}
+        onClose={() => dispatch({ type: 'export', paneId: null })}
       />
     </>
   );
