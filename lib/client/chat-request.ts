@@ -1,3 +1,5 @@
+import { CHAT_REQUEST_FIELDS } from '@/lib/schemas/chat-fields';
+
 /**
  * The playground's settings as the user types them (strings, so that a half-typed "0." is not lost),
  * and the one function that turns them into the chat request body. The same body is sent and exported
@@ -183,33 +185,13 @@ export function buildChatRequest(model: string, messages: PlaygroundMessage[], p
     if ('schema' in parsed)
       body.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: parsed.schema } };
   }
-  // Re-create the object in a fixed key order: the exported code then reads the same way every time.
+  // Re-create the object in a fixed key order (the shared field list's): the exported code then reads the same way
+  // every time.
   const ordered = {} as Record<string, unknown>;
-  for (const key of REQUEST_KEY_ORDER) if (body[key] !== undefined) ordered[key] = body[key];
+  for (const key of Object.keys(CHAT_REQUEST_FIELDS) as (keyof PlaygroundRequest)[])
+    if (body[key] !== undefined) ordered[key] = body[key];
   return ordered as unknown as PlaygroundRequest;
 }
-
-const REQUEST_KEY_ORDER: (keyof PlaygroundRequest)[] = [
-  'model',
-  'messages',
-  'temperature',
-  'top_p',
-  'top_k',
-  'min_p',
-  'max_tokens',
-  'presence_penalty',
-  'frequency_penalty',
-  'repetition_penalty',
-  'seed',
-  'stop',
-  'n',
-  'logprobs',
-  'top_logprobs',
-  'response_format',
-  'stream',
-  'stream_options',
-  'return_tokens_as_token_ids',
-];
 
 /** A seed for a fresh playground: shown in the field, sent with every request, so each run can be repeated. */
 export function randomSeed(): number {

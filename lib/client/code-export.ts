@@ -5,6 +5,8 @@
  * pasting text into a template unescaped.
  */
 
+import { isOpenAiSdkField } from '@/lib/schemas/chat-fields';
+
 export type CodeLanguage = 'curl' | 'python' | 'typescript';
 
 export interface ExportOptions {
@@ -15,30 +17,6 @@ export interface ExportOptions {
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** Keys the openai SDKs have a named parameter for; everything else is a vLLM extension. */
-const OPENAI_PARAMS = new Set([
-  'model',
-  'messages',
-  'temperature',
-  'top_p',
-  'max_tokens',
-  'max_completion_tokens',
-  'presence_penalty',
-  'frequency_penalty',
-  'seed',
-  'stop',
-  'n',
-  'logprobs',
-  'top_logprobs',
-  'response_format',
-  'stream',
-  'stream_options',
-  'tools',
-  'tool_choice',
-  'user',
-  'logit_bias',
-]);
 
 function isStreaming(body: object): boolean {
   return (body as { stream?: unknown }).stream === true;
@@ -96,7 +74,7 @@ export function toPython(body: object, { origin, apiKeyEnv = 'TUNEBOARD_API_KEY'
   for (const [key, value] of Object.entries(body)) {
     // Keyword arguments need identifier names; anything else (and every vLLM extension) goes in extra_body,
     // which the SDK merges into the JSON body as it is.
-    if (OPENAI_PARAMS.has(key) && isIdentifier(key, /^[A-Za-z_][A-Za-z0-9_]*$/)) named.push([key, value]);
+    if (isOpenAiSdkField(key) && isIdentifier(key, /^[A-Za-z_][A-Za-z0-9_]*$/)) named.push([key, value]);
     else extra[key] = value;
   }
   const args = named.map(([key, value]) => `    ${key}=${pythonLiteral(value, 1)},`);
@@ -152,7 +130,7 @@ export function typescriptLiteral(value: unknown, indent = 0): string {
 export function toTypeScript(body: object, { origin, apiKeyEnv = 'TUNEBOARD_API_KEY' }: ExportOptions): string {
   const named: Record<string, unknown> = {};
   const extra: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) (OPENAI_PARAMS.has(key) ? named : extra)[key] = value;
+  for (const [key, value] of Object.entries(body)) (isOpenAiSdkField(key) ? named : extra)[key] = value;
   const params = typescriptLiteral(named, 0).split('\n');
   if (Object.keys(extra).length > 0) {
     // The SDK sends unknown keys as they are; the spread keeps its types from rejecting vLLM's extensions.
