@@ -1,8 +1,7 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import dynamic from 'next/dynamic';
-import { memo, useMemo, useState } from 'react';
+import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
@@ -16,24 +15,42 @@ import type { ChartMarker } from './metric-chart';
 import { csvFileName, seriesToCsv } from '@/lib/client/csv-export';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import { seriesColor } from './chart-colors';
+import { useNearViewport } from './use-near-viewport';
 
 const CHART_HEIGHT = 240;
 
-const loadMetricChart = () => import('./metric-chart');
+type ChartModule = typeof import('./metric-chart');
 
 /**
- * Starts loading recharts before any chart renders: a page calls it on mount so that the chunk downloads while
- * the data does, instead of after it.
+ * recharts (and the d3 modules under it) stay out of every route's first-load JavaScript: the chart module is
+ * imported on its own. A page that imports this card draws charts, so the import starts as soon as the page's scripts
+ * run, while the page hydrates and its data arrives (from an effect after hydration, its download and compilation
+ * came after the data). Not through next/dynamic: React.lazy suspends the first render even when the module is
+ * there, and React then holds the revealed chart back for its 300 ms fallback throttle (bench:ui: 300–400 ms
+ * between the chart's slot and its lines, on every load).
  */
-export function preloadMetricChart() {
-  void loadMetricChart();
-}
+let chartModule: ChartModule | null = null;
+const chartModuleLoaded: Promise<ChartModule> | null =
+  typeof window === 'undefined'
+    ? null
+    : import('./metric-chart').then((m) => {
+        chartModule = m;
+        return m;
+      });
 
-// recharts (and the d3 modules under it) load only when a chart is on screen, not with the route.
-const MetricChart = dynamic(() => loadMetricChart().then((m) => m.MetricChart), {
-  ssr: false,
-  loading: () => <Skeleton className="h-[240px] w-full" />,
-});
+/** The chart module, once loaded: null for the first render of a page whose scripts have not fetched it yet. */
+function useChartModule(): ChartModule | null {
+  const [loaded, setLoaded] = useState(chartModule);
+  useEffect(() => {
+    if (loaded) return;
+    let live = true;
+    void chartModuleLoaded?.then((m) => live && setLoaded(m));
+    return () => {
+      live = false;
+    };
+  }, [loaded]);
+  return loaded;
+}
 
 interface MetricChartCardProps {
   chart: ChartSpec;
@@ -163,6 +180,10 @@ export const MetricChartCard = memo(function MetricChartCard({
     setChartKey((k) => k + 1);
   }
   const titleId = `chart-${chart.metric.replace(/[^a-zA-Z0-9_-]/g, '-')}`;
+  // Drawn once the card is about to scroll into view: below the fold, a skeleton of the same height holds its place.
+  const cardRef = useRef<HTMLDivElement>(null);
+  const near = useNearViewport(cardRef);
+  const chartLib = useChartModule();
 
   function downloadCsv() {
     const csv = seriesToCsv(
@@ -227,19 +248,24 @@ export const MetricChartCard = memo(function MetricChartCard({
             aria-label={`Line chart of ${chart.metric}: ${chart.series.map((s) => s.name).join(', ')}. Use the table view for the values.`}
             data-testid="metric-chart"
             style={{ minHeight: CHART_HEIGHT }}
+            ref={cardRef}
           >
-            <MetricChart
-              key={chartKey}
-              chart={chart}
-              smoothing={smoothing}
-              logScale={logScale}
-              height={CHART_HEIGHT}
-              onStepClick={onStepClick}
-              onZoomChange={setZoom}
-              markers={markers}
-              xLabel={xLabel}
-              formatX={formatX}
-            />
+            {near && chartLib ? (
+              <chartLib.MetricChart
+                key={chartKey}
+                chart={chart}
+                smoothing={smoothing}
+                logScale={logScale}
+                height={CHART_HEIGHT}
+                onStepClick={onStepClick}
+                onZoomChange={setZoom}
+                markers={markers}
+                xLabel={xLabel}
+                formatX={formatX}
+              />
+            ) : (
+              <Skeleton className="h-[240px] w-full" />
+            )}
           </div>
         ) : (
           <MetricTable chart={chart} xLabel={xLabel} formatX={formatX} />

@@ -1,10 +1,10 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
 import { ConstantsRow } from '@/components/charts/constants-row';
-import { MetricChartCard, preloadMetricChart } from '@/components/charts/metric-chart-card';
+import { MetricChartCard } from '@/components/charts/metric-chart-card';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { Card } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
@@ -49,7 +49,6 @@ export function MetricsSection({
   tinker?: boolean;
 }) {
   const history = useQuery(historyQuery(model.id));
-  useEffect(preloadMetricChart, []);
   const [smoothing, setSmoothing] = useState(0.6);
   const [logScale, setLogScale] = useState(false);
   const charts = useMemo(() => groupSeriesIntoCharts(history.data?.series ?? [], history.data?.bands), [history.data]);

@@ -3,8 +3,8 @@
 import { useQueries, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useQueryStates } from 'nuqs';
-import { useEffect, useMemo, useState } from 'react';
-import { MetricChartCard, preloadMetricChart } from '@/components/charts/metric-chart-card';
+import { useMemo, useState } from 'react';
+import { MetricChartCard } from '@/components/charts/metric-chart-card';
 import { ChartControls } from '@/components/charts/metric-charts-panel';
 import { seriesColor } from '@/components/charts/chart-colors';
 import { Badge, type BadgeTone } from '@/components/ui/badge';
@@ -17,7 +17,7 @@ import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
 import { apiFetch } from '@/lib/client/api-fetch';
 import { formatDuration } from '@/lib/client/format-time';
-import { trainingCurveQuery } from '@/lib/client/queries/history';
+import { COMPARE_MAX_POINTS, trainingCurveQuery } from '@/lib/client/queries/history';
 import {
   AXIS_LABELS,
   axisGap,
@@ -29,7 +29,7 @@ import {
 } from '@/lib/client/run-comparison';
 import { formatNumber } from '@/lib/client/trajectory-view';
 import { comparisonSchema, type CompareRun } from '@/lib/schemas/comparison';
-import { compareSearchParsers } from './search-params';
+import { compareQueryKey, compareSearchParsers, compareSelection } from './search-params';
 
 const STATUS_TONE: Record<string, BadgeTone> = {
   COMPLETED: 'success',
@@ -55,22 +55,19 @@ export function CompareClient() {
   const [smoothing, setSmoothing] = useState(0);
   const [logScale, setLogScale] = useState(false);
   const [allSettings, setAllSettings] = useState(false);
-  useEffect(preloadMetricChart, []);
 
-  const selection: Record<string, string> = project
-    ? { project, ...(entity ? { entity } : {}) }
-    : { model_ids: models.join(',') };
-  const selected = Boolean(project) || models.length > 0;
+  const selection = compareSelection({ models, project, entity });
+  const selected = selection !== null;
   const comparison = useQuery({
-    queryKey: ['compare', selection],
+    queryKey: compareQueryKey(selection ?? {}),
     queryFn: ({ signal }) =>
-      apiFetch(`/v1/preview/compare?${new URLSearchParams(selection).toString()}`, comparisonSchema, { signal }),
+      apiFetch(`/v1/preview/compare?${new URLSearchParams(selection ?? {}).toString()}`, comparisonSchema, { signal }),
     enabled: selected,
   });
   const runs = useMemo(() => comparison.data?.runs ?? [], [comparison.data]);
   // combine: one stable object while no run's curve changed, so the charts are not rebuilt on every render.
   const histories = useQueries({
-    queries: runs.map((r) => trainingCurveQuery(r.model_id)),
+    queries: runs.map((r) => trainingCurveQuery(r.model_id, COMPARE_MAX_POINTS)),
     combine: (results) => ({
       data: results.map((r) => r.data),
       error: results.find((r) => r.error)?.error ?? null,

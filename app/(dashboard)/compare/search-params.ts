@@ -25,3 +25,16 @@ export const compareSearchParsers = {
 };
 
 export const parseCompareSearchParams = createLoader(compareSearchParsers);
+
+/** The API's query for a selection in the URL, or null when nothing is selected. */
+export function compareSelection(url: {
+  models: readonly string[];
+  project: string;
+  entity: string | null;
+}): { model_ids: string } | { project: string; entity?: string } | null {
+  if (url.project) return { project: url.project, ...(url.entity ? { entity: url.entity } : {}) };
+  return url.models.length > 0 ? { model_ids: url.models.join(',') } : null;
+}
+
+/** The comparison's query key: the page prefetches it on the server under the same key. */
+export const compareQueryKey = (selection: Record<string, string>) => ['compare', selection] as const;

@@ -6,7 +6,7 @@ import { requirePrincipal } from '@/app/_lib/session';
 import { ApiError } from '@/lib/errors';
 import { resolveEntity } from '@/lib/client/entity';
 import { CHECKPOINT_PAGE_SIZE, checkpointPageQuery } from '@/lib/client/queries/checkpoints';
-import { historyUrl } from '@/lib/client/queries/history';
+import { historyUrl, trainingCurveUrl } from '@/lib/client/queries/history';
 import { MODEL_JOBS_PAGE_SIZE, modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';
 import { modelQuery } from '@/lib/client/queries/models';
 import { modelTinkerQuery } from '@/lib/client/queries/tinker';
@@ -47,6 +47,8 @@ export default async function ModelPage({ params, searchParams }: ModelPageProps
   // history would hold back the whole HTML and weigh it down by hundreds of kilobytes. Instead the browser is
   // told to fetch it at once, in parallel with the scripts; the query's own request then finds it loaded.
   preload(historyUrl(modelId), { as: 'fetch', crossOrigin: 'anonymous' });
+  // The training curve (every job's gradient steps on one axis) too: the run overview and the curve card ask for it.
+  preload(trainingCurveUrl(modelId), { as: 'fetch', crossOrigin: 'anonymous' });
   await Promise.allSettled([
     queryClient.prefetchQuery({
       ...checkpointPageQuery(modelId, undefined),

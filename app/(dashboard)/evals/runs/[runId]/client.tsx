@@ -5,7 +5,7 @@ import Link from 'next/link';
 import { Breadcrumb } from '@/components/ui/breadcrumb';
 import { useQueryStates } from 'nuqs';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { MetricChartCard, preloadMetricChart } from '@/components/charts/metric-chart-card';
+import { MetricChartCard } from '@/components/charts/metric-chart-card';
 import { CancelRunButton } from '@/components/evals/eval-runs-table';
 import { EvalProgress, EvalStatusBadge } from '@/components/evals/eval-status';
 import { ResultsTable } from '@/components/evals/results-table';
@@ -51,7 +51,6 @@ export function EvalRunClient({ runId }: { runId: string }) {
   const queryClient = useQueryClient();
   const run = useQuery(evalRunQuery(runId));
   const [url, setUrl] = useQueryStates(evalRunSearchParsers, { history: 'replace' });
-  useEffect(preloadMetricChart, []);
 
   const data = run.data;
   const pair = useMemo(() => (data ? defaultPair(data.targets) : null), [data]);
