@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as openapiRoute from '@/app/v1/openapi.json/route';
 import { routeManifest } from '@/app/v1/route-manifest';
+import { renderWorkerOpenApi, WORKER_OPENAPI_FILE } from '@/scripts/openapi-document';
 import { call } from '../support/helpers';
 
 function routeFiles(dir: string): string[] {
@@ -44,5 +45,14 @@ describe('GET /v1/openapi.json', () => {
         expect(op.tags?.[0]).not.toBe('other');
       }
     }
+  });
+
+  it("is what the Python worker's tests check its calls against (workers/python/tests/openapi.json)", async () => {
+    const res = await call(openapiRoute, 'GET', '/v1/openapi.json');
+    const committed = fs.readFileSync(path.join(process.cwd(), WORKER_OPENAPI_FILE), 'utf8');
+    // A stale copy would let the worker's fake servers drift from the routes: regenerate it.
+    expect(committed, 'stale: run npx tsx --conditions=react-server scripts/openapi-document.ts').toBe(
+      renderWorkerOpenApi(res.body),
+    );
   });
 });
