@@ -195,6 +195,14 @@ export function isHealthProbe(req: Pick<http.IncomingMessage, 'method' | 'url'>)
  */
 export function registerFastRoutes(pattern: string, handlers: Partial<Record<FastMethod, FastHandler>>): void {
   if (!config.isProduction || !config.fastRoutes) return;
+  addFastRoutes(pattern, handlers);
+}
+
+/**
+ * registerFastRoutes without its production check: for tests that serve the route files through the fast path as a
+ * production server does (tests/support/route-fetch.ts's fastPathFetch).
+ */
+export function addFastRoutes(pattern: string, handlers: Partial<Record<FastMethod, FastHandler>>): void {
   const parts = pattern.split('/').slice(1);
   const route: FastRoute = {
     pattern,
@@ -603,6 +611,60 @@ async function pipeBody(reader: ReadableStreamDefaultReader<Uint8Array>, res: ht
 }
 
 /**
+ * What the fast path does with one request of a Node HTTP server: answers health, refuses what no route serves, or
+ * runs a registered route's handler and writes its answer, returning true; false leaves the request to the server's
+ * own handler (Next.js), with the caller's address resolved. installFastPath calls it for every server of the
+ * process; tests/support/route-fetch.ts's fastPathFetch calls it from a server of its own.
+ */
+export function serveFast(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  if ((globalThis as Record<symbol, unknown>)[draining]) res.shouldKeepAlive = false;
+  if (isHealthProbe(req)) {
+    answer(req, res);
+    return true;
+  }
+  // Refused here, with TUNEBOARD_FAST_ROUTES=0 too: Next.js answered both with a 500 and a stack on stdout.
+  if (!SERVED_METHODS.has(req.method ?? '')) {
+    refuse(req, res, 405, `Method Not Allowed: ${req.method} is not served`, { allow: ALLOW });
+    return true;
+  }
+  const target = req.url ?? '';
+  if (target.charCodeAt(0) !== 47 /* "/" */) {
+    // `*` (OPTIONS * asks about the server as a whole) and absolute URLs (a request meant for a proxy).
+    refuse(req, res, 400, 'Bad Request: the request target must be a path such as /v1/health');
+    return true;
+  }
+  const route = matchFastRoute(req.method, target);
+  let url: URL | undefined;
+  try {
+    // Checked before the body is touched: a request Next gets back must still have all of it.
+    url = route && requestUrl(req);
+  } catch {
+    // left to Next
+  }
+  let request: Request | undefined;
+  if (route && url) {
+    try {
+      request = toRequest(req, res, url);
+    } catch {
+      // left to Next
+    }
+  }
+  if (route && request) {
+    inTurnAsync(() => serveRegistered(route.handler, route.params, request, req, res)).catch((err: unknown) => {
+      log.error({ err }, 'fast path failed');
+      res.destroy();
+    });
+    return true;
+  }
+  // Next.js's handlers read the caller's address from X-Forwarded-For (lib/api/client-address.ts), which Next
+  // fills from the socket only when the client sent none: it gets the address resolved here instead.
+  const address = clientAddressOf(req);
+  if (address) req.headers['x-forwarded-for'] = address;
+  else delete req.headers['x-forwarded-for'];
+  return false;
+}
+
+/**
  * Installs the fast path on every HTTP server of this process (Next.js creates its own; this runs at start-up,
  * lib/runtime/server-start.ts). Idempotent: Next's dev server may evaluate instrumentation more than once. Returns
  * the uninstall (a no-op from a repeated install).
@@ -615,50 +677,7 @@ export function installFastPath(): () => void {
   proto.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
     if (event === 'request') {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
-      if ((globalThis as Record<symbol, unknown>)[draining]) res.shouldKeepAlive = false;
-      if (isHealthProbe(req)) {
-        answer(req, res);
-        return true;
-      }
-      // Refused here, with TUNEBOARD_FAST_ROUTES=0 too: Next.js answered both with a 500 and a stack on stdout.
-      if (!SERVED_METHODS.has(req.method ?? '')) {
-        refuse(req, res, 405, `Method Not Allowed: ${req.method} is not served`, { allow: ALLOW });
-        return true;
-      }
-      const target = req.url ?? '';
-      if (target.charCodeAt(0) !== 47 /* "/" */) {
-        // `*` (OPTIONS * asks about the server as a whole) and absolute URLs (a request meant for a proxy).
-        refuse(req, res, 400, 'Bad Request: the request target must be a path such as /v1/health');
-        return true;
-      }
-      const route = matchFastRoute(req.method, target);
-      let url: URL | undefined;
-      try {
-        // Checked before the body is touched: a request Next gets back must still have all of it.
-        url = route && requestUrl(req);
-      } catch {
-        // left to Next
-      }
-      let request: Request | undefined;
-      if (route && url) {
-        try {
-          request = toRequest(req, res, url);
-        } catch {
-          // left to Next
-        }
-      }
-      if (route && request) {
-        inTurnAsync(() => serveRegistered(route.handler, route.params, request, req, res)).catch((err: unknown) => {
-          log.error({ err }, 'fast path failed');
-          res.destroy();
-        });
-        return true;
-      }
-      // Next.js's handlers read the caller's address from X-Forwarded-For (lib/api/client-address.ts), which Next
-      // fills from the socket only when the client sent none: it gets the address resolved here instead.
-      const address = clientAddressOf(req);
-      if (address) req.headers['x-forwarded-for'] = address;
-      else delete req.headers['x-forwarded-for'];
+      if (serveFast(req, res)) return true;
     }
     if (event === 'clientError' && this.listenerCount('clientError') === 0) {
       // Node's own handling (lib/_http_server.js socketOnError), with a JSON body: only when nothing of an answer

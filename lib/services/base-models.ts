@@ -16,7 +16,7 @@ import {
   type TrainedBy,
 } from '@/lib/catalog/base-models';
 import { parseHfConfig } from '@/lib/engine/hf/config';
-import { hfDirProblem, servedContextLength } from './hf-models';
+import { hfDirProblem, servedContextLength } from '@/lib/catalog/hf-folders';
 import { describeProgress, hubEnvironment, hubSnapshot, type HubSnapshot } from './hub-models';
 
 /**

@@ -16,7 +16,8 @@ import { builtinModelSource } from '@/lib/catalog/builtin-models';
 import { ApiError } from '@/lib/errors';
 import { describeBaseModels, hfModelDir, servingStatus } from './base-models';
 import { findBaseModel, servedBy, vllmModelName } from '@/lib/catalog/base-models';
-import { hfBaseDescription, hfCheckpointDescription } from './hf-models';
+import { hfBaseDescription } from '@/lib/catalog/hf-folders';
+import { hfCheckpointDescription } from './hf-models';
 import { adapterLoadingConfigured, materializeAdapter, vllmAdapters } from './vllm-adapters';
 import { servedModels } from './served-models';
 

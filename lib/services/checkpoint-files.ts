@@ -12,7 +12,7 @@ import { hfModelDir, hubFetch, servingStatus } from './base-models';
 import { allBaseModels, findBaseModel } from '@/lib/catalog/base-models';
 import { builtinModelSource } from '@/lib/catalog/builtin-models';
 import { hfCheckpointGguf } from './checkpoint-gguf';
-import { hfDirProblem } from './hf-models';
+import { hfDirProblem } from '@/lib/catalog/hf-folders';
 import { tarSize, tarStream } from './tar-archive';
 import { requireModel } from './models';
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fastPathFetch, routeFetch } from '../support/route-fetch';
 
 // The /v1 API, and the Tinker SDK's routes under /api/v1 (docs/tinker.md §2.1).
 const ROOTS = [path.join(process.cwd(), 'app', 'v1'), path.join(process.cwd(), 'app', 'api', 'v1')];
@@ -46,5 +47,23 @@ describe('the fast path serves every route file at its own path', () => {
       for (const d of subdirs) walk(path.join(dir, d.name));
     };
     for (const root of ROOTS) walk(root);
+  });
+});
+
+describe("the route tests' fetch through the fast path (tests/support/route-fetch.ts)", () => {
+  // The chat, checkpoint-upload and worker-protocol tests use fastPathFetch: were it to reach the handlers some other
+  // way, they would no longer test the fast path. Only its writing of the answer adds the security headers.
+  it('answers from the fast path, where routeFetch calls the handler directly', async () => {
+    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email": 1}' };
+    const fast = await fastPathFetch('http://localhost/v1/auth/token', init);
+    expect(fast.status).toBe(422);
+    expect(fast.headers.get('x-frame-options')).toBe('DENY');
+    expect(fast.headers.get('vary')).toMatch(/Accept-Encoding/);
+    expect((await fast.json()).detail[0].loc).toEqual(['body', 'email']);
+    const direct = await routeFetch('http://localhost/v1/auth/token', init);
+    expect(direct.status).toBe(422);
+    expect(direct.headers.get('x-frame-options')).toBeNull();
+    // What the fast path leaves to Next gets app/v1/[...path]'s JSON 404.
+    expect((await fastPathFetch('http://localhost/v1/no-such-route')).status).toBe(404);
   });
 });

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as openapiRoute from '@/app/v1/openapi.json/route';
 import { routeManifest } from '@/app/v1/route-manifest';
+import { renderWorkerOpenApi, WORKER_OPENAPI_FILE } from '@/scripts/openapi-document';
+import { renderRouteManifest, ROUTE_MANIFEST_FILE } from '@/scripts/route-manifest';
 import { call } from '../support/helpers';
 
 function routeFiles(dir: string): string[] {
@@ -14,7 +16,12 @@ function routeFiles(dir: string): string[] {
 }
 
 describe('GET /v1/openapi.json', () => {
-  it('documents every route file on disk', () => {
+  it('lists every route file in the manifest scripts/route-manifest.ts generates from the folders', async () => {
+    const committed = fs.readFileSync(path.join(process.cwd(), ROUTE_MANIFEST_FILE), 'utf8');
+    expect(committed, 'stale: run npx tsx scripts/route-manifest.ts').toBe(await renderRouteManifest());
+  });
+
+  it("documents every route file on disk, each under the path its methods() registered, which is its folder's", () => {
     const root = path.join(process.cwd(), 'app');
     const onDisk = [...routeFiles(path.join(root, 'v1')), ...routeFiles(path.join(root, 'api', 'v1'))]
       .map((f) => '/' + path.relative(root, path.dirname(f)).split(path.sep).join('/'))
@@ -44,5 +51,14 @@ describe('GET /v1/openapi.json', () => {
         expect(op.tags?.[0]).not.toBe('other');
       }
     }
+  });
+
+  it("is what the Python worker's tests check its calls against (workers/python/tests/openapi.json)", async () => {
+    const res = await call(openapiRoute, 'GET', '/v1/openapi.json');
+    const committed = fs.readFileSync(path.join(process.cwd(), WORKER_OPENAPI_FILE), 'utf8');
+    // A stale copy would let the worker's fake servers drift from the routes: regenerate it.
+    expect(committed, 'stale: run npx tsx --conditions=react-server scripts/openapi-document.ts').toBe(
+      renderWorkerOpenApi(res.body),
+    );
   });
 });

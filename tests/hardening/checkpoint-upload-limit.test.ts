@@ -3,7 +3,7 @@ import { httpProtocol } from '@/lib/jobs/worker/http-protocol';
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { readArtifactBytes } from '@/lib/storage';
 import { createModel, createUser } from '../support/helpers';
-import { routeFetch } from '../support/route-fetch';
+import { fastPathFetch as routeFetch } from '../support/route-fetch';
 import { claimOnly } from '../jobs/claim-only';
 
 /**

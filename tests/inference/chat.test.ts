@@ -21,7 +21,7 @@ import {
   until,
   type TestUser,
 } from '../support/helpers';
-import { routeFetch } from '../support/route-fetch';
+import { fastPathFetch as routeFetch } from '../support/route-fetch';
 
 function client(user: TestUser, extra: Partial<ConstructorParameters<typeof OpenAI>[0]> = {}) {
   return new OpenAI({

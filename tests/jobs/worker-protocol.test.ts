@@ -7,7 +7,7 @@ import { runOneJob, runWorkerLoop, WorkerTokenRefusedError } from '@/lib/jobs/wo
 import { bootWorkerToken } from '@/lib/jobs/server/worker-token';
 import { readArtifactBytes } from '@/lib/storage';
 import { call, createModel, createUser } from '../support/helpers';
-import { routeFetch } from '../support/route-fetch';
+import { fastPathFetch as routeFetch } from '../support/route-fetch';
 import { claimOnly } from './claim-only';
 
 describe('worker protocol over HTTP', () => {

@@ -25,6 +25,8 @@ from pathlib import Path
 import httpx
 import torch
 
+import openapi_check
+
 torch.set_num_threads(1)
 import pytest
 
@@ -47,6 +49,15 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if "server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.server)
+
+
+@pytest.fixture(autouse=True)
+def openapi_contract():
+    """Fails a test in which a fake server wrapped in openapi_check.checked saw a request or gave an answer the
+    server's OpenAPI document does not allow, even where the worker caught the error (a job that failed with it)."""
+    openapi_check.VIOLATIONS.clear()
+    yield openapi_check.VIOLATIONS
+    assert not openapi_check.VIOLATIONS, "calls outside the OpenAPI document:\n" + "\n".join(openapi_check.VIOLATIONS)
 
 
 def _free_port() -> int:

@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from conftest import DEVICE
+from openapi_check import NOT_THE_SERVER, checked
 from tuneboard_worker.client import WorkerClient
 from tuneboard_worker.model import drop_cache
 from tuneboard_worker.runner import Options, TokenRefused, Worker
@@ -50,18 +51,23 @@ class FakeServer:
         if p.endswith("/weights"):
             return httpx.Response(204)
         if p.endswith("/events"):
-            self.events += json.loads(req.content)["events"]
-            return httpx.Response(200, json={})
+            events = json.loads(req.content)["events"]
+            self.events += events
+            return httpx.Response(200, json={"appended": len(events)})
         if p.endswith("/checkpoint"):
             if self.upload_status != 200:
-                return httpx.Response(self.upload_status, text="refused by the test")
+                if self.upload_status == 422:  # pydantic's form, as the server's validation errors
+                    detail: object = [{"loc": ["query", "file"], "msg": "refused by the test", "type": "value_error"}]
+                else:
+                    detail = "refused by the test"
+                return httpx.Response(self.upload_status, json={"detail": detail})
             return httpx.Response(200, json={"artifact_key": "models/m/checkpoints/j/adapter_model.safetensors"})
         if p.endswith("/complete"):
             self.completed = json.loads(req.content)
             return httpx.Response(200, json={"step": 1})
         if p.endswith("/fail"):
             self.failed = json.loads(req.content)["error_message"]
-            return httpx.Response(200, json={})
+            return httpx.Response(200, json={"failed": True})
         return httpx.Response(404)
 
 
@@ -80,14 +86,26 @@ def make_worker(server: FakeServer, models_dir: Path, clock: FakeClock | None = 
     clock = clock or FakeClock()
     # Heartbeats every 100 s: none during these short jobs, so only the training thread talks to the fake.
     options = Options(server_url="http://fake", token="t", worker_id="pytest-failures", device=str(DEVICE), models_dir=models_dir, heartbeat_seconds=100, **opts)
-    client = WorkerClient("http://fake", "t", "pytest-failures", transport=httpx.MockTransport(server), sleep=clock.sleep, clock=clock)
+    client = WorkerClient("http://fake", "t", "pytest-failures", transport=httpx.MockTransport(checked(server)), sleep=clock.sleep, clock=clock)
     return Worker(options, client)
 
 
+def sft_input(examples: list[dict]) -> dict:
+    """The input route's answer for an SFT job (its schema in the OpenAPI document)."""
+    return {"kind": "sft", "file": "train.jsonl", "examples": examples, "validation": []}
+
+
+def rl_input(groups: list[dict]) -> dict:
+    return {"kind": "rl", "trajectory_groups": groups}
+
+
 def sft_job(path: str | None = "tiny-qwen3", base_model: str = "test/tiny-qwen3", **config) -> dict:
+    """A claim's job, as the claim route answers it."""
     return {
-        "id": "job-1",
+        "id": "00000000-0000-4000-8000-000000000001",
         "kind": "sft",
+        "model_id": "00000000-0000-4000-8000-0000000000d1",
+        "attempts": 1,
         "backend": "hf",
         "base_model": base_model,
         "base_model_path": path,
@@ -98,7 +116,7 @@ def sft_job(path: str | None = "tiny-qwen3", base_model: str = "test/tiny-qwen3"
 
 
 def run(job: dict, models_dir: Path, **kw) -> tuple[FakeServer, float]:
-    server = FakeServer({"examples": EXAMPLES, "file": "train.jsonl"}, **{k: v for k, v in kw.items() if k in ("upload_status", "down")})
+    server = FakeServer(sft_input(EXAMPLES), **{k: v for k, v in kw.items() if k in ("upload_status", "down")})
     if "job_input" in kw:
         server.job_input = kw["job_input"]
     worker = make_worker(server, models_dir, **{k: v for k, v in kw.items() if k in ("max_seq_len_override", "hf_cache")})
@@ -195,7 +213,7 @@ def test_lora_target_modules_with_one_unknown_name_fail_the_job_naming_it_and_th
     assert model._cache is cached
 
 
-@pytest.mark.parametrize("status, says", [(413, "too large"), (500, "answered 500"), (400, "answered 400")])
+@pytest.mark.parametrize("status, says", [(413, "too large"), (500, "answered 500"), (422, "answered 422")])
 def test_a_checkpoint_upload_the_server_refuses_fails_the_job_with_the_servers_answer(models_dir, status, says):
     # Before (5xx/4xx other than 413): "Training failed with an internal error (ProtocolError: …)".
     server, _ = run(sft_job(), models_dir, upload_status=status)
@@ -221,7 +239,7 @@ def test_a_server_away_for_less_than_the_lease_does_not_fail_the_job(models_dir)
     # 9 failed tries of one call: 40 s of back-off (fake clock), past the client's 6 retries (16 s), which
     # failed the job before although the server still held it (lease 60 s).
     box: list = []
-    server = FakeServer({"examples": EXAMPLES * 3, "file": "train.jsonl"}, down=_down_after_first_step(box, 9))
+    server = FakeServer(sft_input(EXAMPLES * 3), down=_down_after_first_step(box, 9))
     box.append(server)
     make_worker(server, models_dir).run_job(sft_job())
     assert server.failed is None and server.completed is not None
@@ -230,7 +248,7 @@ def test_a_server_away_for_less_than_the_lease_does_not_fail_the_job(models_dir)
 
 def test_a_server_away_for_longer_than_the_lease_fails_the_job_saying_so(models_dir):
     box: list = []
-    server = FakeServer({"examples": EXAMPLES * 3, "file": "train.jsonl"}, down=_down_after_first_step(box, 1000))
+    server = FakeServer(sft_input(EXAMPLES * 3), down=_down_after_first_step(box, 1000))
     box.append(server)
     worker = make_worker(server, models_dir)
     worker.run_job(sft_job())  # returns: the worker goes on to claim the next job
@@ -293,6 +311,9 @@ class FakeClaims:
         answer = self.answers.pop(0) if self.answers else 200
         if answer == "down":
             raise httpx.ConnectError("connection refused", request=req)
+        if answer == 403:
+            # The server answers a wrong token 401; a 403 comes from a proxy in front of it.
+            return httpx.Response(answer, text="Forbidden", headers=NOT_THE_SERVER)
         if answer != 200:
             return httpx.Response(answer, json={"detail": "Not authenticated"})
         return httpx.Response(200, json={"job": None})
@@ -382,7 +403,7 @@ def _group(first: list[dict]) -> dict:
     ],
 )
 def test_rl_histories_the_chat_template_cannot_take_fail_the_job_naming_the_trajectory(models_dir, history, says):
-    server, _ = run(_rl_job(allow_training_without_logprobs=True), models_dir, job_input={"trajectory_groups": [_group(history)]})
+    server, _ = run(_rl_job(allow_training_without_logprobs=True), models_dir, job_input=rl_input([_group(history)]))
     assert server.failed is not None and server.failed.startswith(says), server.failed
     assert server.events == [] and server.completed is None
 
@@ -390,6 +411,6 @@ def test_rl_histories_the_chat_template_cannot_take_fail_the_job_naming_the_traj
 def test_an_rl_job_with_no_trainable_token_completes_with_no_step(models_dir):
     # docs/contract.md §2.7: nothing trainable (here: no logprobs, and training without them not allowed) is not an
     # error; the job completes with num_sequences 0 and the group counts, as the built-in engine does.
-    server, _ = run(_rl_job(), models_dir, job_input={"trajectory_groups": [_group([{"role": "user", "content": "q"}, CHOICE])]})
+    server, _ = run(_rl_job(), models_dir, job_input=rl_input([_group([{"role": "user", "content": "q"}, CHOICE])]))
     assert server.failed is None and server.completed is not None
     assert [e["type"] for e in server.events] == ["training_started"] and server.events[0]["data"]["num_sequences"] == 0

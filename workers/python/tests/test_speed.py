@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from conftest import DEVICE
-from test_failures import EXAMPLES, FakeServer, make_worker, sft_job
+from openapi_check import checked
+from test_failures import EXAMPLES, FakeServer, make_worker, sft_input, sft_job
 from tuneboard_worker import runner
 from tuneboard_worker.model import drop_cache
 from tuneboard_worker.runner import Options, Worker
@@ -26,7 +27,7 @@ TWO = EXAMPLES + [{"line": 2, "messages": [{"role": "user", "content": "hey"}, {
 def run_jobs(models_dir, jobs: list[dict]) -> list[FakeServer]:
     servers = []
     for job in jobs:
-        server = FakeServer({"examples": TWO, "file": "train.jsonl"})
+        server = FakeServer(sft_input(TWO))
         make_worker(server, models_dir).run_job(job)
         assert server.failed is None and server.completed is not None, server.failed
         servers.append(server)
@@ -103,7 +104,7 @@ class LongPollServer:
     queued meanwhile (`queue`), then plays the job routes of FakeServer."""
 
     def __init__(self, job: dict):
-        self.jobs = FakeServer({"examples": TWO, "file": "train.jsonl"})
+        self.jobs = FakeServer(sft_input(TWO))
         self.job = job
         self.queued = threading.Event()
         self.claims: list[dict] = []
@@ -127,7 +128,7 @@ def test_a_parked_claim_starts_a_job_queued_meanwhile_at_once(models_dir):
     options = Options(
         server_url="http://fake", token="t", worker_id="pytest-speed", device=str(DEVICE), models_dir=models_dir, heartbeat_seconds=100, kinds=("sft",), once=True
     )
-    worker = Worker(options, WorkerClient("http://fake", "t", "pytest-speed", transport=httpx.MockTransport(server)))
+    worker = Worker(options, WorkerClient("http://fake", "t", "pytest-speed", transport=httpx.MockTransport(checked(server))))
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import DEVICE
+from openapi_check import checked
 
 from tinker_util import BASE, LORA, datum, token_rows
 from tuneboard_worker.client import LeaseLost, WorkerClient
@@ -33,51 +34,70 @@ class Recorder:
 
 
 def make_client(recorder: Recorder) -> WorkerClient:
-    return WorkerClient("http://fake", "tok", "w-1", transport=httpx.MockTransport(recorder), sleep=lambda s: None)
+    return WorkerClient("http://fake", "tok", "w-1", transport=httpx.MockTransport(checked(recorder)), sleep=lambda s: None)
+
+
+# Training clients and requests are uuids on the server: the routes' schemas refuse anything else (openapi_check).
+M1, M9 = "00000000-0000-4000-8000-0000000000a1", "00000000-0000-4000-8000-0000000000a9"
+R1, R2, R3, R4 = (f"00000000-0000-4000-8000-00000000000{i}" for i in range(1, 5))
+
+
+def tinker_answer(req: httpx.Request) -> httpx.Response:
+    """What the server answers each Tinker worker route (their response schemas in the OpenAPI document)."""
+    p = req.url.path
+    if p.endswith("/poll"):
+        return httpx.Response(200, json={"requests": [], "drop": [M9], "lease_seconds": 60})
+    if p.endswith("/heartbeat"):
+        return httpx.Response(200, json={"drop": [M9]})
+    if "/files/" in p and req.method == "PUT":
+        return httpx.Response(200, json={"size": len(req.content)})
+    if "/files/" in p:
+        return httpx.Response(200, content=b"{}", headers={"content-type": "application/octet-stream"})
+    return httpx.Response(200, json={"ok": True})
 
 
 def test_the_tinker_calls_use_the_routes_and_bodies_of_the_design():
-    rec = Recorder(lambda req: httpx.Response(200, json={"requests": [], "drop": ["m9"]} if req.url.path.endswith(("poll", "heartbeat")) else {"ok": True}))
+    rec = Recorder(tinker_answer)
     client = make_client(rec)
-    assert client.tinker_poll({"backends": ["hf"]}, {"hostname": "h"}, ["m1"], True, 2500) == {"requests": [], "drop": ["m9"]}
-    assert client.tinker_heartbeat(["m1"]) == ["m9"]
-    client.tinker_result("r1", result={})
-    client.tinker_result("r2", error={"message": "no", "category": "user"})
-    client.tinker_put_file("r3", "adapter_model.safetensors", b"\x00\x01")
-    client.tinker_get_file("r4", "adapter_config.json")
+    assert client.tinker_poll({"backends": ["hf"]}, {"hostname": "h"}, [M1], True, 2500) == {"requests": [], "drop": [M9], "lease_seconds": 60}
+    assert client.tinker_heartbeat([M1]) == [M9]
+    client.tinker_result(R1, result={})
+    client.tinker_result(R2, error={"message": "no", "category": "user"})
+    client.tinker_put_file(R3, "adapter_model.safetensors", b"\x00\x01")
+    client.tinker_get_file(R4, "adapter_config.json")
     poll, beat, ok, failed, put, get = rec.requests
     assert (poll.method, poll.url.path) == ("POST", "/v1/workers/tinker/poll")
     assert json.loads(poll.content) == {
         "worker_id": "w-1",
         "capabilities": {"backends": ["hf"]},
         "info": {"hostname": "h"},
-        "held": ["m1"],
+        "held": [M1],
         "accept_new": True,
         "wait_ms": 2500,
     }
     # The long poll's read timeout outlasts the wait.
     assert poll.extensions["timeout"]["read"] > 2.5
-    assert (beat.url.path, json.loads(beat.content)) == ("/v1/workers/tinker/heartbeat", {"worker_id": "w-1", "held": ["m1"]})
-    assert (ok.url.path, json.loads(ok.content)) == ("/v1/workers/tinker/requests/r1/result", {"worker_id": "w-1", "result": {}})
+    assert (beat.url.path, json.loads(beat.content)) == ("/v1/workers/tinker/heartbeat", {"worker_id": "w-1", "held": [M1]})
+    assert (ok.url.path, json.loads(ok.content)) == (f"/v1/workers/tinker/requests/{R1}/result", {"worker_id": "w-1", "result": {}})
     assert json.loads(failed.content) == {"worker_id": "w-1", "error": {"message": "no", "category": "user"}}
     assert (put.method, put.url.path, put.url.params["worker_id"], put.content) == (
         "PUT",
-        "/v1/workers/tinker/requests/r3/files/adapter_model.safetensors",
+        f"/v1/workers/tinker/requests/{R3}/files/adapter_model.safetensors",
         "w-1",
         b"\x00\x01",
     )
-    assert (get.method, get.url.path, get.url.params["worker_id"]) == ("GET", "/v1/workers/tinker/requests/r4/files/adapter_config.json", "w-1")
+    assert (get.method, get.url.path, get.url.params["worker_id"]) == ("GET", f"/v1/workers/tinker/requests/{R4}/files/adapter_config.json", "w-1")
     assert all(r.headers["authorization"] == "Bearer tok" for r in rec.requests)
 
 
 def test_a_result_is_retried_through_5xx_and_a_409_is_lease_lost():
     answers = [503, 502, 200, 409]
-    rec = Recorder(lambda req: httpx.Response(answers.pop(0), json={}))
+    rec = Recorder(lambda req: httpx.Response(status := answers.pop(0), json={"ok": True} if status == 200 else {"detail": "no"}))
     client = make_client(rec)
-    client.tinker_result("r1", result={"x": 1})
+    client.tinker_result(R1, result={"x": 1})
     assert len(rec.requests) == 3
     with pytest.raises(LeaseLost):
-        client.tinker_result("r1", result={"x": 1})
+        client.tinker_result(R1, result={"x": 1})
 
 
 # --- the loop ---------------------------------------------------------------------------------------------------
