@@ -115,7 +115,10 @@ export class LlamaCppModel {
   ) {
     this.config = { ctx, vocab };
     for (let i = 0; i < slots; i++) this.free.push(context.getSequence());
-    const internals = context as unknown as { _ctx: AddonContext; _llama: { _bindings: { AddonSampler: new (m: unknown) => AddonSampler } } };
+    const internals = context as unknown as {
+      _ctx: AddonContext;
+      _llama: { _bindings: { AddonSampler: new (m: unknown) => AddonSampler } };
+    };
     this.addon = internals._ctx;
     const Sampler = internals._llama._bindings.AddonSampler;
     const native = (model as unknown as { _model: unknown })._model;
@@ -186,7 +189,9 @@ export class LlamaCppModel {
         const own = Array.from(tokens);
         const all = [...cache.replay, ...own];
         if (cache.history.length + all.length > this.config.ctx)
-          throw new RangeError(`${cache.history.length + all.length} tokens do not fit the context of ${this.config.ctx}`);
+          throw new RangeError(
+            `${cache.history.length + all.length} tokens do not fit the context of ${this.config.ctx}`,
+          );
         const flags = all.map((_, j) =>
           j === all.length - 1 || (options.allLogits && j >= cache.replay.length) ? true : undefined,
         );

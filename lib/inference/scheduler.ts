@@ -69,7 +69,8 @@ export class BatchScheduler {
     options?: { allLogits?: boolean },
   ): Promise<Float32Array[]> {
     const m = this.model;
-    if ('forwardAsync' in m) return m.forwardAsync(inputs as { tokens: number[]; cache: LlamaCppCache }[], needs, options);
+    if ('forwardAsync' in m)
+      return m.forwardAsync(inputs as { tokens: number[]; cache: LlamaCppCache }[], needs, options);
     return m.forward(inputs as { tokens: readonly number[]; cache: KvCache }[], options);
   }
 
@@ -83,7 +84,9 @@ export class BatchScheduler {
     const ctx = this.model.config.ctx;
     if ('slots' in this.model && request.sequences.length > this.model.slots) {
       request.onError(
-        new RangeError(`${request.sequences.length} choices exceed the engine's ${this.model.slots} concurrent sequences`),
+        new RangeError(
+          `${request.sequences.length} choices exceed the engine's ${this.model.slots} concurrent sequences`,
+        ),
       );
       return;
     }

@@ -38,7 +38,11 @@ function gguf(type: GgufMatrixType): string {
     .sort()
     .map((f) => new Uint8Array(read(f)));
   const bytes = exportHfGgufBytes(
-    { config: json('config.json'), tokenizer: { json: json('tokenizer.json'), config: json('tokenizer_config.json') }, matrixType: type },
+    {
+      config: json('config.json'),
+      tokenizer: { json: json('tokenizer.json'), config: json('tokenizer_config.json') },
+      matrixType: type,
+    },
     memorySource(shards),
   );
   const file = path.join(tmp, `${type}.gguf`);
@@ -72,7 +76,13 @@ beforeAll(async () => {
     { maxContext: 256 },
   );
   const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-  llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, maxThreads: 1, logLevel: LlamaLogLevel.error });
+  llama = await getLlama({
+    gpu: false,
+    build: 'never',
+    skipDownload: true,
+    maxThreads: 1,
+    logLevel: LlamaLogLevel.error,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -181,10 +191,14 @@ describe('llama.cpp as the forward pass (lib/inference/llama-cpp.ts)', () => {
     }
   }, 120_000);
 
-  it('seeded sampling and n > 1: our sampler on llama.cpp\'s full logits, the clone replaying the shared prefill', async () => {
+  it("seeded sampling and n > 1: our sampler on llama.cpp's full logits, the clone replaying the shared prefill", async () => {
     const m = await openModel('F16');
     const seqs = [0, 1].map((i) =>
-      request(PROMPTS[2], { sampling: { temperature: 0.7, topP: 0.9 }, topLogprobs: 0, generator: choiceGenerator(42, i) }),
+      request(PROMPTS[2], {
+        sampling: { temperature: 0.7, topP: 0.9 },
+        topLogprobs: 0,
+        generator: choiceGenerator(42, i),
+      }),
     );
     const [batched] = await run(m, [seqs]);
     // Reference: each choice alone, step by step, SequenceDecoder on the full rows of its own sequence.
