@@ -139,6 +139,23 @@ export class SequenceDecoder {
     return this.finishReason !== null;
   }
 
+  /**
+   * How many of the next step's largest raw logits (plus the softmax normaliser Σ exp(logit − max)) decide it
+   * exactly, or null when it needs every logit. Greedy with no processor that can change the order of the
+   * vocabulary (allowed ids, bad words, min_tokens masking, logit_bias, penalties, a grammar) picks the argmax,
+   * and its logprob, rank and top-k list are functions of the top k + 1 logits and the normaliser. Sampling
+   * (temperature > 0) needs the whole distribution: its draw can land anywhere. An engine that can return a
+   * few logits faster than all of them (llama.cpp) uses this; see lib/inference/llama-cpp.ts.
+   */
+  topLogitsSuffice(): number | null {
+    const p = this.params;
+    if (!p.greedy || this.request.constraint) return null;
+    if (p.allowedTokenIds || p.badWordsTokenIds.length || p.logitBias.length) return null;
+    if (this.tokens.length < p.minTokens) return null;
+    if (p.repetitionPenalty !== 1 || p.frequencyPenalty !== 0 || p.presencePenalty !== 0) return null;
+    return this.request.topLogprobs ?? 0;
+  }
+
   /** Samples from this step's raw logits, records the token and applies the stop rules. */
   step(logits: Float32Array, index: number): TokenEvent {
     const constraint = this.request.constraint;

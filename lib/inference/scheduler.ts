@@ -1,5 +1,6 @@
 import { SequenceDecoder, type GenerationRequest } from '@/lib/engine/generate';
 import type { KvCache, LanguageModel } from '@/lib/engine/model';
+import type { LlamaCppCache, LlamaCppModel, LogitNeed } from './llama-cpp';
 import { logSoftmax, tokenRank, topTokens } from '@/lib/engine/sampler';
 import type { TokenPieces } from '@/lib/engine/tokenizer';
 import type { EngineEvent } from './engine-events';
@@ -23,11 +24,20 @@ export interface ScheduledRequest {
   onError(err: unknown): void;
 }
 
+/** A sequence's KV cache, on either engine. */
+type Cache = KvCache | LlamaCppCache;
+
+/**
+ * The engine of one scheduler: our WebAssembly forward pass (synchronous), or llama.cpp's (asynchronous native
+ * work, with a fixed number of sequence slots; see llama-cpp.ts).
+ */
+export type SchedulerModel = LanguageModel | LlamaCppModel;
+
 interface LiveSequence {
   request: ScheduledRequest;
   choice: number;
   decoder: SequenceDecoder;
-  cache: KvCache;
+  cache: Cache;
   /** Logits for this sequence's next token, from the last forward pass. */
   logits: Float32Array | null;
 }
@@ -48,9 +58,21 @@ export class BatchScheduler {
   private running = false;
 
   constructor(
-    private readonly model: LanguageModel,
+    private readonly model: SchedulerModel,
     private readonly tokenizer: TokenPieces,
   ) {}
+
+  /** One forward pass on whichever engine; `needs` is what each input's next-token row must decide. */
+  private async forward(
+    inputs: { tokens: readonly number[]; cache: Cache }[],
+    needs: LogitNeed[],
+    options?: { allLogits?: boolean },
+  ): Promise<Float32Array[]> {
+    const m = this.model;
+    if ('forwardAsync' in m)
+      return m.forwardAsync(inputs as { tokens: number[]; cache: LlamaCppCache }[], needs, options);
+    return m.forward(inputs as { tokens: readonly number[]; cache: KvCache }[], options);
+  }
 
   get activeSequences(): number {
     let n = this.waiting.reduce((a, r) => a + r.sequences.length, 0);
@@ -60,6 +82,14 @@ export class BatchScheduler {
 
   submit(request: ScheduledRequest): void {
     const ctx = this.model.config.ctx;
+    if ('slots' in this.model && request.sequences.length > this.model.slots) {
+      request.onError(
+        new RangeError(
+          `${request.sequences.length} choices exceed the engine's ${this.model.slots} concurrent sequences`,
+        ),
+      );
+      return;
+    }
     for (const seq of request.sequences) {
       if (seq.promptTokenIds.length === 0 || seq.promptTokenIds.length >= ctx) {
         request.onError(
@@ -114,11 +144,16 @@ export class BatchScheduler {
     };
   }
 
-  private admit(): { inputs: { tokens: readonly number[]; cache: KvCache }[]; targets: LiveSequence[][] } {
-    const inputs: { tokens: readonly number[]; cache: KvCache }[] = [];
+  private async admit(): Promise<{
+    inputs: { tokens: readonly number[]; cache: Cache }[];
+    targets: LiveSequence[][];
+  }> {
+    const inputs: { tokens: readonly number[]; cache: Cache }[] = [];
     const targets: LiveSequence[][] = [];
     const ctx = this.model.config.ctx;
     while (this.waiting.length) {
+      // llama.cpp has a fixed number of sequences: a request waits (in order) until its choices fit.
+      if ('freeSlots' in this.model && this.model.freeSlots() < this.waiting[0].sequences.length) break;
       const request = this.waiting.shift()!;
       const live: LiveRequest = { request, sequences: [], promptLogprobs: null, aborted: false };
       const groups = new Map<string, number[]>();
@@ -129,7 +164,7 @@ export class BatchScheduler {
       for (const members of groups.values()) {
         const prompt = request.sequences[members[0]].promptTokenIds;
         const capacity = Math.max(...members.map((i) => Math.min(ctx, prompt.length + request.sequences[i].maxTokens)));
-        const cache = this.model.newCache(capacity);
+        const cache: Cache = this.model.newCache(capacity);
         const group = members.map((choice) => {
           const seq: LiveSequence = {
             request,
@@ -143,7 +178,7 @@ export class BatchScheduler {
         });
         if (request.promptLogprobs != null && live.promptLogprobs === null) {
           // Prompt logprobs need every position's logits: prefill this prompt on its own.
-          const [all] = this.model.forward([{ tokens: prompt, cache }], { allLogits: true });
+          const [all] = await this.forward([{ tokens: prompt, cache }], [null], { allLogits: true });
           live.promptLogprobs = this.promptLogprobs(all, prompt, request.promptLogprobs);
           const V = this.model.config.vocab;
           const last = all.slice((prompt.length - 1) * V, prompt.length * V);
@@ -186,9 +221,17 @@ export class BatchScheduler {
     let lastYield = performance.now();
     try {
       while (this.waiting.length || this.live.size) {
-        const step = this.admit();
+        let step: Awaited<ReturnType<BatchScheduler['admit']>>;
+        try {
+          step = await this.admit();
+        } catch (err) {
+          this.failAll(err);
+          return;
+        }
         const inputs = [...step.inputs];
         const targets: LiveSequence[][] = [...step.targets];
+        // A prefill's row serves every choice of its prompt: the first's need decides (they share the params).
+        const needs: LogitNeed[] = step.targets.map((group) => group[0].decoder.topLogitsSuffice());
 
         // Sample from pending logits; every sequence still running contributes one decode token.
         for (const live of [...this.live.values()]) {
@@ -221,6 +264,7 @@ export class BatchScheduler {
             if (!seq.decoder.finished) {
               inputs.push({ tokens: [e.token.tokenId], cache: seq.cache });
               targets.push([seq]);
+              needs.push(seq.decoder.topLogitsSuffice());
             }
           }
           if (events.length) live.request.onEvents(events);
@@ -230,7 +274,7 @@ export class BatchScheduler {
         if (inputs.length) {
           let logits: Float32Array[];
           try {
-            logits = this.model.forward(inputs);
+            logits = await this.forward(inputs, needs);
           } catch (err) {
             this.failAll(err);
             return;
@@ -238,7 +282,7 @@ export class BatchScheduler {
           targets.forEach((group, i) => {
             group.forEach((seq, j) => {
               // Choices sharing a prompt: the first keeps the prefilled cache, the others get copies.
-              if (j > 0) seq.cache = group[0].cache.clone();
+              if (j > 0) seq.cache = group[0].cache.clone() as Cache;
               seq.logits = logits[i];
             });
           });
