@@ -292,6 +292,7 @@ async function relayPaced(key: string, serverCpuSeconds: () => number, bare: Bar
   for (const concurrency of [1, 64]) {
     const perWorker = concurrency === 1 ? (QUICK ? 2 : 20) : QUICK ? 1 : 5;
     let direct: { firstToken: number; p50: number; rate: number } | undefined;
+    let bareRow: { firstToken: number; p50: number; rate: number } | undefined;
     for (const [label, url, auth] of [
       ['direct', `http://127.0.0.1:${UPSTREAM_PORT}/v1/chat/completions`, undefined],
       ['bare Node proxy (reference)', `http://127.0.0.1:${BARE_PROXY_PORT}/v1/chat/completions`, undefined],
@@ -332,13 +333,22 @@ async function relayPaced(key: string, serverCpuSeconds: () => number, bare: Bar
         rate: answers.reduce((n, a) => n + a.tokens, 0) / seconds,
       };
       direct ??= row;
+      if (label === 'bare Node proxy (reference)') bareRow = row;
+      // Goals against the bare proxy of the same run (issue 44), its added latency floored at 1 ms as above.
+      const goals =
+        label === 'through Tuneboard' && bareRow
+          ? (() => {
+              const ratio = (row.firstToken - direct.firstToken) / Math.max(1, bareRow.firstToken - direct.firstToken);
+              const kept = row.rate / bareRow.rate;
+              return `; first token's added latency ${ratio.toFixed(2)}× the bare proxy's (goal ≤ 1.5×) ${mark(ratio <= 1.5)}, ${(kept * 100).toFixed(0)} % of its tokens/s (goal ≥ 80 %) ${mark(kept >= 0.8)}`;
+            })()
+          : '';
       const versus =
         label === 'direct'
           ? ''
           : `first token ${signed(row.firstToken - direct.firstToken)} ms; answer ${signed(row.p50 - direct.p50)} ms at p50` +
-            (label === 'through Tuneboard' ? ` (goal ≤ 2) ${mark(row.p50 - direct.p50 <= 2)}` : '') +
             `; ${((row.rate / direct.rate) * 100).toFixed(0)} % of direct tokens/s` +
-            (label === 'through Tuneboard' ? ` (goal ≥ 80 %) ${mark(row.rate / direct.rate >= 0.8)}` : '');
+            goals;
       console.log(
         `| ${concurrency} | ${label} | ${answers.length} | ${f1(row.firstToken)} | ${f1(row.p50)} | ${f1(row.p99)} | ${Math.round(row.rate)} | ${versus} |`,
       );
@@ -407,12 +417,18 @@ async function relay(key: string, trainedModel: string, serverCpuSeconds: () => 
     console.log(
       `| ${concurrency} | bare Node proxy (reference) | ${b.n} | ${f1(b.p50)} | ${f1(b.p99)} | ${Math.round(b.rate)} | ${signed(b.p50 - d.p50)} ms at p50; ${((b.rate / d.rate) * 100).toFixed(0)} % of direct tokens/s |`,
     );
+    // The goals are the bare proxy's, measured in the same run (issue 44): what relaying costs on this machine is
+    // its row, and Tuneboard may add at most half as much again and keep 80 % of its tokens/s. The proxy's added
+    // latency is floored at 1 ms for the ratio: at one stream it is a fraction of a millisecond, and a ratio to that
+    // would measure timer noise.
+    const bareAdded = b.p50 - d.p50;
     for (const label of ['through Tuneboard', 'through Tuneboard, trained model']) {
       const t = results[label];
       const added = t.p50 - d.p50;
-      const kept = t.rate / d.rate;
+      const latencyRatio = added / Math.max(1, bareAdded);
+      const keptOfBare = t.rate / b.rate;
       console.log(
-        `| ${concurrency} | ${label} | ${t.n} | ${f1(t.p50)} | ${f1(t.p99)} | ${Math.round(t.rate)} | ${signed(added)} ms at p50 (goal ≤ 2) ${mark(added <= 2)}; ${(kept * 100).toFixed(0)} % of direct tokens/s (goal ≥ 80 %) ${mark(kept >= 0.8)}; ${((t.rate / b.rate) * 100).toFixed(0)} % of the bare proxy's |`,
+        `| ${concurrency} | ${label} | ${t.n} | ${f1(t.p50)} | ${f1(t.p99)} | ${Math.round(t.rate)} | ${signed(added)} ms at p50, ${latencyRatio.toFixed(2)}× the bare proxy's (goal ≤ 1.5×) ${mark(latencyRatio <= 1.5)}; ${(keptOfBare * 100).toFixed(0)} % of the bare proxy's tokens/s (goal ≥ 80 %) ${mark(keptOfBare >= 0.8)}; ${((t.rate / d.rate) * 100).toFixed(0)} % of direct |`,
       );
     }
   }

@@ -24,7 +24,9 @@ test('the model page follows the download of a Hub-named base model', async ({ p
   const id = `e2e-org/tiny-${uniqueId()}`;
   const source = path.resolve('.data/e2e/hub-source');
   writeFakeHubModel(source);
-  hub = await startHubStandin({ [id]: source }, { port: E2E_HUB_PORT, bytesPerSecond: 600_000 });
+  // 14 MB (the real Qwen3 tokenizer is most of it) at 1.5 MB/s: about 10 s of download, several of the page's
+  // progress polls; at 600 kB/s the spec spent 24 s waiting on it, the longest of the browser suite.
+  hub = await startHubStandin({ [id]: source }, { port: E2E_HUB_PORT, bytesPerSecond: 1_500_000 });
   const file = JSON.parse(fs.readFileSync(MODELS_FILE, 'utf8')) as { models: object[] };
   file.models.push({ id, backend: 'hf', description: 'From the stand-in Hub (e2e)' });
   fs.writeFileSync(MODELS_FILE, JSON.stringify(file));
