@@ -41,6 +41,7 @@ import * as v1Health from '@/app/v1/health/route';
 import * as v1Models from '@/app/v1/models/route';
 import * as v1PreviewBaseModels from '@/app/v1/preview/base-models/route';
 import * as v1PreviewCompare from '@/app/v1/preview/compare/route';
+import * as v1PreviewCompareCurves from '@/app/v1/preview/compare/curves/route';
 import * as v1PreviewDatasets from '@/app/v1/preview/datasets/route';
 import * as v1PreviewEvalRuns from '@/app/v1/preview/eval-runs/route';
 import * as v1PreviewEvalRunsByEvalRunId from '@/app/v1/preview/eval-runs/[eval_run_id]/route';
@@ -137,6 +138,7 @@ export const routeManifest: RouteEntry[] = routeEntries([
   v1Models,
   v1PreviewBaseModels,
   v1PreviewCompare,
+  v1PreviewCompareCurves,
   v1PreviewDatasets,
   v1PreviewEvalRuns,
   v1PreviewEvalRunsByEvalRunId,

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { queryInt } from './common';
+import { historySchema } from './trajectories';
 
 /** Run comparison draws two to eight models: more lines than that on one chart are no longer told apart. */
 export const COMPARE_MIN_MODELS = 2;
@@ -61,3 +63,27 @@ export const comparisonSchema = z.object({
   omitted: z.int().describe('project: how many older models of the project were left out'),
 });
 export type Comparison = z.infer<typeof comparisonSchema>;
+
+/** Points per run the comparison's charts ask for: half-width charts of up to eight runs each. */
+export const COMPARE_CURVE_POINTS = 250;
+
+export const compareCurvesQuerySchema = z.object({
+  model_ids: z
+    .string()
+    .max(2000)
+    .describe(`Comma-separated model ids, ${COMPARE_MIN_MODELS} to ${COMPARE_MAX_MODELS}, in the order to draw them`),
+  max_points: queryInt()
+    .pipe(z.int().min(10).max(2000))
+    .optional()
+    .default(COMPARE_CURVE_POINTS)
+    .describe('Points per series of each run (each bucket keeps its lowest and highest point)'),
+});
+export type CompareCurvesQuery = z.infer<typeof compareCurvesQuerySchema>;
+
+export const compareCurvesSchema = z.object({
+  object: z.literal('comparison.curves'),
+  runs: z
+    .array(historySchema.extend({ model_id: z.string() }))
+    .describe('Each model’s training curve (its history with axis=gradient_step), in the order given'),
+});
+export type CompareCurves = z.infer<typeof compareCurvesSchema>;

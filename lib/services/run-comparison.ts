@@ -1,6 +1,6 @@
 import 'server-only';
 import { ApiError } from '@/lib/errors';
-import { getDb } from '@/lib/db/client';
+import { getDb, type DbOrTx } from '@/lib/db/client';
 import * as modelsRepo from '@/lib/db/repositories/models';
 import type { ModelWithNames } from '@/lib/db/repositories/models';
 import * as runMetricsRepo from '@/lib/db/repositories/run-metrics';
@@ -9,12 +9,15 @@ import type { TrainingJobRow } from '@/lib/db/repositories/training';
 import {
   COMPARE_MAX_MODELS,
   COMPARE_MIN_MODELS,
+  type CompareCurves,
+  type CompareCurvesQuery,
   type CompareQuery,
   type CompareRun,
   type Comparison,
 } from '@/lib/schemas/comparison';
 import { metricDirection } from '@/lib/schemas/metric-direction';
 import { accessibleEntityIds, listScope, type Principal } from './accounts';
+import { getHistory } from './run-history';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -36,6 +39,50 @@ const NOT_CONFIG = new Set([
  * Two to eight models side by side: each one's latest configuration, status, duration and the final and best value
  * of every series of its training curve. The curves themselves come from each model's history (axis=gradient_step).
  */
+/**
+ * The models named by a `model_ids` query (comma-separated, 2 to 8, each once), in that order; each problem is a 422
+ * naming the parameter, and a model the caller cannot see reads as one that does not exist.
+ */
+async function modelsByIds(db: DbOrTx, principal: Principal, modelIds: string): Promise<ModelWithNames[]> {
+  const ids = modelIds
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = ids.find((id) => !UUID.test(id));
+  if (bad !== undefined) throw ApiError.valueError(['query', 'model_ids'], `${bad} is not a model id`, bad);
+  if (new Set(ids.map((id) => id.toLowerCase())).size !== ids.length)
+    throw ApiError.valueError(['query', 'model_ids'], 'a model is listed twice');
+  if (ids.length < COMPARE_MIN_MODELS || ids.length > COMPARE_MAX_MODELS)
+    throw ApiError.valueError(
+      ['query', 'model_ids'],
+      `compare ${COMPARE_MIN_MODELS} to ${COMPARE_MAX_MODELS} models (got ${ids.length})`,
+    );
+  const scope = accessibleEntityIds(principal);
+  const chosen: ModelWithNames[] = [];
+  for (const id of ids) {
+    const model = await modelsRepo.findModelInScope(db, id, scope);
+    // The same answer for a model that does not exist and one the caller may not see.
+    if (!model) throw ApiError.valueError(['query', 'model_ids'], `no model ${id}`, id);
+    chosen.push(model);
+  }
+  return chosen;
+}
+
+/**
+ * Every compared model's training curve in one answer: what the comparison page draws. One request instead of one
+ * per run, because a browser opens at most six connections to a host and the seventh and eighth curves waited for
+ * the first ones (bench:ui), and each request paid its own authentication and model lookup.
+ */
+export async function compareCurves(principal: Principal, q: CompareCurvesQuery): Promise<CompareCurves> {
+  const models = await modelsByIds(await getDb(), principal, q.model_ids);
+  const runs: CompareCurves['runs'] = [];
+  for (const model of models) {
+    const history = await getHistory(principal, model.id, { axis: 'gradient_step', max_points: q.max_points });
+    runs.push({ model_id: model.id, ...history });
+  }
+  return { object: 'comparison.curves', runs };
+}
+
 export async function compareRuns(principal: Principal, q: CompareQuery): Promise<Comparison> {
   const db = await getDb();
   if ((q.model_ids === undefined) === (q.project === undefined))
@@ -45,27 +92,7 @@ export async function compareRuns(principal: Principal, q: CompareQuery): Promis
   let chosen: ModelWithNames[];
   let omitted = 0;
   if (q.model_ids !== undefined) {
-    const ids = q.model_ids
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const bad = ids.find((id) => !UUID.test(id));
-    if (bad !== undefined) throw ApiError.valueError(['query', 'model_ids'], `${bad} is not a model id`, bad);
-    if (new Set(ids.map((id) => id.toLowerCase())).size !== ids.length)
-      throw ApiError.valueError(['query', 'model_ids'], 'a model is listed twice');
-    if (ids.length < COMPARE_MIN_MODELS || ids.length > COMPARE_MAX_MODELS)
-      throw ApiError.valueError(
-        ['query', 'model_ids'],
-        `compare ${COMPARE_MIN_MODELS} to ${COMPARE_MAX_MODELS} models (got ${ids.length})`,
-      );
-    const scope = accessibleEntityIds(principal);
-    chosen = [];
-    for (const id of ids) {
-      const model = await modelsRepo.findModelInScope(db, id, scope);
-      // The same answer for a model that does not exist and one the caller may not see.
-      if (!model) throw ApiError.valueError(['query', 'model_ids'], `no model ${id}`, id);
-      chosen.push(model);
-    }
+    chosen = await modelsByIds(db, principal, q.model_ids);
   } else {
     const scope = listScope(principal, q.entity);
     if (q.entity !== undefined && scope.length === 0)

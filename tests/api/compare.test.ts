@@ -3,12 +3,13 @@ import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import * as compareRoute from '@/app/v1/preview/compare/route';
+import * as curvesRoute from '@/app/v1/preview/compare/curves/route';
 import * as historyRoute from '@/app/v1/preview/models/[model_id]/history/route';
 import * as rlJobsRoute from '@/app/v1/preview/training-jobs/route';
 import { getDb } from '@/lib/db/client';
 import { gradientStepMarks } from '@/lib/db/schema';
 import { completeJob } from '@/lib/jobs/server/queue';
-import { comparisonSchema } from '@/lib/schemas/comparison';
+import { compareCurvesSchema, comparisonSchema } from '@/lib/schemas/comparison';
 import { historySchema } from '@/lib/schemas/trajectories';
 import { inProcessProtocol } from '@/tests/support/in-process-protocol';
 import { claimOnly } from '../jobs/claim-only';
@@ -16,6 +17,8 @@ import { call, createModel, createUser, uniqueName, type TestUser } from '../sup
 
 const compare = (user: TestUser, query: Record<string, string>) =>
   call(compareRoute, 'GET', '/v1/preview/compare', { key: user.key, query });
+const curves = (user: TestUser, query: Record<string, string>) =>
+  call(curvesRoute, 'GET', '/v1/preview/compare/curves', { key: user.key, query });
 
 /** One RL job of `steps` gradient steps on `model`, each with its loss and trainable tokens, completed. */
 async function train(
@@ -184,6 +187,54 @@ describe('run comparison: GET /v1/preview/compare and the training curve’s mar
     ];
     for (const [query, loc, msg] of cases) {
       const res = await compare(user, query);
+      expect(res.status, JSON.stringify(query)).toBe(422);
+      expect(res.body.detail[0].loc).toEqual(loc);
+      expect(res.body.detail[0].msg).toMatch(msg);
+    }
+  });
+
+  it('gives every run’s training curve in one answer, each what its own history says, in the order asked for', async () => {
+    const user = await createUser();
+    const a = await createModel(user);
+    const b = await createModel(user);
+    await train(user, a.id, {}, [{ loss: 3 }, { loss: 1 }, { loss: 2 }]);
+    await train(user, b.id, {}, [{ loss: 0.5, num_trainable_tokens: 10 }, { loss: 0.7 }]);
+    const res = await curves(user, { model_ids: `${b.id},${a.id}`, max_points: '100' });
+    expect(res.status).toBe(200);
+    const body = compareCurvesSchema.parse(res.body);
+    expect(body.runs.map((r) => r.model_id)).toEqual([b.id, a.id]);
+    for (const run of body.runs) {
+      const own = await call(historyRoute, 'GET', `/v1/preview/models/${run.model_id}/history`, {
+        key: user.key,
+        params: { model_id: run.model_id },
+        query: { axis: 'gradient_step', max_points: '100' },
+      });
+      const { model_id: _id, ...curve } = run;
+      expect(curve).toEqual(historySchema.parse(own.body));
+    }
+    expect(body.runs[1].series.find((s) => s.name === 'loss')?.points).toEqual([
+      [1, 3],
+      [2, 1],
+      [3, 2],
+    ]);
+  });
+
+  it('answers bad curve selections with a 422 naming the parameter', async () => {
+    const user = await createUser();
+    const a = await createModel(user);
+    const b = await createModel(user);
+    const other = await createModel(await createUser());
+    const cases: [Record<string, string>, (string | number)[], RegExp][] = [
+      [{}, ['query', 'model_ids'], /./],
+      [{ model_ids: a.id }, ['query', 'model_ids'], /2 to 8 models \(got 1\)/],
+      [{ model_ids: `${a.id},nope` }, ['query', 'model_ids'], /nope is not a model id/],
+      [{ model_ids: `${a.id},${a.id}` }, ['query', 'model_ids'], /listed twice/],
+      [{ model_ids: `${a.id},${other.id}` }, ['query', 'model_ids'], new RegExp(`no model ${other.id}`)],
+      [{ model_ids: `${a.id},${b.id}`, max_points: '5' }, ['query', 'max_points'], /./],
+      [{ model_ids: `${a.id},${b.id}`, max_points: 'many' }, ['query', 'max_points'], /./],
+    ];
+    for (const [query, loc, msg] of cases) {
+      const res = await curves(user, query);
       expect(res.status, JSON.stringify(query)).toBe(422);
       expect(res.body.detail[0].loc).toEqual(loc);
       expect(res.body.detail[0].msg).toMatch(msg);

@@ -2,7 +2,7 @@ import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query
 import type { Metadata } from 'next';
 import { preload } from 'react-dom';
 import { requirePrincipal } from '@/app/_lib/session';
-import { COMPARE_MAX_POINTS, trainingCurveUrl } from '@/lib/client/queries/history';
+import { compareCurvesUrl } from '@/lib/client/queries/compare';
 import { compareRuns } from '@/lib/services/run-comparison';
 import { CompareClient } from './client';
 import { compareQueryKey, compareSelection, parseCompareSearchParams } from './search-params';
@@ -29,8 +29,8 @@ export default async function ComparePage({ searchParams }: ComparePageProps) {
     const comparison = await queryClient
       .fetchQuery({ queryKey: compareQueryKey(selection), queryFn: () => compareRuns(principal, selection) })
       .catch(() => null);
-    for (const run of comparison?.runs ?? [])
-      preload(trainingCurveUrl(run.model_id, COMPARE_MAX_POINTS), { as: 'fetch', crossOrigin: 'anonymous' });
+    const ids = comparison?.runs.map((r) => r.model_id) ?? [];
+    if (ids.length > 0) preload(compareCurvesUrl(ids), { as: 'fetch', crossOrigin: 'anonymous' });
   }
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>

@@ -30,25 +30,14 @@ export const historyQuery = (modelId: string) =>
     queryFn: ({ signal }) => apiFetch(historyUrl(modelId), historySchema, { signal }),
   });
 
-/**
- * Points per run on the comparison page: its charts are half as wide as the model page's and carry up to eight runs
- * each, and a history of 250 points reads a rollup 8× coarser than one of 500 (a quarter of the database time for
- * 10,000 steps, bench:ui), while each rollup row still gives its lowest and highest point.
- */
-export const COMPARE_MAX_POINTS = 250;
-
 /** The training curve's address (a page preloads it with its HTML; the query then finds it fetched). */
-export const trainingCurveUrl = (modelId: string, maxPoints = HISTORY_MAX_POINTS) =>
-  `${modelPath(modelId)}/history?max_points=${maxPoints}&axis=gradient_step`;
+export const trainingCurveUrl = (modelId: string) => `${historyUrl(modelId)}&axis=gradient_step`;
 
 /** The model's training curve: every job's gradient steps on one x-axis, with the stretch each job covers. */
-export const trainingCurveQuery = (modelId: string, maxPoints = HISTORY_MAX_POINTS) =>
+export const trainingCurveQuery = (modelId: string) =>
   queryOptions({
-    queryKey:
-      maxPoints === HISTORY_MAX_POINTS
-        ? historyKeys.trainingCurve(modelId)
-        : ([...historyKeys.trainingCurve(modelId), maxPoints] as const),
-    queryFn: ({ signal }) => apiFetch(trainingCurveUrl(modelId, maxPoints), historySchema, { signal }),
+    queryKey: historyKeys.trainingCurve(modelId),
+    queryFn: ({ signal }) => apiFetch(trainingCurveUrl(modelId), historySchema, { signal }),
   });
 
 /** The named series within a step range, for a zoomed chart: a long series shows its real detail there. */
