@@ -2,7 +2,7 @@
 
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { ModelJobsTable } from '@/components/jobs/model-jobs-table';
+import { JobsTable, modelJobColumns } from '@/components/jobs/jobs-table';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
@@ -59,10 +59,13 @@ export function JobsSection({
           description="RL jobs come from POST /v1/preview/training-jobs; SFT jobs from the Fine-tune form or the API."
         />
       ) : (
-        <ModelJobsTable
+        <JobsTable
           jobs={rows}
-          hrefFor={(job) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity)}
+          columns={modelJobColumns((job) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity))}
           outcomeFor={(job) => jobOutcome(job, job.step === null ? null : metricsByStep.get(job.step))}
+          caption="Training jobs"
+          testId="model-jobs-table"
+          rowTestId="model-job-row"
         />
       )}
       {jobs.hasNextPage ? (
