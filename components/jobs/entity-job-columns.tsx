@@ -1,9 +1,9 @@
 import Link from 'next/link';
 import { Fragment } from 'react';
 import { BreakableText } from '@/components/ui/breakable-text';
-import { formatDuration } from '@/lib/client/format-time';
-import { useNowEverySecond } from '@/lib/client/use-now';
-import { groupCountsFromConfig, jobOutcome } from '@/lib/client/rl-guardrails';
+import { formatDuration } from '@/lib/client/format/format-time';
+import { useNowEverySecond } from '@/lib/client/hooks/use-now';
+import { groupCountsFromConfig, jobOutcome } from '@/lib/client/runs/rl-guardrails';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
 import { JobSpeedLine } from './job-speed';

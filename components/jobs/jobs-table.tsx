@@ -2,7 +2,7 @@ import type { ReactNode } from 'react';
 import { cx } from '@/components/ui/cx';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import type { JobOutcome } from '@/lib/client/rl-guardrails';
+import type { JobOutcome } from '@/lib/client/runs/rl-guardrails';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 import { JobProgress } from './job-progress';
 import { JobLink } from './job-link';

@@ -1,5 +1,5 @@
-import { formatDuration } from '@/lib/client/format-time';
-import { sftEstimate } from '@/lib/client/sft-estimate';
+import { formatDuration } from '@/lib/client/format/format-time';
+import { sftEstimate } from '@/lib/client/sft/sft-estimate';
 import type { SftEstimateInputs } from '@/lib/client/sft/state';
 import type { SftTimingDto } from '@/lib/schemas/sft-timing';
 

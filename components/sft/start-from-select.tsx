@@ -1,6 +1,6 @@
 import type { ControllerRenderProps } from 'react-hook-form';
 import { SelectField } from '@/components/ui/field';
-import type { SftSettingsFormValues } from '@/lib/client/form-schemas';
+import type { SftSettingsFormValues } from '@/lib/client/forms/form-schemas';
 import type { StartFrom } from '@/lib/client/sft/state';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 

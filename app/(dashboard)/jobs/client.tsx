@@ -12,12 +12,12 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { SegmentedControl } from '@/components/ui/segmented-control';
-import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
-import { hrefWithEntity } from '@/lib/client/entity';
+import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/navigation/cursor-stack';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
 import { entityJobsQuery } from '@/lib/client/queries/jobs';
 import { modelPickerQuery, projectsQuery } from '@/lib/client/queries/models';
 import { tinkerClientsQuery } from '@/lib/client/queries/tinker';
-import { useDebouncedValue } from '@/lib/client/use-debounced-value';
+import { useDebouncedValue } from '@/lib/client/hooks/use-debounced-value';
 import { Input, Select } from '@/components/ui/input';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 import { SFT_DEFAULT_BATCH_SIZE } from '@/lib/schemas/training-jobs';
-import { inspectSftText } from '../sft-dataset';
+import { inspectSftText } from './sft-dataset';
 import {
   blocksSubmit,
   effectiveModelId,

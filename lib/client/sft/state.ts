@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 import { SFT_DEFAULT_BATCH_SIZE, sftStepCount, validationCount } from '@/lib/schemas/training-jobs';
-import { sftSettingsFormSchema, type SftSettingsFormValues } from '../form-schemas';
-import type { SftInspection } from '../sft-dataset';
+import { sftSettingsFormSchema, type SftSettingsFormValues } from '../forms/form-schemas';
+import type { SftInspection } from './sft-dataset';
 
 /*
  * The SFT launch form's own state (app/(dashboard)/sft/new/client.tsx) as a pure reducer, and what the form derives

@@ -20,13 +20,13 @@ import { Button, buttonClassName } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
 import { SelectField } from '@/components/ui/field';
 import { PageHeader } from '@/components/ui/page-header';
-import { hrefWithEntity } from '@/lib/client/entity';
-import { sftSettingsFormSchema } from '@/lib/client/form-schemas';
-import { useLaunchSftJob } from '@/lib/client/mutations';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
+import { sftSettingsFormSchema } from '@/lib/client/forms/form-schemas';
+import { useLaunchSftJob } from '@/lib/client/queries/mutations';
 import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
 import { modelPickerQuery } from '@/lib/client/queries/models';
-import { datasetNameFromFile, inspectSftText } from '@/lib/client/sft-dataset';
-import { sftTimingQuery } from '@/lib/client/sft-estimate';
+import { datasetNameFromFile, inspectSftText } from '@/lib/client/sft/sft-dataset';
+import { sftTimingQuery } from '@/lib/client/sft/sft-estimate';
 import {
   blocksSubmit,
   effectiveModelId,
@@ -37,7 +37,7 @@ import {
   resolveStartFrom,
   sftFileReducer,
 } from '@/lib/client/sft/state';
-import { useApiForm } from '@/lib/client/use-api-form';
+import { useApiForm } from '@/lib/client/forms/use-api-form';
 import { SFT_FORM_DEFAULTS } from '@/lib/schemas/training-jobs';
 
 interface SftLaunchClientProps {
