@@ -1,5 +1,5 @@
 import { redirect } from 'next/navigation';
-import { DEFAULT_SIGNED_IN_PATH } from '@/lib/client/redirect-target';
+import { DEFAULT_SIGNED_IN_PATH } from '@/lib/client/navigation/redirect-target';
 import { currentPrincipal } from './_lib/session';
 
 export default async function Home() {

@@ -3,8 +3,8 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { NuqsAdapter } from 'nuqs/adapters/next/app';
 import type { ReactNode } from 'react';
-import { isApiClientError } from '@/lib/client/api-fetch';
-import { signInPath } from '@/lib/client/redirect-target';
+import { isApiClientError } from '@/lib/client/api/api-fetch';
+import { signInPath } from '@/lib/client/navigation/redirect-target';
 
 // An expired or revoked session makes every call fail with 401: send the user to sign in once,
 // coming back to the page they were on.

@@ -2,7 +2,7 @@ import 'server-only';
 import { cookies, headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { cache } from 'react';
-import { signInPath } from '@/lib/client/redirect-target';
+import { signInPath } from '@/lib/client/navigation/redirect-target';
 import { principalFromSession, SESSION_COOKIE, type Principal } from '@/lib/services/accounts';
 import { REQUEST_PATH_HEADER } from './request-path';
 

@@ -4,9 +4,9 @@ import { useRouter } from 'next/navigation';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { TextField } from '@/components/ui/field';
-import { signInFormSchema } from '@/lib/client/form-schemas';
-import { useSignIn } from '@/lib/client/mutations';
-import { useApiForm } from '@/lib/client/use-api-form';
+import { signInFormSchema } from '@/lib/client/forms/form-schemas';
+import { useSignIn } from '@/lib/client/queries/mutations';
+import { useApiForm } from '@/lib/client/forms/use-api-form';
 
 export function SignInForm({ next }: { next: string }) {
   const router = useRouter();

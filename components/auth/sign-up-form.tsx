@@ -5,10 +5,10 @@ import { useRouter } from 'next/navigation';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { TextField } from '@/components/ui/field';
-import { isApiClientError } from '@/lib/client/api-fetch';
-import { signUpFormSchema } from '@/lib/client/form-schemas';
-import { useSignUp } from '@/lib/client/mutations';
-import { useApiForm } from '@/lib/client/use-api-form';
+import { isApiClientError } from '@/lib/client/api/api-fetch';
+import { signUpFormSchema } from '@/lib/client/forms/form-schemas';
+import { useSignUp } from '@/lib/client/queries/mutations';
+import { useApiForm } from '@/lib/client/forms/use-api-form';
 
 export function SignUpForm({ next, signInHref }: { next: string; signInHref: string }) {
   const router = useRouter();

@@ -1,4 +1,4 @@
-import { formatNumber } from '@/lib/client/trajectory-view';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 
 /** Series that hold one value throughout, as numbers in a row: a flat chart would say nothing more. */
 export function ConstantsRow({ constants }: { constants: { metric: string; value: number }[] }) {

@@ -7,13 +7,13 @@ import { Card } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { countNonPositive, groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/chart-series';
-import { trainingCurveCharts } from '@/lib/client/job-events';
+import { countNonPositive, groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/charts/chart-series';
+import { trainingCurveCharts } from '@/lib/client/charts/job-events';
 import { historyRangeQuery } from '@/lib/client/queries/history';
 import type { HistoryAxis } from '@/lib/schemas/trajectories';
 import type { ChartMarker } from './metric-chart';
-import { csvFileName, seriesToCsv } from '@/lib/client/csv-export';
-import { formatNumber } from '@/lib/client/trajectory-view';
+import { csvFileName, seriesToCsv } from '@/lib/client/charts/csv-export';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 import { seriesColor } from './chart-colors';
 import { useNearViewport } from './use-near-viewport';
 

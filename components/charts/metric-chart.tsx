@@ -13,9 +13,15 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
-import { bandsAtRow, buildChartData, valuesAtRow, type ChartRow, type ChartSpec } from '@/lib/client/chart-series';
-import { linearYAxis, rowsExtent, yTickFormatter } from '@/lib/client/chart-ticks';
-import { formatNumber } from '@/lib/client/trajectory-view';
+import {
+  bandsAtRow,
+  buildChartData,
+  valuesAtRow,
+  type ChartRow,
+  type ChartSpec,
+} from '@/lib/client/charts/chart-series';
+import { linearYAxis, rowsExtent, yTickFormatter } from '@/lib/client/charts/chart-ticks';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 import { seriesColor } from './chart-colors';
 
 export interface MetricChartProps {

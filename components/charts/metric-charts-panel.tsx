@@ -2,7 +2,7 @@
 
 import { useId, type ReactNode } from 'react';
 import { cx } from '@/components/ui/cx';
-import { MAX_SMOOTHING } from '@/lib/client/ema-smoothing';
+import { MAX_SMOOTHING } from '@/lib/client/charts/ema-smoothing';
 
 interface ChartControlsProps {
   smoothing: number;

@@ -1,5 +1,5 @@
 import { cx } from '@/components/ui/cx';
-import type { HttpMethod } from '@/lib/client/openapi-document';
+import type { HttpMethod } from '@/lib/client/api/openapi-document';
 
 const TONE: Partial<Record<HttpMethod, string>> = {
   get: 'bg-info-soft text-info-text',

@@ -5,7 +5,7 @@ import { Badge } from '@/components/ui/badge';
 import { EmptyState } from '@/components/ui/empty-state';
 import { SearchIcon } from '@/components/ui/icons';
 import { Input } from '@/components/ui/input';
-import { groupOperationsByTag, type OpenApiDocument } from '@/lib/client/openapi-document';
+import { groupOperationsByTag, type OpenApiDocument } from '@/lib/client/api/openapi-document';
 import { InlineMarkdown } from './inline-markdown';
 import { OperationCard } from './operation-card';
 

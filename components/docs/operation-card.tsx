@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { Badge } from '@/components/ui/badge';
 import { ChevronRightIcon } from '@/components/ui/icons';
-import { schemaTypeLabel, type Operation } from '@/lib/client/openapi-document';
+import { schemaTypeLabel, type Operation } from '@/lib/client/api/openapi-document';
 import { InlineMarkdown } from './inline-markdown';
 import { MethodBadge, StatusBadge } from './method-badge';
 import { SchemaJson } from './schema-json';

@@ -1,4 +1,4 @@
-import { inlineRefs } from '@/lib/client/openapi-document';
+import { inlineRefs } from '@/lib/client/api/openapi-document';
 
 /** A JSON Schema as indented JSON, with local `$ref`s inlined so the whole shape is in one place. */
 export function SchemaJson({ doc, schema, label }: { doc: unknown; schema: unknown; label: string }) {

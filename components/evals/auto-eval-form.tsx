@@ -3,7 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Button } from '@/components/ui/button';
-import { isApiClientError } from '@/lib/client/api-fetch';
+import { isApiClientError } from '@/lib/client/api/api-fetch';
 import { evalSetsQuery, useSetAutoEval } from '@/lib/client/queries/evals';
 import {
   buildEvalSettings,
@@ -12,8 +12,8 @@ import {
   scorerDraftFrom,
   type AutoEval,
   type ScorerDraft,
-} from '@/lib/client/evals';
-import { useChatModelChoices } from '@/lib/client/use-chat-model-choices';
+} from '@/lib/client/evals/evals';
+import { useChatModelChoices } from '@/lib/client/hooks/use-chat-model-choices';
 import { EvalSetField, SamplingFields, type SettingsDraft } from './eval-settings-fields';
 import { ScorersEditor } from './scorers-editor';
 

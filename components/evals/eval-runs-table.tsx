@@ -5,7 +5,14 @@ import { Button } from '@/components/ui/button';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { useCancelEvalRun } from '@/lib/client/queries/evals';
-import { formatScore, isActiveRun, scorerNames, targetLabel, timestampIso, type EvalRun } from '@/lib/client/evals';
+import {
+  formatScore,
+  isActiveRun,
+  scorerNames,
+  targetLabel,
+  timestampIso,
+  type EvalRun,
+} from '@/lib/client/evals/evals';
 import { EvalProgress, EvalStatusBadge } from './eval-status';
 
 /** Runs newest first: status, live progress, each target's mean on the first scorer, and cancel while open. */

@@ -3,7 +3,7 @@
 import Link from 'next/link';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { RelativeTime } from '@/components/ui/relative-time';
-import { groupSetVersions, timestampIso, type EvalSet } from '@/lib/client/evals';
+import { groupSetVersions, timestampIso, type EvalSet } from '@/lib/client/evals/evals';
 
 /** A row per set: its latest version, and every version's examples a click away. */
 export function EvalSetsTable({

@@ -1,7 +1,7 @@
 'use client';
 
 import { SelectField, TextField } from '@/components/ui/field';
-import type { EvalSet } from '@/lib/client/evals';
+import type { EvalSet } from '@/lib/client/evals/evals';
 
 export interface SettingsDraft {
   evalSetId: string;

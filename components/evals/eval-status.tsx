@@ -1,7 +1,7 @@
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { cx } from '@/components/ui/cx';
 import { Spinner } from '@/components/ui/spinner';
-import { runProgress, type EvalRun, type EvalRunStatus } from '@/lib/client/evals';
+import { runProgress, type EvalRun, type EvalRunStatus } from '@/lib/client/evals/evals';
 
 const TONES: Record<EvalRunStatus, BadgeTone> = {
   QUEUED: 'neutral',

@@ -6,9 +6,9 @@ import { Modal } from '@/components/shell/modal';
 import { Button } from '@/components/ui/button';
 import { CursorPager } from '@/components/ui/cursor-pager';
 import { Skeleton } from '@/components/ui/skeleton';
-import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
+import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/navigation/cursor-stack';
 import { evalExamplesQuery } from '@/lib/client/queries/evals';
-import { messageText, referenceText, type EvalSet } from '@/lib/client/evals';
+import { messageText, referenceText, type EvalSet } from '@/lib/client/evals/evals';
 import { evalSetOptionLabel } from './eval-settings-fields';
 
 /** A set version's examples, a page at a time: each prompt's messages, its reference and metadata. */

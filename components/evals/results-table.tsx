@@ -9,7 +9,7 @@ import {
   targetLabel,
   type ResultOutput,
   type ResultRow,
-} from '@/lib/client/evals';
+} from '@/lib/client/evals/evals';
 
 interface ResultsTableProps {
   rows: readonly ResultRow[];

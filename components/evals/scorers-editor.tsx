@@ -5,7 +5,7 @@ import { SelectField, TextField } from '@/components/ui/field';
 import { PlusIcon, TrashIcon } from '@/components/ui/icons';
 import { Textarea } from '@/components/ui/textarea';
 import { describedBy } from '@/components/ui/field';
-import { MAX_SCORERS, newScorerDraft, SCORER_TYPES, type ScorerDraft, type ScorerType } from '@/lib/client/evals';
+import { MAX_SCORERS, newScorerDraft, SCORER_TYPES, type ScorerDraft, type ScorerType } from '@/lib/client/evals/evals';
 
 const TYPE_LABELS: Record<ScorerType, string> = {
   exact_match: 'Exact match',

@@ -4,7 +4,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Select } from '@/components/ui/input';
 import { evalSetsQuery } from '@/lib/client/queries/evals';
-import type { EvalSettings } from '@/lib/client/evals';
+import type { EvalSettings } from '@/lib/client/evals/evals';
 import { evalSetOptionLabel } from './eval-settings-fields';
 
 /** The scorers the fine-tune form offers without settings of their own; the model page sets any. */

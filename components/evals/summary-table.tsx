@@ -1,6 +1,6 @@
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { cx } from '@/components/ui/cx';
-import { formatScore, summaryGrid, targetLabel, type EvalRun } from '@/lib/client/evals';
+import { formatScore, summaryGrid, targetLabel, type EvalRun } from '@/lib/client/evals/evals';
 
 /** One row per target, a column per scorer: the mean as a pass rate, with passed of total; the best of each marked. */
 export function SummaryTable({ run }: { run: EvalRun }) {

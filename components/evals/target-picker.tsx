@@ -6,8 +6,8 @@ import { ModelPicker } from '@/components/playground/model-picker';
 import { Button } from '@/components/ui/button';
 import { cx } from '@/components/ui/cx';
 import { CloseIcon, PlusIcon } from '@/components/ui/icons';
-import { MAX_TARGETS, targetLabel } from '@/lib/client/evals';
-import { joinModelName, splitModelName } from '@/lib/client/model-choice';
+import { MAX_TARGETS, targetLabel } from '@/lib/client/evals/evals';
+import { joinModelName, splitModelName } from '@/lib/client/chat/model-choice';
 import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 

@@ -6,9 +6,9 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
 import { TextField } from '@/components/ui/field';
-import { isApiClientError } from '@/lib/client/api-fetch';
+import { isApiClientError } from '@/lib/client/api/api-fetch';
 import { useUploadEvalSet } from '@/lib/client/queries/evals';
-import type { EvalSet } from '@/lib/client/evals';
+import type { EvalSet } from '@/lib/client/evals/evals';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 

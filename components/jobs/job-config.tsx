@@ -1,4 +1,4 @@
-import { formatNumber } from '@/lib/client/trajectory-view';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 
 function formatValue(value: unknown): string {
   if (value === null || value === undefined) return 'default';

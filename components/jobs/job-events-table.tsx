@@ -1,8 +1,8 @@
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { cx } from '@/components/ui/cx';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { formatDateTime } from '@/lib/client/format-time';
-import { eventSummary } from '@/lib/client/job-events';
+import { formatDateTime } from '@/lib/client/format/format-time';
+import { eventSummary } from '@/lib/client/charts/job-events';
 import type { JobEventDto } from '@/lib/schemas/training-jobs';
 
 const TONES: Record<JobEventDto['type'], BadgeTone> = {

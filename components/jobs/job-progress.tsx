@@ -1,6 +1,6 @@
 import { cx } from '@/components/ui/cx';
-import { progressFraction } from '@/lib/client/poll-backoff';
-import type { JobOutcome } from '@/lib/client/rl-guardrails';
+import { progressFraction } from '@/lib/client/runs/poll-backoff';
+import type { JobOutcome } from '@/lib/client/runs/rl-guardrails';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 
 /**

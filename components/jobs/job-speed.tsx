@@ -1,5 +1,5 @@
-import { formatDuration } from '@/lib/client/format-time';
-import { useNowEverySecond } from '@/lib/client/use-now';
+import { formatDuration } from '@/lib/client/format/format-time';
+import { useNowEverySecond } from '@/lib/client/hooks/use-now';
 import type { EntityJobDto, JobEventDto, TrainingJobDto } from '@/lib/schemas/training-jobs';
 
 /**

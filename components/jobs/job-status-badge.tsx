@@ -1,6 +1,6 @@
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { Spinner } from '@/components/ui/spinner';
-import type { JobOutcome } from '@/lib/client/rl-guardrails';
+import type { JobOutcome } from '@/lib/client/runs/rl-guardrails';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
 
 const TONES: Record<TrainingJobDto['status'], BadgeTone> = {

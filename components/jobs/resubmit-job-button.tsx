@@ -2,8 +2,8 @@
 
 import { useRouter } from 'next/navigation';
 import { Button } from '@/components/ui/button';
-import { hrefWithEntity } from '@/lib/client/entity';
-import { useResubmitJob } from '@/lib/client/mutations';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
+import { useResubmitJob } from '@/lib/client/queries/mutations';
 
 /**
  * Runs a failed or cancelled job again as a new job with the same data and settings, then opens it (issue 43: a

@@ -11,8 +11,8 @@ import { MenuButton } from '@/components/ui/menu';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { Tooltip } from '@/components/ui/tooltip';
-import type { InferenceName } from '@/lib/client/inference-names';
-import { formatNumber } from '@/lib/client/trajectory-view';
+import type { InferenceName } from '@/lib/client/chat/inference-names';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 import type { CheckpointDto } from '@/lib/schemas/checkpoints';
 
 interface CheckpointTableProps {

@@ -1,6 +1,6 @@
 'use client';
 
-import { useDeleteCheckpoints } from '@/lib/client/mutations';
+import { useDeleteCheckpoints } from '@/lib/client/queries/mutations';
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { CheckpointTable } from '@/components/models/checkpoint-table';
@@ -18,9 +18,9 @@ import {
   metricDirection,
   selectBestCheckpoint,
   type MetricDirection,
-} from '@/lib/client/best-checkpoint';
-import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/cursor-stack';
-import { checkpointNames, playgroundHref, stepName } from '@/lib/client/inference-names';
+} from '@/lib/client/runs/best-checkpoint';
+import { currentCursor, FIRST_PAGE, popCursor, type CursorStack } from '@/lib/client/navigation/cursor-stack';
+import { checkpointNames, playgroundHref, stepName } from '@/lib/client/chat/inference-names';
 import { allCheckpointsQuery, checkpointPageQuery } from '@/lib/client/queries/checkpoints';
 import { type CheckpointDto } from '@/lib/schemas/checkpoints';
 import type { ModelSummaryDto } from '@/lib/schemas/models';

@@ -5,8 +5,8 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { SelectField, TextField } from '@/components/ui/field';
 import { useModalDialog } from '@/components/ui/use-modal-dialog';
-import { createModelFormSchema } from '@/lib/client/form-schemas';
-import { useApiForm } from '@/lib/client/use-api-form';
+import { createModelFormSchema } from '@/lib/client/forms/form-schemas';
+import { useApiForm } from '@/lib/client/forms/use-api-form';
 import { baseModelFacts, type BaseModel } from './base-model-label';
 import type { CreateModelDialogProps } from './create-model-dialog';
 

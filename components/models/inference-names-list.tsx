@@ -1,5 +1,5 @@
 import { CopyButton } from '@/components/ui/copy-button';
-import type { InferenceName } from '@/lib/client/inference-names';
+import type { InferenceName } from '@/lib/client/chat/inference-names';
 
 /** The names a client can send as `model` to /v1/chat/completions, each with its own copy button. */
 export function InferenceNamesList({ names }: { names: InferenceName[] }) {

@@ -2,15 +2,15 @@
 
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { ModelJobsTable } from '@/components/jobs/model-jobs-table';
+import { JobsTable, modelJobColumns } from '@/components/jobs/jobs-table';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Skeleton } from '@/components/ui/skeleton';
-import { jobOutcome } from '@/lib/client/rl-guardrails';
-import { hrefWithEntity } from '@/lib/client/entity';
-import { modelBaseName } from '@/lib/client/inference-names';
+import { jobOutcome } from '@/lib/client/runs/rl-guardrails';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
+import { modelBaseName } from '@/lib/client/chat/inference-names';
 import { allCheckpointsQuery } from '@/lib/client/queries/checkpoints';
 import { modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
@@ -59,10 +59,13 @@ export function JobsSection({
           description="RL jobs come from POST /v1/preview/training-jobs; SFT jobs from the Fine-tune form or the API."
         />
       ) : (
-        <ModelJobsTable
+        <JobsTable
           jobs={rows}
-          hrefFor={(job) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity)}
+          columns={modelJobColumns((job) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity))}
           outcomeFor={(job) => jobOutcome(job, job.step === null ? null : metricsByStep.get(job.step))}
+          caption="Training jobs"
+          testId="model-jobs-table"
+          rowTestId="model-job-row"
         />
       )}
       {jobs.hasNextPage ? (

@@ -9,8 +9,8 @@ import { RetryAlert } from '@/components/ui/retry-alert';
 import { Card } from '@/components/ui/card';
 import { EmptyState } from '@/components/ui/empty-state';
 import { Skeleton } from '@/components/ui/skeleton';
-import { groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/chart-series';
-import { effectiveSmoothing, MIN_POINTS_TO_SMOOTH, sectionCharts } from '@/lib/client/chart-sections';
+import { groupSeriesIntoCharts, type ChartSpec } from '@/lib/client/charts/chart-series';
+import { effectiveSmoothing, MIN_POINTS_TO_SMOOTH, sectionCharts } from '@/lib/client/charts/chart-sections';
 import { historyQuery } from '@/lib/client/queries/history';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 

@@ -3,7 +3,7 @@ import { Badge } from '@/components/ui/badge';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { formatNumber } from '@/lib/client/trajectory-view';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 import type { BestMetricDto, ModelSummaryDto } from '@/lib/schemas/models';
 
 interface ModelTableProps {

@@ -1,6 +1,6 @@
 import { AlertTriangleIcon } from '@/components/ui/icons';
-import { signalSplit, type HackingSignal } from '@/lib/client/rl-guardrails';
-import { formatNumber } from '@/lib/client/trajectory-view';
+import { signalSplit, type HackingSignal } from '@/lib/client/runs/rl-guardrails';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 
 /** Shown above the charts when the reward looks gamed; links to the trajectories of the latest step of that split. */
 export function RewardHackingCard({

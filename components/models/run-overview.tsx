@@ -10,14 +10,14 @@ import {
   defaultBestMetric,
   metricDirection,
   selectBestCheckpoint,
-} from '@/lib/client/best-checkpoint';
-import { isTerminalStatus } from '@/lib/client/poll-backoff';
-import { detectRewardHacking, jobOutcome, lengthCappedSignals, runVerdict } from '@/lib/client/rl-guardrails';
-import { hrefWithEntity } from '@/lib/client/entity';
+} from '@/lib/client/runs/best-checkpoint';
+import { isTerminalStatus } from '@/lib/client/runs/poll-backoff';
+import { detectRewardHacking, jobOutcome, lengthCappedSignals, runVerdict } from '@/lib/client/runs/rl-guardrails';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
 import { allCheckpointsQuery } from '@/lib/client/queries/checkpoints';
 import { historyQuery, trainingCurveQuery } from '@/lib/client/queries/history';
 import { modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';
-import { isLiveClient, tinkerRunVerdict } from '@/lib/client/tinker-clients';
+import { isLiveClient, tinkerRunVerdict } from '@/lib/client/tinker/tinker-clients';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 import type { ModelTinkerDto } from '@/lib/schemas/tinker-clients';
 

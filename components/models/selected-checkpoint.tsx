@@ -6,7 +6,7 @@ import type { ReactNode } from 'react';
 import { buttonClassName } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';
 import { allCheckpointsQuery } from '@/lib/client/queries/checkpoints';
-import { formatNumber } from '@/lib/client/trajectory-view';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 /** A training-curve flag's checkpoint, once chosen: what made it, its metrics, and what to do with it. */

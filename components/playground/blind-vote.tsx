@@ -1,6 +1,6 @@
 'use client';
 
-import { useAbVote } from '@/lib/client/mutations';
+import { useAbVote } from '@/lib/client/queries/mutations';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { Card } from '@/components/ui/card';

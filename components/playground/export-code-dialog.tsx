@@ -4,7 +4,7 @@ import { useId, useState } from 'react';
 import { Button } from '@/components/ui/button';
 import { CodeBlock } from '@/components/ui/code-block';
 import { SegmentedControl } from '@/components/ui/segmented-control';
-import { exportCode, type CodeLanguage } from '@/lib/client/code-export';
+import { exportCode, type CodeLanguage } from '@/lib/client/chat/code-export';
 import { useModalDialog } from '@/components/ui/use-modal-dialog';
 
 const LANGUAGES = [

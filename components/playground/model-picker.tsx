@@ -4,9 +4,9 @@ import { useQuery } from '@tanstack/react-query';
 import { Badge } from '@/components/ui/badge';
 import { useMemo } from 'react';
 import { Combobox, type ComboboxGroup, type ComboboxOption } from '@/components/ui/combobox';
-import { headlineMetrics, joinModelName, modelLabel, splitModelName } from '@/lib/client/model-choice';
+import { headlineMetrics, joinModelName, modelLabel, splitModelName } from '@/lib/client/chat/model-choice';
 import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
-import { formatNumber } from '@/lib/client/trajectory-view';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 
 interface ModelPickerProps {

@@ -12,7 +12,7 @@ import {
   type ChatParams,
   type ParamErrors,
   type ResponseFormatKind,
-} from '@/lib/client/chat-request';
+} from '@/lib/client/chat/chat-request';
 
 interface ParametersPanelProps {
   params: ChatParams;

@@ -9,11 +9,17 @@ import { Spinner } from '@/components/ui/spinner';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { Textarea } from '@/components/ui/textarea';
 import { AnswerText } from './chat-pane';
-import { applyChunk, emptyReply, type AssistantReply } from '@/lib/client/chat-reply';
-import { buildChatRequest, type ChatParams, type PlaygroundMessage } from '@/lib/client/chat-request';
-import { streamChatCompletion } from '@/lib/client/chat-stream';
-import { modelLabel, splitModelName } from '@/lib/client/model-choice';
-import { parsePrompts, PROMPT_SETS_KEY, readPromptSets, withPromptSet, type PromptSet } from '@/lib/client/prompt-sets';
+import { applyChunk, emptyReply, type AssistantReply } from '@/lib/client/chat/chat-reply';
+import { buildChatRequest, type ChatParams, type PlaygroundMessage } from '@/lib/client/chat/chat-request';
+import { streamChatCompletion } from '@/lib/client/chat/chat-stream';
+import { modelLabel, splitModelName } from '@/lib/client/chat/model-choice';
+import {
+  parsePrompts,
+  PROMPT_SETS_KEY,
+  readPromptSets,
+  withPromptSet,
+  type PromptSet,
+} from '@/lib/client/chat/prompt-sets';
 
 interface Cell {
   reply: AssistantReply;

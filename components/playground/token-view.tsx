@@ -2,14 +2,14 @@
 
 import { useId, useState } from 'react';
 import { cx } from '@/components/ui/cx';
-import type { TokenEntry } from '@/lib/client/chat-reply';
+import type { TokenEntry } from '@/lib/client/chat/chat-reply';
 import {
   confidenceLabel,
   formatProbability,
   logprobBackground,
   logprobToProbability,
   visibleToken,
-} from '@/lib/client/logprob-color';
+} from '@/lib/client/chat/logprob-color';
 
 /**
  * The answer as sampled tokens, each tinted by its probability. Hovering or focusing a token (Tab moves

@@ -5,8 +5,8 @@ import type { z } from 'zod';
 import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { SelectField, TextField } from '@/components/ui/field';
-import { addMemberFormSchema } from '@/lib/client/form-schemas';
-import { useApiForm } from '@/lib/client/use-api-form';
+import { addMemberFormSchema } from '@/lib/client/forms/form-schemas';
+import { useApiForm } from '@/lib/client/forms/use-api-form';
 
 export type AddMemberBody = z.output<typeof addMemberFormSchema>;
 

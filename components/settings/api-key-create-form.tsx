@@ -5,8 +5,8 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { SelectField, TextField } from '@/components/ui/field';
 import { PlusIcon } from '@/components/ui/icons';
-import { createApiKeyFormSchema } from '@/lib/client/form-schemas';
-import { useApiForm } from '@/lib/client/use-api-form';
+import { createApiKeyFormSchema } from '@/lib/client/forms/form-schemas';
+import { useApiForm } from '@/lib/client/forms/use-api-form';
 
 export type CreateApiKeyBody = z.output<typeof createApiKeyFormSchema>;
 

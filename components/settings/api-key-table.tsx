@@ -5,7 +5,7 @@ import { Button } from '@/components/ui/button';
 import { cx } from '@/components/ui/cx';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { useNow } from '@/lib/client/use-now';
+import { useNow } from '@/lib/client/hooks/use-now';
 import type { ApiKeyDto } from '@/lib/schemas/accounts';
 
 type KeyStatus = 'active' | 'expired' | 'revoked';

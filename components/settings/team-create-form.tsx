@@ -5,8 +5,8 @@ import { Alert } from '@/components/ui/alert';
 import { Button } from '@/components/ui/button';
 import { TextField } from '@/components/ui/field';
 import { PlusIcon } from '@/components/ui/icons';
-import { createTeamFormSchema } from '@/lib/client/form-schemas';
-import { useApiForm } from '@/lib/client/use-api-form';
+import { createTeamFormSchema } from '@/lib/client/forms/form-schemas';
+import { useApiForm } from '@/lib/client/forms/use-api-form';
 
 interface TeamCreateFormProps {
   /** Creates the team; the form is cleared once it resolves. */

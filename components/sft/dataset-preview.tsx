@@ -1,5 +1,5 @@
 import { Badge } from '@/components/ui/badge';
-import type { SftInspection } from '@/lib/client/sft-dataset';
+import type { SftInspection } from '@/lib/client/sft/sft-dataset';
 
 const ROLE_TONE = { system: 'info', developer: 'info', user: 'neutral', assistant: 'accent', tool: 'warning' } as const;
 

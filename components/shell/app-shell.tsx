@@ -6,7 +6,7 @@ import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { cx } from '@/components/ui/cx';
 import { CloseIcon, MenuIcon, SearchIcon } from '@/components/ui/icons';
 import { Logo } from '@/components/ui/logo';
-import { ENTITY_PARAM, hrefWithEntity, resolveEntity } from '@/lib/client/entity';
+import { ENTITY_PARAM, hrefWithEntity, resolveEntity } from '@/lib/client/navigation/entity';
 import type { SessionDto } from '@/lib/schemas/accounts';
 import { Avatar } from './avatar';
 import { CommandPalette } from './command-palette';
@@ -107,7 +107,7 @@ function SidebarContent({ session, entity, idPrefix, onNavigate, onOpenPalette, 
  * The dashboard frame: a fixed sidebar from 1280 px, a top bar with a disclosure menu below. At 1024 px the
  * sidebar left the pages 688 px, in which the models, checkpoints, jobs and API-key tables scrolled sideways
  * by 250–420 px; without it they get the width they have at 1280 px. The selected entity comes from `?entity=`
- * (see lib/client/entity.ts).
+ * (see lib/client/navigation/entity.ts).
  */
 export function AppShell({ session, children }: { session: SessionDto; children: ReactNode }) {
   const searchParams = useSearchParams();

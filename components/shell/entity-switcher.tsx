@@ -2,7 +2,7 @@
 
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { ChevronsUpDownIcon } from '@/components/ui/icons';
-import { hrefWithEntity } from '@/lib/client/entity';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
 import type { SessionDto } from '@/lib/schemas/accounts';
 import { Avatar } from './avatar';
 

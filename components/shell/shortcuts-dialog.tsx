@@ -1,6 +1,6 @@
 'use client';
 
-import { SHORTCUT_GROUPS } from '@/lib/client/shortcuts';
+import { SHORTCUT_GROUPS } from '@/lib/client/navigation/shortcuts';
 import { Modal } from './modal';
 
 export function Kbd({ children }: { children: string }) {
@@ -11,7 +11,7 @@ export function Kbd({ children }: { children: string }) {
   );
 }
 
-/** Every keyboard shortcut, from the same table the key handler reads (lib/client/shortcuts.ts). */
+/** Every keyboard shortcut, from the same table the key handler reads (lib/client/navigation/shortcuts.ts). */
 export function ShortcutsDialog({ open, onClose, modLabel }: { open: boolean; onClose: () => void; modLabel: string }) {
   return (
     <Modal open={open} onClose={onClose} labelledBy="shortcuts-title" className="max-w-lg">

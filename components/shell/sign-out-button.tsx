@@ -4,13 +4,13 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useRouter } from 'next/navigation';
 import { Button } from '@/components/ui/button';
 import { LogOutIcon } from '@/components/ui/icons';
-import { apiFetch } from '@/lib/client/api-fetch';
+import { apiFetch } from '@/lib/client/api/api-fetch';
 import { signOutResultSchema } from '@/lib/schemas/accounts';
 
 export function SignOutButton() {
   const router = useRouter();
   const queryClient = useQueryClient();
-  // Not in lib/client/mutations.ts with the other writes: the shell is on every page, and that module, with every
+  // Not in lib/client/queries/mutations.ts with the other writes: the shell is on every page, and that module, with every
   // write's schemas, would add about 3 kB to the first load of pages that write nothing (bench:ui, /docs).
   const signOut = useMutation({
     mutationFn: () => apiFetch('/v1/auth/sign-out', signOutResultSchema, { method: 'POST' }),

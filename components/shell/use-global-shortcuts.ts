@@ -1,7 +1,7 @@
 'use client';
 
 import { useEffect, useRef, useSyncExternalStore } from 'react';
-import { GO_TO, isApplePlatform, isModKey, isTypingTarget } from '@/lib/client/shortcuts';
+import { GO_TO, isApplePlatform, isModKey, isTypingTarget } from '@/lib/client/navigation/shortcuts';
 
 const noSubscription = () => () => {};
 
@@ -15,7 +15,7 @@ interface Handlers {
 }
 
 /**
- * The shell's keyboard shortcuts (lib/client/shortcuts.ts). Ctrl/⌘+K works everywhere, even in a text
+ * The shell's keyboard shortcuts (lib/client/navigation/shortcuts.ts). Ctrl/⌘+K works everywhere, even in a text
  * field; single keys (`?`, `g m`…) only when the user is not typing and no dialog is open.
  * Returns the label of the modifier key on this platform (⌘ or Ctrl).
  */

@@ -5,8 +5,8 @@ import { Badge } from '@/components/ui/badge';
 import { BreakableText } from '@/components/ui/breakable-text';
 import { cx } from '@/components/ui/cx';
 import { Spinner } from '@/components/ui/spinner';
-import { clientStatusView } from '@/lib/client/tinker-clients';
-import { errorCategoryLabel } from '@/lib/client/tinker-format';
+import { clientStatusView } from '@/lib/client/tinker/tinker-clients';
+import { errorCategoryLabel } from '@/lib/client/tinker/tinker-format';
 import type { TinkerTrainingClientDto } from '@/lib/schemas/tinker-clients';
 
 /**

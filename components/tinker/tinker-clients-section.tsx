@@ -3,7 +3,7 @@
 import Link from 'next/link';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { RetryAlert } from '@/components/ui/retry-alert';
-import { isLiveClient } from '@/lib/client/tinker-clients';
+import { isLiveClient } from '@/lib/client/tinker/tinker-clients';
 import { TINKER_CLIENTS_LIMIT } from '@/lib/client/queries/tinker';
 import type { TinkerTrainingClientDto } from '@/lib/schemas/tinker-clients';
 import { TinkerClientsTable } from './tinker-clients-table';

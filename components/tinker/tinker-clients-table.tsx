@@ -3,7 +3,7 @@ import { Fragment } from 'react';
 import { BreakableText } from '@/components/ui/breakable-text';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { loraParts, openRequestsParts } from '@/lib/client/tinker-format';
+import { loraParts, openRequestsParts } from '@/lib/client/tinker/tinker-format';
 import type { TinkerTrainingClientDto } from '@/lib/schemas/tinker-clients';
 import { TinkerClientStatus } from './client-status';
 

@@ -5,8 +5,8 @@ import { cx } from '@/components/ui/cx';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Spinner } from '@/components/ui/spinner';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
-import { formatRequestDuration, requestDurationMs } from '@/lib/client/tinker-format';
-import { useNowEverySecond } from '@/lib/client/use-now';
+import { formatRequestDuration, requestDurationMs } from '@/lib/client/tinker/tinker-format';
+import { useNowEverySecond } from '@/lib/client/hooks/use-now';
 import type { TinkerRequestSummaryDto } from '@/lib/schemas/tinker-clients';
 import { TinkerError } from './client-status';
 

@@ -9,7 +9,7 @@ import { ChatIcon } from '@/components/ui/icons';
 import { RelativeTime } from '@/components/ui/relative-time';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { Tooltip } from '@/components/ui/tooltip';
-import { formatBytes } from '@/lib/client/tinker-format';
+import { formatBytes } from '@/lib/client/tinker/tinker-format';
 import type { TinkerSavedWeightsDto } from '@/lib/schemas/tinker-clients';
 
 /**

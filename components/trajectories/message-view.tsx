@@ -1,6 +1,6 @@
 import { Badge, type BadgeTone } from '@/components/ui/badge';
 import { cx } from '@/components/ui/cx';
-import type { DisplayMessage } from '@/lib/client/trajectory-view';
+import type { DisplayMessage } from '@/lib/client/format/trajectory-view';
 
 const ROLE_TONES: Record<string, BadgeTone> = { system: 'neutral', user: 'info', assistant: 'accent', tool: 'warning' };
 

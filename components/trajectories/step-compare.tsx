@@ -15,7 +15,7 @@ import {
   groupTrajectories,
   type DisplayTrajectory,
   type PromptComparison,
-} from '@/lib/client/trajectory-view';
+} from '@/lib/client/format/trajectory-view';
 import { TrajectoryCard } from './trajectory-card';
 
 /** Rows shown before "Show all": the prompts whose reward moved most come first, so these are the telling ones. */

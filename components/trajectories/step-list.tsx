@@ -1,6 +1,6 @@
 import { Button } from '@/components/ui/button';
 import { cx } from '@/components/ui/cx';
-import { formatNumber } from '@/lib/client/trajectory-view';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 import type { TrajectoryStepDto } from '@/lib/schemas/trajectories';
 
 interface StepListProps {

@@ -1,6 +1,11 @@
 import { Badge } from '@/components/ui/badge';
 import { cx } from '@/components/ui/cx';
-import { formatNumber, rewardFraction, trajectoryPreview, type DisplayTrajectory } from '@/lib/client/trajectory-view';
+import {
+  formatNumber,
+  rewardFraction,
+  trajectoryPreview,
+  type DisplayTrajectory,
+} from '@/lib/client/format/trajectory-view';
 import { MessageView } from './message-view';
 
 interface TrajectoryCardProps {

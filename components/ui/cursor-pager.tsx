@@ -1,7 +1,7 @@
 'use client';
 
 import type { Dispatch, SetStateAction } from 'react';
-import { pageNumber, popCursor, pushCursor, type CursorStack } from '@/lib/client/cursor-stack';
+import { pageNumber, popCursor, pushCursor, type CursorStack } from '@/lib/client/navigation/cursor-stack';
 import { Button } from './button';
 import { CardFooter } from './card';
 

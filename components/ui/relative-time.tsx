@@ -1,7 +1,7 @@
 'use client';
 
-import { formatDate, formatDateTime, formatRelativeTime } from '@/lib/client/format-time';
-import { useNow } from '@/lib/client/use-now';
+import { formatDate, formatDateTime, formatRelativeTime } from '@/lib/client/format/format-time';
+import { useNow } from '@/lib/client/hooks/use-now';
 
 /**
  * "3 hours ago", with the exact local time as a tooltip. The server's HTML carries the UTC date

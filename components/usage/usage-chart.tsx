@@ -1,7 +1,7 @@
 'use client';
 
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { formatCompact, formatCount, type UsageChartData } from '@/lib/client/usage';
+import { formatCompact, formatCount, type UsageChartData } from '@/lib/client/charts/usage';
 
 /**
  * Mid-tone colours that keep their contrast on both the light and the dark surface; the order puts

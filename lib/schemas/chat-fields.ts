@@ -2,7 +2,7 @@
  * Every field of the chat completions request (chatCompletionRequestSchema in chat.ts, whose keys chat-fields.test.ts
  * holds this list to), `true` where the openai SDKs have a named parameter for it (the rest are vLLM extensions, which
  * exported code passes in `extra_body`). The playground's fields come first, in the order it writes a request body
- * (lib/client/chat-request.ts), so that exported code reads the same way every time. A list of its own, without zod:
+ * (lib/client/chat/chat-request.ts), so that exported code reads the same way every time. A list of its own, without zod:
  * the playground loads it, and the schema would add kilobytes to a page at its first-load budget.
  */
 export const CHAT_REQUEST_FIELDS = {

@@ -186,7 +186,7 @@ describe('layer rules (eslint-rules/layers.mjs)', () => {
     expect(
       await problems(
         'components/models/fake.tsx',
-        "import { apiFetch } from '@/lib/client/api-fetch';\nexport const x = apiFetch;\n",
+        "import { apiFetch } from '@/lib/client/api/api-fetch';\nexport const x = apiFetch;\n",
       ),
     ).toEqual([]);
     expect(

@@ -5,7 +5,7 @@ import { currentPrincipal } from '@/app/_lib/session';
 import { hasAnyAccount } from '@/lib/services/accounts';
 import { AuthCard } from '@/components/auth/auth-card';
 import { SignInForm } from '@/components/auth/sign-in-form';
-import { DEFAULT_SIGNED_IN_PATH, safeNextPath } from '@/lib/client/redirect-target';
+import { DEFAULT_SIGNED_IN_PATH, safeNextPath } from '@/lib/client/navigation/redirect-target';
 
 export const metadata: Metadata = { title: 'Sign in' };
 

@@ -4,7 +4,7 @@ import { redirect } from 'next/navigation';
 import { currentPrincipal } from '@/app/_lib/session';
 import { AuthCard } from '@/components/auth/auth-card';
 import { SignUpForm } from '@/components/auth/sign-up-form';
-import { safeNextPath, signInPath } from '@/lib/client/redirect-target';
+import { safeNextPath, signInPath } from '@/lib/client/navigation/redirect-target';
 
 export const metadata: Metadata = { title: 'Create account' };
 

@@ -15,8 +15,8 @@ import { PageHeader } from '@/components/ui/page-header';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
-import { apiFetch } from '@/lib/client/api-fetch';
-import { formatDuration } from '@/lib/client/format-time';
+import { apiFetch } from '@/lib/client/api/api-fetch';
+import { formatDuration } from '@/lib/client/format/format-time';
 import { compareCurvesQuery } from '@/lib/client/queries/compare';
 import {
   AXIS_LABELS,
@@ -26,8 +26,8 @@ import {
   configRows,
   formatAxisValue,
   type RunCurve,
-} from '@/lib/client/run-comparison';
-import { formatNumber } from '@/lib/client/trajectory-view';
+} from '@/lib/client/charts/run-comparison';
+import { formatNumber } from '@/lib/client/format/trajectory-view';
 import { comparisonSchema, type CompareRun } from '@/lib/schemas/comparison';
 import { compareQueryKey, compareSearchParsers, compareSelection } from './search-params';
 

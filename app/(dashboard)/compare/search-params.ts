@@ -1,5 +1,5 @@
 import { createLoader, createParser, parseAsString, parseAsStringLiteral } from 'nuqs/server';
-import { COMPARE_AXES } from '@/lib/client/run-comparison';
+import { COMPARE_AXES } from '@/lib/client/charts/run-comparison';
 
 /** Model ids, comma-separated, in the order drawn; anything that is not an id is dropped (the API would refuse it). */
 const idsParser = createParser({

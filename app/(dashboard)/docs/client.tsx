@@ -10,7 +10,7 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CodeBlock } from '@/components/ui/code-block';
 import { PageHeader } from '@/components/ui/page-header';
 import { Skeleton } from '@/components/ui/skeleton';
-import { isApiClientError } from '@/lib/client/api-fetch';
+import { isApiClientError } from '@/lib/client/api/api-fetch';
 import { openApiDocumentQuery } from '@/lib/client/queries/openapi';
 
 function tokenCurl(origin: string): string {

@@ -16,7 +16,7 @@ import { PageHeader } from '@/components/ui/page-header';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { Skeleton } from '@/components/ui/skeleton';
 import { evalRunsQuery, evalSetsQuery } from '@/lib/client/queries/evals';
-import type { EvalSet } from '@/lib/client/evals';
+import type { EvalSet } from '@/lib/client/evals/evals';
 import { evalsSearchParsers } from './search-params';
 
 // Opens on a click: its own chunk.

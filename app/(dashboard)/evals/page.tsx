@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import { requirePrincipal } from '@/app/_lib/session';
-import { resolveEntity } from '@/lib/client/entity';
+import { resolveEntity } from '@/lib/client/navigation/entity';
 import { toSessionDto } from '@/lib/services/accounts';
 import { EvalsClient } from './client';
 import { loadEvalsSearchParams } from './search-params';

@@ -3,7 +3,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { parseAsString, parseAsStringLiteral, useQueryStates } from 'nuqs';
 import { useState } from 'react';
-import { EntityJobsTable } from '@/components/jobs/entity-jobs-table';
+import { entityJobColumns, entityJobOutcome } from '@/components/jobs/entity-job-columns';
+import { JobsTable } from '@/components/jobs/jobs-table';
 import { TinkerClientsSection } from '@/components/tinker/tinker-clients-section';
 import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { CursorPager } from '@/components/ui/cursor-pager';
@@ -11,12 +12,12 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { PageHeader } from '@/components/ui/page-header';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { SegmentedControl } from '@/components/ui/segmented-control';
-import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
-import { hrefWithEntity } from '@/lib/client/entity';
+import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/navigation/cursor-stack';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
 import { entityJobsQuery } from '@/lib/client/queries/jobs';
 import { modelPickerQuery, projectsQuery } from '@/lib/client/queries/models';
 import { tinkerClientsQuery } from '@/lib/client/queries/tinker';
-import { useDebouncedValue } from '@/lib/client/use-debounced-value';
+import { useDebouncedValue } from '@/lib/client/hooks/use-debounced-value';
 import { Input, Select } from '@/components/ui/input';
 import type { EntityJobDto } from '@/lib/schemas/training-jobs';
 
@@ -85,6 +86,7 @@ export function JobsClient({
   const activeJobs = active.data?.data ?? [];
   const jobHref = (job: EntityJobDto) => hrefWithEntity(`/jobs/${job.id}`, entity, defaultEntity);
   const modelHref = (job: EntityJobDto) => hrefWithEntity(`/models/${job.model.id}`, entity, defaultEntity);
+  const columns = entityJobColumns(jobHref, modelHref);
   const tinker = useQuery(tinkerClientsQuery(entity));
   const tinkerClients = tinker.data?.data ?? [];
   // Training clients sit beside the running jobs when there are any (they are live work too); with none, the card is a
@@ -126,11 +128,13 @@ export function JobsClient({
               </p>
             </CardBody>
           ) : (
-            <EntityJobsTable
+            <JobsTable
               jobs={activeJobs}
-              hrefFor={jobHref}
-              modelHref={modelHref}
+              columns={columns}
+              outcomeFor={entityJobOutcome}
               caption="Running and queued jobs"
+              testId="entity-jobs-table"
+              rowTestId="entity-job-row"
             />
           )}
         </Card>
@@ -221,11 +225,13 @@ export function JobsClient({
               />
             </CardBody>
           ) : (
-            <EntityJobsTable
+            <JobsTable
               jobs={history.data?.data ?? []}
-              hrefFor={jobHref}
-              modelHref={modelHref}
+              columns={columns}
+              outcomeFor={entityJobOutcome}
               caption="All jobs, newest first"
+              testId="entity-jobs-table"
+              rowTestId="entity-job-row"
             />
           )}
           <CursorPager

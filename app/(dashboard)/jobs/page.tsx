@@ -1,7 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
 import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
-import { resolveEntity } from '@/lib/client/entity';
+import { resolveEntity } from '@/lib/client/navigation/entity';
 import { ENTITY_JOBS_PAGE_SIZE, entityJobsQuery } from '@/lib/client/queries/jobs';
 import { TINKER_CLIENTS_LIMIT, tinkerClientsQuery } from '@/lib/client/queries/tinker';
 import { toSessionDto } from '@/lib/services/accounts';

@@ -1,6 +1,6 @@
 'use client';
 
-import { useCreateModel } from '@/lib/client/mutations';
+import { useCreateModel } from '@/lib/client/queries/mutations';
 import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { debounce, useQueryStates } from 'nuqs';
@@ -17,9 +17,9 @@ import { Card, CardFooter } from '@/components/ui/card';
 import { SparklesIcon } from '@/components/ui/icons';
 import { PlusIcon } from '@/components/ui/icons';
 import { PageHeader } from '@/components/ui/page-header';
-import { hrefWithEntity } from '@/lib/client/entity';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
 import { baseModelsQuery, modelsInfiniteQuery, projectsQuery } from '@/lib/client/queries/models';
-import { useDebouncedValue } from '@/lib/client/use-debounced-value';
+import { useDebouncedValue } from '@/lib/client/hooks/use-debounced-value';
 import { COMPARE_MAX_MODELS, COMPARE_MIN_MODELS } from '@/lib/schemas/comparison';
 import { modelsSearchParsers } from './search-params';
 

@@ -1,7 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
 import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
-import { resolveEntity } from '@/lib/client/entity';
+import { resolveEntity } from '@/lib/client/navigation/entity';
 import { baseModelsQuery, MODEL_PAGE_SIZE, modelsInfiniteQuery, projectsQuery } from '@/lib/client/queries/models';
 import { toSessionDto } from '@/lib/services/accounts';
 import { baseModelDtos } from '@/lib/services/base-models';

@@ -8,7 +8,7 @@ const textUpTo = (max: number, trim = false) =>
   });
 
 /**
- * The models page's URL state: `?entity=` (see lib/client/entity.ts), `?search=`, `?project=`, `?base_model=`.
+ * The models page's URL state: `?entity=` (see lib/client/navigation/entity.ts), `?search=`, `?project=`, `?base_model=`.
  * Parsed on the server for the prefetch, kept in the URL by the client (nuqs).
  */
 export const modelsSearchParsers = {

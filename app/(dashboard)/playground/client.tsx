@@ -18,9 +18,9 @@ import { Card, CardHeader } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
 import { PageHeader } from '@/components/ui/page-header';
 import { SegmentedControl } from '@/components/ui/segmented-control';
-import { buildChatRequest, validateParams, type PlaygroundRequest } from '@/lib/client/chat-request';
-import { streamChatCompletion } from '@/lib/client/chat-stream';
-import { MAX_COMPARE, otherStepOfModel, splitModelName } from '@/lib/client/model-choice';
+import { buildChatRequest, validateParams, type PlaygroundRequest } from '@/lib/client/chat/chat-request';
+import { streamChatCompletion } from '@/lib/client/chat/chat-stream';
+import { MAX_COMPARE, otherStepOfModel, splitModelName } from '@/lib/client/chat/model-choice';
 import {
   allAnswered,
   blindStepsOf,
@@ -35,7 +35,7 @@ import {
 } from '@/lib/client/playground/state';
 import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
 import { usageKeys } from '@/lib/client/queries/usage';
-import { useChatModelChoices } from '@/lib/client/use-chat-model-choices';
+import { useChatModelChoices } from '@/lib/client/hooks/use-chat-model-choices';
 
 interface PlaygroundClientProps {
   initialModels: string[];

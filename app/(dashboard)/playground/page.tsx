@@ -1,7 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
 import { requestOrigin, requirePrincipal } from '@/app/_lib/session';
-import { randomSeed } from '@/lib/client/chat-request';
+import { randomSeed } from '@/lib/client/chat/chat-request';
 import { chatModelsQuery, MODEL_PICKER_LIMIT, modelPickerQuery } from '@/lib/client/queries/models';
 import { availableBaseModels } from '@/lib/catalog/base-models';
 import { listServableModels } from '@/lib/services/chat-models';

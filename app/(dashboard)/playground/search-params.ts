@@ -1,8 +1,8 @@
 import { createLoader, parseAsNativeArrayOf, parseAsString } from 'nuqs/server';
-import { MAX_PREFILL_CHARS, modelsFromSearchParam } from '@/lib/client/model-choice';
+import { MAX_PREFILL_CHARS, modelsFromSearchParam } from '@/lib/client/chat/model-choice';
 
 /**
- * The playground's URL state: `?entity=` (see lib/client/entity.ts) and `?model=`, repeated for a side-by-side
+ * The playground's URL state: `?entity=` (see lib/client/navigation/entity.ts) and `?model=`, repeated for a side-by-side
  * comparison (`?model=tuneboard/tiny-random&model=ada/demo/m:step3`), so a comparison can be shared as a link.
  * Parsed on the server for the first panes, kept in the URL by the client (nuqs) as panes change.
  * `?prompt=` pre-fills the message box and `?system=` the system prompt (an eval run's "Open in playground" link

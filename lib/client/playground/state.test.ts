@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk } from '@/lib/schemas/chat';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
-import { buildChatRequest, DEFAULT_PARAMS } from '../chat-request';
+import { buildChatRequest, DEFAULT_PARAMS } from '../chat/chat-request';
 import {
   allAnswered,
   blindStepsOf,

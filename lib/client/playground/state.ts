@@ -1,14 +1,14 @@
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 import type { ChatCompletionChunk } from '@/lib/schemas/chat';
-import { applyChunk, emptyReply, markStopped, type AssistantReply } from '../chat-reply';
+import { applyChunk, emptyReply, markStopped, type AssistantReply } from '../chat/chat-reply';
 import {
   buildChatRequest,
   DEFAULT_PARAMS,
   type ChatParams,
   type PlaygroundMessage,
   type PlaygroundRequest,
-} from '../chat-request';
-import { MAX_COMPARE, splitModelName } from '../model-choice';
+} from '../chat/chat-request';
+import { MAX_COMPARE, splitModelName } from '../chat/model-choice';
 
 /*
  * The playground's state and every change to it, as a pure reducer: the page (app/(dashboard)/playground/client.tsx)

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { abVoteSummarySchema } from '@/lib/schemas/ab-votes';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 import { modelKeys, modelPath } from './models';
 
 export const abVoteKeys = {

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { apiKeyListSchema, sessionSchema, teamListSchema } from '@/lib/schemas/accounts';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 
 /** The signed-in session, the user's API keys and teams (the settings pages and the shell). */
 export const accountKeys = {

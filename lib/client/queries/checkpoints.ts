@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { checkpointListSchema, type CheckpointDto } from '@/lib/schemas/checkpoints';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 import { modelKeys, modelPath } from './models';
 
 /** A model's checkpoints: the model page's table, every checkpoint for the "best" badge, and the pickers' steps. */

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { COMPARE_CURVE_POINTS, compareCurvesSchema } from '@/lib/schemas/comparison';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 
 /*
  * Run comparison: every compared model's training curve in one request. The page preloads this exact URL with its

@@ -1,7 +1,7 @@
 'use client';
 
 import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 import {
   autoEvalSchema,
   evalExampleListSchema,
@@ -13,8 +13,8 @@ import {
   resultListSchema,
   type EvalSettings,
   type RunBody,
-} from '../evals';
-import { uploadJsonl } from '../upload-dataset';
+} from '../evals/evals';
+import { uploadJsonl } from '../api/upload-dataset';
 import { modelKeys, modelPath } from './models';
 
 /*

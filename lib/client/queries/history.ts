@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { historySchema, type HistoryAxis } from '@/lib/schemas/trajectories';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 import { modelKeys, modelPath } from './models';
 
 /** A model's metric history: the model page's charts, its training curve, a zoomed chart's range. */

@@ -1,7 +1,7 @@
 import { queryOptions } from '@tanstack/react-query';
 import { createLoader, parseAsStringLiteral } from 'nuqs/server';
 import { EVENT_TYPES, jobEventListSchema, type JobEventDto } from '@/lib/schemas/training-jobs';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 import { jobKeys, jobPath } from './jobs';
 
 /** How the job page lists events: newest first by default (the live end on top), optionally one type only. */

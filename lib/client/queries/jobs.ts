@@ -1,6 +1,6 @@
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
 import { entityJobListSchema, trainingJobListSchema, trainingJobSchema } from '@/lib/schemas/training-jobs';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 import { modelKeys, modelPath } from './models';
 
 /** The Jobs page's two lists: the active jobs (running first), and the history page by page. */

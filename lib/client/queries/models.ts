@@ -2,7 +2,7 @@ import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
 import { baseModelListSchema } from '@/lib/schemas/base-models';
 import { modelListSchema, modelSummarySchema, projectListSchema } from '@/lib/schemas/models';
 import { openAiModelListSchema } from '@/lib/schemas/openai-models';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 
 /*
  * Models: the Models page's list, one model's summary, the pickers, projects and base models, and what chat

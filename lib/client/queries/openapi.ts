@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
-import { apiFetch } from '../api-fetch';
-import { openApiDocumentSchema } from '../openapi-document';
+import { apiFetch } from '../api/api-fetch';
+import { openApiDocumentSchema } from '../api/openapi-document';
 
 export const openApiKeys = {
   document: () => ['openapi', 'document'] as const,

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
-import { apiFetch, isApiClientError } from '../api-fetch';
-import { isLiveClient } from '../tinker-clients';
+import { apiFetch, isApiClientError } from '../api/api-fetch';
+import { isLiveClient } from '../tinker/tinker-clients';
 import { modelKeys, modelPath } from './models';
 
 /*

@@ -1,6 +1,6 @@
 import { infiniteQueryOptions } from '@tanstack/react-query';
 import { trajectoryGroupListSchema, trajectoryStepListSchema } from '@/lib/schemas/trajectories';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 import { modelKeys, modelPath } from './models';
 
 export interface TrajectoryFilters {

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { usageListSchema } from '@/lib/schemas/usage';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 
 /** Token usage per day (the Usage page); the playground's requests make it stale. */
 export const usageKeys = {

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { trainingWorkerListSchema } from '@/lib/schemas/training-workers';
-import { apiFetch } from '../api-fetch';
+import { apiFetch } from '../api/api-fetch';
 
 export const trainingWorkerKeys = {
   all: () => ['training-workers'] as const,

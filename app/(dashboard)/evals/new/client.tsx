@@ -12,10 +12,10 @@ import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardFooter } from '@/components/ui/card';
 import { TextField } from '@/components/ui/field';
 
-import { isApiClientError } from '@/lib/client/api-fetch';
+import { isApiClientError } from '@/lib/client/api/api-fetch';
 import { evalSetsQuery, useStartEvalRun } from '@/lib/client/queries/evals';
-import { buildRunBody, newScorerDraft, placeRunErrors, type ScorerDraft } from '@/lib/client/evals';
-import { useChatModelChoices } from '@/lib/client/use-chat-model-choices';
+import { buildRunBody, newScorerDraft, placeRunErrors, type ScorerDraft } from '@/lib/client/evals/evals';
+import { useChatModelChoices } from '@/lib/client/hooks/use-chat-model-choices';
 
 export function NewEvalRunClient({ initialSetId, initialTargets }: { initialSetId: string; initialTargets: string[] }) {
   const router = useRouter();

@@ -2,7 +2,7 @@ import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query
 import type { Metadata } from 'next';
 import { requirePrincipal } from '@/app/_lib/session';
 import { chatModelsQuery, MODEL_PICKER_LIMIT, modelPickerQuery } from '@/lib/client/queries/models';
-import { MAX_TARGETS } from '@/lib/client/evals';
+import { MAX_TARGETS } from '@/lib/client/evals/evals';
 import { listServableModels } from '@/lib/services/chat-models';
 import { listModels } from '@/lib/services/models';
 import { NewEvalRunClient } from './client';

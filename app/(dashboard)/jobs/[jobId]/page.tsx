@@ -3,7 +3,7 @@ import type { Metadata } from 'next';
 import { notFound } from 'next/navigation';
 import { requirePrincipal } from '@/app/_lib/session';
 import { ApiError } from '@/lib/errors';
-import { resolveEntity } from '@/lib/client/entity';
+import { resolveEntity } from '@/lib/client/navigation/entity';
 import { EVENT_PAGE_SIZE, eventViewFromSearchParams, jobEventPageQuery } from '@/lib/client/queries/job-events';
 import { jobQuery } from '@/lib/client/queries/jobs';
 import { modelQuery } from '@/lib/client/queries/models';

@@ -1,6 +1,6 @@
 'use client';
 
-import { useDeleteModel } from '@/lib/client/mutations';
+import { useDeleteModel } from '@/lib/client/queries/mutations';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import Link from 'next/link';
@@ -20,9 +20,9 @@ import { Card, CardBody, CardHeader } from '@/components/ui/card';
 import { cx } from '@/components/ui/cx';
 import { SparklesIcon, TrashIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
-import { useModelLive } from '@/lib/client/use-model-live';
-import { hrefWithEntity } from '@/lib/client/entity';
-import { inferenceNames, playgroundHref } from '@/lib/client/inference-names';
+import { useModelLive } from '@/lib/client/hooks/use-model-live';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
+import { inferenceNames, playgroundHref } from '@/lib/client/chat/inference-names';
 import { modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';
 import { modelQuery } from '@/lib/client/queries/models';
 import { modelTinkerQuery } from '@/lib/client/queries/tinker';

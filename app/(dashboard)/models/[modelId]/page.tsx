@@ -4,7 +4,7 @@ import { preload } from 'react-dom';
 import { notFound } from 'next/navigation';
 import { requirePrincipal } from '@/app/_lib/session';
 import { ApiError } from '@/lib/errors';
-import { resolveEntity } from '@/lib/client/entity';
+import { resolveEntity } from '@/lib/client/navigation/entity';
 import { CHECKPOINT_PAGE_SIZE, checkpointPageQuery } from '@/lib/client/queries/checkpoints';
 import { historyUrl, trainingCurveUrl } from '@/lib/client/queries/history';
 import { MODEL_JOBS_PAGE_SIZE, modelJobsInfiniteQuery } from '@/lib/client/queries/jobs';

@@ -1,6 +1,6 @@
 import { createParser, parseAsStringLiteral } from 'nuqs';
 
-/** The model page's URL state: `?tab=trajectories`, `?step=`, `?split=`, `?compare=` (and `?entity=`, see lib/client/entity.ts). */
+/** The model page's URL state: `?tab=trajectories`, `?step=`, `?split=`, `?compare=` (and `?entity=`, see lib/client/navigation/entity.ts). */
 export const MODEL_TABS = ['overview', 'trajectories'] as const;
 export type ModelTab = (typeof MODEL_TABS)[number];
 

@@ -14,8 +14,8 @@ import { EmptyState } from '@/components/ui/empty-state';
 import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { trajectoriesInfiniteQuery, trajectoryStepsInfiniteQuery } from '@/lib/client/queries/trajectories';
-import { rewardsTie } from '@/lib/client/rl-guardrails';
-import { isTypingTarget } from '@/lib/client/shortcuts';
+import { rewardsTie } from '@/lib/client/runs/rl-guardrails';
+import { isTypingTarget } from '@/lib/client/navigation/shortcuts';
 import {
   bestAndWorst,
   filterByReward,
@@ -26,7 +26,7 @@ import {
   sortByReward,
   type DisplayTrajectory,
   type RewardSort,
-} from '@/lib/client/trajectory-view';
+} from '@/lib/client/format/trajectory-view';
 
 interface TrajectoriesTabProps {
   modelId: string;
@@ -42,7 +42,7 @@ interface TrajectoriesTabProps {
 
 /**
  * J and K move the focus to the next and previous trajectory row (its summary, so Enter or Space opens it), as in
- * mail readers; only while nobody is typing and no dialog is open (the keys of lib/client/shortcuts.ts).
+ * mail readers; only while nobody is typing and no dialog is open (the keys of lib/client/navigation/shortcuts.ts).
  */
 function useRowKeys(container: React.RefObject<HTMLDivElement | null>) {
   useEffect(() => {

@@ -12,7 +12,7 @@ import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { KeyIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
-import { useCreateApiKey, useRevokeApiKey } from '@/lib/client/mutations';
+import { useCreateApiKey, useRevokeApiKey } from '@/lib/client/queries/mutations';
 import { apiKeysQuery } from '@/lib/client/queries/accounts';
 import type { ApiKeyDto } from '@/lib/schemas/accounts';
 

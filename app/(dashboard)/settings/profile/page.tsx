@@ -7,7 +7,7 @@ import { ROLE_TONE } from '@/components/settings/role-tone';
 import { Badge } from '@/components/ui/badge';
 import { Card, CardHeader } from '@/components/ui/card';
 import { CopyButton } from '@/components/ui/copy-button';
-import { hrefWithEntity } from '@/lib/client/entity';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
 import { toSessionDto } from '@/lib/services/accounts';
 
 export const metadata: Metadata = { title: 'Profile' };

@@ -10,8 +10,8 @@ import { ConfirmDialog } from '@/components/ui/confirm-dialog';
 import { EmptyState } from '@/components/ui/empty-state';
 import { UsersIcon } from '@/components/ui/icons';
 import { Skeleton } from '@/components/ui/skeleton';
-import { hrefWithEntity } from '@/lib/client/entity';
-import { useAddTeamMember, useCreateTeam, useRemoveTeamMember } from '@/lib/client/mutations';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
+import { useAddTeamMember, useCreateTeam, useRemoveTeamMember } from '@/lib/client/queries/mutations';
 import { teamsQuery } from '@/lib/client/queries/accounts';
 import type { TeamDto } from '@/lib/schemas/accounts';
 

@@ -15,8 +15,8 @@ import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
 import { Table, Td, Th, Tr } from '@/components/ui/table';
 import { USAGE_DAY_OPTIONS, usageQuery } from '@/lib/client/queries/usage';
-import { useNow } from '@/lib/client/use-now';
-import { formatCount, usageChartData, usageTable, usageTotals, type UsageGroupBy } from '@/lib/client/usage';
+import { useNow } from '@/lib/client/hooks/use-now';
+import { formatCount, usageChartData, usageTable, usageTotals, type UsageGroupBy } from '@/lib/client/charts/usage';
 import { usageSearchParsers } from './search-params';
 
 // recharts is large and only this tab needs it: it loads when the chart first renders, in the browser only.

@@ -1,7 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
 import { requirePrincipal } from '@/app/_lib/session';
-import { resolveEntity } from '@/lib/client/entity';
+import { resolveEntity } from '@/lib/client/navigation/entity';
 import { usageQuery } from '@/lib/client/queries/usage';
 import { toSessionDto } from '@/lib/services/accounts';
 import { listUsage } from '@/lib/services/usage';

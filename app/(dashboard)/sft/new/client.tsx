@@ -4,33 +4,41 @@ import { useQuery } from '@tanstack/react-query';
 import dynamic from 'next/dynamic';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
-import { useMemo, useRef, useState, type FormEvent } from 'react';
+import { useMemo, useReducer, useRef, useState, type FormEvent } from 'react';
 import { flushSync } from 'react-dom';
 import { useController, useWatch } from 'react-hook-form';
-import type { z } from 'zod';
-import { DatasetDropZone } from '@/components/sft/dataset-drop-zone';
-import { DatasetErrors, DatasetPreview } from '@/components/sft/dataset-preview';
+import type { SftEval } from '@/components/evals/sft-eval-field';
+import { DatasetField } from '@/components/sft/dataset-field';
+import { LaunchError } from '@/components/sft/launch-error';
+import { ModelSelect } from '@/components/sft/model-select';
+import { SettingsFields } from '@/components/sft/settings-fields';
+import { SftEstimateLine } from '@/components/sft/sft-estimate-line';
+import { NoModelsYet, SftFormLoading } from '@/components/sft/sft-placeholders';
+import { StartFromSelect } from '@/components/sft/start-from-select';
 import { Alert } from '@/components/ui/alert';
 import { Button, buttonClassName } from '@/components/ui/button';
 import { Card, CardBody, CardFooter, CardHeader } from '@/components/ui/card';
-import { CodeBlock } from '@/components/ui/code-block';
-import { EmptyState } from '@/components/ui/empty-state';
-import { SelectField, TextField } from '@/components/ui/field';
-import { BoxIcon, CheckIcon } from '@/components/ui/icons';
+import { SelectField } from '@/components/ui/field';
 import { PageHeader } from '@/components/ui/page-header';
-import { Skeleton } from '@/components/ui/skeleton';
-import { hrefWithEntity } from '@/lib/client/entity';
-import { useLaunchSftJob } from '@/lib/client/mutations';
+import { hrefWithEntity } from '@/lib/client/navigation/entity';
+import { sftSettingsFormSchema } from '@/lib/client/forms/form-schemas';
+import { useLaunchSftJob } from '@/lib/client/queries/mutations';
 import { checkpointPickerQuery } from '@/lib/client/queries/checkpoints';
 import { modelPickerQuery } from '@/lib/client/queries/models';
-import { formatDuration } from '@/lib/client/format-time';
-import { sftEstimate, sftTimingQuery } from '@/lib/client/sft-estimate';
-import { sftSettingsFormSchema } from '@/lib/client/form-schemas';
-import { datasetNameFromFile, inspectSftText, type SftInspection } from '@/lib/client/sft-dataset';
-import { useApiForm } from '@/lib/client/use-api-form';
-import { SFT_DEFAULT_BATCH_SIZE, SFT_FORM_DEFAULTS, sftStepCount, validationCount } from '@/lib/schemas/training-jobs';
-import type { ModelSummaryDto } from '@/lib/schemas/models';
-import type { SftEval } from '@/components/evals/sft-eval-field';
+import { datasetNameFromFile, inspectSftText } from '@/lib/client/sft/sft-dataset';
+import { sftTimingQuery } from '@/lib/client/sft/sft-estimate';
+import {
+  blocksSubmit,
+  effectiveModelId,
+  estimateInputs,
+  fileProblemOf,
+  initialSftFileState,
+  linkedModelMissing,
+  resolveStartFrom,
+  sftFileReducer,
+} from '@/lib/client/sft/state';
+import { useApiForm } from '@/lib/client/forms/use-api-form';
+import { SFT_FORM_DEFAULTS } from '@/lib/schemas/training-jobs';
 
 interface SftLaunchClientProps {
   entity: string;
@@ -48,17 +56,11 @@ const HOLD_OUT_CHOICES = [0, 0.1, 0.2, 0.3] as const;
 // out of the form's first load (bench:ui, ≤ 250 kB).
 const SftEvalField = dynamic(() => import('@/components/evals/sft-eval-field'), { ssr: false });
 
-interface ChosenFile {
-  file: File;
-  inspection: SftInspection;
-}
-
-function groupByEntity(models: ModelSummaryDto[]): [string, ModelSummaryDto[]][] {
-  const groups = new Map<string, ModelSummaryDto[]>();
-  for (const model of models) groups.set(model.entity, [...(groups.get(model.entity) ?? []), model]);
-  return [...groups.entries()];
-}
-
+/**
+ * The SFT launch form. Its own state (the file and its check) is lib/client/sft/state.ts's reducer, the settings are
+ * react-hook-form's; what the form derives from both (the model, the start, the estimate, what blocks a submit) is
+ * computed there too, unit-tested. The pieces it renders are components/sft.
+ */
 export function SftLaunchClient({
   entity,
   defaultEntity,
@@ -70,10 +72,8 @@ export function SftLaunchClient({
   const models = useQuery(modelPickerQuery(null));
   const list = useMemo(() => models.data?.data ?? [], [models.data]);
 
-  const [chosen, setChosen] = useState<ChosenFile | null>(null);
-  const [reading, setReading] = useState(false);
-  const [readError, setReadError] = useState<string | null>(null);
-  const [showFileProblem, setShowFileProblem] = useState(false);
+  const [fileState, dispatch] = useReducer(sftFileReducer, initialSftFileState);
+  const { chosen } = fileState;
   const formRef = useRef<HTMLFormElement>(null);
   const launch = useLaunchSftJob();
   const [evaluate, setEvaluate] = useState<SftEval>(null);
@@ -125,132 +125,44 @@ export function SftLaunchClient({
   const modelField = useController({ control: form.control, name: 'model_id' });
   const startFromField = useController({ control: form.control, name: 'start_from' });
 
-  // The preselection: the linked model, else the first one of the selected entity, else the first one.
-  const effectiveModelId =
-    values.model_id ||
-    (initialModelId && list.some((m) => m.id === initialModelId) ? initialModelId : '') ||
-    list.find((m) => m.entity === entity)?.id ||
-    list[0]?.id ||
-    '';
-  const model = list.find((m) => m.id === effectiveModelId);
-  const missingLinkedModel = Boolean(initialModelId && models.isSuccess && !list.some((m) => m.id === initialModelId));
-  const checkpoints = useQuery({ ...checkpointPickerQuery(effectiveModelId), enabled: Boolean(model) });
+  const modelId = effectiveModelId(values.model_id, initialModelId, entity, list);
+  const model = list.find((m) => m.id === modelId);
+  const checkpoints = useQuery({ ...checkpointPickerQuery(modelId), enabled: Boolean(model) });
   const timing = useQuery({ ...sftTimingQuery(model?.base_model ?? ''), enabled: Boolean(model) });
   const checkpointSteps = checkpoints.data?.data.map((c) => c.step) ?? [];
-  // A step the chosen model does not have (another model picked, a stale link) falls back to the latest.
-  const startFromChoice = values.start_from ?? 'latest';
-  const startFrom: 'latest' | 'base' | number =
-    startFromChoice === 'base'
-      ? 'base'
-      : startFromChoice !== 'latest' && checkpointSteps.includes(Number(startFromChoice))
-        ? Number(startFromChoice)
-        : 'latest';
+  const startFrom = resolveStartFrom(values.start_from, checkpointSteps);
 
   async function onFile(file: File) {
-    setReading(true);
-    setReadError(null);
+    dispatch({ type: 'readStarted' });
     launch.reset();
     try {
       const text = await file.text();
-      setChosen({ file, inspection: inspectSftText('train.jsonl', text) });
+      dispatch({ type: 'read', file, inspection: inspectSftText('train.jsonl', text) });
       form.setValue('dataset_name', datasetNameFromFile(file.name), { shouldValidate: true });
     } catch {
-      setChosen(null);
-      setReadError('The file could not be read. Choose it again.');
-    } finally {
-      setReading(false);
+      dispatch({ type: 'readFailed' });
     }
   }
 
-  const inspection = chosen?.inspection;
-  const fileProblem = !chosen
-    ? 'Choose a dataset file'
-    : inspection && inspection.errorCount > 0
-      ? 'Fix the invalid lines listed above'
-      : inspection && inspection.exampleCount === 0
-        ? 'The file has no examples'
-        : undefined;
-  // The settings as the form reads them (each its own parse, so that one bad field leaves the others' estimate).
-  const setting = <K extends keyof typeof sftSettingsFormSchema.shape>(key: K) => {
-    const parsed = sftSettingsFormSchema.shape[key].safeParse(values[key] ?? '');
-    return parsed.success ? (parsed.data as z.output<(typeof sftSettingsFormSchema.shape)[K]>) : null;
-  };
-  const batch = setting('batch_size');
-  const epochs = setting('epochs');
-  const holdOut = setting('validation_split') ?? 0;
-  // The estimate: steps exactly as the trainer batches; seconds only for built-in models, whose speed is known.
-  const allExamples = inspection && inspection.errorCount === 0 ? inspection.exampleCount : 0;
-  const heldOut = validationCount(allExamples, holdOut);
-  const examples = allExamples - heldOut;
-  const batchValue = batch === null || batch === undefined ? null : batch === 'auto' ? SFT_DEFAULT_BATCH_SIZE : batch;
-  const steps =
-    examples > 0 && batchValue !== null && epochs != null ? sftStepCount(examples, batchValue, epochs) : null;
-  const holdOutProblem =
-    holdOut > 0 && inspection && inspection.errorCount === 0 && allExamples < 2
-      ? 'Holding examples out needs at least 2 examples'
-      : undefined;
-  const settingsValid = sftSettingsFormSchema.safeParse(values).success;
-  const canSubmit = Boolean(model) && !fileProblem && settingsValid && !holdOutProblem && !reading;
-  // Measured on this server: the base model's past SFT jobs on the worker that trained the latest (issue 41).
-  const estimate = steps !== null ? sftEstimate(timing.data, steps) : null;
+  const fileProblem = fileProblemOf(chosen);
+  const { holdOut, holdOutProblem, plan } = estimateInputs(values, chosen?.inspection);
+  const blocked = blocksSubmit(fileState, Boolean(model), holdOutProblem);
+  const canSubmit = !blocked && sftSettingsFormSchema.safeParse(values).success;
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     // What the settings' schema cannot see (the file, the hold-out against its size) is checked first.
-    if (!model || fileProblem || holdOutProblem || reading) {
+    if (blocked) {
       event.preventDefault();
-      flushSync(() => setShowFileProblem(true));
+      flushSync(() => dispatch({ type: 'submitRefused' }));
       formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
       return;
     }
     void submit(event);
   }
 
-  if (models.isPending) {
-    return (
-      <>
-        <PageHeader title="Fine-tune a model" description="Supervised fine-tuning on a chat dataset." />
-        <Card>
-          <div className="flex flex-col gap-4 p-5" aria-busy="true" aria-label="Loading models">
-            <Skeleton className="h-9 w-full" />
-            <Skeleton className="h-32 w-full" />
-          </div>
-        </Card>
-      </>
-    );
-  }
-
-  if (models.isSuccess && list.length === 0) {
-    return (
-      <>
-        <PageHeader title="Fine-tune a model" description="Supervised fine-tuning on a chat dataset." />
-        <Card>
-          <EmptyState
-            icon={<BoxIcon className="size-5" />}
-            title="Create a model first"
-            description="A fine-tuning job trains a model record: a name and a base model. Create one on the Models page (or with the API), then come back."
-          >
-            <div className="mx-auto max-w-2xl text-left">
-              <div className="mb-6 flex justify-center">
-                <Link
-                  href={hrefWithEntity('/models', entity, defaultEntity)}
-                  className={buttonClassName()}
-                  data-testid="sft-create-model"
-                >
-                  Go to Models
-                </Link>
-              </div>
-              <CodeBlock
-                label="Or from a terminal"
-                code={`curl ${origin}/v1/preview/models \\\n  -H "Authorization: Bearer $TUNEBOARD_API_KEY" \\\n  -H 'Content-Type: application/json' \\\n  -d '{"project": "my-project", "name": "my-model", "base_model": "tuneboard/tiny-chat"}'`}
-              />
-            </div>
-          </EmptyState>
-        </Card>
-      </>
-    );
-  }
-
-  const errorsId = 'dataset-errors';
+  if (models.isPending) return <SftFormLoading />;
+  const modelsHref = hrefWithEntity('/models', entity, defaultEntity);
+  if (models.isSuccess && list.length === 0) return <NoModelsYet modelsHref={modelsHref} origin={origin} />;
 
   return (
     <>
@@ -271,164 +183,30 @@ export function SftLaunchClient({
             description="The dataset is stored as a new version in the model’s project."
           />
           <CardBody className="flex flex-col gap-6">
-            {missingLinkedModel ? (
+            {linkedModelMissing(initialModelId, models.isSuccess, list) ? (
               <Alert tone="warning" role="status">
                 The linked model was not found among your models; pick one below.
               </Alert>
             ) : null}
-            <SelectField
-              id="sft-model"
-              label="Model"
-              hint={
-                model
-                  ? `Base model ${model.base_model} · ${model.latest_step === null ? 'no checkpoints yet' : `latest step ${model.latest_step}`}`
-                  : undefined
-              }
-              {...modelField.field}
-              value={effectiveModelId}
+            <ModelSelect
+              field={modelField.field}
+              value={modelId}
+              model={model}
+              models={list}
               error={modelField.fieldState.error?.message}
               disabled={pending}
-            >
-              {groupByEntity(list).map(([group, items]) => (
-                <optgroup key={group} label={group}>
-                  {items.map((m) => (
-                    <option key={m.id} value={m.id}>
-                      {m.project}/{m.name}
-                    </option>
-                  ))}
-                </optgroup>
-              ))}
-            </SelectField>
-
-            <fieldset className="flex flex-col gap-3">
-              <legend className="mb-1.5 text-sm font-medium text-fg">Dataset</legend>
-              <DatasetDropZone
-                fileName={chosen?.file.name ?? null}
-                onFile={onFile}
-                disabled={pending}
-                invalid={Boolean(showFileProblem && fileProblem) || Boolean(inspection && inspection.errorCount > 0)}
-                describedBy={[
-                  'dataset-hint',
-                  inspection && inspection.errorCount > 0 ? errorsId : null,
-                  showFileProblem && fileProblem ? 'dataset-problem' : null,
-                ]
-                  .filter(Boolean)
-                  .join(' ')}
-              />
-              <p id="dataset-hint" className="text-xs leading-relaxed text-fg-subtle">
-                JSONL: one <code className="font-mono">{'{"messages": [...]}'}</code> object per line; roles system,
-                developer, user, assistant or tool; the last message of each line is the assistant’s.
-              </p>
-              {showFileProblem && fileProblem && !(inspection && inspection.errorCount > 0) ? (
-                <p id="dataset-problem" className="text-xs font-medium text-danger-text">
-                  {fileProblem}
-                </p>
-              ) : null}
-              {reading ? (
-                <p role="status" className="text-sm text-fg-muted">
-                  Checking the file…
-                </p>
-              ) : null}
-              {readError ? (
-                <Alert tone="danger" role="alert">
-                  {readError}
-                </Alert>
-              ) : null}
-              {inspection && !reading ? (
-                <>
-                  <p
-                    role="status"
-                    data-testid="dataset-summary"
-                    className="flex items-center gap-1.5 text-sm text-fg-muted"
-                  >
-                    {inspection.errorCount === 0 && inspection.exampleCount > 0 ? (
-                      <CheckIcon className="size-4 text-success-text" />
-                    ) : null}
-                    {inspection.exampleCount.toLocaleString('en')} valid example
-                    {inspection.exampleCount === 1 ? '' : 's'}
-                    {inspection.errorCount > 0
-                      ? `, ${inspection.errorCount.toLocaleString('en')} invalid line${inspection.errorCount === 1 ? '' : 's'}`
-                      : ''}
-                    {' · '}
-                    {formatBytes(chosen?.file.size ?? 0)}
-                  </p>
-                  <DatasetErrors inspection={inspection} id={errorsId} />
-                  <DatasetPreview inspection={inspection} />
-                </>
-              ) : null}
-            </fieldset>
-
-            <div className="grid gap-5 sm:grid-cols-2 lg:grid-cols-4">
-              <TextField
-                id="sft-dataset-name"
-                label="Dataset name"
-                {...field('dataset_name')}
-                hint={
-                  model ? `Saved as ${model.entity}/${model.project}/${values.dataset_name?.trim() || '…'}` : undefined
-                }
-                disabled={pending}
-                autoComplete="off"
-                spellCheck={false}
-              />
-              <TextField
-                id="sft-batch-size"
-                label="Batch size"
-                {...field('batch_size')}
-                hint="“auto” or a whole number"
-                inputMode="text"
-                disabled={pending}
-                autoComplete="off"
-              />
-              <TextField
-                id="sft-learning-rate"
-                label="Learning rate"
-                {...field('learning_rate')}
-                placeholder={String(SFT_FORM_DEFAULTS.learningRate)}
-                hint="One value, or a comma-separated schedule"
-                disabled={pending}
-                autoComplete="off"
-              />
-              <TextField
-                id="sft-epochs"
-                label="Epochs"
-                {...field('epochs')}
-                hint="Passes over the dataset"
-                inputMode="numeric"
-                disabled={pending}
-                autoComplete="off"
-              />
-            </div>
+            />
+            <DatasetField state={fileState} onFile={onFile} disabled={pending} />
+            <SettingsFields field={field} model={model} datasetName={values.dataset_name} disabled={pending} />
             <div className="grid gap-5 sm:grid-cols-2">
-              <SelectField
-                id="sft-start-from"
-                label="Start from"
-                {...startFromField.field}
-                value={startFrom === 'latest' ? 'latest' : String(startFrom)}
+              <StartFromSelect
+                field={startFromField.field}
+                startFrom={startFrom}
+                model={model}
+                checkpointSteps={checkpointSteps}
                 error={startFromField.fieldState.error?.message}
-                hint={
-                  startFrom === 'base'
-                    ? `The untrained ${model?.base_model ?? 'base model'}: earlier jobs' training is left out`
-                    : startFrom === 'latest'
-                      ? 'Continues the model’s training'
-                      : `Goes on from step ${startFrom}; the result still becomes the next step`
-                }
                 disabled={pending}
-              >
-                <option value="latest">
-                  Latest checkpoint{model?.latest_step != null ? ` (step ${model.latest_step})` : ''}
-                </option>
-                <option value="base">Base model</option>
-                {checkpointSteps.length > 0 ? (
-                  <optgroup label="A checkpoint">
-                    {/* The latest step too: pinned, it stays the start even if another job finishes first. */}
-                    {checkpointSteps.map((step) => (
-                      <option key={step} value={String(step)}>
-                        Step {step}
-                      </option>
-                    ))}
-                  </optgroup>
-                ) : null}
-              </SelectField>
+              />
               <SelectField
                 id="sft-hold-out"
                 label="Hold out for validation"
@@ -449,30 +227,8 @@ export function SftLaunchClient({
               </SelectField>
               <SftEvalField onChange={setEvaluate} disabled={pending} />
             </div>
-            {steps !== null && batchValue !== null && epochs != null ? (
-              <p className="text-sm text-fg-muted" data-testid="sft-estimate" aria-live="polite">
-                {examples} example{examples === 1 ? '' : 's'}
-                {heldOut > 0 ? ` (${heldOut} held out)` : ''} × {epochs} epoch{epochs === 1 ? '' : 's'} ÷ batch{' '}
-                {batchValue} = {steps} step{steps === 1 ? '' : 's'}
-                {estimate !== null
-                  ? `, about ${formatDuration(estimate.seconds * 1000)} as ${estimate.jobs} earlier job${estimate.jobs === 1 ? '' : 's'} on this base model ran${estimate.workerId ? ` on ${estimate.workerId}` : ''}`
-                  : ' (no job on this base model has been timed yet: time depends on the worker that trains it)'}
-                .
-              </p>
-            ) : null}
-
-            {launch.isError ? (
-              <Alert
-                tone="danger"
-                role="alert"
-                title={launch.step === 'upload' ? 'The server rejected the dataset' : 'The job could not be started'}
-              >
-                <span data-testid="sft-server-error">{formError ?? 'See the fields marked above.'}</span>
-                {launch.step === 'job' ? (
-                  <span className="block">The dataset was uploaded; submitting again adds a new version.</span>
-                ) : null}
-              </Alert>
-            ) : null}
+            {plan !== null ? <SftEstimateLine plan={plan} timing={timing.data} /> : null}
+            {launch.isError ? <LaunchError step={launch.step} message={formError} /> : null}
           </CardBody>
           <CardFooter>
             <p className="mr-auto text-sm text-fg-muted" role="status" aria-live="polite">
@@ -483,10 +239,7 @@ export function SftLaunchClient({
                 : // A disabled button cannot say why; this line does.
                   (fileProblem ?? '')}
             </p>
-            <Link
-              href={hrefWithEntity('/models', entity, defaultEntity)}
-              className={buttonClassName({ variant: 'secondary' })}
-            >
+            <Link href={modelsHref} className={buttonClassName({ variant: 'secondary' })}>
               Cancel
             </Link>
             <Button type="submit" pending={pending} disabled={!canSubmit} data-testid="sft-submit">
@@ -497,10 +250,4 @@ export function SftLaunchClient({
       </form>
     </>
   );
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

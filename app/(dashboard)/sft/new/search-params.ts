@@ -1,5 +1,5 @@
 /**
- * The SFT launch page's URL state: `?entity=` (see lib/client/entity.ts), `?model=<model id>` to preselect one and
+ * The SFT launch page's URL state: `?entity=` (see lib/client/navigation/entity.ts), `?model=<model id>` to preselect one and
  * `?from=<step>` to start from that checkpoint.
  */
 export interface SftSearchParams {

@@ -19,8 +19,8 @@ import { Select } from '@/components/ui/input';
 import { RetryAlert } from '@/components/ui/retry-alert';
 import { SegmentedControl } from '@/components/ui/segmented-control';
 import { Skeleton } from '@/components/ui/skeleton';
-import { isApiClientError } from '@/lib/client/api-fetch';
-import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/cursor-stack';
+import { isApiClientError } from '@/lib/client/api/api-fetch';
+import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/navigation/cursor-stack';
 import { evalKeys, evalResultsQuery, evalRunQuery, RESULTS_PAGE_SIZE } from '@/lib/client/queries/evals';
 import {
   defaultPair,
@@ -30,7 +30,7 @@ import {
   scorerNames,
   targetLabel,
   type ResultFilter,
-} from '@/lib/client/evals';
+} from '@/lib/client/evals/evals';
 import { evalRunSearchParsers } from './search-params';
 
 const FILTER_OPTIONS: { value: ResultFilter; label: string }[] = [

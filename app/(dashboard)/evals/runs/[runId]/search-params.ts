@@ -1,5 +1,5 @@
 import { createLoader, parseAsString, parseAsStringLiteral } from 'nuqs/server';
-import { RESULT_FILTERS } from '@/lib/client/evals';
+import { RESULT_FILTERS } from '@/lib/client/evals/evals';
 
 /**
  * The run page's URL state, so that a filtered view can be shared: `?filter=regressed|improved|changed` between

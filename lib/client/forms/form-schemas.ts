@@ -9,7 +9,7 @@ import {
 import { createModelBodySchema, NEW_PROJECT_NAME, NEW_PROJECT_NAME_HINT } from '@/lib/schemas/models';
 import { uploadDatasetQuerySchema } from '@/lib/schemas/datasets';
 import { MAX_LEARNING_RATE, MAX_SFT_EPOCHS, SFT_FORM_DEFAULTS, sftConfigSchema } from '@/lib/schemas/training-jobs';
-import { parseBatchSize, parseEpochs, parseLearningRate } from './sft-dataset';
+import { parseBatchSize, parseEpochs, parseLearningRate } from '../sft/sft-dataset';
 
 /*
  * The dashboard's forms, as schemas over what their inputs hold (always strings), each field piped into the field of

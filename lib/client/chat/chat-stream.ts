@@ -1,6 +1,6 @@
 import { chatCompletionChunkSchema, chatErrorEnvelopeSchema, type ChatCompletionChunk } from '@/lib/schemas/chat';
-import { ApiClientError } from './api-fetch';
-import { interpretChatEvent, readSseEvents } from './sse';
+import { ApiClientError } from '../api/api-fetch';
+import { interpretChatEvent, readSseEvents } from '../api/sse';
 
 /** The chat routes answer errors in the OpenAI/vLLM envelope, not the `{detail}` shape apiFetch reads. */
 export function chatErrorMessage(status: number, body: unknown): string {

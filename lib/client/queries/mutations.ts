@@ -26,13 +26,13 @@ import {
   type ModelSummaryDto,
 } from '@/lib/schemas/models';
 import { jobCreatedSchema, trainingJobSchema, type sftConfigSchema } from '@/lib/schemas/training-jobs';
-import { apiFetch } from './api-fetch';
-import { abVoteKeys } from './queries/ab-votes';
-import { accountKeys } from './queries/accounts';
-import { datasetKeys } from './queries/datasets';
-import { jobKeys } from './queries/jobs';
-import { modelKeys, projectKeys } from './queries/models';
-import { uploadDataset } from './upload-dataset';
+import { apiFetch } from '../api/api-fetch';
+import { abVoteKeys } from './ab-votes';
+import { accountKeys } from './accounts';
+import { datasetKeys } from './datasets';
+import { jobKeys } from './jobs';
+import { modelKeys, projectKeys } from './models';
+import { uploadDataset } from '../api/upload-dataset';
 
 /*
  * The dashboard's writes, one hook per action, each with the caches it makes stale: a page adds only what is its

@@ -1,6 +1,6 @@
 import type { TinkerTrainingClientDto } from '@/lib/schemas/tinker-clients';
-import type { HistorySeries } from './chart-series';
-import { runVerdict, type HackingSignal, type RunVerdict } from './rl-guardrails';
+import type { HistorySeries } from '../charts/chart-series';
+import { runVerdict, type HackingSignal, type RunVerdict } from '../runs/rl-guardrails';
 
 /*
  * How the dashboard reads a Tinker training client (docs/tinker.md): whether it is live, its status in words, and the

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ApiClientError } from './api-fetch';
+import { ApiClientError } from '../api/api-fetch';
 import { chatErrorMessage, streamChatCompletion } from './chat-stream';
 
 const chunk = (content: string) =>

@@ -1,5 +1,5 @@
-import type { HistorySeries } from './chart-series';
-import { parseSeriesName } from './chart-series';
+import type { HistorySeries } from '../charts/chart-series';
+import { parseSeriesName } from '../charts/chart-series';
 import { metricDirection } from '@/lib/schemas/metric-direction';
 
 interface JobLike {

@@ -3,8 +3,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
-import { modelBaseName } from './inference-names';
-import { chatModelsQuery, modelPickerQuery } from './queries/models';
+import { modelBaseName } from '../chat/inference-names';
+import { chatModelsQuery, modelPickerQuery } from '../queries/models';
 
 /**
  * What a model picker offers (the playground's panes, an eval run's targets and judge): the servable names of

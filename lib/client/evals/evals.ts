@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ChartSpec } from './chart-series';
-import { MAX_PREFILL_CHARS, splitModelName } from './model-choice';
+import type { ChartSpec } from '../charts/chart-series';
+import { MAX_PREFILL_CHARS, splitModelName } from '../chat/model-choice';
 
 /*
  * The Evals view's reading of the evaluation API (/tmp/helpers/evals-contract.md, docs/contract.md "Evaluations"):

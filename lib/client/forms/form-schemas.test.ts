@@ -1,7 +1,7 @@
 import type { ResolverOptions } from 'react-hook-form';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { ApiClientError } from './api-fetch';
+import { ApiClientError } from '../api/api-fetch';
 import { contractResolver, splitSubmitError } from './form-errors';
 import {
   addMemberFormSchema,

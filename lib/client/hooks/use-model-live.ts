@@ -5,14 +5,14 @@ import { useEffect } from 'react';
 import type { ModelSummaryDto } from '@/lib/schemas/models';
 import type { ModelTinkerDto } from '@/lib/schemas/tinker-clients';
 import type { TrainingJobDto } from '@/lib/schemas/training-jobs';
-import { isTerminalStatus, pollDelay } from './poll-backoff';
-import { checkpointKeys } from './queries/checkpoints';
-import { historyKeys } from './queries/history';
-import { jobKeys } from './queries/jobs';
-import { modelKeys } from './queries/models';
-import { tinkerKeys } from './queries/tinker';
-import { trajectoryKeys } from './queries/trajectories';
-import { isLiveClient } from './tinker-clients';
+import { isTerminalStatus, pollDelay } from '../runs/poll-backoff';
+import { checkpointKeys } from '../queries/checkpoints';
+import { historyKeys } from '../queries/history';
+import { jobKeys } from '../queries/jobs';
+import { modelKeys } from '../queries/models';
+import { tinkerKeys } from '../queries/tinker';
+import { trajectoryKeys } from '../queries/trajectories';
+import { isLiveClient } from '../tinker/tinker-clients';
 
 /** With no job open, a model changes only when someone starts one: check every 5 s, backing off to 30 s. */
 const IDLE_MIN_MS = 5_000;

@@ -1,6 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import { sftTimingSchema, type SftTimingDto } from '@/lib/schemas/sft-timing';
-import { apiFetch } from './api-fetch';
+import { apiFetch } from '../api/api-fetch';
 
 /** How fast a base model's SFT jobs ran, per worker (the SFT form only: apart from lib/client/queries, which most pages load). */
 export const sftTimingQuery = (baseModel: string) =>

@@ -3,7 +3,7 @@ import type {
   TinkerSavedWeightsDto,
   TinkerTrainingClientDto,
 } from '@/lib/schemas/tinker-clients';
-import { formatDuration } from './format-time';
+import { formatDuration } from '../format/format-time';
 
 /*
  * Formatters of the Tinker views (the Jobs page's list, the Workers page, a Tinker model's card): LoRA settings, open

@@ -1,7 +1,7 @@
 import { zodResolver } from '@hookform/resolvers/zod';
 import type { FieldErrors as FormFieldErrors, FieldValues, Resolver } from 'react-hook-form';
 import type { z } from 'zod';
-import { humanizeMessage, isApiClientError } from './api-fetch';
+import { humanizeMessage, isApiClientError } from '../api/api-fetch';
 
 export type FieldErrors = Record<string, string>;
 
