@@ -201,15 +201,15 @@ async function main() {
         { timeout: 60_000, polling: 50 },
       );
       const ms = Date.now() - started;
-      // Where the time went: the HTML, hydration, and the history requests (preloaded with the HTML).
+      // Where the time went: the HTML, hydration, and the requests for the curves (preloaded with the HTML).
       const marks = await page.evaluate(() => {
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
         const history = performance
           .getEntriesByType('resource')
-          .filter((e) => e.name.includes('/history?')) as PerformanceResourceTiming[];
+          .filter((e) => /\/history\?|\/compare\/curves\?/.test(e.name)) as PerformanceResourceTiming[];
         const start = Math.min(...history.map((h) => h.requestStart));
         const end = Math.max(...history.map((h) => h.responseEnd));
-        return `HTML ${nav.responseEnd.toFixed(0)} ms, DOMContentLoaded ${nav.domContentLoadedEventEnd.toFixed(0)} ms, ${history.length} history request${history.length === 1 ? '' : 's'} ${start.toFixed(0)}→${end.toFixed(0)} ms`;
+        return `HTML ${nav.responseEnd.toFixed(0)} ms, DOMContentLoaded ${nav.domContentLoadedEventEnd.toFixed(0)} ms, ${history.length} curve request${history.length === 1 ? '' : 's'} ${start.toFixed(0)}→${end.toFixed(0)} ms`;
       });
       await page.close();
       return { ms, marks };
