@@ -18,6 +18,7 @@ import type { TokenPieces } from '../lib/engine/tokenizer';
 import { WasmHeap } from '../lib/engine/wasm/heap';
 import { LlamaCppModel } from '../lib/inference/llama-cpp';
 import { BatchScheduler } from '../lib/inference/scheduler';
+import { loadLlamaCpp } from './llama-cpp';
 
 export interface HfBenchShape {
   label: string;
@@ -483,8 +484,6 @@ async function main(): Promise<void> {
     const i = process.argv.indexOf(name);
     return i > 0 ? Number(process.argv[i + 1]) : undefined;
   };
-  // Lazily: bench/inference.ts imports this file for its main.
-  const { loadLlamaCpp } = await import('./inference');
   const loaded = await loadLlamaCpp();
   const llama = 'llama' in loaded ? loaded.llama : null;
   try {
