@@ -40,6 +40,11 @@ export interface LlamaCppModelOptions {
   threads?: number;
   /** Prefill batch size (tokens per decode call). */
   batchSize?: number;
+  /**
+   * A llama.cpp LoRA adapter file (lib/engine/hf/gguf-lora.ts) applied to every sequence at run time, at scale 1
+   * (the file's alpha carries PEFT's scale).
+   */
+  lora?: string;
 }
 
 interface AddonSampler {
@@ -154,6 +159,7 @@ export class LlamaCppModel {
         contextSize: options.ctx * options.slots,
         batchSize: options.batchSize ?? 512,
         threads: options.threads ?? 1,
+        ...(options.lora ? { lora: { adapters: [{ filePath: options.lora, scale: 1 }] } } : {}),
       });
       return new LlamaCppModel(model, context, options.slots, options.ctx, options.vocab);
     } catch (err) {
