@@ -288,6 +288,13 @@ export async function sampleOnBuiltin(
   const tokenizer = descriptionTokenizer(d);
   const eosId = tokenizer.specialTokenId(d.chatEosToken) ?? null;
   const wantPrompt = s.promptLogprobs || s.topkPromptLogprobs > 0;
+  // A base on llama.cpp runs a request's samples together in its fixed slots (as chat's n), and needs its GGUF file.
+  if (d.maxChoices !== undefined && s.numSamples > d.maxChoices) {
+    throw bad(
+      `num_samples must be at most ${d.maxChoices} for this model, got ${s.numSamples}: llama.cpp serves it with ${d.maxChoices} concurrent sequences (the base-models file's "slots")`,
+    );
+  }
+  await d.prepare?.();
   const handle = inferencePool().generate({
     model: d.model,
     loadWeights: d.loadWeights,
