@@ -25,6 +25,8 @@ export type ModelSource =
 /** `llama-cpp.json` in a llama.cpp base's bundle: the GGUF file (written and checked by the server) and its shape. */
 export interface LlamaCppBundleInfo {
   gguf: string;
+  /** A checkpoint's llama.cpp LoRA adapter file, applied at run time (lib/engine/hf/gguf-lora.ts), or null. */
+  lora: string | null;
   /** The file's size (what the thread's model cache counts for it). */
   bytes: number;
   slots: number;

@@ -105,6 +105,7 @@ async function loadLlamaCpp(key: string): Promise<Loaded> {
     slots: info.slots,
     ctx: info.ctx,
     vocab: hf.vocab,
+    lora: info.lora ?? undefined,
   });
   return {
     model: { release: () => void model.release() },

@@ -10,6 +10,8 @@ import type { LlamaCppDtype } from '@/lib/catalog/base-models';
 import { config } from '@/lib/config';
 import { ApiError } from '@/lib/errors';
 import { componentLogger } from '@/lib/logger';
+import { GgufExportRefused } from '@/lib/engine/hf/gguf-export';
+import { exportHfGgufLora } from '@/lib/engine/hf/gguf-lora';
 import { hfCheckpointGguf } from './checkpoint-gguf';
 
 const log = componentLogger('llama-cpp');
@@ -94,6 +96,30 @@ async function writeAtomically(target: string, write: (tmp: string) => Promise<v
   }
 }
 
+/** Writes `chunks` to `file` (temp name, rename), then its SHA-256 record beside it (also renamed into place). */
+async function writeRecorded(file: string, chunks: Readable, expectedSize: number): Promise<number> {
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const hash = crypto.createHash('sha256');
+  let size = 0;
+  await writeAtomically(file, async (tmp) => {
+    const count = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        hash.update(chunk);
+        size += chunk.byteLength;
+        done(null, chunk);
+      },
+    });
+    await pipeline(chunks, count, fs.createWriteStream(tmp));
+    if (size !== expectedSize) throw new Error(`GGUF export wrote ${size} bytes, planned ${expectedSize}`);
+  });
+  // The record goes last: a file without one is unfinished and rebuilt.
+  await writeAtomically(`${file}.sha256`, (tmp) =>
+    fsp.writeFile(tmp, JSON.stringify({ sha256: hash.digest('hex'), size })),
+  );
+  verified.set(file, stamp(await fsp.stat(file)));
+  return size;
+}
+
 async function build(file: string, dir: string, dtype: LlamaCppDtype, name: string): Promise<void> {
   let exported;
   try {
@@ -109,39 +135,17 @@ async function build(file: string, dir: string, dtype: LlamaCppDtype, name: stri
     const reason = err instanceof ApiError ? err.message.replace(/^.*?GGUF: /, '') : String(err);
     throw new ApiError('unavailable', `The model \`${name}\` cannot be served on llama.cpp: ${reason}`);
   }
-  await fsp.mkdir(path.dirname(file), { recursive: true });
-  const hash = crypto.createHash('sha256');
-  let size = 0;
   const started = performance.now();
-  await writeAtomically(file, async (tmp) => {
-    const count = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        hash.update(chunk);
-        size += chunk.byteLength;
-        done(null, chunk);
-      },
-    });
-    await pipeline(
-      Readable.fromWeb(exported.stream as WebReadableStream<Uint8Array>),
-      count,
-      fs.createWriteStream(tmp),
-    );
-    if (size !== exported.size) throw new Error(`GGUF export wrote ${size} bytes, planned ${exported.size}`);
-  });
-  // The record goes last: a file without one is unfinished and rebuilt.
-  await writeAtomically(`${file}.sha256`, (tmp) =>
-    fsp.writeFile(tmp, JSON.stringify({ sha256: hash.digest('hex'), size })),
+  const size = await writeRecorded(
+    file,
+    Readable.fromWeb(exported.stream as WebReadableStream<Uint8Array>),
+    exported.size,
   );
-  verified.set(file, stamp(await fsp.stat(file)));
   log.info({ file, size, ms: Math.round(performance.now() - started) }, 'GGUF written for llama.cpp');
 }
 
-/**
- * The checked GGUF file of the Hugging Face model in `dir` at `dtype`: the cached one when it matches its record,
- * else written now (concurrent callers wait for one conversion). A model the export refuses is a 503 naming why.
- */
-export function llamaCppGguf(options: { id: string; dir: string; dtype: LlamaCppDtype }): Promise<string> {
-  const file = llamaCppGgufPath(options.dir, options.dtype);
+/** Runs `build` unless `file` matches its record; concurrent callers for one file share one run. */
+function cached(file: string, build: () => Promise<void>): Promise<string> {
   let pending = building.get(file);
   if (!pending) {
     pending = (async () => {
@@ -150,11 +154,54 @@ export function llamaCppGguf(options: { id: string; dir: string; dtype: LlamaCpp
       if (why !== 'missing') log.warn({ file, why }, 'GGUF cache file unusable; rebuilding it');
       verified.delete(file);
       await fsp.rm(`${file}.sha256`, { force: true });
-      await build(file, options.dir, options.dtype, options.id);
+      await build();
       return file;
     })();
     building.set(file, pending);
     pending.finally(() => building.delete(file)).catch(() => undefined);
   }
   return pending;
+}
+
+/**
+ * The checked GGUF file of the Hugging Face model in `dir` at `dtype`: the cached one when it matches its record,
+ * else written now (concurrent callers wait for one conversion). A model the export refuses is a 503 naming why.
+ */
+export function llamaCppGguf(options: { id: string; dir: string; dtype: LlamaCppDtype }): Promise<string> {
+  const file = llamaCppGgufPath(options.dir, options.dtype);
+  return cached(file, () => build(file, options.dir, options.dtype, options.id));
+}
+
+const refusedAdapters = new Map<string, string>();
+
+/**
+ * A checkpoint's PEFT adapter as a llama.cpp LoRA file (lib/engine/hf/gguf-lora.ts) for the base file `baseGguf`,
+ * cached and checked like the base's (`<base file>.lora-<digest of the artifact key>.gguf`, a checkpoint's files
+ * never change; a few MB, converted on this thread, read from the store only when written). Null when llama.cpp
+ * cannot apply the adapter as it is (GgufExportRefused, remembered): the caller serves it on the WebAssembly engine.
+ */
+export async function llamaCppLoraGguf(options: {
+  baseGguf: string;
+  baseConfig: unknown;
+  artifactKey: string;
+  read: () => Promise<{ config: Uint8Array; weights: Uint8Array }>;
+}): Promise<string | null> {
+  const digest = crypto.createHash('sha256').update(options.artifactKey).digest('hex').slice(0, 32);
+  const file = options.baseGguf.replace(/\.gguf$/, `.lora-${digest}.gguf`);
+  if (refusedAdapters.has(file)) return null;
+  try {
+    return await cached(file, async () => {
+      const adapter = await options.read();
+      const bytes = exportHfGgufLora(options.baseConfig, {
+        config: JSON.parse(new TextDecoder().decode(adapter.config)) as unknown,
+        weights: adapter.weights,
+      });
+      await writeRecorded(file, Readable.from([bytes]), bytes.byteLength);
+    });
+  } catch (err) {
+    if (!(err instanceof GgufExportRefused)) throw err;
+    log.info({ artifactKey: options.artifactKey, why: err.message }, 'adapter served by the WebAssembly engine');
+    refusedAdapters.set(file, err.message);
+    return null;
+  }
 }

@@ -20,7 +20,8 @@ import { tinyQwen3Adapter, writeTinyQwen3, type TinyQwen3 } from '../support/tin
  * sampler on top. Against the WebAssembly engine on the same weights (a tiny random Qwen3 with the real Qwen3
  * tokenizer, written from TypeScript): the same greedy tokens, logprobs within tests/inference/llama-cpp.test.ts's
  * tolerance, seeded sampling repeatable, `n` over the slots a 400, a corrupt cache file rebuilt, Q8_0 within the
- * stated tolerance of F16, and checkpoints of such a base served by the WebAssembly engine.
+ * stated tolerance of F16, and checkpoints of such a base on llama.cpp through LoRA adapter files (or, for an
+ * adapter llama.cpp cannot apply, on the WebAssembly engine).
  */
 
 const WASM = 'tiny/qwen3-wasm';
@@ -36,6 +37,9 @@ let user: TestUser;
 /** Models whose step 1 is the same PEFT adapter, one on the llama.cpp base, one on the WebAssembly base. */
 let onLlama = '';
 let onWasm = '';
+/** The same with an adapter of the output head too. */
+let onLlamaHead = '';
+let onWasmHead = '';
 const saved = { ...process.env };
 
 const sdk = () =>
@@ -104,6 +108,9 @@ beforeAll(async () => {
   const adapter = tinyQwen3Adapter(tiny, { seed: 11 });
   onLlama = await modelWithAdapter(LLAMA, adapter);
   onWasm = await modelWithAdapter(WASM, adapter);
+  const withHead = tinyQwen3Adapter(tiny, { seed: 12, head: true });
+  onLlamaHead = await modelWithAdapter(LLAMA, withHead);
+  onWasmHead = await modelWithAdapter(WASM, withHead);
 }, 120_000);
 
 afterAll(() => {
@@ -230,14 +237,27 @@ describe('a Hugging Face base model on llama.cpp ("engine": "llama.cpp")', () =>
     expect(logprobs(q8)).not.toEqual(logprobs(f16));
   }, 300_000);
 
-  it('keeps a checkpoint of a llama.cpp base on the WebAssembly engine (step 0 is the base, on llama.cpp)', async () => {
+  it("serves a checkpoint of a llama.cpp base on llama.cpp, its adapter a LoRA file: the WebAssembly engine's greedy tokens on the same adapter", async () => {
     const tuned = await greedy(`${onLlama}:step1`);
     const same = await greedy(`${onWasm}:step1`);
-    // The WebAssembly engine's numbers exactly: llama.cpp's differ from them (first test).
+    const base = await greedy(LLAMA);
+    expect(tokens(tuned)).toEqual(tokens(same));
+    // The tolerance of the base's comparison (first test); llama.cpp's own numbers, not the WebAssembly engine's.
+    const [a, b] = [logprobs(tuned), logprobs(same)];
+    for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i])).toBeLessThan(0.1);
+    expect(a).not.toEqual(b);
+    // The adapter is applied, and its file is in the cache beside the base's.
+    expect(tokens(tuned)).not.toEqual(tokens(base));
+    expect(cacheFiles('.gguf').filter((f) => f.includes('.f16.lora-'))).toHaveLength(1);
+    // Step 0 is the base itself.
+    expect(logprobs(await greedy(`${onLlama}:step0`))).toEqual(logprobs(base));
+  }, 300_000);
+
+  it('serves an adapter llama.cpp cannot apply as it is (the output head) on the WebAssembly engine', async () => {
+    const tuned = await greedy(`${onLlamaHead}:step1`);
+    const same = await greedy(`${onWasmHead}:step1`);
+    // The WebAssembly engine's numbers exactly (llama.cpp's differ from them: previous test).
     expect(tokens(tuned)).toEqual(tokens(same));
     expect(logprobs(tuned)).toEqual(logprobs(same));
-    expect(logprobs(tuned)).not.toEqual(logprobs(await greedy(LLAMA)));
-    const step0 = await greedy(`${onLlama}:step0`);
-    expect(logprobs(step0)).toEqual(logprobs(await greedy(LLAMA)));
   }, 300_000);
 });

@@ -54,10 +54,12 @@ export interface BuiltinModelDescription {
    */
   maxChoices?: number;
   /**
-   * Runs on the request thread before a request goes to the inference threads, after its checks: a llama.cpp
-   * base's GGUF file written or checked (lib/services/llama-cpp-gguf.ts). What it throws is the answer.
+   * Runs on the request thread before a request goes to the inference threads, after its sampling checks: a
+   * llama.cpp model's GGUF files written or checked (lib/services/llama-cpp-gguf.ts). What it throws is the answer;
+   * a description it resolves to serves the request instead (a checkpoint whose adapter llama.cpp cannot apply, on
+   * the WebAssembly engine).
    */
-  prepare?: () => Promise<void>;
+  prepare?: () => Promise<BuiltinModelDescription | void>;
   /**
    * A Hugging Face model: its tokenizer (built once on the server thread from tokenizer.json), the extra
    * ids that end generation from generation_config.json (vLLM adds them to stop_token_ids unless
@@ -248,9 +250,10 @@ export class BuiltinChatBackend implements ChatBackend {
       eosTokenId: eosId,
       headerRequestId: call.headers.get('x-request-id'),
     });
-    if (d.maxChoices !== undefined && s.n > d.maxChoices) {
+    const served = (await d.prepare?.()) ?? d;
+    if (served.maxChoices !== undefined && s.n > served.maxChoices) {
       throw engineError(
-        `n must be at most ${d.maxChoices} for this model, got ${s.n}: llama.cpp serves it with ${d.maxChoices} concurrent sequences (the base-models file's "slots")`,
+        `n must be at most ${served.maxChoices} for this model, got ${s.n}: llama.cpp serves it with ${served.maxChoices} concurrent sequences (the base-models file's "slots")`,
         'n',
       );
     }
@@ -262,11 +265,10 @@ export class BuiltinChatBackend implements ChatBackend {
     // before any of it is sent (docs/contract.md §8.11).
     if (s.structured_output) checkStructuredOutputSize(s.structured_output.constraint);
 
-    await d.prepare?.();
     const handle = inferencePool().generate({
-      model: d.model,
-      loadWeights: d.loadWeights,
-      baseWeights: d.hf?.baseWeights,
+      model: served.model,
+      loadWeights: served.loadWeights,
+      baseWeights: served.hf?.baseWeights,
       sequences: wireSequences(s, prompt, tokenizer, eosId, d.hf?.stopTokenIds),
       promptLogprobs: s.prompt_logprobs,
     });
