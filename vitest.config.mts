@@ -37,6 +37,7 @@ const ISOLATED_FILES = [
   'tests/hardening/storage-faults.test.ts',
   'tests/inference/hf-chat.test.ts',
   'tests/inference/hf-gguf-download.test.ts',
+  'tests/inference/hf-llama-cpp-chat.test.ts',
   'tests/inference/hf-reasoning.test.ts',
   'tests/inference/settings.test.ts',
   'tests/inference/structured-output-compile.test.ts',

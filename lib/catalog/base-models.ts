@@ -12,6 +12,14 @@ import { builtinModelSource } from './builtin-models';
  * for it. Serving status, Hub downloads and the API's descriptions stay in lib/services/base-models.ts.
  */
 
+/** The forward passes the built-in engine serves a Hugging Face base model with (the base-models file's `engine`). */
+export const BASE_MODEL_ENGINES = ['wasm', 'llama.cpp'] as const;
+/** The GGUF matrix types a base model on llama.cpp is served in (`dtype`). */
+export const LLAMA_CPP_DTYPES = ['f16', 'q8_0'] as const;
+export type LlamaCppDtype = (typeof LLAMA_CPP_DTYPES)[number];
+/** llama.cpp context slots per inference thread when the file does not say. */
+export const DEFAULT_LLAMA_CPP_SLOTS = 4;
+
 const baseModelsFileSchema = z.object({
   models: z.array(
     z
@@ -30,6 +38,30 @@ const baseModelsFileSchema = z.object({
         path: z.string().min(1).optional(),
         /** `hf` only: who serves it and its checkpoints (LoRA adapters). Default `builtin` (the CPU engine). */
         serve: z.enum(['builtin', 'vllm']).optional(),
+        /**
+         * `hf` served by the built-in engine only: which forward pass serves the base model. `wasm` (the default) our
+         * WebAssembly engine; `llama.cpp` llama.cpp (node-llama-cpp's CPU binding) on a GGUF file converted once into
+         * the artifact folder's cache, with our sampler, stop rules and logprobs on its logits
+         * (docs/engine/llama-cpp.md). Its checkpoints (PEFT adapters) stay on the WebAssembly engine.
+         */
+        engine: z
+          .enum(BASE_MODEL_ENGINES, {
+            error: (issue) =>
+              `unknown engine ${JSON.stringify(issue.input)}; the built-in engine serves with ${BASE_MODEL_ENGINES.map((e) => `"${e}"`).join(' or ')}`,
+          })
+          .optional(),
+        /** `engine: "llama.cpp"` only: the GGUF file's matrix type. Default `f16`; `q8_0` is half the size. */
+        dtype: z
+          .enum(LLAMA_CPP_DTYPES, {
+            error: (issue) =>
+              `unknown dtype ${JSON.stringify(issue.input)}; llama.cpp serves ${LLAMA_CPP_DTYPES.map((d) => `"${d}"`).join(' or ')}`,
+          })
+          .optional(),
+        /**
+         * `engine: "llama.cpp"` only: concurrent sequences per inference thread (llama.cpp context slots, each of the
+         * served context length; default 4). A request with more choices (`n`) than this is refused with a 400.
+         */
+        slots: z.number().int().min(1).max(64).optional(),
         description: z.string().optional(),
         /** The model's name at the upstream server, when it differs from `id`. */
         upstream_model: z.string().min(1).optional(),
@@ -46,6 +78,21 @@ const baseModelsFileSchema = z.object({
           .optional(),
       })
       .superRefine((m, ctx) => {
+        // engine, dtype and slots choose how the built-in engine runs a Hugging Face model: anywhere else they would
+        // be ignored, so they are refused instead.
+        const builtinHf = m.backend === 'hf' && (m.serve ?? 'builtin') === 'builtin';
+        if (m.engine !== undefined && !builtinHf) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['engine'],
+            message: 'engine applies to Hugging Face models (backend "hf") that the built-in engine serves',
+          });
+        }
+        for (const field of ['dtype', 'slots'] as const) {
+          if (m[field] !== undefined && m.engine !== 'llama.cpp') {
+            ctx.addIssue({ code: 'custom', path: [field], message: `${field} applies to "engine": "llama.cpp" only` });
+          }
+        }
         // Only the built-in engine applies it: vLLM parses with its own --reasoning-parser, and the byte-level
         // built-in models have no <think> token. Refused here rather than silently ignored.
         if (m.reasoning_parser !== undefined && !(m.backend === 'hf' && (m.serve ?? 'builtin') === 'builtin')) {

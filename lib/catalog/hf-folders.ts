@@ -54,12 +54,18 @@ function readJson(dir: string, name: string): unknown {
   return JSON.parse(fs.readFileSync(file, 'utf8'));
 }
 
-async function bundleDirectory(dir: string): Promise<Uint8Array> {
+/** The directory's small files (config, tokenizer, generation config, template), by name. */
+export async function hfSmallFiles(dir: string): Promise<Map<string, Uint8Array>> {
   const files = new Map<string, Uint8Array>();
   for (const name of SMALL_FILES) {
     const file = path.join(/*turbopackIgnore: true*/ dir, name);
     if (fs.existsSync(file)) files.set(name, await fsp.readFile(file));
   }
+  return files;
+}
+
+async function bundleDirectory(dir: string): Promise<Uint8Array> {
+  const files = await hfSmallFiles(dir);
   for (const name of (await fsp.readdir(dir)).filter((f) => f.endsWith('.safetensors')).sort()) {
     files.set(name, await fsp.readFile(path.join(/*turbopackIgnore: true*/ dir, name)));
   }

@@ -40,6 +40,11 @@ export interface LlamaCppModelOptions {
   threads?: number;
   /** Prefill batch size (tokens per decode call). */
   batchSize?: number;
+  /**
+   * A llama.cpp LoRA adapter file (lib/engine/hf/gguf-lora.ts) applied to every sequence at run time, at scale 1
+   * (the file's alpha carries PEFT's scale).
+   */
+  lora?: string;
 }
 
 interface AddonSampler {
@@ -96,6 +101,11 @@ export class LlamaCppCache {
 export class LlamaCppModel {
   readonly config: { ctx: number; vocab: number };
   private readonly free: LlamaContextSequence[] = [];
+  /** Each sequence's place in creation order (llama.cpp's sequence id; the binding keeps its own private). */
+  private readonly slotIndex = new Map<LlamaContextSequence, number>();
+  private slotOf(seq: LlamaContextSequence): number {
+    return this.slotIndex.get(seq)!;
+  }
   /**
    * Idle greedy samplers. One per call in flight: the addon's sampler keeps the candidates array it fills, so two
    * rows read concurrently through one sampler (the binding reads them on its thread pool) overwrite each other.
@@ -114,7 +124,11 @@ export class LlamaCppModel {
     vocab: number,
   ) {
     this.config = { ctx, vocab };
-    for (let i = 0; i < slots; i++) this.free.push(context.getSequence());
+    for (let i = 0; i < slots; i++) {
+      const seq = context.getSequence();
+      this.slotIndex.set(seq, i);
+      this.free.push(seq);
+    }
     const internals = context as unknown as {
       _ctx: AddonContext;
       _llama: { _bindings: { AddonSampler: new (m: unknown) => AddonSampler } };
@@ -145,6 +159,7 @@ export class LlamaCppModel {
         contextSize: options.ctx * options.slots,
         batchSize: options.batchSize ?? 512,
         threads: options.threads ?? 1,
+        ...(options.lora ? { lora: { adapters: [{ filePath: options.lora, scale: 1 }] } } : {}),
       });
       return new LlamaCppModel(model, context, options.slots, options.ctx, options.vocab);
     } catch (err) {
@@ -158,8 +173,13 @@ export class LlamaCppModel {
   }
 
   newCache(): LlamaCppCache {
-    const seq = this.free.pop();
-    if (!seq) throw new Error(`all ${this.slots} llama.cpp sequences are in use`);
+    if (this.free.length === 0) throw new Error(`all ${this.slots} llama.cpp sequences are in use`);
+    // The lowest free sequence id, not the last released one: llama.cpp's numbers for a batch of several sequences
+    // depend (in the last bits) on which sequence ids share it, so a seeded request run twice must get the same
+    // slots to draw the same answer (tests/inference/llama-cpp.test.ts, "the same slots").
+    let at = 0;
+    for (let i = 1; i < this.free.length; i++) if (this.slotOf(this.free[i]) < this.slotOf(this.free[at])) at = i;
+    const [seq] = this.free.splice(at, 1);
     return new LlamaCppCache(this, seq);
   }
 

@@ -288,10 +288,17 @@ export async function sampleOnBuiltin(
   const tokenizer = descriptionTokenizer(d);
   const eosId = tokenizer.specialTokenId(d.chatEosToken) ?? null;
   const wantPrompt = s.promptLogprobs || s.topkPromptLogprobs > 0;
+  // A base on llama.cpp runs a request's samples together in its fixed slots (as chat's n), and needs its GGUF file.
+  const served = (await d.prepare?.()) ?? d;
+  if (served.maxChoices !== undefined && s.numSamples > served.maxChoices) {
+    throw bad(
+      `num_samples must be at most ${served.maxChoices} for this model, got ${s.numSamples}: llama.cpp serves it with ${served.maxChoices} concurrent sequences (the base-models file's "slots")`,
+    );
+  }
   const handle = inferencePool().generate({
-    model: d.model,
-    loadWeights: d.loadWeights,
-    baseWeights: d.hf?.baseWeights,
+    model: served.model,
+    loadWeights: served.loadWeights,
+    baseWeights: served.hf?.baseWeights,
     sequences: builtinSequences(s, eosId, d.hf?.stopTokenIds ?? []),
     promptLogprobs: wantPrompt ? s.topkPromptLogprobs : null,
   });

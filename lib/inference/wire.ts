@@ -16,9 +16,22 @@ export type ModelSource =
   /**
    * A Hugging Face model served by the built-in engine. The base directory arrives (bundled) under
    * `baseKey`; with `adapter`, this model's own key brings a PEFT adapter applied on top of that base,
-   * which every checkpoint of the base shares within a thread.
+   * which every checkpoint of the base shares within a thread. With `engine: 'llama.cpp'` (a base, never an adapter)
+   * the bundle holds the small files and `llama-cpp.json` (LlamaCppBundleInfo): the thread opens that GGUF file with
+   * llama.cpp instead of loading the safetensors weights.
    */
-  | { kind: 'hf'; baseKey: string; adapter: boolean };
+  | { kind: 'hf'; baseKey: string; adapter: boolean; engine?: 'llama.cpp' };
+
+/** `llama-cpp.json` in a llama.cpp base's bundle: the GGUF file (written and checked by the server) and its shape. */
+export interface LlamaCppBundleInfo {
+  gguf: string;
+  /** A checkpoint's llama.cpp LoRA adapter file, applied at run time (lib/engine/hf/gguf-lora.ts), or null. */
+  lora: string | null;
+  /** The file's size (what the thread's model cache counts for it). */
+  bytes: number;
+  slots: number;
+  ctx: number;
+}
 
 /**
  * How a thread builds the model's tokenizer (structured-output masks and stop handling need it there too).

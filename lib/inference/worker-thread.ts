@@ -4,15 +4,19 @@
  */
 import v8 from 'node:v8';
 import { parentPort } from 'node:worker_threads';
-import { adapterFromBundle, hfFilesFromBundle } from '@/lib/engine/hf/bundle';
+import type { Llama } from 'node-llama-cpp';
+import { adapterFromBundle, hfFilesFromBundle, unpackFiles } from '@/lib/engine/hf/bundle';
+import { parseHfConfig } from '@/lib/engine/hf/config';
+import { HfTokenizer } from '@/lib/engine/hf/tokenizer';
 import { loadHfModel, type LoadedHfModel } from '@/lib/engine/hf/load';
 import { LoraAdapter } from '@/lib/engine/hf/lora';
 import { Model, parameterCount, type LanguageModel } from '@/lib/engine/model';
 import { decodeModel } from '@/lib/engine/safetensors';
 import { Tokenizer, type TokenPieces } from '@/lib/engine/tokenizer';
 import { cachedStructuredGrammar, StructuredOutputCompileError } from '@/lib/engine/constrained';
+import { LlamaCppModel } from './llama-cpp';
 import { BatchScheduler } from './scheduler';
-import { toGenerationRequest, type FromWorker, type ModelSpec, type ToWorker } from './wire';
+import { toGenerationRequest, type FromWorker, type LlamaCppBundleInfo, type ModelSpec, type ToWorker } from './wire';
 import { config } from '@/lib/config';
 import { componentLogger } from '@/lib/logger';
 import { lowerThisThreadPriority } from '@/lib/config/thread-priority';
@@ -31,7 +35,7 @@ const post = (message: FromWorker) => port.postMessage(message);
 const budgetBytes = config.modelCacheBytes;
 
 interface Loaded {
-  model: LanguageModel & { release(): void };
+  model: { release(): void };
   tokenizer: TokenPieces;
   /** The Hugging Face base this entry runs on (its weights are shared, and counted once, in `hfBases`). */
   hfBase?: string;
@@ -72,6 +76,47 @@ async function hfBase(key: string): Promise<{ loaded: LoadedHfModel; bytes: numb
   return pending;
 }
 
+let llamaRuntime: Promise<Llama> | undefined;
+
+/** node-llama-cpp's prebuilt CPU binding, loaded on first use (a thread that serves no llama.cpp model never loads it). */
+function llamaCpp(): Promise<Llama> {
+  llamaRuntime ??= import('node-llama-cpp').then(({ getLlama, LlamaLogLevel }) =>
+    getLlama({ gpu: false, build: 'never', skipDownload: true, maxThreads: 1, logLevel: LlamaLogLevel.error }),
+  );
+  return llamaRuntime;
+}
+
+/**
+ * A Hugging Face base on llama.cpp: the bundle brings the small files (the tokenizer, the config's vocabulary
+ * size) and the GGUF file's path, written and checked by the server (lib/services/llama-cpp-gguf.ts).
+ */
+async function loadLlamaCpp(key: string): Promise<Loaded> {
+  const files = unpackFiles(new Uint8Array(await fetchWeights(key)));
+  const text = (name: string) => {
+    const bytes = files.get(name);
+    return bytes && new TextDecoder().decode(bytes);
+  };
+  const info = JSON.parse(text('llama-cpp.json') ?? 'null') as LlamaCppBundleInfo | null;
+  if (!info) throw new Error('a llama.cpp model bundle lacks llama-cpp.json');
+  const hf = parseHfConfig(JSON.parse(text('config.json') ?? 'null'));
+  const tokenizerConfig = JSON.parse(text('tokenizer_config.json') ?? '{}') as Record<string, unknown>;
+  const tokenizer = new HfTokenizer(JSON.parse(text('tokenizer.json') ?? 'null'), tokenizerConfig, hf.vocab);
+  const model = await LlamaCppModel.open(await llamaCpp(), info.gguf, {
+    slots: info.slots,
+    ctx: info.ctx,
+    vocab: hf.vocab,
+    lora: info.lora ?? undefined,
+  });
+  return {
+    model: { release: () => void model.release() },
+    tokenizer,
+    scheduler: new BatchScheduler(model, tokenizer),
+    // The weights are the GGUF file, mapped by llama.cpp (the KV cells come on top).
+    bytes: info.bytes,
+    lastUsed: Date.now(),
+  };
+}
+
 /** A checkpoint as a model: the shared base, with this adapter on every sequence it starts. */
 function adapted(base: LoadedHfModel, adapter: LoraAdapter | null): LanguageModel & { release(): void } {
   return {
@@ -109,7 +154,9 @@ async function load(spec: ModelSpec): Promise<Loaded> {
   if (pending) return pending;
   const promise = (async () => {
     let entry: Loaded;
-    if (spec.source.kind === 'hf') {
+    if (spec.source.kind === 'hf' && spec.source.engine === 'llama.cpp') {
+      entry = await loadLlamaCpp(spec.key);
+    } else if (spec.source.kind === 'hf') {
       const source = spec.source;
       const base = await hfBase(source.baseKey);
       let adapter: LoraAdapter | null = null;

@@ -89,3 +89,40 @@ describe('reasoning_parser', () => {
     );
   });
 });
+
+describe('engine, dtype and slots (a Hugging Face base on llama.cpp)', () => {
+  const entry = (extra: Record<string, unknown>) => JSON.stringify({ models: [{ id: 'org/q', ...extra }] });
+
+  it('accepts llama.cpp with f16 or q8_0 and a slot count on a model the built-in engine serves', async () => {
+    const { parseBaseModelsFile } = await import('@/lib/catalog/base-models');
+    for (const dtype of ['f16', 'q8_0']) {
+      const [m] = parseBaseModelsFile('f.json', entry({ backend: 'hf', engine: 'llama.cpp', dtype, slots: 2 }));
+      expect([m.engine, m.dtype, m.slots]).toEqual(['llama.cpp', dtype, 2]);
+    }
+    expect(parseBaseModelsFile('f.json', entry({ backend: 'hf', engine: 'wasm' }))[0].engine).toBe('wasm');
+  });
+
+  it('refuses unknown values and fields that would be ignored, naming the file and the field', async () => {
+    const { parseBaseModelsFile } = await import('@/lib/catalog/base-models');
+    expect(() => parseBaseModelsFile('f.json', entry({ backend: 'hf', engine: 'llamacpp' }))).toThrow(
+      'The base-models file f.json is invalid: models.0.engine: unknown engine "llamacpp"; the built-in engine serves with "wasm" or "llama.cpp"',
+    );
+    expect(() => parseBaseModelsFile('f.json', entry({ backend: 'hf', engine: 'llama.cpp', dtype: 'q4_0' }))).toThrow(
+      'models.0.dtype: unknown dtype "q4_0"; llama.cpp serves "f16" or "q8_0"',
+    );
+    expect(() => parseBaseModelsFile('f.json', entry({ backend: 'hf', engine: 'llama.cpp', slots: 0 }))).toThrow(
+      /models\.0\.slots: /,
+    );
+    expect(() => parseBaseModelsFile('f.json', entry({ backend: 'hf', dtype: 'q8_0' }))).toThrow(
+      'models.0.dtype: dtype applies to "engine": "llama.cpp" only',
+    );
+    expect(() => parseBaseModelsFile('f.json', entry({ backend: 'hf', engine: 'wasm', slots: 2 }))).toThrow(
+      'models.0.slots: slots applies to "engine": "llama.cpp" only',
+    );
+    for (const other of [{ backend: 'upstream' }, { backend: 'builtin' }, { backend: 'hf', serve: 'vllm' }]) {
+      expect(() => parseBaseModelsFile('f.json', entry({ ...other, engine: 'llama.cpp' }))).toThrow(
+        'models.0.engine: engine applies to Hugging Face models (backend "hf") that the built-in engine serves',
+      );
+    }
+  });
+});

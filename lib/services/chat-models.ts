@@ -17,7 +17,7 @@ import { ApiError } from '@/lib/errors';
 import { describeBaseModels, hfModelDir, servingStatus } from './base-models';
 import { findBaseModel, servedBy, vllmModelName } from '@/lib/catalog/base-models';
 import { hfBaseDescription } from '@/lib/catalog/hf-folders';
-import { hfCheckpointDescription } from './hf-models';
+import { hfCheckpointDescription, llamaCppBaseDescription, llamaCppCheckpointDescription } from './hf-models';
 import { adapterLoadingConfigured, materializeAdapter, vllmAdapters } from './vllm-adapters';
 import { servedModels } from './served-models';
 
@@ -97,6 +97,21 @@ export function servingEngine(baseModel: string, checkpoint: ServedCheckpoint | 
     // The parser is the base model's, from the file (the description is cached per directory); checkpoints
     // are built from this description below and so inherit it.
     description = hf && { ...hf, reasoningParser: base.reasoning_parser ?? null };
+    // `"engine": "llama.cpp"` serves the base (and step 0) on llama.cpp, and a trained checkpoint there too, its
+    // adapter a llama.cpp LoRA file applied at run time; one llama.cpp cannot apply keeps the WebAssembly engine.
+    if (description && dir && base.engine === 'llama.cpp') {
+      if (!checkpoint || !artifactKey)
+        return { kind: 'builtin', description: llamaCppBaseDescription(description, base, dir) };
+      const onWasm = hfCheckpointDescription(description, checkpoint.id, artifactKey);
+      return {
+        kind: 'builtin',
+        description: llamaCppCheckpointDescription(description, base, dir, {
+          id: checkpoint.id,
+          artifactKey,
+          onWasm,
+        }),
+      };
+    }
   } else description = builtinModelSource(baseModel);
   if (!description) throw modelNotFoundError(model);
   if (!checkpoint || !artifactKey) return { kind: 'builtin', description };

@@ -4,7 +4,7 @@ import type { HfTokenizer } from '@/lib/engine/hf/tokenizer';
 import { Tokenizer, type TokenizerConfig } from '@/lib/engine/tokenizer';
 import { config } from '@/lib/config';
 import { ApiError } from '@/lib/errors';
-import { chatTemplateError, structuredOutputError } from '../chat-errors';
+import { chatTemplateError, engineError, structuredOutputError } from '../chat-errors';
 import { collectChatCompletion, serializeChatCompletion } from '../chat-response';
 import type { EngineEvent } from '../engine-events';
 import { inferencePool, StructuredOutputRefusedError } from '../pool';
@@ -48,6 +48,18 @@ export interface BuiltinModelDescription {
    * inherit): `<think>…</think>` goes to `reasoning`. Absent or null: none, the whole answer is content.
    */
   reasoningParser?: ReasoningParserName | null;
+  /**
+   * The most choices (`n`) one request may have: a llama.cpp base's context slots per thread (its scheduler runs a
+   * request's choices together, so more never fit). Absent: no limit beyond the request checks'.
+   */
+  maxChoices?: number;
+  /**
+   * Runs on the request thread before a request goes to the inference threads, after its sampling checks: a
+   * llama.cpp model's GGUF files written or checked (lib/services/llama-cpp-gguf.ts). What it throws is the answer;
+   * a description it resolves to serves the request instead (a checkpoint whose adapter llama.cpp cannot apply, on
+   * the WebAssembly engine).
+   */
+  prepare?: () => Promise<BuiltinModelDescription | void>;
   /**
    * A Hugging Face model: its tokenizer (built once on the server thread from tokenizer.json), the extra
    * ids that end generation from generation_config.json (vLLM adds them to stop_token_ids unless
@@ -238,6 +250,13 @@ export class BuiltinChatBackend implements ChatBackend {
       eosTokenId: eosId,
       headerRequestId: call.headers.get('x-request-id'),
     });
+    const served = (await d.prepare?.()) ?? d;
+    if (served.maxChoices !== undefined && s.n > served.maxChoices) {
+      throw engineError(
+        `n must be at most ${served.maxChoices} for this model, got ${s.n}: llama.cpp serves it with ${served.maxChoices} concurrent sequences (the base-models file's "slots")`,
+        'n',
+      );
+    }
     const prompt = truncatePrompt(promptIds, s);
     const reasoning = d.reasoningParser
       ? reasoningSetup(d.reasoningParser, tokenizer, prompt, templateInputs, s.include_reasoning)
@@ -247,9 +266,9 @@ export class BuiltinChatBackend implements ChatBackend {
     if (s.structured_output) checkStructuredOutputSize(s.structured_output.constraint);
 
     const handle = inferencePool().generate({
-      model: d.model,
-      loadWeights: d.loadWeights,
-      baseWeights: d.hf?.baseWeights,
+      model: served.model,
+      loadWeights: served.loadWeights,
+      baseWeights: served.hf?.baseWeights,
       sequences: wireSequences(s, prompt, tokenizer, eosId, d.hf?.stopTokenIds),
       promptLogprobs: s.prompt_logprobs,
     });
