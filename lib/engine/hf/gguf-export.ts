@@ -342,20 +342,8 @@ export function hfGgufExport(input: HfGgufInput, source: HfTensorSource): HfGguf
   // The adapter: parsed and checked by the serving engine's own rules, factors widened once (they are small).
   let lora: { config: LoraConfigSummary; factors: Map<string, { a: Float32Array; b: Float32Array }> } | null = null;
   let headCopy: RawTensor | null = null;
-  const projShape = (module: LoraModule): [number, number] => {
-    const q = c.heads * c.headDim;
-    const kv = c.kvHeads * c.headDim;
-    const shapes: Record<LoraModule, [number, number]> = {
-      q: [q, c.hidden],
-      k: [kv, c.hidden],
-      v: [kv, c.hidden],
-      o: [c.hidden, q],
-      gate: [c.intermediate, c.hidden],
-      up: [c.intermediate, c.hidden],
-      down: [c.hidden, c.intermediate],
-    };
-    return shapes[module];
-  };
+  const shapes = projectionShapes(c);
+  const projShape = (module: LoraModule): [number, number] => shapes[module];
   if (input.adapter) {
     try {
       const config = parseLoraConfig(input.adapter.config);
@@ -568,4 +556,19 @@ export function exportHfGgufBytes(input: HfGgufInput, source: HfTensorSource): U
 /** The benchmark's export: one safetensors file, placeholder vocabulary. */
 export function exportHfGguf(configJson: unknown, safetensors: Uint8Array, matrixType: GgufMatrixType): Uint8Array {
   return exportHfGgufBytes({ config: configJson, matrixType }, memorySource([safetensors]));
+}
+
+/** Each LoRA-adaptable projection's weight shape, [out, in], as PEFT's factors multiply to it (both GGUF writers). */
+export function projectionShapes(c: HfModelConfig): Record<LoraModule, [number, number]> {
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  return {
+    q: [q, c.hidden],
+    k: [kv, c.hidden],
+    v: [kv, c.hidden],
+    o: [c.hidden, q],
+    gate: [c.intermediate, c.hidden],
+    up: [c.intermediate, c.hidden],
+    down: [c.hidden, c.intermediate],
+  };
 }

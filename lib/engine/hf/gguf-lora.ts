@@ -8,7 +8,7 @@ import {
 } from '../gguf';
 import { indexSafetensors, rawToFloat32 } from '../safetensors';
 import { parseHfConfig, type HfModelConfig } from './config';
-import { GgufExportRefused } from './gguf-export';
+import { GgufExportRefused, projectionShapes } from './gguf-export';
 import { collectLoraFactors, parseLoraConfig } from './lora';
 import type { LoraModule } from './model';
 
@@ -31,17 +31,7 @@ export function exportHfGgufLora(baseConfig: unknown, adapter: { config: unknown
     throw new GgufExportRefused((err as Error).message);
   }
   const arch = c.modelType === 'qwen3' ? 'qwen3' : c.modelType === 'qwen2' ? 'qwen2' : 'llama';
-  const q = c.heads * c.headDim;
-  const kv = c.kvHeads * c.headDim;
-  const shapes: Record<LoraModule, [number, number]> = {
-    q: [q, c.hidden],
-    k: [kv, c.hidden],
-    v: [kv, c.hidden],
-    o: [c.hidden, q],
-    gate: [c.intermediate, c.hidden],
-    up: [c.intermediate, c.hidden],
-    down: [c.hidden, c.intermediate],
-  };
+  const shapes = projectionShapes(c);
   const names: Record<LoraModule, string> = {
     q: 'attn_q',
     k: 'attn_k',
