@@ -5,8 +5,10 @@ const securityHeaders = JSON.parse(fs.readFileSync(new URL('./config/security-he
 
 /** @type {import('next').NextConfig} */
 const nextConfig = {
-  // PGlite ships its own WASM and data files; bundling it breaks their resolution.
-  serverExternalPackages: ['@electric-sql/pglite'],
+  // PGlite ships its own WASM and data files; bundling it breaks their resolution. node-llama-cpp (the llama.cpp
+  // engine, loaded by the inference threads on first use) imports each platform's prebuilt binary package by name,
+  // and only this machine's is installed: bundled, the build fails to resolve the others.
+  serverExternalPackages: ['@electric-sql/pglite', 'node-llama-cpp'],
   // Real clients call both /v1/chat/completions and /v1/chat/completions/ and never follow a 308
   // on POST (docs/contract.md §1.2): every API path must reach its handler directly.
   skipTrailingSlashRedirect: true,
