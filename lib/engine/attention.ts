@@ -19,8 +19,8 @@ export interface AttentionShape {
 }
 
 /**
- * One sequence's `n` new query rows against its whole cache (`pos0` positions before them; the new keys and values
- * already written after those). `kc`/`vc`: the layer's key and value cache (row stride kvHeads·headDim); `qkv`: the
+ * One sequence's `n` new rows: their keys and values are appended to its cache after the `pos0` positions already
+ * there, then its `n` new query rows attend over the whole cache. `kc`/`vc`: the layer's key and value cache (row stride kvHeads·headDim); `qkv`: the
  * fused projection buffer (row stride `qkvW`, queries first) from row `row0`; output rows go to `att` (row stride
  * heads·headDim); `scores` is scratch for n × (pos0 + n) floats.
  */
@@ -40,6 +40,13 @@ export function causalAttention(
   const hd = shape.headDim;
   const qDim = shape.heads * hd;
   const kvDim = shape.kvHeads * hd;
+  const f = heap.f32;
+  for (let t = 0; t < n; t++) {
+    const src = qkv + (row0 + t) * qkvW + qDim;
+    const dst = (pos0 + t) * kvDim;
+    f.copyWithin(kc + dst, src, src + kvDim);
+    f.copyWithin(vc + dst, src + kvDim, src + 2 * kvDim);
+  }
   const group = shape.heads / shape.kvHeads;
   const S = pos0 + n;
   const scale = 1 / Math.sqrt(hd);

@@ -391,14 +391,7 @@ export class Model {
           const row0 = rowStart[s];
           this.applyRope(qkv, qkvW, row0, n, cache.length, 0, c.n_heads);
           this.applyRope(qkv, qkvW, row0, n, cache.length, qDim, c.n_kv_heads);
-          const f = heap.f32;
-          for (let t = 0; t < n; t++) {
-            const src = qkv + (row0 + t) * qkvW + qDim;
-            const dst = (cache.length + t) * kvDim;
-            f.copyWithin(cache.k[l] + dst, src, src + kvDim);
-            f.copyWithin(cache.v[l] + dst, src + kvDim, src + 2 * kvDim);
-          }
-          // Causal attention of this sequence's n new rows against its cache (attention.ts).
+          // This sequence's new keys and values into its cache, then its causal attention (attention.ts).
           causalAttention(
             this.heap,
             this.attentionShape,
