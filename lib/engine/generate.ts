@@ -1,9 +1,13 @@
 import type { KvCache, LanguageModel } from './model';
 import type { Generator } from './random';
 import {
+  compactSamplingApplies,
   logSoftmax,
   resolveSamplingParams,
   sampleNext,
+  sampleNextCompact,
+  type CompactLogits,
+  type SampleResult,
   SequenceState,
   tokenRank,
   topTokens,
@@ -100,6 +104,23 @@ export interface GenerateOptions {
   onToken?: (event: TokenEvent) => void;
 }
 
+/**
+ * What one step needs of a sequence's next-token logits (see SequenceDecoder.logitNeed): the top `k` entries and
+ * the normaliser (greedy), the head of the distribution with a test of whether it decides the draw (sampling), or
+ * null for every logit.
+ */
+export type LogitNeed = number | SampledNeed | null;
+
+export interface SampledNeed {
+  /** The temperature the head's normaliser (CompactLogits.zT) must be computed at. */
+  readonly temperature: number;
+  /** Whether this head decides the step exactly (sampleNextCompact with the step's draw, peeked); else read all. */
+  decides(read: CompactLogits): boolean;
+}
+
+/** A next-token row: every raw logit, or the head an engine read for a SampledNeed that it decides. */
+export type LogitRow = Float32Array | CompactLogits;
+
 /** One sequence's sampling state, detokeniser and stop logic; usable by any scheduler. */
 export class SequenceDecoder {
   readonly tokens: GeneratedToken[] = [];
@@ -114,6 +135,9 @@ export class SequenceDecoder {
   private readonly holdback: number;
   private readonly stopIds: Set<number>;
   private constraintState: ConstraintState | null;
+  /** Steps left that read the full row instead of the head (logitNeed), and the next such pause's length. */
+  private headSkip = 0;
+  private headBackoff = 1;
   /** The constrained step's masked logits (see step). */
   private maskedLogits: Float32Array | null = null;
 
@@ -140,24 +164,48 @@ export class SequenceDecoder {
   }
 
   /**
-   * How many of the next step's largest raw logits (plus the softmax normaliser Σ exp(logit − max)) decide it
-   * exactly, or null when it needs every logit. Greedy with no processor that can change the order of the
-   * vocabulary (allowed ids, bad words, min_tokens masking, logit_bias, penalties, a grammar) picks the argmax,
-   * and its logprob, rank and top-k list are functions of the top k + 1 logits and the normaliser. Sampling
-   * (temperature > 0) needs the whole distribution: its draw can land anywhere. An engine that can return a
-   * few logits faster than all of them (llama.cpp) uses this; see lib/inference/llama-cpp.ts.
+   * What the next step needs of its raw logits (an engine that can return part of a row faster than all of it,
+   * llama.cpp, uses this; see lib/inference/llama-cpp.ts). Greedy with no processor that can change the order of
+   * the vocabulary (allowed ids, bad words, min_tokens masking, logit_bias, penalties, a grammar) picks the argmax,
+   * and its logprob, rank and top-k list are functions of the top k + 1 logits and the normaliser: `k`. Sampling
+   * with only temperature, min_p, top_k and top_p: the head of the distribution decides most draws
+   * (sampleNextCompact); `decides` peeks at this sequence's next uniform draw without taking it. Else null.
    */
-  topLogitsSuffice(): number | null {
+  logitNeed(): LogitNeed {
     const p = this.params;
-    if (!p.greedy || this.request.constraint) return null;
-    if (p.allowedTokenIds || p.badWordsTokenIds.length || p.logitBias.length) return null;
-    if (this.tokens.length < p.minTokens) return null;
-    if (p.repetitionPenalty !== 1 || p.frequencyPenalty !== 0 || p.presencePenalty !== 0) return null;
-    return this.request.topLogprobs ?? 0;
+    if (this.request.constraint) return null;
+    if (p.greedy) {
+      if (p.allowedTokenIds || p.badWordsTokenIds.length || p.logitBias.length) return null;
+      if (this.tokens.length < p.minTokens) return null;
+      if (p.repetitionPenalty !== 1 || p.frequencyPenalty !== 0 || p.presencePenalty !== 0) return null;
+      return this.request.topLogprobs ?? 0;
+    }
+    if (!compactSamplingApplies(p, this.tokens.length)) return null;
+    // A distribution whose head did not decide the last draws (too wide to be read whole, most likely) is read in
+    // full for a while: a head read that cannot decide costs on top of the full one. 1, 2, 4 … 32 steps.
+    if (this.headSkip > 0) {
+      this.headSkip--;
+      return null;
+    }
+    const generator = this.request.generator;
+    return {
+      temperature: p.temperature,
+      decides: (read) => {
+        const decided = sampleNextCompact(read, p, generator.clone().random(), this.request.topLogprobs ?? 0) !== null;
+        if (decided) this.headBackoff = 1;
+        else {
+          this.headSkip = this.headBackoff;
+          this.headBackoff = Math.min(32, 2 * this.headBackoff);
+        }
+        return decided;
+      },
+    };
   }
 
   /** Samples from this step's raw logits, records the token and applies the stop rules. */
-  step(logits: Float32Array, index: number): TokenEvent {
+  step(row: LogitRow, index: number): TokenEvent {
+    if (!(row instanceof Float32Array)) return this.record(this.sampleCompact(row), index);
+    const logits = row;
     const constraint = this.request.constraint;
     // Under ignore_eos, once the grammar accepted its end token it is over and masks nothing: vLLM fills a
     // terminated grammar's bitmask with ones. (An end token forced by min_tokens — every other token masked —
@@ -174,6 +222,21 @@ export class SequenceDecoder {
     // The sampled token is always allowed (sampleNext's all-masked fallback takes the argmax of these
     // masked logits); advance() returning null is therefore unreachable and the state is kept.
     if (constraint && cs) this.constraintState = constraint.advance(cs, r.tokenId) ?? cs;
+    return this.record(r, index);
+  }
+
+  /** The step on a head the engine read for logitNeed()'s SampledNeed: its `decides` said this draw is decided. */
+  private sampleCompact(read: CompactLogits): SampleResult {
+    // Greedy draws nothing (as sampleNext).
+    const u = this.params.greedy ? 0 : this.request.generator.random();
+    const r = sampleNextCompact(read, this.params, u, this.request.topLogprobs ?? 0);
+    // `decides` ran on the same draw (peeked) and the same head; a head that does not decide never gets here.
+    if (!r) throw new Error('the engine handed over a head of the logits that does not decide this step');
+    return r;
+  }
+
+  /** Records a sampled token and applies the stop rules. */
+  private record(r: SampleResult, index: number): TokenEvent {
     const token: GeneratedToken = {
       tokenId: r.tokenId,
       logprob: r.logprob,

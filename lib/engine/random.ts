@@ -49,6 +49,17 @@ export class Generator {
     return (hi * 67108864 + lo) / 9007199254740992;
   }
 
+  /** An independent copy in the same state: what this generator draws next, drawn without advancing it. */
+  clone(): Generator {
+    const copy = Object.create(Generator.prototype) as Generator;
+    copy.s0 = this.s0;
+    copy.s1 = this.s1;
+    copy.s2 = this.s2;
+    copy.s3 = this.s3;
+    copy.spareNormal = this.spareNormal;
+    return copy;
+  }
+
   /** Standard normal via Box–Muller (pairs cached). */
   normal(): number {
     if (this.spareNormal !== null) {

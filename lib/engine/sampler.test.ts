@@ -7,7 +7,10 @@ import {
   processLogits,
   resolveSamplingParams,
   sampleNext,
+  sampleNextCompact,
   sampledFirstTopLogprobs,
+  SAMPLE_HEAD_NATS,
+  type CompactLogits,
   SequenceState,
   tokenRank,
   topTokens,
@@ -261,5 +264,156 @@ describe('logprob extraction', () => {
     expect(sampledFirstTopLogprobs(lp, 4, 2).map((t) => t.tokenId)).toEqual([4, 1]);
     expect(sampledFirstTopLogprobs(lp, 3, 1).map((t) => t.tokenId)).toEqual([3]);
     expect(sampledFirstTopLogprobs(lp, 4, 0)).toEqual([]);
+  });
+});
+
+/**
+ * What lib/inference/llama-cpp.ts reads of a row for a sampled step, computed the way llama.cpp computes it: min_p's
+ * cut max + ln p in float32, the listed tokens sorted largest first, the normalisers summed in float32 in id order.
+ */
+function llamaCppHead(row: Float32Array, temperature: number, cap = Infinity): CompactLogits {
+  const f = Math.fround;
+  let max = -Infinity;
+  for (const v of row) max = Math.max(max, v);
+  const depth = SAMPLE_HEAD_NATS * temperature + 0.05;
+  const cut = f(max + f(Math.log(f(Math.exp(-depth)))));
+  let listed = [...row.keys()].filter((i) => row[i] >= cut).sort((a, b) => row[b] - row[a]);
+  // Cut short by top_k (lib/inference/llama-cpp.ts's HEAD_CAP): the floor is the first token left out, ties dropped.
+  if (listed.length > cap) {
+    const floor = row[listed[cap - 1]];
+    listed = listed.slice(0, cap).filter((i) => row[i] > floor);
+    const logits = Float64Array.from(listed, (i) => row[i]);
+    return { ...llamaCppHead(row, temperature), ids: Int32Array.from(listed), logits, floor };
+  }
+  const sum = (t: number) => {
+    const top = f(max / t);
+    let z = 0;
+    for (const v of row) z = f(z + f(Math.exp(f(f(v / t) - top))));
+    return z;
+  };
+  const logits = Float64Array.from(listed, (i) => row[i]);
+  return {
+    kind: 'compact',
+    ids: Int32Array.from(listed),
+    logits,
+    floor: Math.min(logits[logits.length - 1], logits[0] - depth + 1e-4 * (1 + Math.abs(logits[0]))),
+    z1: sum(1),
+    zT: temperature === 1 ? sum(1) : sum(temperature),
+    vocab: row.length,
+  };
+}
+
+describe('sampleNextCompact (the head of the distribution, as llama.cpp reads it)', () => {
+  it('picks what sampleNext picks on the full row with the same draw — token, rank, top list — or declines', () => {
+    const rng = new Generator(2024);
+    // Draws decided from the head, per kind of knobs: top_k reaching below a narrow head cannot be.
+    const decided = { common: 0, topK: 0 };
+    const tried = { common: 0, topK: 0 };
+    for (const scale of [1.5, 4, 8])
+      for (const temperature of [0.6, 1, 1.4])
+        for (const knobs of [
+          {},
+          { topP: 0.9 },
+          { topK: 40 },
+          { minP: 0.05 },
+          { topP: 0.5, topK: 200 },
+        ] as SamplingParams[])
+          for (const topLogprobs of [0, 3]) {
+            const V = 3000;
+            const row = Float32Array.from({ length: V }, () => rng.normal() * scale);
+            // Ties at the top and across the cut: they must follow the full row's order.
+            row[17] = row[5];
+            const params = resolveSamplingParams({ temperature, ...knobs });
+            const head = llamaCppHead(row, params.temperature);
+            for (let draw = 0; draw < 12; draw++) {
+              const seed = rng.nextUint32();
+              const full = sampleNext(row, params, new SequenceState(), new Generator(seed), topLogprobs);
+              const compact = sampleNextCompact(head, params, new Generator(seed).random(), topLogprobs);
+              const kind = knobs.topK ? 'topK' : 'common';
+              tried[kind]++;
+              if (!compact) continue;
+              decided[kind]++;
+              expect(compact.tokenId).toBe(full.tokenId);
+              expect(compact.rank).toBe(full.rank);
+              expect(Math.abs(compact.logprob - full.logprob)).toBeLessThan(1e-4);
+              expect(compact.topLogprobs.map((t) => t.tokenId)).toEqual(full.topLogprobs.map((t) => t.tokenId));
+              expect(compact.ranked.map((t) => t.tokenId)).toEqual(full.ranked.map((t) => t.tokenId));
+            }
+          }
+    // Most draws land in the head: reading every logit stays the exception.
+    expect(decided.common / tried.common).toBeGreaterThan(0.95);
+    expect(decided.topK / tried.topK).toBeGreaterThan(0.6);
+  });
+
+  it('a head cut short decides under top_k and min_p (every kept token read), not without them', () => {
+    const rng = new Generator(5);
+    const row = Float32Array.from({ length: 3000 }, () => rng.normal() * 0.5);
+    row[100] = row[101] = row[102] = 4; // a tie at the top
+    const head = llamaCppHead(row, 1, 64);
+    expect(head.ids.length).toBeLessThanOrEqual(64);
+    for (const knobs of [{ topK: 20 }, { minP: 0.2 }, { topK: 64 }]) {
+      const p = resolveSamplingParams({ temperature: 1, ...knobs });
+      for (let seed = 0; seed < 50; seed++) {
+        const compact = sampleNextCompact(head, p, new Generator(seed).random(), 2);
+        const full = sampleNext(row, p, new SequenceState(), new Generator(seed), 2);
+        if (knobs.topK === 64) {
+          // The 64th largest may tie with a token left out: only what is certain is decided.
+          if (compact) expect(compact.tokenId).toBe(full.tokenId);
+          continue;
+        }
+        expect(compact?.tokenId).toBe(full.tokenId);
+        expect(compact?.ranked.map((t) => t.tokenId)).toEqual(full.ranked.map((t) => t.tokenId));
+      }
+    }
+    // Nothing masks the tokens left out: their weight decides, the head cannot.
+    expect(sampleNextCompact(head, resolveSamplingParams({ temperature: 1 }), 0.3, 0)).toBeNull();
+  });
+
+  it('greedy on the top k + 1 logits: the first largest id on a tie, ranks counting ties, the top list', () => {
+    const row = Float32Array.from([1, 5, 3, 5, 0.5, 2]);
+    const p = resolveSamplingParams({ temperature: 0 });
+    const full = sampleNext(row, p, new SequenceState(), new Generator(1), 2);
+    // As the binding's unstable sort may hand them: the tied pair in either order.
+    const z1 = [...row].reduce((a, v) => a + Math.exp(v - 5), 0);
+    const head: CompactLogits = {
+      kind: 'compact',
+      ids: Int32Array.from([3, 1, 2]),
+      logits: Float64Array.from([5, 5, 3]),
+      floor: 3,
+      z1,
+      zT: z1,
+      vocab: 6,
+    };
+    const compact = sampleNextCompact(head, p, 0, 2)!;
+    expect(compact.tokenId).toBe(1);
+    expect(compact.rank).toBe(full.rank);
+    expect(compact.logprob).toBeCloseTo(full.logprob, 12);
+    expect(compact.topLogprobs).toEqual(
+      full.topLogprobs.map((t) => ({ ...t, logprob: expect.closeTo(t.logprob, 12) })),
+    );
+    // k = 0: the argmax alone.
+    const alone = sampleNextCompact({ ...head, ids: Int32Array.from([1]), logits: Float64Array.from([5]) }, p, 0, 0)!;
+    expect([alone.tokenId, alone.logprob]).toEqual([1, expect.closeTo(full.logprob, 12)]);
+  });
+
+  it('declines a draw beyond the head, knobs that reach below what was read, and a top list longer than it', () => {
+    // Half the tokens at 0, half 10.2 nats below: the head read for T = 1 (10.05 nats deep) lists the first half.
+    const row = Float32Array.from({ length: 100 }, (_, i) => (i >= 50 ? -10.2 : 0));
+    const head = llamaCppHead(row, 1);
+    expect(head.ids.length).toBe(50);
+    const p = resolveSamplingParams({ temperature: 1 });
+    // u beyond the mass of the listed tokens (the others hold 3.7e-5 of it): the full walk decides.
+    expect(sampleNextCompact(head, p, 1 - 1e-6, 0)).toBeNull();
+    expect(sampleNextCompact(head, p, 0.51, 0)?.tokenId).toBe(
+      sampleNext(row, p, new SequenceState(), { random: () => 0.51 } as Generator).tokenId,
+    );
+    // On the edge between two tokens' intervals (which the unread weight's rounding could move): not decided.
+    const edge = 25 / (50 + 50 * Math.exp(Math.fround(-10.2)));
+    expect(sampleNextCompact(head, p, edge, 0)).toBeNull();
+    expect(sampleNextCompact(head, resolveSamplingParams({ temperature: 1, topK: 60 }), 0.5, 0)).toBeNull();
+    expect(sampleNextCompact(head, resolveSamplingParams({ temperature: 1, minP: 1e-20 }), 0.5, 0)).toBeNull();
+    expect(sampleNextCompact(head, p, 0.5, 51)).toBeNull();
+    // A head read for T = 1 cannot serve T = 2 (its cut is not 20 nats deep).
+    expect(sampleNextCompact(head, resolveSamplingParams({ temperature: 2 }), 0.5, 0)).toBeNull();
   });
 });

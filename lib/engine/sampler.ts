@@ -270,20 +270,38 @@ export function softmax(x: ArrayLike<number>): Float64Array {
 }
 
 /**
+ * Tokens whose processed logit is within this many nats of the largest are walked first when a token is drawn
+ * (sampleFromLogits). Any fixed split draws from the same distribution; this one lets an engine that can hand
+ * over the head of the distribution far faster than the whole vocabulary (llama.cpp: lib/inference/llama-cpp.ts)
+ * decide most draws exactly from the head alone (sampleNextCompact). Tokens below it carry at most e^−10 ≈
+ * 4.5·10⁻⁵ of the top token's probability each.
+ */
+export const SAMPLE_HEAD_NATS = 10;
+
+/**
  * Step 12: draws from softmax(x). vLLM races exponentials (argmax p/q, q ~ Exp(1)), which is multinomial
  * sampling; inverse-CDF sampling draws from the same distribution with one uniform instead of |V|
- * exponentials per token.
+ * exponentials per token. The walk takes the head (x ≥ max − SAMPLE_HEAD_NATS) in id order, then the rest in
+ * id order, so that a draw that lands in the head depends on the head's logits and the normaliser only.
  */
 export function sampleFromLogits(x: ArrayLike<number>, rng: Generator): number {
+  return drawFromLogits(x, rng.random());
+}
+
+function drawFromLogits(x: ArrayLike<number>, u: number): number {
   const probs = softmax(x);
-  const u = rng.random();
+  let max = -Infinity;
+  for (let i = 0; i < x.length; i++) if (x[i] > max) max = x[i];
+  const cut = max - SAMPLE_HEAD_NATS;
   let cum = 0;
   let last = -1;
-  for (let i = 0; i < probs.length; i++) {
-    if (probs[i] <= 0) continue;
-    cum += probs[i];
-    last = i;
-    if (u < cum) return i;
+  for (let pass = 0; pass < 2; pass++) {
+    for (let i = 0; i < probs.length; i++) {
+      if (probs[i] <= 0 || x[i] < cut !== (pass === 1)) continue;
+      cum += probs[i];
+      last = i;
+      if (u < cum) return i;
+    }
   }
   // Rounding can leave cum slightly below 1; the remainder belongs to the last possible token.
   return last >= 0 ? last : argmax(x);
@@ -475,4 +493,209 @@ function maskTopP(x: Float64Array, topP: number): void {
       ties--;
     }
   }
+}
+
+/**
+ * The head of one next-token distribution, as an engine that cannot hand over every logit cheaply reads it
+ * (llama.cpp: lib/inference/llama-cpp.ts): every token whose raw logit is ≥ `floor` (ids and raw logits, largest
+ * first; possibly fewer when the head is very wide, with `floor` then the logit of the first token left out), and the
+ * softmax normalisers of the whole vocabulary at temperature 1 and at the request's temperature.
+ */
+export interface CompactLogits {
+  readonly kind: 'compact';
+  /** Token ids, largest logit first; every token of the vocabulary with a raw logit ≥ `floor`. */
+  readonly ids: Int32Array;
+  /** Their raw logits (float32 values), in the same order. */
+  readonly logits: Float64Array;
+  /** Every token NOT listed has a raw logit ≤ this, and below every listed one. */
+  readonly floor: number;
+  /** Σ over the vocabulary of exp(logit − max logit). */
+  readonly z1: number;
+  /** Σ over the vocabulary of exp(logit / T − max logit / T), T the temperature the read was made for. */
+  readonly zT: number;
+  readonly vocab: number;
+}
+
+/**
+ * How far (relative) the engine's normaliser may be from the float64 sum over the same logits. llama.cpp sums |V|
+ * float32 terms one after the other; their rounding errors add up like a random walk, about √|V| · 2⁻²⁴ (2·10⁻⁵ at
+ * Qwen3's 151,936 tokens): eight times that is allowed. Where the unread tokens' weight matters, a draw or a top_p
+ * cut that this much could move is not decided from the head (the caller reads every logit instead).
+ */
+function normaliserTolerance(vocab: number): number {
+  return 8 * Math.sqrt(vocab) * 2 ** -24;
+}
+
+/**
+ * Whether `sampleNextCompact` may be tried for these params at all: sampling with nothing but temperature, min_p,
+ * top_k and top_p (which keep the order of the raw logits), no grammar. Everything else needs the whole row.
+ */
+export function compactSamplingApplies(p: ResolvedSamplingParams, outputLength: number): boolean {
+  if (p.greedy || p.allowedTokenIds || p.badWordsTokenIds.length || p.logitBias.length) return false;
+  if (outputLength < p.minTokens) return false;
+  return p.repetitionPenalty === 1 && p.frequencyPenalty === 0 && p.presencePenalty === 0;
+}
+
+/**
+ * sampleNext on the head of the distribution (see CompactLogits), for params where compactSamplingApplies, with
+ * the step's uniform draw `u` given: the same token, rank and top list as sampleNext on the full row with the same
+ * draw (logprobs up to the engine's float32 normaliser), or null when the head does not decide it — the draw lands
+ * beyond the head or within the normaliser's tolerance of an interval's edge, or min_p / top_k / top_p / the top
+ * list reach below `floor`. The caller then reads the full row. Ties at the cut and float32 rounding of the
+ * engine's normalisers are handled as in the full row: the walk order (head in id order, then the rest) and the
+ * masks are the full row's.
+ */
+export function sampleNextCompact(
+  read: CompactLogits,
+  p: ResolvedSamplingParams,
+  u: number,
+  topLogprobs = 0,
+): SampleResult | null {
+  const { ids, logits: raw } = read;
+  const m = ids.length;
+  if (m === 0 || topLogprobs > m) return null;
+  // Greedy (logitNeed's `k`): the engine read the top k + 1 logits, or the argmax alone for k = 0.
+  if (p.greedy) return headResult(read, firstLargest(read), topLogprobs);
+  const T = p.temperature;
+  // Processed logits of the head, as processLogits computes them (float64 of the float32 logit, divided by T).
+  const x = new Float64Array(m);
+  for (let j = 0; j < m; j++) x[j] = T !== 1 ? raw[j] / T : raw[j];
+  const maxX = x[0];
+  const floorX = read.floor / T;
+  const e = new Float64Array(m);
+  let headSum = 0;
+  for (let j = 0; j < m; j++) headSum += e[j] = Math.exp(x[j] - maxX);
+  // The unread tokens' weight at T (relative to the largest token's), as an interval: the engine's float32 sum less
+  // the head's, within its tolerance, and at most (unread count) × the weight of the floor. The draw and top_p are
+  // decided only where every value in it gives the same answer; once a mask drops every unread token it is 0.
+  const slack = normaliserTolerance(read.vocab) * read.zT;
+  let restLo = Math.max(0, read.zT - headSum - slack);
+  let restHi = Math.max(
+    restLo,
+    Math.min((read.vocab - m) * Math.exp(floorX - maxX), Math.max(0, read.zT - headSum + slack)),
+  );
+  // 9. min_p: processLogits masks probs < min_p · p_max, i.e. weights exp(x − max) < min_p.
+  if (p.minP > 0) {
+    if (!(maxX + Math.log(p.minP) > floorX)) return null;
+    for (let j = 0; j < m; j++) if (e[j] < p.minP) x[j] = -Infinity;
+    restLo = restHi = 0;
+  }
+  // 10. top_k: the k-th largest of the vocabulary is the head's k-th (every token ≥ it was read; x stays sorted,
+  // min_p masked a tail).
+  if (p.topK > 0 && p.topK < read.vocab) {
+    if (p.topK > m) return null;
+    const kth = x[p.topK - 1];
+    for (let j = 0; j < m; j++) if (x[j] < kth) x[j] = -Infinity;
+    restLo = restHi = 0;
+  }
+  // 11. top_p: the ascending walk masks the unread tokens first (all below the head); it must mask them all, and
+  // then decides within the head.
+  if (p.topP < 1) {
+    if (!maskHeadTopP(x, e, ids, restLo, restHi, 1 - p.topP)) return null;
+    restLo = restHi = 0;
+  }
+  // 12. The draw, as drawFromLogits: the normaliser sums the kept tokens in id order (masked entries add 0), and the
+  // walk takes the head (x ≥ max − SAMPLE_HEAD_NATS) in id order, then the other kept tokens in id order.
+  const byId = [...Array(m).keys()].filter((j) => x[j] !== -Infinity).sort((a, b) => ids[a] - ids[b]);
+  let kept = 0;
+  for (const j of byId) kept += e[j];
+  const cut = maxX - SAMPLE_HEAD_NATS;
+  let chosen = -1;
+  if (restHi === 0) {
+    // Every kept token was read: the full row's walk, bit for bit (the same sums in the same order).
+    let cum = 0;
+    for (let pass = 0; pass < 2 && chosen < 0; pass++) {
+      for (const j of byId) {
+        if (x[j] < cut !== (pass === 1)) continue;
+        cum += e[j] / kept;
+        if (u < cum) {
+          chosen = j;
+          break;
+        }
+      }
+    }
+    // Rounding left the sum short of u: drawFromLogits takes the last token it walked.
+    if (chosen < 0)
+      chosen = byId
+        .filter((j) => !(x[j] < cut))
+        .concat(byId.filter((j) => x[j] < cut))
+        .pop()!;
+  } else {
+    // Unread tokens are kept: the head must have been read whole, and the draw must land in it, inside its
+    // token's interval for every value the unread weight may take (an interval's edges move with it).
+    if (!(cut > floorX)) return null;
+    const sum = kept + restLo;
+    let weight = 0;
+    let cum = 0;
+    for (const j of byId) {
+      if (x[j] < cut) continue;
+      const before = weight;
+      weight += e[j];
+      cum += e[j] / sum;
+      if (u < cum) {
+        if (!(u >= before / (kept + restLo) && u < weight / (kept + restHi))) return null;
+        chosen = j;
+        break;
+      }
+    }
+    // Beyond the head: the full row's walk goes on through tokens not read.
+    if (chosen < 0) return null;
+  }
+  return headResult(read, chosen, topLogprobs);
+}
+
+/** The listed token with the largest logit, the lowest id among ties (argmax's pick; the binding's sort is unstable). */
+function firstLargest({ ids, logits }: CompactLogits): number {
+  let best = 0;
+  for (let j = 1; j < ids.length && logits[j] === logits[0]; j++) if (ids[j] < ids[best]) best = j;
+  return best;
+}
+
+/** SampleResult for the listed token at `chosen`: logprob from the normaliser, rank and top list from the head. */
+function headResult(read: CompactLogits, chosen: number, topLogprobs: number): SampleResult {
+  const { ids, logits: raw } = read;
+  const m = ids.length;
+  const tokenId = ids[chosen];
+  const lse1 = raw[0] + Math.log(read.z1);
+  const logprob = raw[chosen] - lse1;
+  // Every token with a logit ≥ the chosen one's was read, so are the top `topLogprobs` (ties included).
+  let rank = 0;
+  for (let j = 0; j < m; j++) if (raw[j] >= raw[chosen]) rank++;
+  if (topLogprobs <= 0) return { tokenId, logprob, rank, topLogprobs: [], ranked: [] };
+  const ranked = [...Array(m).keys()]
+    .sort((a, b) => raw[b] - raw[a] || ids[a] - ids[b])
+    .slice(0, topLogprobs)
+    .map((j) => ({ tokenId: ids[j], logprob: raw[j] - lse1 }));
+  return { tokenId, logprob, rank, topLogprobs: sampledFirstOf(ranked, tokenId, logprob, topLogprobs), ranked };
+}
+
+/**
+ * top_p on the read head: maskTopP's ascending walk (ties: the highest id first), masking while the cumulative
+ * probability stays ≤ 1 − p, never the largest token. The unread tokens (weight in [restLo, restHi], all below the
+ * head) come first and must all be masked; each step must give the same answer at both ends of that interval (the
+ * cumulative share grows with the unread weight). False where it does not.
+ */
+function maskHeadTopP(
+  x: Float64Array,
+  e: Float64Array,
+  ids: Int32Array,
+  restLo: number,
+  restHi: number,
+  target: number,
+): boolean {
+  const kept = [...Array(x.length).keys()].filter((j) => x[j] !== -Infinity);
+  let total = 0;
+  for (const j of kept) total += e[j];
+  if (restHi > 0 && !(restHi / (total + restHi) <= target)) return false;
+  kept.sort((a, b) => x[a] - x[b] || ids[b] - ids[a]);
+  let below = 0;
+  for (let r = 0; r < kept.length - 1; r++) {
+    below += e[kept[r]];
+    const lo = (restLo + below) / (total + restLo);
+    const hi = (restHi + below) / (total + restHi);
+    if (hi <= target) x[kept[r]] = -Infinity;
+    else if (lo > target) break;
+    else return false;
+  }
+  return true;
 }

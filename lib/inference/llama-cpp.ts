@@ -1,4 +1,6 @@
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import type { LogitNeed, LogitRow, SampledNeed } from '@/lib/engine/generate';
+import { SAMPLE_HEAD_NATS, type CompactLogits } from '@/lib/engine/sampler';
 
 /**
  * llama.cpp (node-llama-cpp's prebuilt CPU binding) as the forward pass of a Hugging Face model, with OUR sampler,
@@ -27,8 +29,7 @@ import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } fro
  * fails if either changes.
  */
 
-/** What one step needs of a sequence's next-token logits: the top `k` entries decide it, or null for all. */
-export type LogitNeed = number | null;
+export type { LogitNeed };
 
 export interface LlamaCppModelOptions {
   /** Concurrent sequences (context slots). */
@@ -45,6 +46,11 @@ export interface LlamaCppModelOptions {
    * (the file's alpha carries PEFT's scale).
    */
   lora?: string;
+  /**
+   * Sampled steps read the head of the distribution when it decides the draw (default), else every logit; false
+   * reads every logit always (the tests' reference for the head's exactness).
+   */
+  compactSampling?: boolean;
 }
 
 interface AddonSampler {
@@ -69,9 +75,26 @@ interface SequenceInternals {
     priority: number,
     tokenMeter: undefined,
     contextShift: { size: number; strategy: string },
-    mapper: (batchLogitIndex: number, tokenIndex: number) => Promise<Float32Array>,
-  ): Promise<Float32Array[]>;
+    mapper: (batchLogitIndex: number, tokenIndex: number) => Promise<LogitRow>,
+  ): Promise<LogitRow[]>;
 }
+
+/**
+ * Greedy and nothing else: the candidates keep every token's raw logit, in id order, and the selected one is the
+ * first largest (the lowest id on a tie, as our argmax).
+ */
+const GREEDY = { temperature: 0 };
+/** The binding's logit filter that returns only the selected token's (no sort of the vocabulary). */
+const SELECTED_ONLY: [Token[], boolean, boolean, boolean, number] = [[], false, false, true, 0];
+/** The head is read this much deeper than SAMPLE_HEAD_NATS · T, for float32 rounding of llama.cpp's cut. */
+const HEAD_MARGIN_NATS = 0.05;
+/**
+ * At most this many tokens of the head are read (llama.cpp's top_k before its min_p): the binding builds a
+ * JavaScript array element by element, so a flat distribution's head (most of the vocabulary) would cost as much as
+ * the full row. A head cut short cannot decide the draw; the step reads the full row, and the sequence skips the head
+ * for a few steps (SequenceDecoder.logitNeed's back-off).
+ */
+const HEAD_CAP = 4096;
 
 export class LlamaCppCache {
   /** Tokens a clone must replay before its own (its source's history at clone time). */
@@ -113,8 +136,11 @@ export class LlamaCppModel {
   private readonly samplers: AddonSampler[] = [];
   private readonly newSampler: () => AddonSampler;
   private readonly addon: AddonContext;
-  /** Steps that fell back from top-k to the full logits (a tie at the cut), for the tests. */
+  /** Steps that fell back from a partial read to the full logits (a tie at the cut, a draw beyond the head). */
   fallbacks = 0;
+  /** Sampled steps decided by the head of the distribution (for the tests and the benchmark). */
+  headReads = 0;
+  private readonly compactSampling: boolean;
 
   private constructor(
     private readonly model: LlamaModel,
@@ -122,8 +148,10 @@ export class LlamaCppModel {
     readonly slots: number,
     ctx: number,
     vocab: number,
+    compactSampling: boolean,
   ) {
     this.config = { ctx, vocab };
+    this.compactSampling = compactSampling;
     for (let i = 0; i < slots; i++) {
       const seq = context.getSequence();
       this.slotIndex.set(seq, i);
@@ -138,9 +166,6 @@ export class LlamaCppModel {
     const native = (model as unknown as { _model: unknown })._model;
     this.newSampler = () => {
       const sampler = new Sampler(native);
-      // Greedy and nothing else: the candidates keep every token's raw logit, in id order, and the selected one
-      // is the first largest (the lowest id on a tie, as our argmax).
-      sampler.applyConfig({ temperature: 0 });
       return sampler;
     };
   }
@@ -161,7 +186,14 @@ export class LlamaCppModel {
         threads: options.threads ?? 1,
         ...(options.lora ? { lora: { adapters: [{ filePath: options.lora, scale: 1 }] } } : {}),
       });
-      return new LlamaCppModel(model, context, options.slots, options.ctx, options.vocab);
+      return new LlamaCppModel(
+        model,
+        context,
+        options.slots,
+        options.ctx,
+        options.vocab,
+        options.compactSampling ?? true,
+      );
     } catch (err) {
       await model.dispose();
       throw err;
@@ -193,78 +225,115 @@ export class LlamaCppModel {
 
   /**
    * One batched step: every input's tokens are appended to its sequence (node-llama-cpp puts concurrent
-   * sequences' tokens in one llama_decode), and the next-token logits come back as full-vocabulary rows (see
-   * the file comment for what a row holds when `needs[i]` is a number). `allLogits`: one row per new token
-   * of the single input (prompt logprobs), always full.
+   * sequences' tokens in one llama_decode), and each input's next-token row comes back as `needs[i]` asks (see the
+   * file comment): a full-vocabulary row, or for a sampled need the head of the distribution that decides it.
    */
+  forwardAsync(
+    inputs: { tokens: ArrayLike<number>; cache: LlamaCppCache }[],
+    needs: (number | null)[],
+  ): Promise<Float32Array[]>;
+  forwardAsync(inputs: { tokens: ArrayLike<number>; cache: LlamaCppCache }[], needs: LogitNeed[]): Promise<LogitRow[]>;
   async forwardAsync(
     inputs: { tokens: ArrayLike<number>; cache: LlamaCppCache }[],
     needs: LogitNeed[],
-    options: { allLogits?: boolean } = {},
-  ): Promise<Float32Array[]> {
-    if (options.allLogits && inputs.length !== 1) throw new Error('allLogits takes one input');
-    const results = await Promise.all(
-      inputs.map(async ({ tokens, cache }, i) => {
-        if (cache.released) throw new Error('the sequence was released');
-        const own = Array.from(tokens);
-        const all = [...cache.replay, ...own];
-        if (cache.history.length + all.length > this.config.ctx)
-          throw new RangeError(
-            `${cache.history.length + all.length} tokens do not fit the context of ${this.config.ctx}`,
-          );
-        const flags = all.map((_, j) =>
-          j === all.length - 1 || (options.allLogits && j >= cache.replay.length) ? true : undefined,
-        );
-        const need = options.allLogits ? null : needs[i];
-        const seq = cache.sequence as unknown as SequenceInternals;
-        const rows = await seq._decodeTokens(
-          all as Token[],
-          flags,
-          3,
-          undefined,
-          { size: 1, strategy: 'eraseBeginning' },
-          (batchLogitIndex) => this.row(batchLogitIndex, need),
-        );
-        cache.history.push(...all);
-        cache.replay = [];
-        if (!options.allLogits) return [rows[all.length - 1]];
-        // Rows for the own tokens (a replay's positions belong to the clone's source, already scored).
-        const out: Float32Array[] = [];
-        for (let j = all.length - own.length; j < all.length; j++) out.push(rows[j]);
-        return out;
-      }),
+  ): Promise<LogitRow[]> {
+    return Promise.all(inputs.map(async (input, i) => (await this.decode(input, needs[i], false))[0]));
+  }
+
+  /** A prefill of one input with one full row per new token (prompt logprobs), joined: tokens × vocabulary. */
+  async forwardAll(input: { tokens: ArrayLike<number>; cache: LlamaCppCache }): Promise<Float32Array> {
+    const rows = (await this.decode(input, null, true)) as Float32Array[];
+    const V = this.config.vocab;
+    const joined = new Float32Array(rows.length * V);
+    rows.forEach((r, j) => joined.set(r, j * V));
+    return joined;
+  }
+
+  private async decode(
+    { tokens, cache }: { tokens: ArrayLike<number>; cache: LlamaCppCache },
+    need: LogitNeed,
+    allLogits: boolean,
+  ): Promise<LogitRow[]> {
+    if (cache.released) throw new Error('the sequence was released');
+    const own = Array.from(tokens);
+    const all = [...cache.replay, ...own];
+    if (cache.history.length + all.length > this.config.ctx)
+      throw new RangeError(`${cache.history.length + all.length} tokens do not fit the context of ${this.config.ctx}`);
+    const flags = all.map((_, j) =>
+      j === all.length - 1 || (allLogits && j >= cache.replay.length) ? true : undefined,
     );
-    if (options.allLogits) {
-      const rows = results[0];
-      const V = this.config.vocab;
-      const joined = new Float32Array(rows.length * V);
-      rows.forEach((r, j) => joined.set(r, j * V));
-      return [joined];
-    }
-    return results.map((r) => r[0]);
+    const seq = cache.sequence as unknown as SequenceInternals;
+    const rows = await seq._decodeTokens(
+      all as Token[],
+      flags,
+      3,
+      undefined,
+      { size: 1, strategy: 'eraseBeginning' },
+      (batchLogitIndex) => this.row(batchLogitIndex, need),
+    );
+    cache.history.push(...all);
+    cache.replay = [];
+    if (!allLogits) return [rows[all.length - 1]];
+    // Rows for the own tokens (a replay's positions belong to the clone's source, already scored).
+    return rows.slice(all.length - own.length);
   }
 
   /** The next-token row at a batch position; runs before the next llama_decode overwrites it. */
-  private async row(batchLogitIndex: number, need: LogitNeed): Promise<Float32Array> {
+  private async row(batchLogitIndex: number, need: LogitNeed): Promise<LogitRow> {
+    if (need !== null && typeof need === 'object' && this.compactSampling) {
+      const read = await this.head(batchLogitIndex, need);
+      if (read && need.decides(read)) {
+        this.headReads++;
+        return read;
+      }
+      this.fallbacks++;
+      return this.withSampler((s) => this.fullRow(s, batchLogitIndex));
+    }
+    return this.withSampler((s) => this.rowWith(s, batchLogitIndex, typeof need === 'number' ? need : null));
+  }
+
+  private async withSampler<T>(
+    read: (sampler: AddonSampler) => Promise<T>,
+    config?: Record<string, unknown>,
+  ): Promise<T> {
     const sampler = this.samplers.pop() ?? this.newSampler();
     try {
-      return await this.rowWith(sampler, batchLogitIndex, need);
+      // The pool's samplers are greedy unless a read asks otherwise (applyConfig rebuilds the chain on a change).
+      sampler.applyConfig(config ?? GREEDY);
+      return await read(sampler);
     } finally {
       this.samplers.push(sampler);
     }
   }
 
-  private async rowWith(sampler: AddonSampler, batchLogitIndex: number, need: LogitNeed): Promise<Float32Array> {
-    const V = this.config.vocab;
+  /**
+   * A greedy step (need = k): the top k + 1 logits (k = 0: the greedy sampler's pick alone, no sort of the
+   * vocabulary) and Σ exp(logit − max), as a CompactLogits that sampleNextCompact reads like the full row; every
+   * logit when the last two returned tie (a token not returned could tie too, and ranks would be off).
+   */
+  private async rowWith(sampler: AddonSampler, batchLogitIndex: number, need: number | null): Promise<LogitRow> {
     if (need !== null) {
-      const top = need + 1;
       const filter: [Token[], boolean, boolean, boolean, number] =
-        need === 0 ? [[], false, false, true, 0] : [[], false, false, false, top];
+        need === 0 ? SELECTED_ONLY : [[], false, false, false, need + 1];
       const [, , , pairs, total] = await this.addon.sampleToken(batchLogitIndex, sampler, false, false, filter, true);
-      const row = pairs && total !== undefined ? compactRow(pairs as number[], total, V) : null;
-      if (row) return row;
+      const listed = pairs as number[] | undefined;
+      const m = (listed?.length ?? 0) / 2;
+      if (listed && total !== undefined && m >= 1 && !(m >= 2 && listed[2 * m - 1] === listed[2 * m - 3])) {
+        const ids = new Int32Array(m);
+        const logits = new Float64Array(m);
+        for (let j = 0; j < m; j++) {
+          ids[j] = listed[2 * j];
+          logits[j] = listed[2 * j + 1];
+        }
+        return { kind: 'compact', ids, logits, floor: logits[m - 1], z1: total, zT: total, vocab: this.config.vocab };
+      }
       this.fallbacks++;
     }
+    return this.fullRow(sampler, batchLogitIndex);
+  }
+
+  private async fullRow(sampler: AddonSampler, batchLogitIndex: number): Promise<Float32Array> {
+    const V = this.config.vocab;
     const [, , , pairs] = await this.addon.sampleToken(batchLogitIndex, sampler, false, false, true, false);
     if (!pairs || pairs.length !== 2 * V) throw new Error(`llama.cpp returned ${pairs?.length ?? 0} logits for ${V}`);
     const row = new Float32Array(V);
@@ -272,36 +341,62 @@ export class LlamaCppModel {
     return row;
   }
 
+  /**
+   * The head of a sampled step's distribution (CompactLogits), read in up to three concurrent binding calls, each
+   * a pass over the vocabulary in native code with no sort of it: the tokens within SAMPLE_HEAD_NATS · T (+ a
+   * margin) of the largest logit (llama.cpp's min_p sampler keeps logit ≥ max + ln p, unsorted; the binding then
+   * sorts only those), Σ exp(logit − max) at temperature 1 (the greedy read of the normaliser), and at the
+   * request's temperature (its temperature sampler divides the logits first). Null when the head would not fit a
+   * float32 min_p (a very high temperature).
+   */
+  private async head(batchLogitIndex: number, need: SampledNeed): Promise<CompactLogits | null> {
+    const T = need.temperature;
+    const depth = SAMPLE_HEAD_NATS * T + HEAD_MARGIN_NATS;
+    if (depth > 80) return null;
+    const minP = Math.exp(-depth);
+    const normaliser = (config: Record<string, unknown>) =>
+      this.withSampler(async (s) => {
+        const [, , , , total] = await this.addon.sampleToken(batchLogitIndex, s, false, false, SELECTED_ONLY, true);
+        return total;
+      }, config);
+    const [pairs, z1, zT] = await Promise.all([
+      this.withSampler(
+        async (s) => {
+          const [, , , listed] = await this.addon.sampleToken(batchLogitIndex, s, false, false, true, false);
+          return listed as number[] | undefined;
+        },
+        { temperature: 1, topK: HEAD_CAP, minP, seed: 0 },
+      ),
+      normaliser(GREEDY),
+      T === 1 ? undefined : normaliser({ temperature: T, seed: 0 }),
+    ]);
+    const zTotal = T === 1 ? z1 : zT;
+    if (!pairs || pairs.length < 2 || z1 === undefined || zTotal === undefined) return null;
+    let m = pairs.length / 2;
+    let floor: number;
+    if (m >= HEAD_CAP) {
+      // Cut by top_k: every token not listed is ≤ the last listed one, and so may tie with it: those ties are
+      // dropped, so that what is listed is above the floor and what is not is at most it.
+      floor = pairs[2 * m - 1];
+      while (m > 0 && pairs[2 * m - 1] === floor) m--;
+      if (m === 0) return null;
+    } else {
+      // Every token not listed is below llama.cpp's cut, max + ln(min_p) in float32; the smallest listed logit and
+      // that cut with room for its rounding are both above it, and so is the smaller of the two.
+      floor = Math.min(pairs[2 * m - 1], pairs[1] - depth + 1e-4 * (1 + Math.abs(pairs[1])));
+    }
+    const ids = new Int32Array(m);
+    const logits = new Float64Array(m);
+    for (let j = 0; j < m; j++) {
+      ids[j] = pairs[2 * j];
+      logits[j] = pairs[2 * j + 1];
+    }
+    return { kind: 'compact', ids, logits, floor, z1, zT: zTotal, vocab: this.config.vocab };
+  }
+
   async release(): Promise<void> {
     for (const s of this.samplers.splice(0)) s.dispose();
     await this.context.dispose();
     await this.model.dispose();
   }
-}
-
-/**
- * A full-vocabulary row from the top entries (token, logit pairs, best first) and Σ exp(logit − max), or null
- * when those do not decide the argmax, the ranks and the top list exactly (see the file comment).
- */
-export function compactRow(pairs: readonly number[], totalLogitWeight: number, vocab: number): Float32Array | null {
-  const m = pairs.length / 2;
-  if (m < 1 || m >= vocab) return null;
-  const max = pairs[1];
-  let kept = 0;
-  let lowest = Infinity;
-  for (let i = 0; i < m; i++) {
-    const l = pairs[2 * i + 1];
-    kept += Math.exp(l - max);
-    lowest = Math.min(lowest, l);
-  }
-  // The last two returned tie: a token not returned may tie too, and ranks would be off.
-  if (m >= 2 && pairs[2 * m - 1] === pairs[2 * m - 3]) return null;
-  const rest = totalLogitWeight - kept;
-  const fill = rest > 0 ? max + Math.log(rest / (vocab - m)) : -Infinity;
-  if (!(fill < lowest)) return null;
-  const row = new Float32Array(vocab).fill(fill);
-  for (let i = 0; i < m; i++) row[pairs[2 * i]] = pairs[2 * i + 1];
-  // Float32 rounding could lift the fill to the lowest logit: keep it strictly below.
-  if (!(Math.fround(fill) < Math.fround(lowest))) return null;
-  return row;
 }

@@ -1,6 +1,6 @@
-import { SequenceDecoder, type GenerationRequest } from '@/lib/engine/generate';
+import { SequenceDecoder, type GenerationRequest, type LogitNeed, type LogitRow } from '@/lib/engine/generate';
 import type { KvCache, LanguageModel } from '@/lib/engine/model';
-import type { LlamaCppCache, LlamaCppModel, LogitNeed } from './llama-cpp';
+import type { LlamaCppCache, LlamaCppModel } from './llama-cpp';
 import { logSoftmax, tokenRank, topTokens } from '@/lib/engine/sampler';
 import type { TokenPieces } from '@/lib/engine/tokenizer';
 import type { EngineEvent } from './engine-events';
@@ -38,8 +38,8 @@ interface LiveSequence {
   choice: number;
   decoder: SequenceDecoder;
   cache: Cache;
-  /** Logits for this sequence's next token, from the last forward pass. */
-  logits: Float32Array | null;
+  /** Logits for this sequence's next token, from the last forward pass (all, or the head its need asked for). */
+  logits: LogitRow | null;
 }
 
 interface LiveRequest {
@@ -66,12 +66,17 @@ export class BatchScheduler {
   private async forward(
     inputs: { tokens: readonly number[]; cache: Cache }[],
     needs: LogitNeed[],
-    options?: { allLogits?: boolean },
-  ): Promise<Float32Array[]> {
+  ): Promise<LogitRow[]> {
     const m = this.model;
-    if ('forwardAsync' in m)
-      return m.forwardAsync(inputs as { tokens: number[]; cache: LlamaCppCache }[], needs, options);
-    return m.forward(inputs as { tokens: readonly number[]; cache: KvCache }[], options);
+    if ('forwardAsync' in m) return m.forwardAsync(inputs as { tokens: number[]; cache: LlamaCppCache }[], needs);
+    return m.forward(inputs as { tokens: readonly number[]; cache: KvCache }[]);
+  }
+
+  /** A prefill of one prompt with every position's full logits (prompt logprobs), positions × vocabulary. */
+  private async forwardAll(input: { tokens: readonly number[]; cache: Cache }): Promise<Float32Array> {
+    const m = this.model;
+    if ('forwardAsync' in m) return await m.forwardAll(input as { tokens: number[]; cache: LlamaCppCache });
+    return m.forward([input as { tokens: readonly number[]; cache: KvCache }], { allLogits: true })[0];
   }
 
   get activeSequences(): number {
@@ -178,7 +183,7 @@ export class BatchScheduler {
         });
         if (request.promptLogprobs != null && live.promptLogprobs === null) {
           // Prompt logprobs need every position's logits: prefill this prompt on its own.
-          const [all] = await this.forward([{ tokens: prompt, cache }], [null], { allLogits: true });
+          const all = await this.forwardAll({ tokens: prompt, cache });
           live.promptLogprobs = this.promptLogprobs(all, prompt, request.promptLogprobs);
           const V = this.model.config.vocab;
           const last = all.slice((prompt.length - 1) * V, prompt.length * V);
@@ -230,8 +235,12 @@ export class BatchScheduler {
         }
         const inputs = [...step.inputs];
         const targets: LiveSequence[][] = [...step.targets];
-        // A prefill's row serves every choice of its prompt: the first's need decides (they share the params).
-        const needs: LogitNeed[] = step.targets.map((group) => group[0].decoder.topLogitsSuffice());
+        // A prefill's row serves every choice of its prompt: the first's need decides (they share the params), but a
+        // sampled head decides one draw only, and each choice draws its own: those read the whole row.
+        const needs: LogitNeed[] = step.targets.map((group) => {
+          const need = group[0].decoder.logitNeed();
+          return need !== null && typeof need === 'object' && group.length > 1 ? null : need;
+        });
 
         // Sample from pending logits; every sequence still running contributes one decode token.
         for (const live of [...this.live.values()]) {
@@ -264,7 +273,7 @@ export class BatchScheduler {
             if (!seq.decoder.finished) {
               inputs.push({ tokens: [e.token.tokenId], cache: seq.cache });
               targets.push([seq]);
-              needs.push(seq.decoder.topLogitsSuffice());
+              needs.push(seq.decoder.logitNeed());
             }
           }
           if (events.length) live.request.onEvents(events);
@@ -272,7 +281,7 @@ export class BatchScheduler {
         }
 
         if (inputs.length) {
-          let logits: Float32Array[];
+          let logits: LogitRow[];
           try {
             logits = await this.forward(inputs, needs);
           } catch (err) {

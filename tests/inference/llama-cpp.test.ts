@@ -11,7 +11,7 @@ import { LoraAdapter } from '@/lib/engine/hf/lora';
 import { choiceGenerator } from '@/lib/engine/random';
 import { argmax, logSoftmax } from '@/lib/engine/sampler';
 import type { EngineEvent, TokenEvent } from '@/lib/inference/engine-events';
-import { compactRow, LlamaCppModel } from '@/lib/inference/llama-cpp';
+import { LlamaCppModel } from '@/lib/inference/llama-cpp';
 import { BatchScheduler, type SchedulerModel } from '@/lib/inference/scheduler';
 import { tinyQwen3Adapter, writeTinyQwen3, type TinyQwen3 } from '../support/tiny-hf-model';
 
@@ -221,6 +221,40 @@ describe('llama.cpp as the forward pass (lib/inference/llama-cpp.ts)', () => {
     expect(new Set(batched.map((t) => t.map((e) => e.tokenId).join())).size).toBe(2);
   }, 120_000);
 
+  it('sampling reads the head of the distribution where it decides the draw: what every logit gives', async () => {
+    const head = await openModel('F16');
+    const full = await LlamaCppModel.open(llama, gguf('F16'), {
+      slots: 4,
+      ctx: 256,
+      vocab: tiny.vocab,
+      compactSampling: false,
+    });
+    open.push(full);
+    // This random model's logits (rms 4 over 151,936 tokens) are flatter than a trained model's: at t = 1 its head
+    // (within 10 nats of the top) is thousands of tokens, cut short by the binding read's cap. Lower temperatures
+    // narrow it; top_k masks what a cut-short head leaves out.
+    const knobs = [{ temperature: 0.5 }, { temperature: 0.6, topP: 0.9 }, { temperature: 1, topK: 50, minP: 0.01 }];
+    const batch = () =>
+      PROMPTS.map((p, i) => [
+        request(p, { sampling: knobs[i], topLogprobs: i, maxTokens: 24, generator: choiceGenerator(11, i) }),
+      ]);
+    const [a, b] = [await run(head, batch()), await run(full, batch())];
+    for (let r = 0; r < PROMPTS.length; r++) {
+      expect(a[r][0].map((e) => e.tokenId)).toEqual(b[r][0].map((e) => e.tokenId));
+      a[r][0].forEach((e, i) => {
+        // The normaliser is the binding's float32 sum (see the greedy shortcut's test).
+        expect(Math.abs(e.logprob - b[r][0][i].logprob)).toBeLessThan(5e-3);
+        expect(e.topLogprobs.map((c) => c.tokenId)).toEqual(b[r][0][i].topLogprobs.map((c) => c.tokenId));
+      });
+    }
+    // Every row (the prefill's and 23 decode steps' per request) is a sampled step: most were decided by the head.
+    const steps = PROMPTS.length * 24;
+    // (A step whose head did not decide reads the full row, and so may the next few: SequenceDecoder's back-off.)
+    expect(head.headReads + head.fallbacks).toBeLessThanOrEqual(steps);
+    expect(head.headReads).toBeGreaterThan(0.8 * steps);
+    expect(full.headReads).toBe(0);
+  }, 120_000);
+
   it('a seeded n > 1 request run again draws the same tokens (the same slots)', async () => {
     const m = await openModel('F16', 2);
     const seqs = () =>
@@ -322,21 +356,4 @@ describe('llama.cpp as the forward pass (lib/inference/llama-cpp.ts)', () => {
       /llama\.cpp cannot load .*corrupt\.gguf/,
     );
   }, 60_000);
-});
-
-describe('compactRow', () => {
-  it('keeps the top logits, fills the rest so that the normaliser is the given one', () => {
-    // Logits 3, 1 and 0 × 8 (V = 10): Z = 1 + e^-2 + 8 e^-3.
-    const Z = 1 + Math.exp(-2) + 8 * Math.exp(-3);
-    const row = compactRow([4, 3, 7, 1], Z, 10)!;
-    expect(row[4]).toBe(3);
-    expect(row[7]).toBe(1);
-    expect(row[0]).toBeCloseTo(0, 5);
-    const lp = logSoftmax(row);
-    expect(lp[4]).toBeCloseTo(3 - (3 + Math.log(Z)), 6);
-  });
-  it('refuses a cut inside a tie, and a rest not below the returned logits', () => {
-    expect(compactRow([1, 2, 2, 2], 3, 5)).toBeNull(); // the last two returned tie
-    expect(compactRow([1, 2], 5, 5)).toBeNull(); // every logit equal: the fill equals the max
-  });
 });
