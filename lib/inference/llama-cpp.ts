@@ -10,16 +10,17 @@ import { SAMPLE_HEAD_NATS, type CompactLogits } from '@/lib/engine/sampler';
  * vLLM's pipeline, so seeded answers, logprobs and the differential tests would change. Why not always the full
  * logits: the binding hands them to JavaScript as an array of 2·|V| numbers built element by element on the
  * main thread — measured (docs/engine/llama-cpp.md) at 17 ms a step for SmolLM2's 49,152 tokens, more than the
- * forward pass. So each step asks for what decides it exactly (SequenceDecoder.topLogitsSuffice):
+ * forward pass. So each step asks for what decides it exactly (SequenceDecoder.logitNeed), and hands the sampler
+ * a CompactLogits (lib/engine/sampler.ts's sampleNextCompact) where that suffices:
  *
- * - `need = k` (greedy, no processor that reorders the vocabulary): the argmax (k = 0: the greedy sampler's selected token, no sort; the binding's `includeMax` comes back empty) or
- *   the top k + 1 logits (`includeTop`), plus `totalLogitWeight` = Σ exp(logit − max). The row handed to the
- *   sampler holds those logits exactly and every other token at c = max + log(R / (|V| − m)), R the normaliser's
- *   remainder, so the row's log-softmax normaliser is llama.cpp's (up to float rounding), the argmax, the top-k
- *   list, their ranks and logprobs are those of the full row. c is the mean of the rest, so it is ≤ the smallest
- *   returned logit; where it is not strictly below (all the rest tied with it) or the last two returned tie (a rank
- *   could depend on tokens not returned), the same step falls back to the full logits before the next batch.
- * - `need = null` (sampling, penalties, biases, grammars, min_tokens): the full logits.
+ * - `need = k` (greedy, no processor that reorders the vocabulary): the greedy sampler's pick (k = 0, no sort; the
+ *   binding's `includeMax` comes back empty) or the top k + 1 logits (`includeTop`), plus `totalLogitWeight` =
+ *   Σ exp(logit − max). Where the last two returned tie (a rank could depend on tokens not returned), the same step
+ *   reads the full logits before the next batch.
+ * - a SampledNeed (temperature, top_p, top_k, min_p only): the head of the distribution (`head`) and the normalisers
+ *   at temperature 1 and T, three concurrent reads; the need's `decides` says, before the next batch, whether they
+ *   decide this step's draw, else the step reads the full logits.
+ * - `need = null` (penalties, biases, grammars, min_tokens): the full logits.
  *
  * Sequences are llama.cpp context sequences (a fixed number of slots); a cache is one slot. A clone (n > 1
  * choices sharing a prompt) takes a slot and replays the source's tokens on its first forward.
