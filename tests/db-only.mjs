@@ -26,17 +26,18 @@ export const NO_DATABASE_FILES = [
 ];
 
 /**
- * Files that compare engines' numbers through the chat and download routes: the Hugging Face engine against
- * Transformers (hf-chat), llama.cpp against the WebAssembly engine (the other two). The statements they send to the
- * database are ones the files left in send. Measured for the llama.cpp files with PostgreSQL's
- * log_statement = 'all' (docs/testing.md): every statement text they sent was
- * also sent by chat.test.ts, checkpoints.test.ts, checkpoint-download.test.ts, models.test.ts, accounts.test.ts,
- * upstream.test.ts, vllm.test.ts or tinker/api.test.ts, but for a four-row batch of the usage upsert whose one- and
- * two-row forms they send. The two llama.cpp files took 179 of the PostgreSQL pass's 590 test seconds (beside the
- * browser specs).
+ * Files that check the engines' numbers and outputs through the chat and download routes: the Hugging Face engine
+ * against Transformers (hf-chat), its reasoning split (hf-reasoning), llama.cpp against the WebAssembly engine (the
+ * last two). The statements they send to the database are ones the files left in send. Measured for all but hf-chat
+ * (left out before, for the same reason) with PostgreSQL's log_statement = 'all' (docs/testing.md): every statement
+ * text they sent was also sent by chat.test.ts, checkpoints.test.ts, checkpoint-download.test.ts, models.test.ts,
+ * accounts.test.ts, upstream.test.ts, vllm.test.ts or tinker/api.test.ts, but for a four-row batch of the usage upsert
+ * whose one- and two-row forms they send. The two llama.cpp files took 179 of the PostgreSQL pass's 590 test seconds
+ * (beside the browser specs), hf-reasoning 13.
  */
 export const SAME_STATEMENTS_FILES = [
   'tests/inference/hf-chat.test.ts',
+  'tests/inference/hf-reasoning.test.ts',
   'tests/inference/hf-llama-cpp-chat.test.ts',
   'tests/inference/hf-gguf-download.test.ts',
 ];
