@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { dbOnlyExcluded } from './tests/db-only.mjs';
 import { pgForks } from './tests/pg-forks.mjs';
 
 /**
@@ -61,10 +62,14 @@ const ISOLATED_FILES = [
  */
 const FORKS = process.env.DATABASE_URL ? pgForks() : Math.max(2, os.availableParallelism());
 /**
- * Files a run leaves out, comma-separated (scripts/test-all.sh's --db-only). Vitest's own --exclude is not applied
- * to the projects below.
+ * Files a run leaves out: TUNEBOARD_TEST_EXCLUDE's, comma-separated, and with TUNEBOARD_TEST_DB_ONLY=1
+ * (scripts/test-all.sh's --db-only, CI's PostgreSQL pass) those tests/db-only.mjs lists. Vitest's own --exclude is
+ * not applied to the projects below.
  */
-const EXCLUDED = process.env.TUNEBOARD_TEST_EXCLUDE?.split(',').filter(Boolean) ?? [];
+const EXCLUDED = [
+  ...(process.env.TUNEBOARD_TEST_EXCLUDE?.split(',').filter(Boolean) ?? []),
+  ...(process.env.TUNEBOARD_TEST_DB_ONLY === '1' ? dbOnlyExcluded() : []),
+];
 
 export default defineConfig({
   resolve: {

@@ -5,9 +5,10 @@
 # Prints "N passed, N failed" last; exits non-zero when anything failed.
 # `npm test -- --only vitest` (or `--only vitest,pytest`…) runs some of the suites: vitest, playwright, pytest
 # (playwright includes its build). `--db-only` limits Vitest to the files that reach the database (CI's second
-# pass, on PostgreSQL): the pure engine, client, lint and docs tests and the Python/Transformers comparisons
-# give the same answer whatever the database. `--no-build` runs the Playwright specs against the production build
-# already in .next (CI builds once, then runs suites side by side, each with its own TUNEBOARD_TEST_RESULTS folder).
+# pass, on PostgreSQL): the pure engine, client, lint and docs tests and the engine comparisons (Transformers,
+# llama.cpp) give the same answer whatever the database (tests/db-only.mjs lists them with the evidence).
+# `--no-build` runs the Playwright specs against the production build already in .next (CI builds once, then runs
+# suites side by side, each with its own TUNEBOARD_TEST_RESULTS folder).
 # `--projects=main,isolated` runs only those Vitest projects (vitest.config.mts: main, isolated, timing): CI runs the
 # timing project, whose assertions compare wall-clock times, once the browser specs beside it are done.
 set -uo pipefail
@@ -23,9 +24,10 @@ for arg in "$@"; do
     --projects=*) IFS=',' read -ra names <<< "${arg#--projects=}"; for name in "${names[@]}"; do vitest_projects+=(--project "$name"); done ;;
     --db-only)
       vitest_files=(tests lib/services lib/jobs)
-      # Read by vitest.config.mts (Vitest's --exclude does not reach its projects). The two event-loop stall files
-      # measure threads, not the database: the PGlite pass runs them.
-      export TUNEBOARD_TEST_EXCLUDE='tests/engine/**,tests/real-models/**,tests/lint/**,tests/docs/**,tests/inference/hf-chat.test.ts,tests/hardening/dataset-upload-stall.test.ts,tests/inference/structured-output-health.test.ts' ;;
+      # Read by vitest.config.mts (Vitest's --exclude does not reach its projects), which then leaves out the files
+      # tests/db-only.mjs lists, each group with its reason: those that never reach the database, the engine
+      # comparisons whose statements the other files send, and the event-loop stall files (threads, not the database).
+      export TUNEBOARD_TEST_DB_ONLY=1 ;;
     --only=*) only="${arg#--only=}" ;;
     --only) only="__next__" ;;
     *) if [ "$only" = "__next__" ]; then only="$arg"; else echo "unknown argument: $arg (use --only vitest,playwright,pytest, --db-only, --no-build and --projects=main,isolated,timing)" >&2; exit 2; fi ;;
