@@ -7,11 +7,14 @@ import { Button } from '@/components/ui/button';
 import { CursorPager } from '@/components/ui/cursor-pager';
 import { Skeleton } from '@/components/ui/skeleton';
 import { currentCursor, FIRST_PAGE, type CursorStack } from '@/lib/client/navigation/cursor-stack';
-import { evalExamplesQuery } from '@/lib/client/queries/evals';
+import { evalExamplesQuery, useDeleteEvalSet } from '@/lib/client/queries/evals';
 import { messageText, referenceText, type EvalSet } from '@/lib/client/evals/evals';
 import { evalSetOptionLabel } from './eval-settings-fields';
 
-/** A set version's examples, a page at a time: each prompt's messages, its reference and metadata. */
+/**
+ * A set version's examples, a page at a time: each prompt's messages, its reference and metadata; and the way to
+ * delete that version (its finished runs go with it; the server refuses while a run is queued or running).
+ */
 export default function ExamplesDialog({ set, onClose }: { set: EvalSet | null; onClose: () => void }) {
   return (
     <Modal open={set !== null} onClose={onClose} labelledBy="examples-title" className="max-w-3xl">
@@ -23,6 +26,8 @@ export default function ExamplesDialog({ set, onClose }: { set: EvalSet | null; 
 function Examples({ set, onClose }: { set: EvalSet; onClose: () => void }) {
   const [cursors, setCursors] = useState<CursorStack>(FIRST_PAGE);
   const page = useQuery(evalExamplesQuery(set.id, currentCursor(cursors) ?? null));
+  const [confirming, setConfirming] = useState(false);
+  const remove = useDeleteEvalSet();
   return (
     <div className="flex max-h-[85vh] flex-col">
       <header className="flex items-start justify-between gap-3 border-b border-line px-5 py-4">
@@ -79,6 +84,38 @@ function Examples({ set, onClose }: { set: EvalSet; onClose: () => void }) {
         nextCursor={page.data?.next ?? null}
         testId="eval-examples"
       />
+      <footer className="border-t border-line px-5 py-3" data-testid="eval-set-delete-area">
+        {confirming ? (
+          <div className="flex flex-col gap-2 sm:flex-row sm:items-center sm:justify-between">
+            <p className="text-sm text-fg">
+              Delete v{set.version} of {set.name} and its finished eval runs? This cannot be undone.
+            </p>
+            <div className="flex shrink-0 gap-2">
+              <Button variant="secondary" size="sm" onClick={() => setConfirming(false)} disabled={remove.isPending}>
+                Keep it
+              </Button>
+              <Button
+                variant="danger"
+                size="sm"
+                disabled={remove.isPending}
+                data-testid="eval-set-delete-confirm"
+                onClick={() => remove.mutate(set.id, { onSuccess: onClose })}
+              >
+                {remove.isPending ? 'Deleting…' : `Delete v${set.version}`}
+              </Button>
+            </div>
+          </div>
+        ) : (
+          <Button variant="danger-ghost" size="sm" onClick={() => setConfirming(true)} data-testid="eval-set-delete">
+            Delete this version
+          </Button>
+        )}
+        {remove.error ? (
+          <p role="alert" className="mt-2 text-sm text-danger-text" data-testid="eval-set-delete-error">
+            {remove.error.message}
+          </p>
+        ) : null}
+      </footer>
     </div>
   );
 }

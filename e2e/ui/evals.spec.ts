@@ -304,3 +304,45 @@ test("the model page lists the model's eval runs and sets its auto-eval", async 
   await expect(page.getByTestId('eval-run-row')).toHaveCount(2);
   await expect(page.getByTestId('eval-run-row').filter({ hasText: 'nightly' })).toHaveCount(1);
 });
+
+test('an eval set version is deleted from its examples dialog, after a confirmation; the other version stays', async ({
+  page,
+  request,
+}) => {
+  const user = await signUpViaApi(page.request, newUser());
+  const key = await apiKeyFor(request, user);
+  const project = `del-${uniqueId()}`;
+  const ids: string[] = [];
+  for (let v = 0; v < 2; v++) {
+    const upload = await request.post(`/v1/preview/eval-sets?project=${project}&name=checks`, {
+      headers: auth(key),
+      data: SET,
+    });
+    expect(upload.status(), await upload.text()).toBe(201);
+    ids.push(((await upload.json()) as { id: string }).id);
+  }
+  await page.goto('/evals');
+  const row = page.getByTestId('eval-set-row').filter({ hasText: project });
+  await expect(row.getByTestId('eval-set-version')).toHaveText(['v2', 'v1']);
+  await row.getByRole('button', { name: 'View the examples of checks v1' }).click();
+  await expect(page.getByTestId('eval-example')).toHaveCount(3);
+  // The first click only asks; keeping it changes nothing.
+  await page.getByTestId('eval-set-delete').click();
+  await expect(page.getByTestId('eval-set-delete-area')).toContainText(
+    'Delete v1 of checks and its finished eval runs?',
+  );
+  await expectNoSeriousA11yViolations(page, 'the delete confirmation in the examples dialog');
+  await page.screenshot({ path: path.join(OUT, 'light-eval-set-delete-1280.png'), animations: 'disabled' });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.screenshot({ path: path.join(OUT, 'dark-eval-set-delete-390.png'), animations: 'disabled' });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.getByRole('button', { name: 'Keep it' }).click();
+  await page.getByTestId('eval-set-delete').click();
+  await page.getByTestId('eval-set-delete-confirm').click();
+  await expect(page.getByTestId('eval-examples')).toBeHidden();
+  await expect(row.getByTestId('eval-set-version')).toHaveText(['v2']);
+  expect((await request.get(`/v1/preview/eval-sets/${ids[0]}`, { headers: auth(key) })).status()).toBe(404);
+  expect((await request.get(`/v1/preview/eval-sets/${ids[1]}`, { headers: auth(key) })).status()).toBe(200);
+});

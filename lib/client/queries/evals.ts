@@ -1,6 +1,7 @@
 'use client';
 
 import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
+import { z } from 'zod';
 import { apiFetch } from '../api/api-fetch';
 import {
   autoEvalSchema,
@@ -111,6 +112,17 @@ export function useUploadEvalSet() {
         evalSetSchema,
       ),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: [...evalKeys.all(), 'sets'] }),
+  });
+}
+
+/** Deletes one version of an eval set with its finished runs; the server answers 409 while a run still uses it. */
+export function useDeleteEvalSet() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (setId: string) =>
+      apiFetch(`/v1/preview/eval-sets/${encodeURIComponent(setId)}`, z.undefined(), { method: 'DELETE' }),
+    // Its runs went with it: the run lists change too.
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: evalKeys.all() }),
   });
 }
 
