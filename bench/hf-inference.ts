@@ -3,7 +3,7 @@
 // next to llama.cpp (node-llama-cpp's prebuilt CPU binding) on the same weights as GGUF F16 and Q8_0.
 // Time to first token of a 100-token prompt, decode tokens/s for 1 and 8 streams, both engines on one thread.
 //
-// Run alone: npx tsx bench/hf-inference.ts [--quick] [--tokens N] [--rounds N]
+// Run alone: npx tsx bench/hf-inference.ts [--quick] [--tokens N] [--rounds N] [--shape smollm2|qwen3] [--format F16|Q8_0] [--skip-wasm]
 // (bench/inference.ts runs it after the tiny models)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -374,12 +374,22 @@ export interface HfBenchOptions {
   /** Tokens per stream and rounds (defaults: 12 and 1 with quick, else 48 and 2). */
   tokens?: number;
   rounds?: number;
+  /** Only the shapes whose label starts with this (case-insensitive), e.g. "qwen3" (the full run takes 20+ minutes). */
+  shape?: string;
+  /** Only this GGUF precision ("F16" or "Q8_0"). */
+  format?: string;
+  /** Leave out the WebAssembly engine's row (minutes at Qwen3-0.6B's shape; the goals are about llama.cpp). */
+  skipWasm?: boolean;
 }
 
 /** Runs the Hugging Face rows and returns the report as markdown. */
 export async function runHfBench(options: HfBenchOptions): Promise<string> {
-  const shapes = options.quick ? [SMOLLM2_135M_6_LAYERS] : [SMOLLM2_135M, QWEN3_0_6B];
-  const formats: GgufMatrixType[] = options.quick ? ['F16'] : ['F16', 'Q8_0'];
+  const shapes = (options.quick ? [SMOLLM2_135M_6_LAYERS] : [SMOLLM2_135M, QWEN3_0_6B]).filter(
+    (s) => !options.shape || s.label.toLowerCase().startsWith(options.shape.toLowerCase()),
+  );
+  const formats = (options.quick ? ['F16'] : ['F16', 'Q8_0']).filter(
+    (f) => !options.format || f === options.format,
+  ) as GgufMatrixType[];
   const tokens = options.tokens ?? (options.quick ? 12 : 48);
   const rounds = options.rounds ?? (options.quick ? 1 : 2);
   const heap = options.heap ?? new WasmHeap();
@@ -398,9 +408,9 @@ export async function runHfBench(options: HfBenchOptions): Promise<string> {
       console.error(
         `[${shape.label}] ${(params / 1e6).toFixed(0)}M params built in ${((performance.now() - t0) / 1000).toFixed(1)} s; ours…`,
       );
-      let ours: Rates;
+      let ours: Rates | string = 'left out (--skip-wasm)';
       try {
-        ours = await oursRates(model, tokens, rounds);
+        if (!options.skipWasm) ours = await oursRates(model, tokens, rounds);
       } finally {
         model.release();
       }
@@ -409,6 +419,15 @@ export async function runHfBench(options: HfBenchOptions): Promise<string> {
       const rows: Array<{ name: string; fmt: 'bf16' | GgufMatrixType; r: Rates | string; ref?: string }> = [
         { name: 'Tuneboard WebAssembly engine (bf16 weights, f32 compute)', fmt: 'bf16', r: ours, ref: 'F16' },
       ];
+      // Each row's figures as soon as it is measured (stderr): a full run takes many minutes per shape.
+      const add = (row: (typeof rows)[number]) => {
+        rows.push(row);
+        const r = row.r;
+        if (typeof r !== 'string')
+          console.error(
+            `[${shape.label}] ${row.name}: first token ${r.ttftMs.toFixed(0)} ms, ${r.one.toFixed(1)} tok/s at 1 stream, ${r.eight.toFixed(1)} at 8`,
+          );
+      };
       for (const fmt of formats) {
         if (!options.llama) {
           rows.push({ name: `llama.cpp ${fmt}`, fmt, r: `n/a (${(options.llamaError ?? '').slice(0, 80)})` });
@@ -418,20 +437,20 @@ export async function runHfBench(options: HfBenchOptions): Promise<string> {
         writeFileSync(file, exportHfGguf(shape.config, bytes, fmt));
         try {
           console.error(`[${shape.label}] llama.cpp ${fmt}…`);
-          rows.push({
+          add({
             name: `llama.cpp ${fmt} (its own sampler)`,
             fmt,
             r: await llamaRates(options.llama, file, vocab, tokens, rounds),
           });
           console.error(`[${shape.label}] Tuneboard on llama.cpp ${fmt}…`);
-          rows.push({
+          add({
             name: `Tuneboard on llama.cpp ${fmt}, greedy (top logits + normaliser)`,
             fmt,
             r: await tuneboardOnLlamaRates(options.llama, file, vocab, tokens, rounds, true),
             ref: fmt,
           });
           const sampled = await tuneboardOnLlamaRates(options.llama, file, vocab, tokens, rounds, false);
-          rows.push({
+          add({
             name: `Tuneboard on llama.cpp ${fmt}, sampled (head of the distribution: ${(100 * (sampled.headShare ?? 0)).toFixed(0)}% of steps)`,
             fmt,
             r: sampled,
@@ -499,6 +518,9 @@ async function main(): Promise<void> {
         llamaError: 'error' in loaded ? loaded.error : null,
         tokens: arg('--tokens'),
         rounds: arg('--rounds'),
+        shape: process.argv.includes('--shape') ? process.argv[process.argv.indexOf('--shape') + 1] : undefined,
+        skipWasm: process.argv.includes('--skip-wasm'),
+        format: process.argv.includes('--format') ? process.argv[process.argv.indexOf('--format') + 1] : undefined,
       }),
     );
   } finally {
