@@ -242,6 +242,8 @@ function ActiveDots({
 
 const AXIS_TICK = { fill: 'var(--tb-fg-subtle)', fontSize: 11 };
 const noGridLines = () => [];
+/** The chart's right margin: the last x label may reach into it, as recharts' own placement let it. */
+const MARGIN_RIGHT = 12;
 
 /** An x label's width at the axis' 11 px: digits and most letters about 6.5 px, separators and spaces less. */
 function labelWidth(text: string): number {
@@ -260,7 +262,7 @@ function widestLabel(from: number, to: number, format: (x: number) => string): n
 /**
  * One x-axis label, as recharts' 'preserveEnd' interval drew them but from estimated widths instead of measured ones:
  * when the widest label does not fit the ticks' spacing (they are evenly spaced), every k-th is kept counting back
- * from the last; the last is pulled left until it ends at the plot's edge.
+ * from the last; the last is pulled left until it ends inside the chart's right margin.
  */
 function XTickLabel({ tick, widest }: { tick: XAxisTickContentProps; widest: number }) {
   const plot = usePlotArea();
@@ -272,7 +274,7 @@ function XTickLabel({ tick, widest }: { tick: XAxisTickContentProps; widest: num
     if ((visibleTicksCount - 1 - index) % every !== 0) return null;
   }
   const x = Number(tick.x);
-  const cx = plot ? Math.min(x, plot.x + plot.width - labelWidth(text) / 2) : x;
+  const cx = plot ? Math.min(x, plot.x + plot.width + MARGIN_RIGHT - labelWidth(text) / 2) : x;
   return (
     <text
       x={cx}
@@ -414,7 +416,7 @@ export function MetricChart({
     <ResponsiveContainer width="100%" height={height}>
       <ComposedChart
         data={rows}
-        margin={{ top: 8, right: 12, bottom: brush && !interactive ? BRUSH_HEIGHT : 0, left: 0 }}
+        margin={{ top: 8, right: MARGIN_RIGHT, bottom: brush && !interactive ? BRUSH_HEIGHT : 0, left: 0 }}
         style={onStepClick ? { cursor: 'pointer' } : undefined}
         onMouseMove={(state) => {
           const step = Number(state.activeLabel);
