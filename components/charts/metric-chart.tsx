@@ -244,6 +244,8 @@ const AXIS_TICK = { fill: 'var(--tb-fg-subtle)', fontSize: 11 };
 const noGridLines = () => [];
 /** The chart's right margin: the last x label may reach into it, as recharts' own placement let it. */
 const MARGIN_RIGHT = 12;
+/** The least space between two x labels (recharts' minTickGap). */
+const LABEL_GAP = 5;
 
 /** An x label's width at the axis' 11 px: digits and most letters about 6.5 px, separators and spaces less. */
 function labelWidth(text: string): number {
@@ -260,21 +262,31 @@ function widestLabel(from: number, to: number, format: (x: number) => string): n
 }
 
 /**
- * One x-axis label, as recharts' 'preserveEnd' interval drew them but from estimated widths instead of measured ones:
- * when the widest label does not fit the ticks' spacing (they are evenly spaced), every k-th is kept counting back
- * from the last; the last is pulled left until it ends inside the chart's right margin.
+ * One x-axis label, placed as recharts' 'preserveEnd' interval placed them but from estimated widths instead of
+ * measured ones. recharts' ticks over a fixed domain run evenly spaced from its start, the last at its end (maybe
+ * closer to the one before): when the widest label does not fit that spacing every k-th is kept, none that would run
+ * into the last label, which is always shown and pulled left until it ends inside the chart's right margin.
  */
 function XTickLabel({ tick, widest }: { tick: XAxisTickContentProps; widest: number }) {
   const plot = usePlotArea();
+  const domain = useXAxisDomain();
   const { index, visibleTicksCount, payload, tickFormatter } = tick;
-  const value = payload.value as number;
-  const text = tickFormatter ? tickFormatter(value, index) : String(value);
-  if (plot && visibleTicksCount > 1) {
-    const every = Math.max(1, Math.ceil((widest + 5) / (plot.width / (visibleTicksCount - 1))));
-    if ((visibleTicksCount - 1 - index) % every !== 0) return null;
-  }
+  const format = (value: number) => (tickFormatter ? tickFormatter(value, index) : String(value));
+  const text = format(payload.value as number);
   const x = Number(tick.x);
-  const cx = plot ? Math.min(x, plot.x + plot.width + MARGIN_RIGHT - labelWidth(text) / 2) : x;
+  let cx = x;
+  if (plot) {
+    const end = plot.x + plot.width + MARGIN_RIGHT;
+    if (index < visibleTicksCount - 1) {
+      const spacing = index > 0 ? (x - plot.x) / index : Infinity;
+      if (index % Math.max(1, Math.ceil((widest + LABEL_GAP) / spacing)) !== 0) return null;
+      const lastValue = domain?.[domain.length - 1];
+      const lastWidth = typeof lastValue === 'number' ? labelWidth(format(lastValue)) : widest;
+      const lastLeft = Math.min(plot.x + plot.width, end - lastWidth / 2) - lastWidth / 2;
+      if (x + labelWidth(text) / 2 + LABEL_GAP > lastLeft) return null;
+    }
+    cx = Math.min(x, end - labelWidth(text) / 2);
+  }
   return (
     <text
       x={cx}
