@@ -354,7 +354,8 @@ function TooltipBody({ step, row, chart, lines, bands, smoothing, xLabel, format
 /**
  * A presentational line chart of one metric across splits: it draws what it is given and fetches
  * nothing. Raw values are faded behind the smoothed curve when smoothing is on, as in TensorBoard.
- * Loaded with next/dynamic: recharts and d3 stay out of every route's first-load JavaScript.
+ * Imported on its own by MetricChartCard: recharts and d3 stay out of every route's first-load JavaScript. recharts
+ * draws the axes, grid, tooltip, zoom handle, flags and bands; the lines are SeriesLines' paths.
  */
 export function MetricChart({
   chart,
