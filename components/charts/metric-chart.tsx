@@ -169,9 +169,9 @@ function SeriesLines({ lines, smoothing, dots }: { lines: Lines; smoothing: numb
     if (dots(line.dataKey) && drawn.length)
       dotLayers.push(
         <g key={line.dataKey} className="recharts-layer recharts-line-dots">
-          {drawn.map(([cx, cy]) => (
+          {drawn.map(([cx, cy], i) => (
             <circle
-              key={`${cx},${cy}`}
+              key={i}
               className="recharts-dot recharts-line-dot"
               cx={cx}
               cy={cy}
