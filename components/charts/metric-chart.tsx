@@ -1,17 +1,24 @@
 'use client';
 
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react';
 import {
   Area,
   Brush,
   CartesianGrid,
   ComposedChart,
-  Line,
+  DefaultZIndexes,
   ReferenceLine,
   ResponsiveContainer,
   Tooltip,
   XAxis,
   YAxis,
+  ZIndexLayer,
+  type XAxisTickContentProps,
+  useActiveTooltipLabel,
+  usePlotArea,
+  useXAxisDomain,
+  useXAxisScale,
+  useYAxisScale,
 } from 'recharts';
 import {
   bandsAtRow,
@@ -103,7 +110,198 @@ function MarkerFlag({ marker, x, y }: { marker: ChartMarker; x: number; y: numbe
   );
 }
 
+type Lines = ReturnType<typeof buildChartData>['lines'];
+
+/** Pixels to a tenth: enough for a 1.75 px stroke, and path strings a third shorter than full doubles. */
+const px = (v: number) => Math.round(v * 10) / 10;
+
+/**
+ * The series' lines, each one svg path built from its own points in one pass. recharts' <Line> cost 60–100 ms per
+ * chart on first render (per line: a point object per chart row through its store's selectors, then d3-shape), with
+ * four to six charts of eight lines in view on the run comparison; this is a loop over the points a line has.
+ * It draws what <Line type="linear" connectNulls> drew, with its classes (the theme's faded raw series and the
+ * browser specs find lines by them): a path for two points or more, a dot for a line's only point. Inside the
+ * brush's range only, as recharts drew the zoomed rows.
+ */
+function SeriesLines({ lines, smoothing, dots }: { lines: Lines; smoothing: number; dots: (key: string) => boolean }) {
+  const x = useXAxisScale();
+  const y = useYAxisScale();
+  const domain = useXAxisDomain();
+  if (!x || !y) return null;
+  const first = domain?.[0];
+  const last = domain?.[domain.length - 1];
+  const from = typeof first === 'number' ? first : -Infinity;
+  const to = typeof last === 'number' ? last : Infinity;
+  const lineLayers: ReactNode[] = [];
+  const dotLayers: ReactNode[] = [];
+  for (const line of lines) {
+    const faded = line.kind === 'raw' && smoothing > 0;
+    const color = seriesColor(line.seriesIndex);
+    const strokeWidth = faded ? 1.25 : 1.75;
+    const drawn: [number, number][] = [];
+    let d = '';
+    for (const [step, value] of line.points) {
+      if (step < from || step > to) continue;
+      const cx = x(step);
+      const cy = y(value);
+      if (cx === undefined || cy === undefined || !Number.isFinite(cx) || !Number.isFinite(cy)) continue;
+      d += `${d ? 'L' : 'M'}${px(cx)},${px(cy)}`;
+      drawn.push([cx, cy]);
+    }
+    lineLayers.push(
+      <g
+        key={line.dataKey}
+        className={faded ? 'recharts-layer recharts-line tb-raw-series' : 'recharts-layer recharts-line'}
+      >
+        {drawn.length > 1 ? (
+          <path
+            className="recharts-curve recharts-line-curve"
+            d={d}
+            fill="none"
+            stroke={color}
+            strokeWidth={strokeWidth}
+            strokeLinejoin="round"
+          />
+        ) : null}
+      </g>,
+    );
+    // A lone sample is a point, not a line: without a dot it would be invisible.
+    if (dots(line.dataKey) && drawn.length)
+      dotLayers.push(
+        <g key={line.dataKey} className="recharts-layer recharts-line-dots">
+          {drawn.map(([cx, cy], i) => (
+            <circle
+              key={i}
+              className="recharts-dot recharts-line-dot"
+              cx={cx}
+              cy={cy}
+              r={3}
+              fill={color}
+              stroke={color}
+              strokeWidth={strokeWidth}
+            />
+          ))}
+        </g>,
+      );
+  }
+  return (
+    <>
+      <ZIndexLayer zIndex={DefaultZIndexes.line}>{lineLayers}</ZIndexLayer>
+      <ZIndexLayer zIndex={DefaultZIndexes.scatter}>{dotLayers}</ZIndexLayer>
+    </>
+  );
+}
+
+/**
+ * The dots on each (unfaded) series at the step under the pointer, as <Line activeDot> drew them; where each is
+ * drawn is noted in `dotY`, to tell which series a click meant.
+ */
+function ActiveDots({
+  lines,
+  smoothing,
+  rowByStep,
+  dotY,
+}: {
+  lines: Lines;
+  smoothing: number;
+  rowByStep: Map<number, ChartRow>;
+  dotY: RefObject<Map<number, { step: number; cy: number }>>;
+}) {
+  const label = useActiveTooltipLabel();
+  const x = useXAxisScale();
+  const y = useYAxisScale();
+  const step = Number(label);
+  const row = label === undefined ? undefined : rowByStep.get(step);
+  if (!row || !x || !y) return null;
+  const cx = x(step);
+  const dots: ReactNode[] = [];
+  for (const line of lines) {
+    if (line.kind === 'raw' && smoothing > 0) continue;
+    const value = row[line.dataKey];
+    const cy = typeof value === 'number' ? y(value) : undefined;
+    if (cx === undefined || cy === undefined) continue;
+    dotY.current.set(line.seriesIndex, { step, cy });
+    dots.push(
+      <circle
+        key={line.dataKey}
+        cx={cx}
+        cy={cy}
+        r={3.5}
+        fill={seriesColor(line.seriesIndex)}
+        stroke="var(--tb-surface)"
+        strokeWidth={2}
+      />,
+    );
+  }
+  return (
+    <ZIndexLayer zIndex={DefaultZIndexes.activeDot}>
+      <g className="recharts-layer recharts-active-dot">{dots}</g>
+    </ZIndexLayer>
+  );
+}
+
 const AXIS_TICK = { fill: 'var(--tb-fg-subtle)', fontSize: 11 };
+const noGridLines = () => [];
+/** The chart's right margin: the last x label may reach into it, as recharts' own placement let it. */
+const MARGIN_RIGHT = 12;
+/** The least space between two x labels (recharts' minTickGap). */
+const LABEL_GAP = 5;
+
+/** An x label's width at the axis' 11 px: digits and most letters about 6.5 px, separators and spaces less. */
+function labelWidth(text: string): number {
+  let width = 0;
+  for (const ch of text) width += ch === ',' || ch === '.' || ch === ' ' ? 3.5 : 6.5;
+  return width;
+}
+
+/** The widest of the labels an axis over [from, to] can have, from nine values across it. */
+function widestLabel(from: number, to: number, format: (x: number) => string): number {
+  let widest = 0;
+  for (let i = 0; i <= 8; i++) widest = Math.max(widest, labelWidth(format(from + ((to - from) * i) / 8)));
+  return widest;
+}
+
+/**
+ * One x-axis label, placed as recharts' 'preserveEnd' interval placed them but from estimated widths instead of
+ * measured ones. recharts' ticks over a fixed domain run evenly spaced from its start, the last at its end (maybe
+ * closer to the one before): when the widest label does not fit that spacing every k-th is kept, none that would run
+ * into the last label, which is always shown and pulled left until it ends inside the chart's right margin.
+ */
+function XTickLabel({ tick, widest }: { tick: XAxisTickContentProps; widest: number }) {
+  const plot = usePlotArea();
+  const domain = useXAxisDomain();
+  const { index, visibleTicksCount, payload, tickFormatter } = tick;
+  const format = (value: number) => (tickFormatter ? tickFormatter(value, index) : String(value));
+  const text = format(payload.value as number);
+  const x = Number(tick.x);
+  let cx = x;
+  if (plot) {
+    const end = plot.x + plot.width + MARGIN_RIGHT;
+    if (index < visibleTicksCount - 1) {
+      const spacing = index > 0 ? (x - plot.x) / index : Infinity;
+      if (index % Math.max(1, Math.ceil((widest + LABEL_GAP) / spacing)) !== 0) return null;
+      const lastValue = domain?.[domain.length - 1];
+      const lastWidth = typeof lastValue === 'number' ? labelWidth(format(lastValue)) : widest;
+      const lastLeft = Math.min(plot.x + plot.width, end - lastWidth / 2) - lastWidth / 2;
+      if (x + labelWidth(text) / 2 + LABEL_GAP > lastLeft) return null;
+    }
+    cx = Math.min(x, end - labelWidth(text) / 2);
+  }
+  return (
+    <text
+      x={cx}
+      y={tick.y}
+      textAnchor="middle"
+      fontSize={AXIS_TICK.fontSize}
+      fill={AXIS_TICK.fill}
+      className="recharts-text recharts-cartesian-axis-tick-value"
+    >
+      <tspan x={cx} dy="0.71em">
+        {text}
+      </tspan>
+    </text>
+  );
+}
 const BRUSH_HEIGHT = 20;
 
 interface TooltipBodyProps {
@@ -156,7 +354,8 @@ function TooltipBody({ step, row, chart, lines, bands, smoothing, xLabel, format
 /**
  * A presentational line chart of one metric across splits: it draws what it is given and fetches
  * nothing. Raw values are faded behind the smoothed curve when smoothing is on, as in TensorBoard.
- * Loaded with next/dynamic: recharts and d3 stay out of every route's first-load JavaScript.
+ * Imported on its own by MetricChartCard: recharts and d3 stay out of every route's first-load JavaScript. recharts
+ * draws the axes, grid, tooltip, zoom handle, flags and bands; the lines are SeriesLines' paths.
  */
 export function MetricChart({
   chart,
@@ -182,20 +381,27 @@ export function MetricChart({
     const format = linear?.format ?? yTickFormatter(extent);
     const labelled = linear?.ticks ?? extent ?? [];
     const longest = labelled.length ? Math.max(...labelled.map((v) => format(v).length)) : 0;
-    return { format, ticks: linear?.ticks, domain: linear?.domain, width: Math.max(56, Math.ceil(longest * 6.5 + 10)) };
+    // The lines are drawn from the axes' scales, not registered with recharts as <Line>s: the y axis cannot find its
+    // domain in them, so it is given one on the log scale too (the data's extent, as recharts' 'auto' took).
+    return {
+      format,
+      ticks: linear?.ticks,
+      domain: linear?.domain ?? extent ?? undefined,
+      width: Math.max(56, Math.ceil(longest * 6.5 + 10)),
+    };
   }, [rows, logScale]);
+  const widest = useMemo(
+    () => (rows.length ? widestLabel(rows[0].step, rows[rows.length - 1].step, formatX) : 0),
+    [rows, formatX],
+  );
+  const renderXTick = useCallback(
+    (tick: XAxisTickContentProps) => <XTickLabel tick={tick} widest={widest} />,
+    [widest],
+  );
   const single = rows.length === 1;
   // Lines with one point among other series' many (an SFT job's one val/loss beside 50 train steps): a path of zero
   // length draws nothing, so they get a dot too (issue 41).
-  const lone = useMemo(() => {
-    const counts = new Map<string, number>();
-    for (const r of rows)
-      for (const l of lines) {
-        const v = (r as Record<string, unknown>)[l.dataKey];
-        if (typeof v === 'number' && Number.isFinite(v)) counts.set(l.dataKey, (counts.get(l.dataKey) ?? 0) + 1);
-      }
-    return new Set(lines.filter((l) => counts.get(l.dataKey) === 1).map((l) => l.dataKey));
-  }, [rows, lines]);
+  const lone = useMemo(() => new Set(lines.filter((l) => l.points.length === 1).map((l) => l.dataKey)), [lines]);
   // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
   // active label (it is undefined when the click lands on a dot layer), while every move does.
   const hovered = useRef<number | null>(null);
@@ -223,7 +429,7 @@ export function MetricChart({
     <ResponsiveContainer width="100%" height={height}>
       <ComposedChart
         data={rows}
-        margin={{ top: 8, right: 12, bottom: brush && !interactive ? BRUSH_HEIGHT : 0, left: 0 }}
+        margin={{ top: 8, right: MARGIN_RIGHT, bottom: brush && !interactive ? BRUSH_HEIGHT : 0, left: 0 }}
         style={onStepClick ? { cursor: 'pointer' } : undefined}
         onMouseMove={(state) => {
           const step = Number(state.activeLabel);
@@ -233,13 +439,22 @@ export function MetricChart({
           hovered.current = null;
         }}
       >
-        <CartesianGrid stroke="var(--tb-line)" vertical={false} />
+        <CartesianGrid
+          stroke="var(--tb-line)"
+          vertical={false}
+          // recharts works out the vertical lines' places even with vertical={false}, measuring every x label in
+          // the DOM to do it: 137 ms of the comparison's first render (bench:ui profile). There are none to draw.
+          verticalCoordinatesGenerator={noGridLines}
+        />
         <XAxis
           dataKey="step"
           type="number"
           domain={['dataMin', 'dataMax']}
           allowDecimals={false}
-          tick={AXIS_TICK}
+          // Every tick is handed to XTickLabel, which thins and places the labels from estimated widths: recharts'
+          // own pass ('preserveEnd') measures each label in the DOM, a forced layout per label during the render.
+          interval={0}
+          tick={renderXTick}
           stroke="var(--tb-line-strong)"
           tickFormatter={formatX}
         />
@@ -247,8 +462,13 @@ export function MetricChart({
           scale={logScale ? 'log' : 'auto'}
           domain={yAxis.domain ?? ['auto', 'auto']}
           ticks={yAxis.ticks}
-          allowDataOverflow={false}
+          // Without <Line>s recharts finds no data for this axis, and resolves a given domain only when told the data
+          // may overflow it; the domain is the data's extent (or nice ticks around it), so nothing does.
+          allowDataOverflow
           tick={AXIS_TICK}
+          // A linear axis' few ticks are its own (linearYAxis) and fit: no need for recharts to measure them to
+          // drop the ones that collide. A log scale's are recharts' (up to nine a decade) and may.
+          interval={logScale ? 'preserveEnd' : 0}
           stroke="var(--tb-line-strong)"
           tickFormatter={yAxis.format}
           width={yAxis.width}
@@ -257,9 +477,12 @@ export function MetricChart({
           <Tooltip
             isAnimationActive={false}
             cursor={{ stroke: 'var(--tb-line-strong)' }}
-            content={({ label }) => (
+            // recharts shows its tooltip only with a payload, which it builds from its <Line>s: the lines are drawn
+            // by SeriesLines, so the body reads the hovered row itself and is shown while the tooltip is active.
+            wrapperStyle={{ visibility: 'visible' }}
+            content={({ label, active }) => (
               <TooltipBody
-                step={typeof label === 'number' ? label : undefined}
+                step={active && typeof label === 'number' ? label : undefined}
                 row={typeof label === 'number' ? rowByStep.get(label) : undefined}
                 chart={chart}
                 lines={lines}
@@ -290,47 +513,8 @@ export function MetricChart({
             legendType="none"
           />
         ))}
-        {lines.map((line) => {
-          const faded = line.kind === 'raw' && smoothing > 0;
-          return (
-            <Line
-              key={line.dataKey}
-              dataKey={line.dataKey}
-              name={line.seriesName}
-              type="linear"
-              stroke={seriesColor(line.seriesIndex)}
-              // The faded opacity is the theme's (globals.css --tb-raw-series-opacity): dark needs more.
-              className={faded ? 'tb-raw-series' : undefined}
-              strokeWidth={faded ? 1.25 : 1.75}
-              // A lone sample is a point, not a line: without a dot it would be invisible.
-              dot={single || lone.has(line.dataKey) ? { r: 3, fill: seriesColor(line.seriesIndex) } : false}
-              activeDot={
-                faded
-                  ? false
-                  : (props: { cx?: number; cy?: number; payload?: { step?: number } }) => {
-                      const step = props.payload?.step;
-                      if (typeof props.cy === 'number' && typeof step === 'number')
-                        dotY.current.set(line.seriesIndex, { step, cy: props.cy });
-                      return (
-                        <circle
-                          key={line.dataKey}
-                          cx={props.cx}
-                          cy={props.cy}
-                          r={3.5}
-                          fill={seriesColor(line.seriesIndex)}
-                          stroke="var(--tb-surface)"
-                          strokeWidth={2}
-                        />
-                      );
-                    }
-              }
-              // Steps a series did not sample are absent keys; gaps are separate keys (see buildChartData).
-              connectNulls
-              isAnimationActive={false}
-              legendType="none"
-            />
-          );
-        })}
+        <SeriesLines lines={lines} smoothing={smoothing} dots={(key) => single || lone.has(key)} />
+        {interactive ? <ActiveDots lines={lines} smoothing={smoothing} rowByStep={rowByStep} dotY={dotY} /> : null}
         {markers.map((marker) => (
           <ReferenceLine
             key={`marker-${marker.x}`}

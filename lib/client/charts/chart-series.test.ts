@@ -95,6 +95,30 @@ describe('buildChartData', () => {
     expect(rows[3].r0_1).toBe(0.5);
   });
 
+  it("gives each line its own points, the ones its path is drawn from: a segment's, across unsampled steps", () => {
+    const { rows, lines } = buildChartData(chart, { smoothing: 0, logScale: true });
+    expect(lines.map((l) => [l.dataKey, l.points])).toEqual([
+      [
+        'r0_0',
+        [
+          [0, 2],
+          [1, 1],
+        ],
+      ],
+      ['r0_1', [[3, 0.5]]],
+      [
+        'r1_0',
+        [
+          [0, 3],
+          [3, 1],
+        ],
+      ],
+    ]);
+    // The same values as the rows hold under the line's key.
+    for (const line of lines)
+      expect(line.points).toEqual(rows.filter((r) => line.dataKey in r).map((r) => [r.step, r[line.dataKey]]));
+  });
+
   it('adds smoothed lines beside the raw ones', () => {
     const { lines } = buildChartData(chart, { smoothing: 0.6, logScale: false });
     expect(lines.filter((l) => l.kind === 'smoothed').map((l) => l.seriesName)).toEqual(['train/loss', 'val/loss']);

@@ -95,6 +95,8 @@ export interface ChartLine {
   seriesName: string;
   seriesIndex: number;
   kind: 'raw' | 'smoothed';
+  /** The line's own `[step, value]` pairs in step order, the rows that hold its key: drawn as one path. */
+  points: [number, number][];
 }
 
 /** A shaded p10–p90 band behind one series: each row holding it has `[low, high]` under `dataKey`. */
@@ -138,6 +140,7 @@ export function buildChartData(chart: ChartSpec, options: { smoothing: number; l
     for (const { kind, values } of kinds) {
       let segment = 0;
       let open = false;
+      let current: ChartLine | null = null;
       series.points.forEach((point, i) => {
         const value = options.logScale ? logSafe(values[i]) : values[i];
         // The step keeps its row even when this value is a gap: the table view lists it as empty.
@@ -148,9 +151,13 @@ export function buildChartData(chart: ChartSpec, options: { smoothing: number; l
           return;
         }
         const dataKey = `${kind === 'raw' ? 'r' : 's'}${seriesIndex}_${segment}`;
-        if (!open) lines.push({ dataKey, seriesName: series.name, seriesIndex, kind });
+        if (!open) {
+          current = { dataKey, seriesName: series.name, seriesIndex, kind, points: [] };
+          lines.push(current);
+        }
         open = true;
         r[dataKey] = value;
+        current!.points.push([point.step, value]);
       });
     }
     // A band cannot be drawn on a log axis where its low end is ≤ 0; it is left out there rather than clipped.
