@@ -278,7 +278,7 @@ function llamaCppHead(row: Float32Array, temperature: number, cap = Infinity): C
   const depth = SAMPLE_HEAD_NATS * temperature + 0.05;
   const cut = f(max + f(Math.log(f(Math.exp(-depth)))));
   let listed = [...row.keys()].filter((i) => row[i] >= cut).sort((a, b) => row[b] - row[a]);
-  // Cut short by top_k (lib/inference/llama-cpp.ts's HEAD_CAP): the floor is the first token left out, ties dropped.
+  // Cut short (CompactLogits allows it: a head read by a top_k): the floor is the first token left out, ties dropped.
   if (listed.length > cap) {
     const floor = row[listed[cap - 1]];
     listed = listed.slice(0, cap).filter((i) => row[i] > floor);

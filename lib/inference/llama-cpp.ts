@@ -89,14 +89,6 @@ const GREEDY = { temperature: 0 };
 const SELECTED_ONLY: [Token[], boolean, boolean, boolean, number] = [[], false, false, true, 0];
 /** The head is read this much deeper than SAMPLE_HEAD_NATS · T, for float32 rounding of llama.cpp's cut. */
 const HEAD_MARGIN_NATS = 0.05;
-/**
- * At most this many tokens of the head are read (llama.cpp's top_k before its min_p): the binding builds a
- * JavaScript array element by element, so a flat distribution's head (most of the vocabulary) would cost as much as
- * the full row. A head cut short cannot decide the draw; the step reads the full row, and the sequence skips the head
- * for a few steps (SequenceDecoder.logitNeed's back-off).
- */
-const HEAD_CAP = 4096;
-
 export class LlamaCppCache {
   /** Tokens a clone must replay before its own (its source's history at clone time). */
   replay: number[] = [];
@@ -366,26 +358,17 @@ export class LlamaCppModel {
           const [, , , listed] = await this.addon.sampleToken(batchLogitIndex, s, false, false, true, false);
           return listed as number[] | undefined;
         },
-        { temperature: 1, topK: HEAD_CAP, minP, seed: 0 },
+        { temperature: 1, minP, seed: 0 },
       ),
       normaliser(GREEDY),
       T === 1 ? undefined : normaliser({ temperature: T, seed: 0 }),
     ]);
     const zTotal = T === 1 ? z1 : zT;
     if (!pairs || pairs.length < 2 || z1 === undefined || zTotal === undefined) return null;
-    let m = pairs.length / 2;
-    let floor: number;
-    if (m >= HEAD_CAP) {
-      // Cut by top_k: every token not listed is ≤ the last listed one, and so may tie with it: those ties are
-      // dropped, so that what is listed is above the floor and what is not is at most it.
-      floor = pairs[2 * m - 1];
-      while (m > 0 && pairs[2 * m - 1] === floor) m--;
-      if (m === 0) return null;
-    } else {
-      // Every token not listed is below llama.cpp's cut, max + ln(min_p) in float32; the smallest listed logit and
-      // that cut with room for its rounding are both above it, and so is the smaller of the two.
-      floor = Math.min(pairs[2 * m - 1], pairs[1] - depth + 1e-4 * (1 + Math.abs(pairs[1])));
-    }
+    const m = pairs.length / 2;
+    // Every token not listed is below llama.cpp's cut, max + ln(min_p) in float32; the smallest listed logit and
+    // that cut with room for its rounding are both above it, and so is the smaller of the two.
+    const floor = Math.min(pairs[2 * m - 1], pairs[1] - depth + 1e-4 * (1 + Math.abs(pairs[1])));
     const ids = new Int32Array(m);
     const logits = new Float64Array(m);
     for (let j = 0; j < m; j++) {
