@@ -1,5 +1,6 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import type { Metadata } from 'next';
+import { Suspense } from 'react';
 import { preload } from 'react-dom';
 import { requirePrincipal } from '@/app/_lib/session';
 import { compareCurvesUrl } from '@/lib/client/queries/compare';
@@ -21,7 +22,33 @@ interface ComparePageProps {
  */
 export default async function ComparePage({ searchParams }: ComparePageProps) {
   const principal = await requirePrincipal();
-  const selection = compareSelection(await parseCompareSearchParams(searchParams));
+  const url = await parseCompareSearchParams(searchParams);
+  const selection = compareSelection(url);
+  // Models named in the URL are the comparison's runs in that order (when the API accepts them): their curves can be
+  // asked for before the run table is read, and the page's shell (which carries the hint) goes out without waiting
+  // for it; the table streams in behind the Suspense boundary.
+  if (selection && 'model_ids' in selection)
+    preload(compareCurvesUrl(url.models), { as: 'fetch', crossOrigin: 'anonymous' });
+  return (
+    <Suspense>
+      <ComparedRuns
+        principal={principal}
+        selection={selection}
+        preloaded={selection !== null && 'model_ids' in selection}
+      />
+    </Suspense>
+  );
+}
+
+async function ComparedRuns({
+  principal,
+  selection,
+  preloaded,
+}: {
+  principal: Awaited<ReturnType<typeof requirePrincipal>>;
+  selection: ReturnType<typeof compareSelection>;
+  preloaded: boolean;
+}) {
   const queryClient = new QueryClient();
   if (selection) {
     // A selection the API refuses (an id of a model the user cannot see) is left to the browser, which shows the
@@ -30,7 +57,7 @@ export default async function ComparePage({ searchParams }: ComparePageProps) {
       .fetchQuery({ queryKey: compareQueryKey(selection), queryFn: () => compareRuns(principal, selection) })
       .catch(() => null);
     const ids = comparison?.runs.map((r) => r.model_id) ?? [];
-    if (ids.length > 0) preload(compareCurvesUrl(ids), { as: 'fetch', crossOrigin: 'anonymous' });
+    if (ids.length > 0 && !preloaded) preload(compareCurvesUrl(ids), { as: 'fetch', crossOrigin: 'anonymous' });
   }
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
