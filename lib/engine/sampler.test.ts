@@ -345,6 +345,27 @@ describe('sampleNextCompact (the head of the distribution, as llama.cpp reads it
     expect(decided.topK / tried.topK).toBeGreaterThan(0.6);
   });
 
+  it("at Qwen3's vocabulary under top_p: the cut's uncertainty is drawn out, and the head still decides", () => {
+    // 151,936 tokens: the unread weight's float32 tolerance is wide enough to leave top_p's cut uncertain by a
+    // token or two; the draw is made for each possible cut and decides when they agree. On these rows (seed 11) the
+    // cut is uncertain every time: declining then left every draw to the full row (0 of 30 decided).
+    const rng = new Generator(11);
+    const params = resolveSamplingParams({ temperature: 0.8, topP: 0.95 });
+    let decided = 0;
+    for (let r = 0; r < 3; r++) {
+      const row = Float32Array.from({ length: 151_936 }, () => rng.normal() * 5);
+      const head = llamaCppHead(row, params.temperature);
+      for (let d = 0; d < 10; d++) {
+        const seed = rng.nextUint32();
+        const compact = sampleNextCompact(head, params, new Generator(seed).random(), 0);
+        if (!compact) continue;
+        decided++;
+        expect(compact.tokenId).toBe(sampleNext(row, params, new SequenceState(), new Generator(seed)).tokenId);
+      }
+    }
+    expect(decided).toBeGreaterThanOrEqual(27);
+  });
+
   it('a head cut short decides under top_k and min_p (every kept token read), not without them', () => {
     const rng = new Generator(5);
     const row = Float32Array.from({ length: 3000 }, () => rng.normal() * 0.5);

@@ -588,14 +588,43 @@ export function sampleNextCompact(
     for (let j = 0; j < m; j++) if (x[j] < kth) x[j] = -Infinity;
     restLo = restHi = 0;
   }
-  // 11. top_p: the ascending walk masks the unread tokens first (all below the head); it must mask them all, and
-  // then decides within the head.
+  // 11. top_p: the ascending walk masks the unread tokens first (all below the head); it must mask them all. How
+  // many head tokens it masks then may depend on where the unread weight lies in its interval: the draw is made
+  // for each of those counts, and decides only if they all pick the same token.
   if (p.topP < 1) {
-    if (!maskHeadTopP(x, e, ids, restLo, restHi, 1 - p.topP)) return null;
-    restLo = restHi = 0;
+    const cuts = headTopPCuts(x, e, ids, restLo, restHi, 1 - p.topP);
+    if (!cuts) return null;
+    let chosen = -1;
+    for (let k = cuts.fewest; k <= cuts.most; k++) {
+      const masked = Float64Array.from(x);
+      for (let r = 0; r < k; r++) masked[cuts.ascending[r]] = -Infinity;
+      const pick = drawHead(masked, e, ids, maxX, 0, 0, floorX, u);
+      if (pick === null || (chosen >= 0 && pick !== chosen)) return null;
+      chosen = pick;
+    }
+    return headResult(read, chosen, topLogprobs);
   }
-  // 12. The draw, as drawFromLogits: the normaliser sums the kept tokens in id order (masked entries add 0), and the
-  // walk takes the head (x ≥ max − SAMPLE_HEAD_NATS) in id order, then the other kept tokens in id order.
+  const chosen = drawHead(x, e, ids, maxX, restLo, restHi, floorX, u);
+  if (chosen === null) return null;
+  return headResult(read, chosen, topLogprobs);
+}
+
+/**
+ * 12. The draw, as drawFromLogits: the normaliser sums the kept tokens in id order (masked entries add 0), and the
+ * walk takes the head (x ≥ max − SAMPLE_HEAD_NATS) in id order, then the other kept tokens in id order. The listed
+ * token drawn, or null where the head does not decide it.
+ */
+function drawHead(
+  x: Float64Array,
+  e: Float64Array,
+  ids: Int32Array,
+  maxX: number,
+  restLo: number,
+  restHi: number,
+  floorX: number,
+  u: number,
+): number | null {
+  const m = ids.length;
   const byId = [...Array(m).keys()].filter((j) => x[j] !== -Infinity).sort((a, b) => ids[a] - ids[b]);
   let kept = 0;
   for (const j of byId) kept += e[j];
@@ -641,7 +670,7 @@ export function sampleNextCompact(
     // Beyond the head: the full row's walk goes on through tokens not read.
     if (chosen < 0) return null;
   }
-  return headResult(read, chosen, topLogprobs);
+  return chosen;
 }
 
 /** The listed token with the largest logit, the lowest id among ties (argmax's pick; the binding's sort is unstable). */
@@ -670,32 +699,33 @@ function headResult(read: CompactLogits, chosen: number, topLogprobs: number): S
 }
 
 /**
- * top_p on the read head: maskTopP's ascending walk (ties: the highest id first), masking while the cumulative
+ * top_p on the read head: maskTopP's ascending walk (ties: the highest id first) masks while the cumulative
  * probability stays ≤ 1 − p, never the largest token. The unread tokens (weight in [restLo, restHi], all below the
- * head) come first and must all be masked; each step must give the same answer at both ends of that interval (the
- * cumulative share grows with the unread weight). False where it does not.
+ * head) come first and must all be masked. The cumulative share grows with the unread weight, so the walk masks the
+ * most head tokens at restLo and the fewest at restHi: the true count lies between. Null when the unread tokens may
+ * survive.
  */
-function maskHeadTopP(
+function headTopPCuts(
   x: Float64Array,
   e: Float64Array,
   ids: Int32Array,
   restLo: number,
   restHi: number,
   target: number,
-): boolean {
-  const kept = [...Array(x.length).keys()].filter((j) => x[j] !== -Infinity);
+): { ascending: number[]; fewest: number; most: number } | null {
+  const ascending = [...Array(x.length).keys()].filter((j) => x[j] !== -Infinity);
   let total = 0;
-  for (const j of kept) total += e[j];
-  if (restHi > 0 && !(restHi / (total + restHi) <= target)) return false;
-  kept.sort((a, b) => x[a] - x[b] || ids[b] - ids[a]);
-  let below = 0;
-  for (let r = 0; r < kept.length - 1; r++) {
-    below += e[kept[r]];
-    const lo = (restLo + below) / (total + restLo);
-    const hi = (restHi + below) / (total + restHi);
-    if (hi <= target) x[kept[r]] = -Infinity;
-    else if (lo > target) break;
-    else return false;
-  }
-  return true;
+  for (const j of ascending) total += e[j];
+  if (restHi > 0 && !(restHi / (total + restHi) <= target)) return null;
+  ascending.sort((a, b) => x[a] - x[b] || ids[b] - ids[a]);
+  const masked = (rest: number) => {
+    let below = 0;
+    let k = 0;
+    for (; k < ascending.length - 1; k++) {
+      below += e[ascending[k]];
+      if (!((rest + below) / (total + rest) <= target)) break;
+    }
+    return k;
+  };
+  return { ascending, fewest: masked(restHi), most: masked(restLo) };
 }
