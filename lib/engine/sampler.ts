@@ -503,7 +503,7 @@ function maskTopP(x: Float64Array, topP: number): void {
  */
 export interface CompactLogits {
   readonly kind: 'compact';
-  /** Token ids, largest logit first; every token of the vocabulary with a raw logit ≥ `floor`. */
+  /** Token ids, largest logit first; every token of the vocabulary with a raw logit above `floor`. */
   readonly ids: Int32Array;
   /** Their raw logits (float32 values), in the same order. */
   readonly logits: Float64Array;
@@ -626,51 +626,33 @@ function drawHead(
 ): number | null {
   const m = ids.length;
   const byId = [...Array(m).keys()].filter((j) => x[j] !== -Infinity).sort((a, b) => ids[a] - ids[b]);
+  // Every kept token was read: drawFromLogits itself on them in id order (what it skips, masked entries, adds 0 to
+  // the full row's sums), the full row's walk bit for bit.
+  if (restHi === 0)
+    return byId[
+      drawFromLogits(
+        Float64Array.from(byId, (j) => x[j]),
+        u,
+      )
+    ];
   let kept = 0;
   for (const j of byId) kept += e[j];
   const cut = maxX - SAMPLE_HEAD_NATS;
-  let chosen = -1;
-  if (restHi === 0) {
-    // Every kept token was read: the full row's walk, bit for bit (the same sums in the same order).
-    let cum = 0;
-    for (let pass = 0; pass < 2 && chosen < 0; pass++) {
-      for (const j of byId) {
-        if (x[j] < cut !== (pass === 1)) continue;
-        cum += e[j] / kept;
-        if (u < cum) {
-          chosen = j;
-          break;
-        }
-      }
-    }
-    // Rounding left the sum short of u: drawFromLogits takes the last token it walked.
-    if (chosen < 0)
-      chosen = byId
-        .filter((j) => !(x[j] < cut))
-        .concat(byId.filter((j) => x[j] < cut))
-        .pop()!;
-  } else {
-    // Unread tokens are kept: the head must have been read whole, and the draw must land in it, inside its
-    // token's interval for every value the unread weight may take (an interval's edges move with it).
-    if (!(cut > floorX)) return null;
-    const sum = kept + restLo;
-    let weight = 0;
-    let cum = 0;
-    for (const j of byId) {
-      if (x[j] < cut) continue;
-      const before = weight;
-      weight += e[j];
-      cum += e[j] / sum;
-      if (u < cum) {
-        if (!(u >= before / (kept + restLo) && u < weight / (kept + restHi))) return null;
-        chosen = j;
-        break;
-      }
-    }
-    // Beyond the head: the full row's walk goes on through tokens not read.
-    if (chosen < 0) return null;
+  // Unread tokens are kept: the head must have been read whole, and the draw must land in it, inside its token's
+  // interval for every value the unread weight may take (an interval's edges move with it).
+  if (!(cut > floorX)) return null;
+  const sum = kept + restLo;
+  let weight = 0;
+  let cum = 0;
+  for (const j of byId) {
+    if (x[j] < cut) continue;
+    const before = weight;
+    weight += e[j];
+    cum += e[j] / sum;
+    if (u < cum) return u >= before / (kept + restLo) && u < weight / (kept + restHi) ? j : null;
   }
-  return chosen;
+  // Beyond the head: the full row's walk goes on through tokens not read.
+  return null;
 }
 
 /** The listed token with the largest logit, the lowest id among ties (argmax's pick; the binding's sort is unstable). */
