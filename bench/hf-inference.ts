@@ -192,6 +192,8 @@ interface Rates {
   eight: number;
   /** Share of sampled steps the head of the distribution decided (Tuneboard on llama.cpp, sampling). */
   headShare?: number;
+  /** Of the sampled steps at T < 1, the share that read the normaliser at T (its bound from z1 left the draw open). */
+  temperatureReadShare?: number;
 }
 
 /** Decode rate from each stream's median inter-token interval, summed over streams (robust to preemption). */
@@ -343,8 +345,10 @@ async function tuneboardOnLlamaRates(
       return rate(times);
     };
     const rates = await bestDecodeRates(rounds, decode);
-    const headShare = greedy ? undefined : model.headReads / Math.max(1, model.headReads + model.fallbacks);
-    return { ttftMs: Math.min(...ttfts), ...rates, headShare };
+    const steps = Math.max(1, model.headReads + model.fallbacks);
+    const headShare = greedy ? undefined : model.headReads / steps;
+    const temperatureReadShare = greedy ? undefined : model.temperatureReads / steps;
+    return { ttftMs: Math.min(...ttfts), ...rates, headShare, temperatureReadShare };
   } finally {
     await model.release();
   }
@@ -451,7 +455,7 @@ export async function runHfBench(options: HfBenchOptions): Promise<string> {
           });
           const sampled = await tuneboardOnLlamaRates(options.llama, file, vocab, tokens, rounds, false);
           add({
-            name: `Tuneboard on llama.cpp ${fmt}, sampled (head of the distribution: ${(100 * (sampled.headShare ?? 0)).toFixed(0)}% of steps)`,
+            name: `Tuneboard on llama.cpp ${fmt}, sampled (head of the distribution: ${(100 * (sampled.headShare ?? 0)).toFixed(0)}% of steps, normaliser at T read on ${(100 * (sampled.temperatureReadShare ?? 0)).toFixed(0)}%)`,
             fmt,
             r: sampled,
             ref: fmt,

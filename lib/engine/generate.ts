@@ -114,7 +114,11 @@ export type LogitNeed = number | SampledNeed | null;
 export interface SampledNeed {
   /** The temperature the head's normaliser (CompactLogits.zT) must be computed at. */
   readonly temperature: number;
-  /** Whether this head decides the step exactly (sampleNextCompact with the step's draw, peeked); else read all. */
+  /**
+   * Whether this head decides the step exactly (sampleNextCompact with the step's draw, peeked); else read all. A
+   * head without zT (bounded from z1) that does not decide is asked again once the engine has read zT: only that
+   * answer counts for the back-off below.
+   */
   decides(read: CompactLogits): boolean;
 }
 
@@ -192,6 +196,7 @@ export class SequenceDecoder {
       temperature: p.temperature,
       decides: (read) => {
         const decided = sampleNextCompact(read, p, generator.clone().random(), this.request.topLogprobs ?? 0) !== null;
+        if (!decided && read.zT === null) return false;
         if (decided) this.headBackoff = 1;
         else {
           this.headSkip = this.headBackoff;

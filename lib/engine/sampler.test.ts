@@ -306,9 +306,10 @@ function llamaCppHead(row: Float32Array, temperature: number, cap = Infinity): C
 describe('sampleNextCompact (the head of the distribution, as llama.cpp reads it)', () => {
   it('picks what sampleNext picks on the full row with the same draw — token, rank, top list — or declines', () => {
     const rng = new Generator(2024);
-    // Draws decided from the head, per kind of knobs: top_k reaching below a narrow head cannot be.
-    const decided = { common: 0, topK: 0 };
-    const tried = { common: 0, topK: 0 };
+    // Draws decided from the head, per kind of knobs: top_k reaching below a narrow head cannot be. `bounded`: the
+    // same heads without zT (T < 1), whose unread weight is bounded from z1.
+    const decided = { common: 0, topK: 0, bounded: 0 };
+    const tried = { common: 0, topK: 0, bounded: 0 };
     for (const scale of [1.5, 4, 8])
       for (const temperature of [0.6, 1, 1.4])
         for (const knobs of [
@@ -339,10 +340,36 @@ describe('sampleNextCompact (the head of the distribution, as llama.cpp reads it
               expect(compact.topLogprobs.map((t) => t.tokenId)).toEqual(full.topLogprobs.map((t) => t.tokenId));
               expect(compact.ranked.map((t) => t.tokenId)).toEqual(full.ranked.map((t) => t.tokenId));
             }
+            if (temperature >= 1) {
+              // Above T = 1 nothing bounds the unread weight from z1: the engine reads zT.
+              if (temperature > 1)
+                expect(sampleNextCompact({ ...head, zT: null }, params, 0.5, topLogprobs)).toBeNull();
+              continue;
+            }
+            for (let draw = 0; draw < 12; draw++) {
+              const seed = rng.nextUint32();
+              const full = sampleNext(row, params, new SequenceState(), new Generator(seed), topLogprobs);
+              const bounded = sampleNextCompact(
+                { ...head, zT: null },
+                params,
+                new Generator(seed).random(),
+                topLogprobs,
+              );
+              // Counted where the head with zT decides (top_k reaching below a narrow head decides neither way).
+              if (sampleNextCompact(head, params, new Generator(seed).random(), topLogprobs)) {
+                tried.bounded++;
+                if (bounded) decided.bounded++;
+              }
+              if (!bounded) continue;
+              expect([bounded.tokenId, bounded.rank]).toEqual([full.tokenId, full.rank]);
+              expect(bounded.ranked.map((t) => t.tokenId)).toEqual(full.ranked.map((t) => t.tokenId));
+            }
           }
     // Most draws land in the head: reading every logit stays the exception.
     expect(decided.common / tried.common).toBeGreaterThan(0.95);
     expect(decided.topK / tried.topK).toBeGreaterThan(0.6);
+    // The bound from z1 decides nearly every draw that the normaliser at T, read, would have (these rows: 98.5 %).
+    expect(decided.bounded / tried.bounded).toBeGreaterThan(0.95);
   });
 
   it("at Qwen3's vocabulary under top_p: the cut's uncertainty is drawn out, and the head still decides", () => {
@@ -352,18 +379,27 @@ describe('sampleNextCompact (the head of the distribution, as llama.cpp reads it
     const rng = new Generator(11);
     const params = resolveSamplingParams({ temperature: 0.8, topP: 0.95 });
     let decided = 0;
+    let decidedBounded = 0;
     for (let r = 0; r < 3; r++) {
       const row = Float32Array.from({ length: 151_936 }, () => rng.normal() * 5);
       const head = llamaCppHead(row, params.temperature);
       for (let d = 0; d < 10; d++) {
         const seed = rng.nextUint32();
         const compact = sampleNextCompact(head, params, new Generator(seed).random(), 0);
+        // The same head without the normaliser at T, bounded from z1 (what the engine reads first at T < 1).
+        const bounded = sampleNextCompact({ ...head, zT: null }, params, new Generator(seed).random(), 0);
+        const expected = sampleNext(row, params, new SequenceState(), new Generator(seed)).tokenId;
+        if (bounded) {
+          decidedBounded++;
+          expect(bounded.tokenId).toBe(expected);
+        }
         if (!compact) continue;
         decided++;
-        expect(compact.tokenId).toBe(sampleNext(row, params, new SequenceState(), new Generator(seed)).tokenId);
+        expect(compact.tokenId).toBe(expected);
       }
     }
     expect(decided).toBeGreaterThanOrEqual(27);
+    expect(decidedBounded).toBeGreaterThanOrEqual(27);
   });
 
   it('a head cut short decides under top_k and min_p (every kept token read), not without them', () => {

@@ -511,8 +511,11 @@ export interface CompactLogits {
   readonly floor: number;
   /** Σ over the vocabulary of exp(logit − max logit). */
   readonly z1: number;
-  /** Σ over the vocabulary of exp(logit / T − max logit / T), T the temperature the read was made for. */
-  readonly zT: number;
+  /**
+   * Σ over the vocabulary of exp(logit / T − max logit / T), T the temperature the read was made for; null where the
+   * engine did not read it (T < 1: the unread tokens' weight at T is then bounded from z1, see unreadWeight).
+   */
+  readonly zT: number | null;
   readonly vocab: number;
 }
 
@@ -565,15 +568,11 @@ export function sampleNextCompact(
   const e = new Float64Array(m);
   let headSum = 0;
   for (let j = 0; j < m; j++) headSum += e[j] = Math.exp(x[j] - maxX);
-  // The unread tokens' weight at T (relative to the largest token's), as an interval: the engine's float32 sum less
-  // the head's, within its tolerance, and at most (unread count) × the weight of the floor. The draw and top_p are
-  // decided only where every value in it gives the same answer; once a mask drops every unread token it is 0.
-  const slack = normaliserTolerance(read.vocab) * read.zT;
-  let restLo = Math.max(0, read.zT - headSum - slack);
-  let restHi = Math.max(
-    restLo,
-    Math.min((read.vocab - m) * Math.exp(floorX - maxX), Math.max(0, read.zT - headSum + slack)),
-  );
+  // The unread tokens' weight at T (relative to the largest token's), as an interval. The draw and top_p are decided
+  // only where every value in it gives the same answer; once a mask drops every unread token it is 0.
+  const rest = unreadWeight(read, T, headSum);
+  if (!rest) return null;
+  let [restLo, restHi] = rest;
   // 9. min_p: processLogits masks probs < min_p · p_max, i.e. weights exp(x − max) < min_p.
   if (p.minP > 0) {
     if (!(maxX + Math.log(p.minP) > floorX)) return null;
@@ -607,6 +606,39 @@ export function sampleNextCompact(
   const chosen = drawHead(x, e, ids, maxX, restLo, restHi, floorX, u);
   if (chosen === null) return null;
   return headResult(read, chosen, topLogprobs);
+}
+
+/**
+ * The unread tokens' weight at temperature T, relative to the largest token's, as an interval [lo, hi]; null where
+ * the read cannot bound it. With zT read: the engine's float32 sum less the head's (`headSum`, at T), within its
+ * tolerance, and at most (unread count) × the weight of the floor.
+ *
+ * Without it (T < 1, where llama.cpp's temperature read cost more than the other two reads together): each unread
+ * token's weight at T is w^(1/T), w its weight at temperature 1, below the floor's w_f. The unread weight at 1, S, is
+ * z1 less the head's (within z1's tolerance); then Σ w^(1/T) ≤ S · w_f^(1/T − 1) (each w^(1/T − 1) ≤ w_f^(1/T − 1)),
+ * and ≥ n · (S / n)^(1/T) for n unread tokens (w^(1/T) is convex: Jensen). Tokens below the head matter little at
+ * T < 1, so the interval is narrow where the head is deep; where it still leaves the draw open, the engine reads zT.
+ */
+function unreadWeight(read: CompactLogits, T: number, headSum: number): [number, number] | null {
+  const { logits: raw, vocab } = read;
+  const m = raw.length;
+  const n = vocab - m;
+  const floorWeight = Math.exp(read.floor - raw[0]);
+  const zT = read.zT ?? (T === 1 ? read.z1 : null);
+  if (zT !== null) {
+    const slack = normaliserTolerance(vocab) * zT;
+    const lo = Math.max(0, zT - headSum - slack);
+    return [lo, Math.max(lo, Math.min(n * Math.exp((read.floor - raw[0]) / T), Math.max(0, zT - headSum + slack)))];
+  }
+  if (!(T < 1)) return null;
+  let head1 = 0;
+  for (let j = 0; j < m; j++) head1 += Math.exp(raw[j] - raw[0]);
+  const slack = normaliserTolerance(vocab) * read.z1;
+  const lo1 = Math.max(0, read.z1 - head1 - slack);
+  const hi1 = Math.max(lo1, Math.min(n * floorWeight, Math.max(0, read.z1 - head1 + slack)));
+  const hi = Math.min(hi1 * floorWeight ** (1 / T - 1), n * Math.exp((read.floor - raw[0]) / T));
+  const lo = n > 0 ? n * (lo1 / n) ** (1 / T) : 0;
+  return [Math.min(lo, hi), hi];
 }
 
 /**

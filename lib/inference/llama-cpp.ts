@@ -1,5 +1,5 @@
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
-import type { LogitNeed, LogitRow, SampledNeed } from '@/lib/engine/generate';
+import type { LogitNeed, LogitRow } from '@/lib/engine/generate';
 import { SAMPLE_HEAD_NATS, type CompactLogits } from '@/lib/engine/sampler';
 
 /**
@@ -13,13 +13,14 @@ import { SAMPLE_HEAD_NATS, type CompactLogits } from '@/lib/engine/sampler';
  * forward pass. So each step asks for what decides it exactly (SequenceDecoder.logitNeed), and hands the sampler
  * a CompactLogits (lib/engine/sampler.ts's sampleNextCompact) where that suffices:
  *
- * - `need = k` (greedy, no processor that reorders the vocabulary): the greedy sampler's pick (k = 0, no sort; the
- *   binding's `includeMax` comes back empty) or the top k + 1 logits (`includeTop`), plus `totalLogitWeight` =
- *   Σ exp(logit − max). Where the last two returned tie (a rank could depend on tokens not returned), the same step
- *   reads the full logits before the next batch.
- * - a SampledNeed (temperature, top_p, top_k, min_p only): the head of the distribution (`head`) and the normalisers
- *   at temperature 1 and T, three concurrent reads; the need's `decides` says, before the next batch, whether they
- *   decide this step's draw, else the step reads the full logits.
+ * - `need = k` (greedy, no processor that reorders the vocabulary): the greedy sampler's pick and `totalLogitWeight`
+ *   = Σ exp(logit − max) from a read that lists no logit (k = 0), or the head below (k > 0) when it holds k tokens,
+ *   else the top k + 1 logits (`includeTop`, a sort of the vocabulary); where the last two of those tie (a rank could
+ *   depend on tokens not returned), the same step reads the full logits before the next batch.
+ * - a SampledNeed (temperature, top_p, top_k, min_p only): the head of the distribution (`head`) and the normaliser at
+ *   temperature 1, concurrent reads, and the normaliser at T beside them at T > 1, or after them at T < 1 where the
+ *   bound sampleNextCompact derives from z1 leaves the draw open; the need's `decides` says, before the next batch,
+ *   whether they decide this step's draw, else the step reads the full logits.
  * - `need = null` (penalties, biases, grammars, min_tokens): the full logits.
  *
  * Sequences are llama.cpp context sequences (a fixed number of slots); a cache is one slot. A clone (n > 1
@@ -85,8 +86,6 @@ interface SequenceInternals {
  * first largest (the lowest id on a tie, as our argmax).
  */
 const GREEDY = { temperature: 0 };
-/** The binding's logit filter that returns only the selected token's (no sort of the vocabulary). */
-const SELECTED_ONLY: [Token[], boolean, boolean, boolean, number] = [[], false, false, true, 0];
 /** The head is read this much deeper than SAMPLE_HEAD_NATS · T, for float32 rounding of llama.cpp's cut. */
 const HEAD_MARGIN_NATS = 0.05;
 export class LlamaCppCache {
@@ -133,6 +132,8 @@ export class LlamaCppModel {
   fallbacks = 0;
   /** Sampled steps decided by the head of the distribution (for the tests and the benchmark). */
   headReads = 0;
+  /** Sampled steps at T < 1 whose normaliser at T had to be read (its bound from z1 left the draw open). */
+  temperatureReads = 0;
   private readonly compactSampling: boolean;
 
   private constructor(
@@ -274,15 +275,27 @@ export class LlamaCppModel {
   /** The next-token row at a batch position; runs before the next llama_decode overwrites it. */
   private async row(batchLogitIndex: number, need: LogitNeed): Promise<LogitRow> {
     if (need !== null && typeof need === 'object' && this.compactSampling) {
-      const read = await this.head(batchLogitIndex, need);
-      if (read && need.decides(read)) {
+      const T = need.temperature;
+      let read = await this.head(batchLogitIndex, T);
+      let decided = read !== null && need.decides(read);
+      if (read && !decided && read.zT === null) {
+        // The unread tokens' weight, bounded from z1, left this draw open: read the normaliser at T, and ask again.
+        this.temperatureReads++;
+        const zT = await this.normaliser(batchLogitIndex, { temperature: T, seed: 0 });
+        if (zT !== undefined) {
+          read = { ...read, zT };
+          decided = need.decides(read);
+        }
+      }
+      if (read && decided) {
         this.headReads++;
         return read;
       }
       this.fallbacks++;
       return this.withSampler((s) => this.fullRow(s, batchLogitIndex));
     }
-    return this.withSampler((s) => this.rowWith(s, batchLogitIndex, typeof need === 'number' ? need : null));
+    if (typeof need === 'number') return this.greedyRow(batchLogitIndex, need);
+    return this.withSampler((s) => this.fullRow(s, batchLogitIndex));
   }
 
   private async withSampler<T>(
@@ -300,14 +313,38 @@ export class LlamaCppModel {
   }
 
   /**
-   * A greedy step (need = k): the top k + 1 logits (k = 0: the greedy sampler's pick alone, no sort of the
-   * vocabulary) and Σ exp(logit − max), as a CompactLogits that sampleNextCompact reads like the full row; every
-   * logit when the last two returned tie (a token not returned could tie too, and ranks would be off).
+   * A greedy step (need = k). k = 0: the greedy sampler's pick and Σ exp(logit − max) from one read that lists no
+   * logit, as a CompactLogits of the argmax alone at logit 0 (sampleNextCompact takes nothing from it but differences
+   * to the largest); listing the pick cost the binding a |V|-long copy and search (0.44 against 0.31 ms a step at
+   * 49,152 tokens). k > 0: the head of the distribution as a sampled step at T = 1 reads it (every token within 10
+   * nats of the largest, and z1), when it lists k tokens or more; else the top k + 1 logits, a read that sorts the
+   * whole vocabulary (4 ms at 49,152 tokens, against 0.45 for the head), and every logit where its last two tie (a
+   * rank could depend on tokens not returned).
    */
-  private async rowWith(sampler: AddonSampler, batchLogitIndex: number, need: number | null): Promise<LogitRow> {
-    if (need !== null) {
-      const filter: [Token[], boolean, boolean, boolean, number] =
-        need === 0 ? SELECTED_ONLY : [[], false, false, false, need + 1];
+  private async greedyRow(batchLogitIndex: number, k: number): Promise<LogitRow> {
+    const V = this.config.vocab;
+    if (k === 0) {
+      const [token, total] = await this.withSampler(async (s) => {
+        const [picked, , , , z] = await this.addon.sampleToken(batchLogitIndex, s, false, false, false, true);
+        return [picked, z] as const;
+      });
+      if (token >= 0 && total !== undefined)
+        return {
+          kind: 'compact',
+          ids: Int32Array.of(token),
+          logits: Float64Array.of(0),
+          floor: 0,
+          z1: total,
+          zT: total,
+          vocab: V,
+        };
+    } else {
+      const read = await this.head(batchLogitIndex, 1);
+      if (read && read.ids.length >= k) return read;
+    }
+    this.fallbacks++;
+    return this.withSampler(async (sampler) => {
+      const filter: [Token[], boolean, boolean, boolean, number] = [[], false, false, false, k + 1];
       const [, , , pairs, total] = await this.addon.sampleToken(batchLogitIndex, sampler, false, false, filter, true);
       const listed = pairs as number[] | undefined;
       const m = (listed?.length ?? 0) / 2;
@@ -318,11 +355,18 @@ export class LlamaCppModel {
           ids[j] = listed[2 * j];
           logits[j] = listed[2 * j + 1];
         }
-        return { kind: 'compact', ids, logits, floor: logits[m - 1], z1: total, zT: total, vocab: this.config.vocab };
+        return { kind: 'compact', ids, logits, floor: logits[m - 1], z1: total, zT: total, vocab: V };
       }
-      this.fallbacks++;
-    }
-    return this.fullRow(sampler, batchLogitIndex);
+      return this.fullRow(sampler, batchLogitIndex);
+    });
+  }
+
+  /** Σ exp((logit − max) / T) over the vocabulary, T the config's temperature (0: 1), from a read that lists no logit. */
+  private normaliser(batchLogitIndex: number, config: Record<string, unknown>): Promise<number | undefined> {
+    return this.withSampler(async (s) => {
+      const [, , , , total] = await this.addon.sampleToken(batchLogitIndex, s, false, false, false, true);
+      return total;
+    }, config);
   }
 
   private async fullRow(sampler: AddonSampler, batchLogitIndex: number): Promise<Float32Array> {
@@ -335,23 +379,20 @@ export class LlamaCppModel {
   }
 
   /**
-   * The head of a sampled step's distribution (CompactLogits), read in up to three concurrent binding calls, each
-   * a pass over the vocabulary in native code with no sort of it: the tokens within SAMPLE_HEAD_NATS · T (+ a
-   * margin) of the largest logit (llama.cpp's min_p sampler keeps logit ≥ max + ln p, unsorted; the binding then
-   * sorts only those), Σ exp(logit − max) at temperature 1 (the greedy read of the normaliser), and at the
-   * request's temperature (its temperature sampler divides the logits first). Null when the head would not fit a
-   * float32 min_p (a very high temperature).
+   * The head of a sampled step's distribution (CompactLogits), read in concurrent binding calls, each a pass over the
+   * vocabulary in native code with no sort of it: the tokens within SAMPLE_HEAD_NATS · T (+ a margin) of the largest
+   * logit (llama.cpp's min_p sampler keeps logit ≥ max + ln p, unsorted; the binding then sorts only those), and
+   * Σ exp(logit − max) at temperature 1 (the greedy read of the normaliser). At T > 1 the normaliser at T is read
+   * beside them (its temperature sampler divides the logits first); at T = 1 it is z1; below 1 it is left out (zT
+   * null): sampleNextCompact bounds the unread tokens' weight at T from z1 (their share shrinks with T), and `row`
+   * reads it only where that leaves the draw open. It cost more than the other two reads together (0.70 ms a step
+   * at 49,152 tokens: the temperature pass, then its dist sampler's softmax, then the sum; three concurrent reads
+   * took 1.10 ms, two 0.45). Null when the head would not fit a float32 min_p (a very high temperature).
    */
-  private async head(batchLogitIndex: number, need: SampledNeed): Promise<CompactLogits | null> {
-    const T = need.temperature;
+  private async head(batchLogitIndex: number, T: number): Promise<CompactLogits | null> {
     const depth = SAMPLE_HEAD_NATS * T + HEAD_MARGIN_NATS;
     if (depth > 80) return null;
     const minP = Math.exp(-depth);
-    const normaliser = (config: Record<string, unknown>) =>
-      this.withSampler(async (s) => {
-        const [, , , , total] = await this.addon.sampleToken(batchLogitIndex, s, false, false, SELECTED_ONLY, true);
-        return total;
-      }, config);
     const [pairs, z1, zT] = await Promise.all([
       this.withSampler(
         async (s) => {
@@ -360,11 +401,10 @@ export class LlamaCppModel {
         },
         { temperature: 1, minP, seed: 0 },
       ),
-      normaliser(GREEDY),
-      T === 1 ? undefined : normaliser({ temperature: T, seed: 0 }),
+      this.normaliser(batchLogitIndex, GREEDY),
+      T > 1 ? this.normaliser(batchLogitIndex, { temperature: T, seed: 0 }) : undefined,
     ]);
-    const zTotal = T === 1 ? z1 : zT;
-    if (!pairs || pairs.length < 2 || z1 === undefined || zTotal === undefined) return null;
+    if (!pairs || pairs.length < 2 || z1 === undefined || (T > 1 && zT === undefined)) return null;
     const m = pairs.length / 2;
     // Every token not listed is below llama.cpp's cut, max + ln(min_p) in float32; the smallest listed logit and
     // that cut with room for its rounding are both above it, and so is the smaller of the two.
@@ -375,7 +415,15 @@ export class LlamaCppModel {
       ids[j] = pairs[2 * j];
       logits[j] = pairs[2 * j + 1];
     }
-    return { kind: 'compact', ids, logits, floor, z1, zT: zTotal, vocab: this.config.vocab };
+    return {
+      kind: 'compact',
+      ids,
+      logits,
+      floor,
+      z1,
+      zT: T === 1 ? z1 : T > 1 ? (zT as number) : null,
+      vocab: this.config.vocab,
+    };
   }
 
   async release(): Promise<void> {
