@@ -24,6 +24,7 @@ import {
   bandsAtRow,
   buildChartData,
   valuesAtRow,
+  valuesBefore,
   type ChartRow,
   type ChartSpec,
 } from '@/lib/client/charts/chart-series';
@@ -320,6 +321,10 @@ function TooltipBody({ step, row, chart, lines, bands, smoothing, xLabel, format
   const raw = valuesAtRow(row, lines, 'raw');
   const smoothed = valuesAtRow(row, lines, 'smoothed');
   const spread = bandsAtRow(row, bands);
+  // A run without a point at this step (compared runs log, or are downsampled, at steps of their own): its last
+  // point before it, with that point's step, rather than a dash under the line it draws there.
+  const kind = smoothing > 0 ? 'smoothed' : 'raw';
+  const before = valuesBefore(step, lines, kind, kind === 'smoothed' ? smoothed : raw);
   return (
     <div className="rounded-lg border border-line bg-surface-raised px-3 py-2 text-xs shadow-lg">
       <p className="mb-1 font-medium text-fg">
@@ -333,7 +338,16 @@ function TooltipBody({ step, row, chart, lines, bands, smoothing, xLabel, format
               <span aria-hidden="true" className="size-2 rounded-full" style={{ backgroundColor: seriesColor(i) }} />
               <span className="text-fg-muted">{s.name}</span>
               <span className="ml-auto pl-3 font-medium text-fg">
-                {value === undefined ? '—' : formatNumber(value)}
+                {value !== undefined ? (
+                  formatNumber(value)
+                ) : before.has(i) ? (
+                  <>
+                    {formatNumber(before.get(i)!.value)}{' '}
+                    <span className="font-normal text-fg-subtle">at {formatX(before.get(i)!.step)}</span>
+                  </>
+                ) : (
+                  '—'
+                )}
               </span>
               {smoothing > 0 && raw.has(i) ? (
                 <span className="text-fg-subtle">({formatNumber(raw.get(i)!)})</span>
@@ -373,9 +387,19 @@ export function MetricChart({
     [chart, smoothing, logScale],
   );
   const rowByStep = useMemo(() => new Map(rows.map((r) => [r.step, r])), [rows]);
-  // Tick labels precise enough for the data's span, and an axis wide enough for the longest of them.
+  // The zoom handles' range (row indices), from the brush; the y axis fits the rows inside it.
+  const [brushRange, setBrushRange] = useState<[number, number] | null>(null);
+  const shownRows = useMemo(() => {
+    if (!brushRange || rows.length === 0) return rows;
+    const start = Math.max(0, Math.min(brushRange[0], rows.length - 1));
+    const end = Math.max(start, Math.min(brushRange[1], rows.length - 1));
+    return start === 0 && end === rows.length - 1 ? rows : rows.slice(start, end + 1);
+  }, [rows, brushRange]);
+  // Tick labels precise enough for the span of the values in view, and an axis wide enough for the longest of
+  // them. A zoom rescales the y axis to the rows it keeps, as recharts' 'auto' domain did for its <Line>s: a curve
+  // that flattens late in a run is then visible in its own scale.
   const yAxis = useMemo(() => {
-    const extent = rowsExtent(rows);
+    const extent = rowsExtent(shownRows);
     // A log scale keeps recharts' ticks (powers of ten); a linear one gets its own, labelled so none repeat.
     const linear = logScale ? null : linearYAxis(extent);
     const format = linear?.format ?? yTickFormatter(extent);
@@ -389,7 +413,7 @@ export function MetricChart({
       domain: linear?.domain ?? extent ?? undefined,
       width: Math.max(56, Math.ceil(longest * 6.5 + 10)),
     };
-  }, [rows, logScale]);
+  }, [shownRows, logScale]);
   const widest = useMemo(
     () => (rows.length ? widestLabel(rows[0].step, rows[rows.length - 1].step, formatX) : 0),
     [rows, formatX],
@@ -405,8 +429,6 @@ export function MetricChart({
   // The step under the pointer, from mouse moves: recharts' own onClick does not reliably carry the
   // active label (it is undefined when the click lands on a dot layer), while every move does.
   const hovered = useRef<number | null>(null);
-  // The zoom handles' accessible name; recharts would announce "Min value: undefined" for rows without a name.
-  const [brushRange, setBrushRange] = useState<[number, number] | null>(null);
   // Where each series' active dot is drawn for the hovered step (svg y), to tell which series a click meant.
   const dotY = useRef(new Map<number, { step: number; cy: number }>());
 
@@ -536,6 +558,7 @@ export function MetricChart({
             stroke="var(--tb-accent)"
             fill="var(--tb-surface)"
             tickFormatter={formatX}
+            // The zoom handles' accessible name; recharts would announce "Min value: undefined" for rows without a name.
             ariaLabel={(() => {
               const [start, end] = brushRange ?? [0, rows.length - 1];
               const from = rows[Math.min(start, rows.length - 1)]?.step ?? 0;

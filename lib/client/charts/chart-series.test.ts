@@ -6,6 +6,8 @@ import {
   groupSeriesIntoCharts,
   logSafe,
   parseSeriesName,
+  valuesAtRow,
+  valuesBefore,
 } from './chart-series';
 
 describe('parseSeriesName', () => {
@@ -84,6 +86,19 @@ describe('buildChartData', () => {
     const valKey = lines.find((l) => l.seriesName === 'val/loss')!.dataKey;
     expect(rows[1][valKey]).toBeUndefined();
     expect(rows[3][valKey]).toBe(1);
+  });
+
+  it("gives a series with no value at a step its line's last point before it, where the line passes over it", () => {
+    const { rows, lines } = buildChartData(chart, { smoothing: 0, logScale: false });
+    // val/loss has points at 0 and 3 only: steps 1 and 2 show its value at 0.
+    const have = valuesAtRow(rows[1], lines, 'raw');
+    expect([...have.keys()]).toEqual([0]);
+    expect(valuesBefore(1, lines, 'raw', have)).toEqual(new Map([[1, { step: 0, value: 3 }]]));
+    expect(valuesBefore(2, lines, 'raw', valuesAtRow(rows[2], lines, 'raw')).get(1)).toEqual({ step: 0, value: 3 });
+    // Before a series' first point, after its last, and across a gap in it: nothing.
+    expect(valuesBefore(4, lines, 'raw', new Map()).size).toBe(0);
+    const log = buildChartData(chart, { smoothing: 0, logScale: true });
+    expect(valuesBefore(2, log.lines, 'raw', valuesAtRow(log.rows[2], log.lines, 'raw')).has(0)).toBe(false);
   });
 
   it('breaks a line at a log-scale gap by starting a new segment key', () => {

@@ -185,6 +185,36 @@ export function bandsAtRow(rowValue: ChartRow, bands: readonly ChartBand[]) {
 }
 
 /** The value of each series at one row, for tooltips and the table view: segments folded back together. */
+/**
+ * For each series with no value at `step` whose line passes over it (a point of the same line before and after:
+ * runs compared side by side log, or are downsampled, at steps of their own), its last point before `step`: what
+ * the tooltip shows instead of nothing, with that point's step. A gap in a series (a segment ends) passes over
+ * nothing.
+ */
+export function valuesBefore(
+  step: number,
+  lines: readonly ChartLine[],
+  kind: 'raw' | 'smoothed',
+  have: ReadonlyMap<number, number>,
+): Map<number, { step: number; value: number }> {
+  const out = new Map<number, { step: number; value: number }>();
+  for (const line of lines) {
+    if (line.kind !== kind || have.has(line.seriesIndex)) continue;
+    const pts = line.points;
+    if (pts.length < 2 || !(pts[0][0] < step && pts[pts.length - 1][0] > step)) continue;
+    // The last point before `step` (points are in step order).
+    let lo = 0;
+    let hi = pts.length - 1;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (pts[mid][0] < step) lo = mid;
+      else hi = mid;
+    }
+    out.set(line.seriesIndex, { step: pts[lo][0], value: pts[lo][1] });
+  }
+  return out;
+}
+
 export function valuesAtRow(rowValue: ChartRow, lines: readonly ChartLine[], kind: 'raw' | 'smoothed') {
   const out = new Map<number, number>();
   for (const line of lines) {
