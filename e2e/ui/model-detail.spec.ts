@@ -195,6 +195,12 @@ test('zooming into a downsampled chart fetches that step range in full detail', 
   const card = m.chart('loss');
   await expect(m.chartLines('loss').first()).toBeAttached();
   await expect(card).toContainText('Downsampled');
+  const yTicks = async () =>
+    (await card.locator('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value').allTextContents()).map(
+      Number,
+    );
+  await card.scrollIntoViewIfNeeded();
+  await expect.poll(async () => Math.min(...(await yTicks()))).toBeLessThan(0.3);
 
   // Drag the brush's right handle far to the left: the chart zooms to the first few thousand steps.
   const handle = card.locator('.recharts-brush-traveller').last();
@@ -208,6 +214,8 @@ test('zooming into a downsampled chart fetches that step range in full detail', 
   await page.mouse.move(brush.x + brush.width * 0.03, box.y + box.height / 2, { steps: 12 });
   await page.mouse.up();
   await expect(card.getByTestId('chart-zoom')).toContainText('Steps 0–');
+  // The y axis fits the rows in view (about 0.9 to 1.05 in the first steps), not the whole run's (down to 0.13).
+  await expect.poll(async () => Math.min(...(await yTicks()))).toBeGreaterThan(0.8);
 
   await card.getByTestId('chart-load-detail').click();
   await expect.poll(() => ranges.length).toBe(1);
