@@ -107,6 +107,8 @@ function resolve(raw: Env, env: NodeJS.ProcessEnv) {
     maxLargeRequests: raw.TUNEBOARD_MAX_LARGE_REQUESTS,
     /** Largest structured-output constraint (its JSON) the built-in engine compiles; compile time grows with it. */
     maxStructuredOutputBytes: Math.max(1, Math.floor(raw.TUNEBOARD_MAX_STRUCTURED_OUTPUT_KB * 1024)),
+    /** A structured output constrains the think block too (vLLM's `enable_in_reasoning`); else it starts after it. */
+    structuredOutputsInReasoning: raw.TUNEBOARD_STRUCTURED_OUTPUTS_IN_REASONING === '1',
     /** bench:train only: a Python interpreter with PyTorch for the anchor (else a venv, PATH, /usr/bin/python3). */
     benchPython: raw.TUNEBOARD_BENCH_PYTHON,
     /** The active virtual environment (`source venv/bin/activate`), searched for PyTorch by bench:train. */

@@ -215,6 +215,12 @@ export const SETTINGS = [
     meaning: "Most `top_logprobs` / `prompt_logprobs` a chat request may ask for (vLLM's `--max-logprobs`)",
   },
   {
+    env: 'TUNEBOARD_STRUCTURED_OUTPUTS_IN_REASONING',
+    ...withDefault(optionalText.pipe(z.enum(['0', '1']).optional()), '0'),
+    meaning:
+      "`1`: a structured output constrains a reasoning model's think block too (vLLM's `--structured-outputs-config.enable_in_reasoning`); by default it applies after `</think>`",
+  },
+  {
     env: 'TUNEBOARD_FAST_ROUTES',
     ...withDefault(optionalText.pipe(z.enum(['0', '1']).optional()), '1'),
     meaning:

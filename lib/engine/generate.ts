@@ -52,6 +52,13 @@ export interface GenerationRequest {
    * fills a terminated grammar's bitmask with ones.
    */
   constraint?: TokenConstraint | null;
+  /**
+   * The constraint starts only once this token has been generated (the reasoning parser's `</think>`): vLLM applies
+   * a structured output's grammar after the think block when the model has a reasoning parser, so the model
+   * reasons freely and the answer after it follows the schema. Until then every step is unconstrained. Absent or
+   * null: from the first token.
+   */
+  constraintAfterTokenId?: number | null;
 }
 
 export type FinishReason = 'stop' | 'length' | 'abort';
@@ -139,6 +146,8 @@ export class SequenceDecoder {
   private readonly holdback: number;
   private readonly stopIds: Set<number>;
   private constraintState: ConstraintState | null;
+  /** The constraint waits for request.constraintAfterTokenId (see GenerationRequest). */
+  private constraintWaits: boolean;
   /** Steps left that read the full row instead of the head (logitNeed), and the next such pause's length. */
   private headSkip = 0;
   private headBackoff = 1;
@@ -161,6 +170,7 @@ export class SequenceDecoder {
     this.holdback = stops.length && !request.includeStopStrInOutput ? Math.max(...stops.map((s) => s.length)) - 1 : 0;
     this.stopIds = new Set(request.sampling?.stopTokenIds ?? []);
     this.constraintState = request.constraint?.initialState ?? null;
+    this.constraintWaits = Boolean(request.constraint) && request.constraintAfterTokenId != null;
   }
 
   get finished(): boolean {
@@ -177,7 +187,7 @@ export class SequenceDecoder {
    */
   logitNeed(): LogitNeed {
     const p = this.params;
-    if (this.request.constraint) return null;
+    if (this.request.constraint && !this.constraintWaits) return null;
     if (p.greedy) {
       if (p.allowedTokenIds || p.badWordsTokenIds.length || p.logitBias.length) return null;
       if (this.tokens.length < p.minTokens) return null;
@@ -215,7 +225,8 @@ export class SequenceDecoder {
     // Under ignore_eos, once the grammar accepted its end token it is over and masks nothing: vLLM fills a
     // terminated grammar's bitmask with ones. (An end token forced by min_tokens — every other token masked —
     // keeps only end tokens allowed; vLLM would sample from an all −∞ row there.)
-    const cs = this.constraintState?.ended && this.request.ignoreEos ? null : this.constraintState;
+    const cs =
+      this.constraintWaits || (this.constraintState?.ended && this.request.ignoreEos) ? null : this.constraintState;
     let input = logits;
     if (constraint && cs) {
       // One row per sequence, reused at every step: a fresh one was 600 KB to allocate and zero per token with
@@ -251,6 +262,8 @@ export class SequenceDecoder {
     };
     this.tokens.push(token);
     this.state.append(r.tokenId);
+    // The constraint applies from the step after its start token (the think block's end).
+    if (this.constraintWaits && r.tokenId === this.request.constraintAfterTokenId) this.constraintWaits = false;
     const n = this.tokens.length;
     const req = this.request;
     const minTokens = req.sampling?.minTokens ?? 0;

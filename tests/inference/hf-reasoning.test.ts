@@ -13,7 +13,9 @@ import { useBaseModels } from '../support/base-models';
 /**
  * A Qwen3 base model with `reasoning_parser: "qwen3"` (tiny random weights, the real Qwen3 tokenizer) and a
  * checkpoint of it, through /v1/chat/completions and the openai SDK. Random weights never write <think>, so the
- * answer is steered with a regex structured output into the shape a Qwen3 checkpoint answers with.
+ * answer is steered with a regex structured output into the shape a Qwen3 checkpoint answers with, which takes
+ * TUNEBOARD_STRUCTURED_OUTPUTS_IN_REASONING=1 (vLLM's enable_in_reasoning): by default a structured output starts
+ * after `</think>` (the last test).
  */
 const found = findReferencePython();
 const skipReason = 'reason' in found ? found.reason : null;
@@ -22,6 +24,8 @@ if (skipReason) console.warn(`[hf-reasoning.test] SKIPPING — ${skipReason}`);
 const HF_ID = 'tiny/qwen3-reasoning';
 const PLAIN_ID = 'tiny/qwen3-plain';
 const ANSWER = '<think>\nI ponder\n</think>\n\nHello';
+/** `</think>` in the Qwen3 tokenizer. */
+const THINK_END_ID = 151668;
 let user: TestUser;
 let checkpointName = '';
 const saved = { ...process.env };
@@ -49,6 +53,7 @@ describe.skipIf(skipReason !== null)(
         artifactKey: `${prefix}/adapter_model.safetensors`,
       });
       checkpointName = `${user.handle}/think/${model.name}:step1`;
+      process.env.TUNEBOARD_STRUCTURED_OUTPUTS_IN_REASONING = '1';
     }, 600_000);
 
     afterAll(() => {
@@ -118,6 +123,50 @@ describe.skipIf(skipReason !== null)(
       const m2 = thinking.choices[0].message as unknown as Record<string, unknown>;
       expect(m2.reasoning).toBe('Hi there');
       expect(m2.content).toBeNull();
+    }, 300_000);
+
+    it("by default a structured output applies after </think>, as vLLM's grammar does: free reasoning, then the schema", async () => {
+      process.env.TUNEBOARD_STRUCTURED_OUTPUTS_IN_REASONING = '0';
+      try {
+        for (const stream of [false, true]) {
+          // The random weights write </think> now and then when it is pushed up; the grammar waits for it.
+          const body = {
+            ...(ask(HF_ID, {
+              temperature: 1,
+              seed: 5,
+              max_tokens: 60,
+              logit_bias: { [THINK_END_ID]: 10 },
+              logprobs: true,
+              structured_outputs: { regex: 'Hello' },
+            }) as OpenAI.ChatCompletionCreateParamsNonStreaming),
+          };
+          let reasoning = '';
+          let content = '';
+          const tokens: string[] = [];
+          if (stream) {
+            for await (const chunk of await sdk().chat.completions.create({ ...body, stream: true })) {
+              const delta = (chunk.choices[0]?.delta ?? {}) as Record<string, string | undefined>;
+              reasoning += delta.reasoning ?? '';
+              content += delta.content ?? '';
+              tokens.push(...(chunk.choices[0]?.logprobs?.content ?? []).map((t) => t.token));
+            }
+          } else {
+            const r = await sdk().chat.completions.create(body);
+            const message = r.choices[0].message as unknown as Record<string, string | null>;
+            reasoning = message.reasoning ?? '';
+            content = message.content ?? '';
+            tokens.push(...r.choices[0].logprobs!.content!.map((t) => t.token));
+          }
+          const end = tokens.indexOf(`token_id:${THINK_END_ID}`);
+          // Unconstrained steps came first (the grammar allows only "Hello"), then </think>, then the answer.
+          expect(end, tokens.join('|')).toBeGreaterThan(0);
+          expect(reasoning.length).toBeGreaterThan(0);
+          expect(reasoning).not.toContain('Hello');
+          expect(content).toBe('Hello');
+        }
+      } finally {
+        process.env.TUNEBOARD_STRUCTURED_OUTPUTS_IN_REASONING = '1';
+      }
     }, 300_000);
   },
 );

@@ -120,6 +120,34 @@ describe('constrained generation with a real tiny model', () => {
     expect(r.finishReason).toBe('length');
     expect(r.text).toBe('aaa');
   });
+
+  it('constraintAfterTokenId: free until that token is generated, then the grammar (a think block, then the answer)', async () => {
+    // `{` stands in for `</think>`: a reasoning model's grammar starts after it (GenerationRequest).
+    const [start] = tok.encode('{');
+    const spec: StructuredOutputSpecInput = { constraint: { kind: 'regex', pattern: 'yes' } };
+    const results = await run(spec, 8, {
+      constraintAfterTokenId: start,
+      maxTokens: 60,
+      sampling: { temperature: 1, logitBias: { ...closers, [start]: 3 } },
+    });
+    let freeSteps = 0;
+    for (const r of results) {
+      const ids = r.tokens.map((t) => t.tokenId);
+      const at = ids.indexOf(start);
+      // Ended (end token or length) before thinking was over: nothing was constrained.
+      if (at < 0) continue;
+      freeSteps += at;
+      expect(r.finishReason).toBe('stop');
+      expect(tok.decode(ids.slice(at + 1), { skipSpecialTokens: true })).toBe('yes');
+      expect(ids[ids.length - 1]).toBe(IM_END);
+    }
+    // Most choices reached the start token, after unconstrained steps (the grammar would have allowed only "yes").
+    expect(results.filter((r) => r.tokens.some((t) => t.tokenId === start)).length).toBeGreaterThanOrEqual(4);
+    expect(freeSteps).toBeGreaterThan(4);
+    // Without it, the same requests are "yes" from the first token.
+    for (const r of await run(spec, 3, { sampling: { temperature: 1, logitBias: { ...closers, [start]: 3 } } }))
+      expect(r.text).toBe('yes');
+  });
 });
 
 describe('applyTokenMask', () => {

@@ -122,6 +122,8 @@ export function wireSequences(
   tokenizer: { encode(text: string): number[] },
   eosId: number | null,
   extraStopIds: readonly number[] = [],
+  /** The structured output starts after this token (a reasoning model's `</think>`; GenerationRequest). */
+  constraintAfterTokenId: number | null = null,
 ): WireSequence[] {
   const badWords = s.bad_words.length ? badWordsTokenIds(s.bad_words, (t) => tokenizer.encode(t)) : undefined;
   return Array.from({ length: s.n }, (_, choice) => ({
@@ -152,6 +154,7 @@ export function wireSequences(
     seed: s.seed === null ? null : s.seed.toString(),
     choice,
     structuredOutput: s.structured_output,
+    ...(s.structured_output && constraintAfterTokenId !== null ? { constraintAfterTokenId } : {}),
   }));
 }
 
@@ -269,7 +272,19 @@ export class BuiltinChatBackend implements ChatBackend {
       model: served.model,
       loadWeights: served.loadWeights,
       baseWeights: served.hf?.baseWeights,
-      sequences: wireSequences(s, prompt, tokenizer, eosId, d.hf?.stopTokenIds),
+      // With a reasoning parser the structured output applies after the think block, as vLLM's grammar does: from
+      // the step after `</think>`, unless the prompt (or enable_thinking: false) already closed the block, or
+      // TUNEBOARD_STRUCTURED_OUTPUTS_IN_REASONING=1 (vLLM's enable_in_reasoning) has it constrain the block too.
+      sequences: wireSequences(
+        s,
+        prompt,
+        tokenizer,
+        eosId,
+        d.hf?.stopTokenIds,
+        reasoning?.startsInReasoning && !config.structuredOutputsInReasoning
+          ? (tokenizer.specialTokenId(THINK_END) ?? null)
+          : null,
+      ),
       promptLogprobs: s.prompt_logprobs,
     });
     call.signal.addEventListener('abort', () => handle.abort(), { once: true });
