@@ -27,7 +27,7 @@ export async function startServer(): Promise<void> {
   // a connection open (fast-path.ts, builtin-runner.ts). Then the usage still in its batch is written
   // (lib/services/usage.ts), and Next's own handler stops listening and exits once every connection has closed.
   // Next's handler alone exited before the usage write, and never exited while a worker or a client polled on a
-  // kept-alive connection.
+  // kept-alive connection. Eval runs in flight release their leases before that usage write.
   const { startBuiltinRunner, stopBuiltinRunner } = await import('@/lib/jobs/server/builtin-runner');
   const { stopParkedClaims } = await import('@/lib/jobs/server/claim-wakeups');
   const { flushUsage } = await import('@/lib/services/usage');
@@ -45,7 +45,13 @@ export async function startServer(): Promise<void> {
       // connection nobody closes) is cut, as an orchestrator's SIGKILL would, rather than left running for good.
       setTimeout(() => process.exit(exitCode), SHUTDOWN_GRACE_MS).unref();
       const stalled = new Promise((resolve) => setTimeout(resolve, 5000).unref());
-      void Promise.race([flushUsage(), stalled]).finally(() => {
+      // Eval runs in flight stop where they are and release their leases, for another server to take over at once;
+      // then the usage batch is written, their last chat calls' included. Each wait is bounded.
+      const evals = Promise.race([
+        import('@/lib/services/eval-runner').then((m) => m.stopEvalRunner()),
+        new Promise((resolve) => setTimeout(resolve, 3000).unref()),
+      ]).catch(() => undefined);
+      void Promise.race([evals.then(() => flushUsage()), stalled]).finally(() => {
         // Without another handler (NEXT_MANUAL_SIG_HANDLE), nobody else would end the process.
         if (others.length === 0) process.exit(exitCode);
         for (const listener of others) (listener as (s: NodeJS.Signals) => void)(signal);

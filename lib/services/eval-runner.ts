@@ -30,7 +30,8 @@ const log = componentLogger('evals');
  * - Cancel: the route marks the run CANCELLED and aborts it here at once; a run held by another process sees the
  *   status at its next renewal. Finished samples stay.
  * - Recovery: a run left RUNNING by a dead server is claimed again once its lease runs out (at once on the embedded
- *   database, where this process is the only server) and resumes, skipping the samples already stored.
+ *   database, where this process is the only server) and resumes, skipping the samples already stored. A server that
+ *   stops (SIGTERM) releases its runs' leases first (stopEvalRunner): another server takes them over at once.
  */
 const CONCURRENCY = 4;
 const LEASE_MS = 60_000;
@@ -83,16 +84,27 @@ export function startEvalRunner(opts: { embeddedDatabase: boolean }): void {
 }
 
 /**
- * Stops the runner: runs in flight are abandoned where they are, RUNNING under a lease that the next runner takes
- * over (as a server that stops does). Resolves once they have let go.
+ * Stops the runner (a server that stops: lib/runtime/server-start.ts on SIGTERM): runs in flight are abandoned where
+ * they are, RUNNING, with their samples so far stored, and their leases released, so that another server's runner
+ * takes them over at once (woken), or this one's next start, rather than a minute later when the lease would have run
+ * out. Resolves once they have let go.
  */
 export async function stopEvalRunner(): Promise<void> {
   if (!state.started) return;
   state.started = false;
   clearInterval(state.timer);
   state.timer = undefined;
+  const runIds = [...state.active.keys()];
   for (const controller of state.active.values()) controller.abort('stop');
   await Promise.allSettled([...state.executing]);
+  for (const runId of runIds) {
+    try {
+      if (await evalsRepo.releaseEvalLease(await getDb(), runId, state.owner)) await wakeEvalRunner(runId);
+    } catch (err) {
+      // The lease then runs out as before.
+      log.warn({ err, runId }, 'could not release the lease of an eval run');
+    }
+  }
 }
 
 /** Tells every server process's runner that a run is waiting. */

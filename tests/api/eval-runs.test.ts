@@ -255,7 +255,7 @@ describe('eval runs on the built-in tiny model', () => {
     expect(completed.status).toBe(409);
   });
 
-  it('resumes a run left RUNNING by a server that died, skipping the samples already stored', async () => {
+  it('resumes a run left RUNNING by a server that stopped, at once, skipping the samples already stored', async () => {
     const user = await createUser();
     const { step1 } = await modelWithCheckpoints(user);
     const set = await createEvalSet(
@@ -272,18 +272,20 @@ describe('eval runs on the built-in tiny model', () => {
     const db = await getDb();
     const stored = () => db.select().from(evalResults).where(eq(evalResults.runId, id));
     expect(await until(async () => (await stored()).length >= 3, 60_000)).toBe(true);
-    // The server "dies": its runner stops where it is, the run stays RUNNING under the dead owner's lease.
+    // The server stops (SIGTERM): its runner stops where it is, the run stays RUNNING, and its lease is released.
     await stopEvalRunner();
     let before: Awaited<ReturnType<typeof stored>>;
     try {
       const [left] = await db.select().from(evalRuns).where(eq(evalRuns.id, id));
       expect(left.status).toBe('RUNNING');
+      expect([left.leaseOwner, left.leaseExpiresAt]).toEqual([null, null]);
       before = await stored();
       expect(before.length).toBeGreaterThanOrEqual(3);
       expect(before.length).toBeLessThan(60);
     } finally {
-      // A new server starts (a new owner) and takes the run over.
-      startEvalRunner({ embeddedDatabase: true });
+      // Another server (a new owner) takes the run over at once: as one of several on PostgreSQL, which claims only
+      // runs whose lease is free or has run out (the stopped server's would have had a minute left).
+      startEvalRunner({ embeddedDatabase: false });
     }
     const done = await waitFor(user, id, finished);
     expect(done).toMatchObject({ status: 'COMPLETED', progress: { done: 60, total: 60 } });

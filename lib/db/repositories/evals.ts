@@ -325,6 +325,19 @@ export async function renewEvalLease(db: DbOrTx, id: string, owner: string, leas
   return row?.status;
 }
 
+/**
+ * Lets go of a run this owner holds, still RUNNING (a server that stops): any runner may claim it at once, rather than
+ * after the lease would have run out. False when the run was not held by `owner` (finished, cancelled, taken over).
+ */
+export async function releaseEvalLease(db: DbOrTx, id: string, owner: string): Promise<boolean> {
+  const rows = await db
+    .update(evalRuns)
+    .set({ leaseOwner: null, leaseExpiresAt: null })
+    .where(and(eq(evalRuns.id, id), eq(evalRuns.leaseOwner, owner), eq(evalRuns.status, 'RUNNING')))
+    .returning({ id: evalRuns.id });
+  return rows.length > 0;
+}
+
 export async function openEvalRunCount(db: DbOrTx, setId: string): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
