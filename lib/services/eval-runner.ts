@@ -95,11 +95,15 @@ export async function stopEvalRunner(): Promise<void> {
   clearInterval(state.timer);
   state.timer = undefined;
   const runIds = [...state.active.keys()];
+  const started = performance.now();
   for (const controller of state.active.values()) controller.abort('stop');
   await Promise.allSettled([...state.executing]);
   for (const runId of runIds) {
     try {
-      if (await evalsRepo.releaseEvalLease(await getDb(), runId, state.owner)) await wakeEvalRunner(runId);
+      if (await evalsRepo.releaseEvalLease(await getDb(), runId, state.owner)) {
+        await wakeEvalRunner(runId);
+        log.info({ runId, ms: Math.round(performance.now() - started) }, 'eval run stopped; its lease released');
+      }
     } catch (err) {
       // The lease then runs out as before.
       log.warn({ err, runId }, 'could not release the lease of an eval run');

@@ -54,8 +54,13 @@ if (isSftHelperThread()) {
   runSftHelperThread();
 } else {
   if (process.argv[1]) enableTrainingThreads(process.argv[1]);
-  main().catch((err) => {
-    log.fatal({ err }, 'worker stopped');
-    process.exit(1);
-  });
+  main().then(
+    // Stopped and signed off: exit now. Left to the event loop, the process lingered for the HTTP client's idle
+    // kept-alive socket (4 s), and a stopping server waited for that connection to close before it could exit.
+    () => process.exit(0),
+    (err) => {
+      log.fatal({ err }, 'worker stopped');
+      process.exit(1);
+    },
+  );
 }
