@@ -624,11 +624,13 @@ function unreadWeight(read: CompactLogits, T: number, headSum: number): [number,
   const m = raw.length;
   const n = vocab - m;
   const floorWeight = Math.exp(read.floor - raw[0]);
+  // Every unread token's weight at T is at most the floor's.
+  const unreadAtMost = n * Math.exp((read.floor - raw[0]) / T);
   const zT = read.zT ?? (T === 1 ? read.z1 : null);
   if (zT !== null) {
     const slack = normaliserTolerance(vocab) * zT;
     const lo = Math.max(0, zT - headSum - slack);
-    return [lo, Math.max(lo, Math.min(n * Math.exp((read.floor - raw[0]) / T), Math.max(0, zT - headSum + slack)))];
+    return [lo, Math.max(lo, Math.min(unreadAtMost, Math.max(0, zT - headSum + slack)))];
   }
   if (!(T < 1)) return null;
   let head1 = 0;
@@ -636,7 +638,7 @@ function unreadWeight(read: CompactLogits, T: number, headSum: number): [number,
   const slack = normaliserTolerance(vocab) * read.z1;
   const lo1 = Math.max(0, read.z1 - head1 - slack);
   const hi1 = Math.max(lo1, Math.min(n * floorWeight, Math.max(0, read.z1 - head1 + slack)));
-  const hi = Math.min(hi1 * floorWeight ** (1 / T - 1), n * Math.exp((read.floor - raw[0]) / T));
+  const hi = Math.min(hi1 * floorWeight ** (1 / T - 1), unreadAtMost);
   const lo = n > 0 ? n * (lo1 / n) ** (1 / T) : 0;
   return [Math.min(lo, hi), hi];
 }

@@ -86,6 +86,17 @@ interface SequenceInternals {
  * first largest (the lowest id on a tie, as our argmax).
  */
 const GREEDY = { temperature: 0 };
+/** The binding's listed logits, `[id, logit, id, logit, …]`, as CompactLogits' arrays. */
+function unpairs(pairs: readonly number[]): { ids: Int32Array; logits: Float64Array } {
+  const m = pairs.length / 2;
+  const ids = new Int32Array(m);
+  const logits = new Float64Array(m);
+  for (let j = 0; j < m; j++) {
+    ids[j] = pairs[2 * j];
+    logits[j] = pairs[2 * j + 1];
+  }
+  return { ids, logits };
+}
 /** The head is read this much deeper than SAMPLE_HEAD_NATS · T, for float32 rounding of llama.cpp's cut. */
 const HEAD_MARGIN_NATS = 0.05;
 export class LlamaCppCache {
@@ -342,21 +353,16 @@ export class LlamaCppModel {
       const read = await this.head(batchLogitIndex, 1);
       if (read && read.ids.length >= k) return read;
     }
-    this.fallbacks++;
     return this.withSampler(async (sampler) => {
       const filter: [Token[], boolean, boolean, boolean, number] = [[], false, false, false, k + 1];
       const [, , , pairs, total] = await this.addon.sampleToken(batchLogitIndex, sampler, false, false, filter, true);
       const listed = pairs as number[] | undefined;
       const m = (listed?.length ?? 0) / 2;
       if (listed && total !== undefined && m >= 1 && !(m >= 2 && listed[2 * m - 1] === listed[2 * m - 3])) {
-        const ids = new Int32Array(m);
-        const logits = new Float64Array(m);
-        for (let j = 0; j < m; j++) {
-          ids[j] = listed[2 * j];
-          logits[j] = listed[2 * j + 1];
-        }
+        const { ids, logits } = unpairs(listed);
         return { kind: 'compact', ids, logits, floor: logits[m - 1], z1: total, zT: total, vocab: V };
       }
+      this.fallbacks++;
       return this.fullRow(sampler, batchLogitIndex);
     });
   }
@@ -409,12 +415,7 @@ export class LlamaCppModel {
     // Every token not listed is below llama.cpp's cut, max + ln(min_p) in float32; the smallest listed logit and
     // that cut with room for its rounding are both above it, and so is the smaller of the two.
     const floor = Math.min(pairs[2 * m - 1], pairs[1] - depth + 1e-4 * (1 + Math.abs(pairs[1])));
-    const ids = new Int32Array(m);
-    const logits = new Float64Array(m);
-    for (let j = 0; j < m; j++) {
-      ids[j] = pairs[2 * j];
-      logits[j] = pairs[2 * j + 1];
-    }
+    const { ids, logits } = unpairs(pairs);
     return {
       kind: 'compact',
       ids,

@@ -184,7 +184,6 @@ export function bandsAtRow(rowValue: ChartRow, bands: readonly ChartBand[]) {
   return out;
 }
 
-/** The value of each series at one row, for tooltips and the table view: segments folded back together. */
 /**
  * For each series with no value at `step` whose line passes over it (a point of the same line before and after:
  * runs compared side by side log, or are downsampled, at steps of their own), its last point before `step`: what
@@ -215,6 +214,7 @@ export function valuesBefore(
   return out;
 }
 
+/** The value of each series at one row, for tooltips and the table view: segments folded back together. */
 export function valuesAtRow(rowValue: ChartRow, lines: readonly ChartLine[], kind: 'raw' | 'smoothed') {
   const out = new Map<number, number>();
   for (const line of lines) {
